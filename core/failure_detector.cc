@@ -1,0 +1,119 @@
+#include "core/failure_detector.h"
+
+#include <charconv>
+#include <string>
+
+#include "core/assert.h"
+
+namespace charybdis {
+
+FailureDetector::FailureDetector(ShardEnv env, std::vector<NodeId> peers,
+                                 FailureDetectorOptions options)
+    : env_(env), options_(options) {
+  CHARYBDIS_ASSERT(options.heartbeat_interval > 0);
+  CHARYBDIS_ASSERT(options.convict_after > options.heartbeat_interval);
+  for (NodeId peer : peers) {
+    CHARYBDIS_ASSERT(peer != env.self.node);
+    peers_[peer] = Peer{};
+  }
+}
+
+void FailureDetector::Start() { BumpGeneration(); }
+
+void FailureDetector::BumpGeneration() {
+  env_.storage->Get(kGenerationKey, [this](auto stored) {
+    OnGenerationRead(std::move(stored));
+  });
+}
+
+void FailureDetector::OnGenerationRead(
+    absl::StatusOr<std::optional<std::string>> stored) {
+  if (!stored.ok()) {
+    // The disk failed: a node that cannot learn its generation must not
+    // heartbeat, or peers could confuse its lives. Try again later.
+    env_.clock->After(options_.heartbeat_interval, [this] { BumpGeneration(); });
+    return;
+  }
+  uint64_t previous = 0;
+  if (stored->has_value()) {
+    const std::string& text = **stored;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), previous);
+    CHARYBDIS_ASSERT(error == std::errc());
+    CHARYBDIS_ASSERT(end == text.data() + text.size());
+  }
+  const uint64_t next = previous + 1;
+  WriteBatch batch;
+  batch.Put(kGenerationKey, std::to_string(next));
+  env_.storage->Apply(std::move(batch), Durability::kSynced,
+                      [this, next](absl::Status status) {
+                        if (!status.ok()) {
+                          env_.clock->After(options_.heartbeat_interval,
+                                            [this] { BumpGeneration(); });
+                          return;
+                        }
+                        CHARYBDIS_ASSERT(next > generation_);
+                        generation_ = next;
+                        Tick();
+                      });
+}
+
+void FailureDetector::Tick() {
+  SendHeartbeats();
+  ConvictSilentPeers();
+  env_.clock->After(options_.heartbeat_interval, [this] { Tick(); });
+}
+
+void FailureDetector::SendHeartbeats() {
+  // A skipped round drives peers close to (or past) conviction.
+  if (env_.buggify->Fires("failure_detector.skip_heartbeat_round")) return;
+  sequence_++;
+  for (const auto& [node, peer] : peers_) {
+    Envelope message;
+    Heartbeat* heartbeat = message.mutable_heartbeat();
+    heartbeat->set_generation(generation_);
+    heartbeat->set_sequence(sequence_);
+    env_.network->Send(Address{node, 0}, std::move(message));
+  }
+}
+
+void FailureDetector::ConvictSilentPeers() {
+  const Nanos now = env_.clock->Now();
+  for (auto& [node, peer] : peers_) {
+    if (peer.up && now - peer.last_heard > options_.convict_after) {
+      peer.up = false;
+    }
+  }
+}
+
+void FailureDetector::OnHeartbeat(NodeId from, const Heartbeat& heartbeat) {
+  auto it = peers_.find(from);
+  CHARYBDIS_ASSERT(it != peers_.end());
+  Peer& peer = it->second;
+  // Late or duplicated messages from an earlier life say nothing about now.
+  if (heartbeat.generation() < peer.generation) return;
+  peer.generation = heartbeat.generation();
+  peer.last_heard = env_.clock->Now();
+  peer.up = true;
+}
+
+bool FailureDetector::IsUp(NodeId node) const {
+  if (node == env_.self.node) return generation_ > 0;
+  auto it = peers_.find(node);
+  return it != peers_.end() && it->second.up;
+}
+
+std::vector<NodeId> FailureDetector::LiveNodes() const {
+  std::vector<NodeId> live;
+  bool self_listed = generation_ == 0;
+  for (const auto& [node, peer] : peers_) {
+    if (!self_listed && env_.self.node < node) {
+      live.push_back(env_.self.node);
+      self_listed = true;
+    }
+    if (peer.up) live.push_back(node);
+  }
+  if (!self_listed) live.push_back(env_.self.node);
+  return live;
+}
+
+}  // namespace charybdis

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/shard_env.h"
+
+namespace charybdis {
+
+struct FailureDetectorOptions {
+  Nanos heartbeat_interval = 200 * kMillisecond;
+  Nanos convict_after = 1000 * kMillisecond;
+};
+
+// Heartbeats between nodes and this node's view of who is up. Runs on shard
+// 0 of every node (as gossip does in ScyllaDB).
+//
+// On start it bumps the node's generation durably, so peers can tell a
+// restarted node from late messages of its previous life. A peer is up from
+// the first heartbeat of its current generation until it goes unheard for
+// convict_after on this node's clock.
+class FailureDetector {
+ public:
+  FailureDetector(ShardEnv env, std::vector<NodeId> peers,
+                  FailureDetectorOptions options);
+  FailureDetector(const FailureDetector&) = delete;
+  FailureDetector& operator=(const FailureDetector&) = delete;
+
+  void Start();
+  void OnHeartbeat(NodeId from, const Heartbeat& heartbeat);
+
+  bool IsUp(NodeId node) const;
+  // Every node this one sees as up, itself included once started.
+  std::vector<NodeId> LiveNodes() const;
+  // 0 until the bumped generation is durable.
+  uint64_t generation() const { return generation_; }
+
+  static constexpr const char* kGenerationKey = "system/generation";
+
+ private:
+  struct Peer {
+    uint64_t generation = 0;
+    Nanos last_heard = 0;
+    bool up = false;
+  };
+
+  void BumpGeneration();
+  void OnGenerationRead(absl::StatusOr<std::optional<std::string>> stored);
+  void Tick();
+  void SendHeartbeats();
+  void ConvictSilentPeers();
+
+  ShardEnv env_;
+  FailureDetectorOptions options_;
+  std::map<NodeId, Peer> peers_;
+  uint64_t generation_ = 0;
+  uint64_t sequence_ = 0;
+};
+
+}  // namespace charybdis

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <functional>
+
+namespace charybdis {
+
+// The single-threaded event loop of one shard. Every callback of a shard
+// (timers, storage completions, inbound messages, posted work) runs here, one
+// at a time, so core/ code takes no locks.
+class Reactor {
+ public:
+  virtual ~Reactor() = default;
+  // Runs `fn` later on this reactor, after what is already queued.
+  virtual void Post(std::function<void()> fn) = 0;
+};
+
+}  // namespace charybdis

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace charybdis {
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+
+  bool operator==(const KeyValue&) const = default;
+};
+
+// Puts and deletes applied atomically, in order.
+struct WriteBatch {
+  struct Operation {
+    std::string key;
+    std::optional<std::string> value;  // nullopt deletes the key
+  };
+  std::vector<Operation> operations;
+
+  void Put(std::string key, std::string value) {
+    operations.push_back({std::move(key), std::move(value)});
+  }
+  void Delete(std::string key) {
+    operations.push_back({std::move(key), std::nullopt});
+  }
+};
+
+enum class Durability {
+  // Visible at once, may be lost by a crash until a later synced write.
+  kUnsynced,
+  // Durable, together with every earlier write, when the callback runs OK.
+  kSynced,
+};
+
+// An ordered key-value engine (byte-wise key order) owned by one shard.
+// Every call completes through its callback on the shard's reactor; a
+// failed write has no effect.
+class Storage {
+ public:
+  using WriteDone = std::function<void(absl::Status)>;
+  using GetDone = std::function<void(absl::StatusOr<std::optional<std::string>>)>;
+  using ScanDone = std::function<void(absl::StatusOr<std::vector<KeyValue>>)>;
+
+  virtual ~Storage() = default;
+  virtual void Apply(WriteBatch batch, Durability durability, WriteDone done) = 0;
+  virtual void Get(std::string key, GetDone done) = 0;
+  // Keys in [begin, end) in order, at most `limit` of them. An empty `end`
+  // means no upper bound.
+  virtual void Scan(std::string begin, std::string end, size_t limit,
+                    ScanDone done) = 0;
+};
+
+}  // namespace charybdis

@@ -1,0 +1,160 @@
+#include "sim/cluster.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/assert.h"
+
+namespace charybdis::sim {
+
+namespace {
+
+std::vector<std::vector<scenario::Latency>> LatencyMatrix(const Topology& topology,
+                                                          const scenario::NetworkProfile& profile) {
+  const size_t count = topology.datacenters.size();
+  std::vector<std::vector<scenario::Latency>> matrix(count);
+  for (size_t from = 0; from < count; from++) {
+    for (size_t to = 0; to < count; to++) {
+      matrix[from].push_back(from == to ? profile.intra_dc() : profile.inter_dc());
+    }
+  }
+  for (const auto& link : profile.link()) {
+    const int from = topology.DatacenterIndex(link.from_dc());
+    const int to = topology.DatacenterIndex(link.to_dc());
+    CHARYBDIS_ASSERT(from >= 0);
+    CHARYBDIS_ASSERT(to >= 0);
+    matrix[from][to] = link.latency();
+  }
+  return matrix;
+}
+
+NodeClock DrawClock(const scenario::ClockProfile& profile, Random& random) {
+  const auto max_offset = static_cast<int64_t>(profile.max_offset_ms()) * kMillisecond;
+  const auto max_drift = static_cast<int64_t>(profile.max_drift_ppm());
+  return NodeClock(random.Between(-max_offset, max_offset),
+                   static_cast<int32_t>(random.Between(-max_drift, max_drift)));
+}
+
+}  // namespace
+
+Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random random,
+                 SimBuggify& buggify)
+    : simulator_(simulator),
+      topology_(scenario.topology),
+      random_(random),
+      network_(simulator, random.Fork(1), LatencyMatrix(topology_, scenario.spec.network()),
+               scenario.spec.network().intra_node(), scenario.spec.network().wire_roundtrip()) {
+  const auto& spec = scenario.spec;
+  network_.set_faults(MessageFaults{spec.network().loss(), spec.network().duplicate(),
+                                    spec.network().reorder()});
+  FailureDetectorOptions detector;
+  detector.heartbeat_interval = spec.failure_detector().heartbeat_interval_ms() * kMillisecond;
+  detector.convict_after = spec.failure_detector().convict_after_ms() * kMillisecond;
+  Random clocks = random.Fork(2);
+  for (const NodePlacement& placement : topology_.nodes) {
+    NodeConfig config;
+    config.id = placement.id;
+    config.shards = topology_.shards_per_node;
+    config.failure_detector = detector;
+    for (const NodePlacement& peer : topology_.nodes) {
+      if (peer.id != placement.id) config.peers.push_back(peer.id);
+    }
+    const uint32_t host = simulator.AddHost();
+    network_.AddHost(placement.datacenter, topology_.shards_per_node);
+    nodes_.push_back(std::make_unique<SimNode>(simulator, network_, buggify, std::move(config),
+                                               host, random.Fork(100 + placement.id),
+                                               spec.storage(), DrawClock(spec.clocks(), clocks)));
+  }
+}
+
+void Cluster::StartAll() {
+  for (auto& node : nodes_) node->Start();
+}
+
+NodeId Cluster::AddClient(uint32_t datacenter) {
+  const uint32_t host = simulator_.AddHost();
+  network_.AddHost(datacenter, 1);
+  return SimNetwork::NodeOf(host);
+}
+
+uint32_t Cluster::nodes_down() const {
+  uint32_t down = 0;
+  for (const auto& node : nodes_) down += !node->running() || node->paused();
+  return down;
+}
+
+void Cluster::Log(const std::string& what) {
+  fault_log_.push_back(absl::StrCat(simulator_.now() / kMillisecond, "ms ", what));
+}
+
+void Cluster::Crash(NodeId id) {
+  if (!node(id).running()) return;
+  Log(absl::StrCat("crash node ", id));
+  node(id).Crash();
+}
+
+void Cluster::Restart(NodeId id) {
+  if (node(id).running()) return;
+  Log(absl::StrCat("restart node ", id));
+  node(id).Start();
+}
+
+void Cluster::Pause(NodeId id, Nanos duration) {
+  SimNode& target = node(id);
+  if (!target.running() || target.paused()) return;
+  Log(absl::StrCat("pause node ", id, " for ", duration / kMillisecond, "ms"));
+  target.Pause();
+  const uint64_t life = target.starts();
+  simulator_.Schedule(simulator_.now() + duration,
+                      EventTag{EventKind::kFault, target.host(), 0, 1}, /*bound=*/false,
+                      [this, id, life] {
+                        if (node(id).starts() == life) Resume(id);
+                      });
+}
+
+void Cluster::Resume(NodeId id) {
+  if (!node(id).paused()) return;
+  Log(absl::StrCat("resume node ", id));
+  node(id).Resume();
+}
+
+void Cluster::Partition(const std::vector<NodeId>& side_a, const std::vector<NodeId>& side_b,
+                        bool one_way) {
+  Log(absl::StrCat("partition [", absl::StrJoin(side_a, ","), "] ", one_way ? "->" : "<->",
+                   " [", absl::StrJoin(side_b, ","), "]"));
+  for (NodeId a : side_a) {
+    for (NodeId b : side_b) {
+      network_.Block(SimNetwork::HostOf(a), SimNetwork::HostOf(b));
+      if (!one_way) network_.Block(SimNetwork::HostOf(b), SimNetwork::HostOf(a));
+    }
+  }
+}
+
+void Cluster::Heal() {
+  Log("heal partitions and clogs");
+  network_.HealPartitions();
+  network_.Unclog();
+}
+
+void Cluster::Clog(NodeId id, Nanos duration) {
+  Log(absl::StrCat("clog node ", id, " for ", duration / kMillisecond, "ms"));
+  network_.Clog(node(id).host(), simulator_.now() + duration);
+}
+
+void Cluster::SkewClock(NodeId id, Nanos step, int32_t drift_ppm) {
+  Log(absl::StrCat("clock of node ", id, " steps ", step / kMillisecond, "ms, drift ",
+                   drift_ppm, "ppm"));
+  node(id).clock().Step(step);
+  node(id).clock().set_drift_ppm(drift_ppm);
+}
+
+void Cluster::FailDisk(NodeId id, DiskFaults faults, Nanos duration) {
+  Log(absl::StrCat("disk of node ", id, faults.fail_reads ? " fails reads" : "",
+                   faults.fail_writes ? " fails writes" : "", " +",
+                   faults.extra_latency / kMicrosecond, "us for ", duration / kMillisecond, "ms"));
+  node(id).set_disk_faults(faults);
+  simulator_.Schedule(simulator_.now() + duration,
+                      EventTag{EventKind::kFault, node(id).host(), 0, 2}, /*bound=*/false,
+                      [this, id] { node(id).set_disk_faults(DiskFaults{}); });
+}
+
+}  // namespace charybdis::sim

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/scenario_loader.h"
+#include "sim/sim_buggify.h"
+#include "sim/sim_network.h"
+#include "sim/sim_node.h"
+#include "sim/simulator.h"
+
+namespace charybdis::sim {
+
+// The simulated cluster of a scenario: its nodes, the network between them
+// and the clients, and the fault operations a schedule can apply. Every
+// applied fault is logged with its time.
+class Cluster {
+ public:
+  Cluster(Simulator& simulator, const LoadedScenario& scenario, Random random,
+          SimBuggify& buggify);
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  void StartAll();
+  // A client host in the given datacenter; returns its node id.
+  NodeId AddClient(uint32_t datacenter);
+
+  size_t size() const { return nodes_.size(); }
+  SimNode& node(NodeId id) { return *nodes_.at(id - 1); }
+  const SimNode& node(NodeId id) const { return *nodes_.at(id - 1); }
+  SimNetwork& network() { return network_; }
+  const SimNetwork& network() const { return network_; }
+  const Topology& topology() const { return topology_; }
+  // Crashed or paused nodes.
+  uint32_t nodes_down() const;
+
+  void Crash(NodeId id);
+  void Restart(NodeId id);
+  void Pause(NodeId id, Nanos duration);
+  void Resume(NodeId id);
+  // Blocks side_a -> side_b, and side_b -> side_a unless one way.
+  void Partition(const std::vector<NodeId>& side_a, const std::vector<NodeId>& side_b,
+                 bool one_way);
+  void Heal();
+  void Clog(NodeId id, Nanos duration);
+  void SkewClock(NodeId id, Nanos step, int32_t drift_ppm);
+  void FailDisk(NodeId id, DiskFaults faults, Nanos duration);
+
+  const std::vector<std::string>& fault_log() const { return fault_log_; }
+
+ private:
+  void Log(const std::string& what);
+
+  Simulator& simulator_;
+  Topology topology_;
+  Random random_;
+  SimNetwork network_;
+  std::vector<std::unique_ptr<SimNode>> nodes_;
+  std::vector<std::string> fault_log_;
+};
+
+}  // namespace charybdis::sim

@@ -1,0 +1,232 @@
+#include "sim/fault_injector.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "core/assert.h"
+
+namespace charybdis::sim {
+
+std::string FaultWorld::ToString() const {
+  return absl::StrFormat(
+      "crashes/min=%.2f partitions/min=%.2f clogs/min=%.2f pauses/min=%.2f "
+      "disk_faults/min=%.2f clock_skews/min=%.2f loss=%.4f duplicate=%.4f reorder=%.4f",
+      crashes_per_minute, partitions_per_minute, clogs_per_minute, pauses_per_minute,
+      disk_faults_per_minute, clock_skews_per_minute, messages.loss, messages.duplicate,
+      messages.reorder);
+}
+
+namespace {
+
+// Swarm testing: a kind of fault is on in half the seeds, at a rate drawn
+// uniformly up to its maximum.
+double DrawRate(Random& random, double max) {
+  if (max <= 0 || !random.Chance(0.5)) return 0;
+  return random.Unit() * max;
+}
+
+std::vector<NodeId> Nodes(const google::protobuf::RepeatedField<uint32_t>& field) {
+  return std::vector<NodeId>(field.begin(), field.end());
+}
+
+}  // namespace
+
+FaultInjector::FaultInjector(Simulator& simulator, Cluster& cluster,
+                             const scenario::Scenario& spec, Random random)
+    : simulator_(simulator), cluster_(cluster), spec_(spec), random_(random) {
+  const auto& faults = spec.random_faults();
+  world_.crashes_per_minute = DrawRate(random_, faults.max_crashes_per_minute());
+  world_.partitions_per_minute = DrawRate(random_, faults.max_partitions_per_minute());
+  world_.clogs_per_minute = DrawRate(random_, faults.max_clogs_per_minute());
+  world_.pauses_per_minute = DrawRate(random_, faults.max_pauses_per_minute());
+  world_.disk_faults_per_minute = DrawRate(random_, faults.max_disk_faults_per_minute());
+  world_.clock_skews_per_minute = DrawRate(random_, faults.max_clock_skews_per_minute());
+  const auto& baseline = cluster.network().faults();
+  world_.messages.loss = std::max(baseline.loss, DrawRate(random_, faults.max_loss()));
+  world_.messages.duplicate =
+      std::max(baseline.duplicate, DrawRate(random_, faults.max_duplicate()));
+  world_.messages.reorder = std::max(baseline.reorder, DrawRate(random_, faults.max_reorder()));
+  max_nodes_down_ = faults.max_nodes_down() != 0
+                        ? faults.max_nodes_down()
+                        : static_cast<uint32_t>((cluster.size() - 1) / 2);
+  random_end_ = static_cast<Nanos>(faults.end_ms()) * kMillisecond;
+}
+
+void FaultInjector::Schedule() {
+  for (const auto& action : spec_.faults().action()) ScheduleAction(action);
+  if (spec_.has_random_faults()) ScheduleRandom();
+}
+
+void FaultInjector::ScheduleAction(const scenario::FaultAction& action) {
+  const Nanos at = static_cast<Nanos>(action.at_ms()) * kMillisecond;
+  const Nanos lasts = static_cast<Nanos>(action.clog().duration_ms() +
+                                         action.pause().duration_ms() +
+                                         action.disk().duration_ms()) *
+                      kMillisecond;
+  quiet_from_ = std::max(quiet_from_, at + lasts);
+  simulator_.Schedule(at, EventTag{EventKind::kFault, 0, 0, 100 + static_cast<uint64_t>(action.kind_case())},
+                      /*bound=*/false, [this, &action] { Apply(action); });
+}
+
+void FaultInjector::Apply(const scenario::FaultAction& action) {
+  switch (action.kind_case()) {
+    case scenario::FaultAction::kCrash:
+      cluster_.Crash(action.crash().node());
+      return;
+    case scenario::FaultAction::kRestart:
+      cluster_.Restart(action.restart().node());
+      return;
+    case scenario::FaultAction::kPartition: {
+      const auto& partition = action.partition();
+      std::vector<NodeId> side_b = Nodes(partition.side_b());
+      if (side_b.empty()) {
+        const std::vector<NodeId> side_a = Nodes(partition.side_a());
+        for (NodeId id = 1; id <= cluster_.size(); id++) {
+          if (std::find(side_a.begin(), side_a.end(), id) == side_a.end()) side_b.push_back(id);
+        }
+      }
+      cluster_.Partition(Nodes(partition.side_a()), side_b, partition.one_way());
+      return;
+    }
+    case scenario::FaultAction::kHeal:
+      cluster_.Heal();
+      return;
+    case scenario::FaultAction::kClog:
+      cluster_.Clog(action.clog().node(), action.clog().duration_ms() * kMillisecond);
+      return;
+    case scenario::FaultAction::kClockSkew:
+      cluster_.SkewClock(action.clock_skew().node(), action.clock_skew().offset_ms() * kMillisecond,
+                         action.clock_skew().drift_ppm());
+      return;
+    case scenario::FaultAction::kDisk: {
+      const auto& disk = action.disk();
+      cluster_.FailDisk(disk.node(),
+                        DiskFaults{disk.fail_reads(), disk.fail_writes(),
+                                   static_cast<Nanos>(disk.extra_latency_us()) * kMicrosecond},
+                        disk.duration_ms() * kMillisecond);
+      return;
+    }
+    case scenario::FaultAction::kPause:
+      cluster_.Pause(action.pause().node(), action.pause().duration_ms() * kMillisecond);
+      return;
+    case scenario::FaultAction::KIND_NOT_SET:
+      break;
+  }
+  CHARYBDIS_ASSERT(false && "the validator lets no fault action without a kind through");
+}
+
+void FaultInjector::ScheduleRandom() {
+  const Nanos start = static_cast<Nanos>(spec_.random_faults().start_ms()) * kMillisecond;
+  quiet_from_ = std::max(quiet_from_, random_end_);
+  simulator_.Schedule(start, EventTag{EventKind::kFault, 0, 0, 200}, false, [this] {
+    cluster_.network().set_faults(world_.messages);
+    Arrivals(world_.crashes_per_minute, 201, [this] { RandomCrash(); });
+    Arrivals(world_.partitions_per_minute, 202, [this] { RandomPartition(); });
+    Arrivals(world_.clogs_per_minute, 203, [this] { RandomClog(); });
+    Arrivals(world_.pauses_per_minute, 204, [this] { RandomPause(); });
+    Arrivals(world_.disk_faults_per_minute, 205, [this] { RandomDiskFault(); });
+    Arrivals(world_.clock_skews_per_minute, 206, [this] { RandomClockSkew(); });
+  });
+  simulator_.Schedule(random_end_, EventTag{EventKind::kFault, 0, 0, 299}, false,
+                      [this] { EndRandomFaults(); });
+}
+
+void FaultInjector::Arrivals(double per_minute, uint64_t detail, std::function<void()> fault) {
+  if (per_minute <= 0) return;
+  const double mean_gap_ns = 60.0 * kSecond / per_minute;
+  const Nanos at = simulator_.now() + static_cast<Nanos>(random_.Exponential(mean_gap_ns));
+  if (at >= random_end_) return;
+  simulator_.Schedule(at, EventTag{EventKind::kFault, 0, 0, detail}, false,
+                      [this, per_minute, detail, fault = std::move(fault)] {
+                        fault();
+                        Arrivals(per_minute, detail, fault);
+                      });
+}
+
+Nanos FaultInjector::DrawDuration(uint64_t max_ms) {
+  const uint64_t max = std::max<uint64_t>(max_ms, 1);
+  return static_cast<Nanos>(1 + random_.Below(max)) * kMillisecond;
+}
+
+NodeId FaultInjector::PickNodeToTakeDown() {
+  if (cluster_.nodes_down() >= max_nodes_down_) return 0;
+  std::vector<NodeId> candidates;
+  for (NodeId id = 1; id <= cluster_.size(); id++) {
+    if (cluster_.node(id).running() && !cluster_.node(id).paused()) candidates.push_back(id);
+  }
+  if (candidates.empty()) return 0;
+  return candidates[random_.Below(candidates.size())];
+}
+
+void FaultInjector::RandomCrash() {
+  const NodeId id = PickNodeToTakeDown();
+  if (id == 0) return;
+  cluster_.Crash(id);
+  crashed_at_random_.insert(id);
+  const Nanos restart_at =
+      simulator_.now() + DrawDuration(spec_.random_faults().max_downtime_ms());
+  if (restart_at >= random_end_) return;  // EndRandomFaults restarts it
+  simulator_.Schedule(restart_at, EventTag{EventKind::kFault, 0, 0, 211}, false, [this, id] {
+    if (crashed_at_random_.erase(id)) cluster_.Restart(id);
+  });
+}
+
+void FaultInjector::RandomPartition() {
+  std::vector<NodeId> side_a, side_b;
+  for (NodeId id = 1; id <= cluster_.size(); id++) {
+    (random_.Chance(0.5) ? side_a : side_b).push_back(id);
+  }
+  if (side_a.empty() || side_b.empty()) return;
+  cluster_.Partition(side_a, side_b, /*one_way=*/random_.Chance(0.25));
+  const Nanos heal_at = simulator_.now() + DrawDuration(spec_.random_faults().max_partition_ms());
+  if (heal_at >= random_end_) return;
+  simulator_.Schedule(heal_at, EventTag{EventKind::kFault, 0, 0, 212}, false,
+                      [this] { cluster_.Heal(); });
+}
+
+void FaultInjector::RandomClog() {
+  const NodeId id = static_cast<NodeId>(1 + random_.Below(cluster_.size()));
+  const Nanos duration = DrawDuration(spec_.random_faults().max_clog_ms());
+  cluster_.Clog(id, std::min(duration, random_end_ - simulator_.now()));
+}
+
+void FaultInjector::RandomPause() {
+  const NodeId id = PickNodeToTakeDown();
+  if (id == 0) return;
+  const Nanos duration = DrawDuration(spec_.random_faults().max_pause_ms());
+  cluster_.Pause(id, std::min(duration, random_end_ - simulator_.now()));
+}
+
+void FaultInjector::RandomDiskFault() {
+  const NodeId id = static_cast<NodeId>(1 + random_.Below(cluster_.size()));
+  const auto& faults = spec_.random_faults();
+  DiskFaults disk;
+  disk.fail_reads = random_.Chance(0.3);
+  disk.fail_writes = random_.Chance(0.3);
+  disk.extra_latency = static_cast<Nanos>(random_.Below(faults.max_disk_extra_latency_us() + 1)) *
+                       kMicrosecond;
+  const Nanos duration = DrawDuration(faults.max_disk_fault_ms());
+  cluster_.FailDisk(id, disk, std::min(duration, random_end_ - simulator_.now()));
+}
+
+void FaultInjector::RandomClockSkew() {
+  const NodeId id = static_cast<NodeId>(1 + random_.Below(cluster_.size()));
+  const auto max_step = static_cast<int64_t>(spec_.random_faults().max_clock_skew_ms());
+  const auto max_drift = static_cast<int64_t>(spec_.clocks().max_drift_ppm());
+  cluster_.SkewClock(id, random_.Between(-max_step, max_step) * kMillisecond,
+                     static_cast<int32_t>(random_.Between(-max_drift, max_drift)));
+}
+
+void FaultInjector::EndRandomFaults() {
+  cluster_.network().set_faults(MessageFaults{spec_.network().loss(), spec_.network().duplicate(),
+                                              spec_.network().reorder()});
+  cluster_.Heal();
+  for (NodeId id = 1; id <= cluster_.size(); id++) {
+    cluster_.Resume(id);
+    cluster_.node(id).set_disk_faults(DiskFaults{});
+  }
+  for (NodeId id : crashed_at_random_) cluster_.Restart(id);
+  crashed_at_random_.clear();
+}
+
+}  // namespace charybdis::sim

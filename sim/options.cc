@@ -1,0 +1,122 @@
+#include "sim/options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace charybdis::sim {
+
+const char kUsage[] = R"(usage: ./charybdis sim [flags]
+
+Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1.
+
+  --scenario=FILE|DIR    a scenario file, or every *.textproto in a directory
+                         (repeatable)
+  --seed=N               run seed N (default 1)
+  --seeds=A-B            run seeds A to B, with a progress line; failing seeds
+                         are listed with the command that replays each
+  --check_determinism    run every seed twice and fail on any difference
+  --trace_out=FILE       write one line per processed event
+  --report=FILE          write a JSON report (an object for one run, an array
+                         for several)
+
+exit codes: 0 all checks passed, 1 a correctness check failed, 2 bad input or
+usage, 3 liveness (work unfinished at the time limit), 4 nondeterminism
+)";
+
+namespace {
+
+absl::StatusOr<uint64_t> ParseSeed(const std::string& flag, std::string_view text) {
+  uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": \"", std::string(text), "\" is not a non-negative integer"));
+  }
+  return value;
+}
+
+absl::Status AddScenario(const std::string& path, std::vector<std::string>& scenarios) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::is_directory(path, error)) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(path, error)) {
+      if (entry.path().extension() == ".textproto") found.push_back(entry.path().string());
+    }
+    if (found.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--scenario: directory ", path, " holds no *.textproto files"));
+    }
+    std::sort(found.begin(), found.end());  // a stable order on every machine
+    scenarios.insert(scenarios.end(), found.begin(), found.end());
+    return absl::OkStatus();
+  }
+  if (!fs::exists(path, error)) {
+    return absl::InvalidArgumentError(absl::StrCat("--scenario: ", path, ": no such file"));
+  }
+  scenarios.push_back(path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
+  Options options;
+  std::vector<std::string> scenario_flags;
+  bool seed_given = false;
+  for (const std::string& arg : args) {
+    const size_t equals = arg.find('=');
+    const std::string name = arg.substr(0, equals);
+    const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+    const bool has_value = equals != std::string::npos;
+    if (name == "--help" || name == "-h") {
+      options.help = true;
+    } else if (name == "--check_determinism" && !has_value) {
+      options.check_determinism = true;
+    } else if (name == "--scenario" && has_value) {
+      scenario_flags.push_back(value);
+    } else if (name == "--seed" && has_value) {
+      if (seed_given) return absl::InvalidArgumentError("give one of --seed and --seeds, once");
+      seed_given = true;
+      absl::StatusOr<uint64_t> seed = ParseSeed("--seed", value);
+      if (!seed.ok()) return seed.status();
+      options.first_seed = options.last_seed = *seed;
+    } else if (name == "--seeds" && has_value) {
+      if (seed_given) return absl::InvalidArgumentError("give one of --seed and --seeds, once");
+      seed_given = true;
+      std::vector<std::string> bounds = absl::StrSplit(value, '-');
+      if (bounds.size() != 2) {
+        return absl::InvalidArgumentError(absl::StrCat("--seeds: \"", value, "\" is not A-B"));
+      }
+      absl::StatusOr<uint64_t> first = ParseSeed("--seeds", bounds[0]);
+      if (!first.ok()) return first.status();
+      absl::StatusOr<uint64_t> last = ParseSeed("--seeds", bounds[1]);
+      if (!last.ok()) return last.status();
+      if (*first > *last) {
+        return absl::InvalidArgumentError(absl::StrCat("--seeds: ", value, " is an empty range"));
+      }
+      options.first_seed = *first;
+      options.last_seed = *last;
+    } else if (name == "--trace_out" && has_value && !value.empty()) {
+      options.trace_out = value;
+    } else if (name == "--report" && has_value && !value.empty()) {
+      options.report = value;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown or malformed flag \"", arg, "\" (see --help)"));
+    }
+  }
+  if (options.help) return options;
+  if (scenario_flags.empty()) scenario_flags.push_back("scenarios");
+  for (const std::string& path : scenario_flags) {
+    if (absl::Status status = AddScenario(path, options.scenarios); !status.ok()) return status;
+  }
+  return options;
+}
+
+}  // namespace charybdis::sim

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace charybdis::sim {
+
+struct Options {
+  std::vector<std::string> scenarios;  // files, after expanding directories
+  uint64_t first_seed = 1;
+  uint64_t last_seed = 1;
+  bool check_determinism = false;
+  std::string trace_out;
+  std::string report;
+  bool help = false;
+};
+
+extern const char kUsage[];
+
+// Parses `./charybdis sim` flags. Errors are InvalidArgument with a message
+// for the user (exit 2).
+absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args);
+
+}  // namespace charybdis::sim

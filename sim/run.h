@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "core/time.h"
+#include "sim/scenario_loader.h"
+#include "sim/workload.h"
+
+namespace charybdis::sim {
+
+enum class Outcome {
+  kPassed,
+  kCheckFailed,  // a correctness check failed
+  kLiveness,     // work unfinished at the time limit
+};
+
+struct RunResult {
+  std::string scenario;
+  uint64_t seed = 0;
+  uint64_t trace_hash = 0;
+  uint64_t events = 0;
+  Nanos simulated = 0;
+  std::vector<CheckResult> checks;
+  nlohmann::json workloads = nlohmann::json::array();
+  // The seed's world, faults applied, network and storage counts, buggify.
+  nlohmann::json details = nlohmann::json::object();
+  Outcome outcome = Outcome::kPassed;
+};
+
+// Runs one scenario at one seed from start to finish. Deterministic: the
+// result depends on nothing but the scenario and the seed. `trace` (may be
+// null) receives one line per processed event.
+RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* trace);
+
+}  // namespace charybdis::sim

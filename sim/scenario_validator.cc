@@ -1,0 +1,379 @@
+#include "sim/scenario_validator.h"
+
+#include <initializer_list>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "sim/topology.h"
+
+namespace charybdis::sim {
+
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::TextFormat;
+
+// One step of a path to a field: its name and, for repeated fields, index.
+struct Step {
+  const char* field;
+  int index = -1;
+};
+
+class Problems {
+ public:
+  Problems(std::string path, const TextFormat::ParseInfoTree& locations)
+      : path_(std::move(path)), locations_(locations) {}
+
+  // Records a problem at the deepest part of `steps` that the file spells
+  // out (a field left at its default has no line of its own).
+  void Add(std::initializer_list<Step> steps, const std::string& message) {
+    const Descriptor* descriptor = scenario::Scenario::descriptor();
+    const TextFormat::ParseInfoTree* tree = &locations_;
+    TextFormat::ParseLocation where{0, 0};
+    std::string name;
+    for (const Step& step : steps) {
+      absl::StrAppend(&name, name.empty() ? "" : ".", step.field);
+      if (step.index >= 0) absl::StrAppend(&name, "[", step.index, "]");
+      const FieldDescriptor* field =
+          descriptor == nullptr ? nullptr : descriptor->FindFieldByName(step.field);
+      if (field == nullptr || tree == nullptr) continue;
+      const TextFormat::ParseLocation location = tree->GetLocation(field, step.index);
+      if (location.line >= 0) where = location;
+      tree = field->message_type() ? tree->GetTreeForNested(field, step.index) : nullptr;
+      descriptor = field->message_type();
+    }
+    absl::StrAppend(&text_, path_, ":", where.line + 1, ":", where.column + 1, ": ", name,
+                    ": ", message, "\n");
+  }
+
+  std::string text() const { return text_; }
+
+ private:
+  std::string path_;
+  const TextFormat::ParseInfoTree& locations_;
+  std::string text_;
+};
+
+bool IsProbability(double p) { return p >= 0 && p <= 1; }
+
+class Validator {
+ public:
+  Validator(const std::string& path, const scenario::Scenario& spec,
+            const TextFormat::ParseInfoTree& locations)
+      : spec_(spec), problems_(path, locations), topology_(Topology::From(spec.topology())) {}
+
+  std::string Run() {
+    if (spec_.time_limit_ms() == 0) {
+      problems_.Add({{"time_limit_ms"}}, "must be set to a positive number of milliseconds");
+    }
+    CheckTopology();
+    if (!topology_.nodes.empty()) {
+      CheckReplication();
+      CheckNetwork();
+      CheckFailureDetector();
+      CheckWorkloads();
+      CheckFaults();
+      CheckRandomFaults();
+      CheckSettle();
+    }
+    return problems_.text();
+  }
+
+ private:
+  void CheckTopology() {
+    const auto& topology = spec_.topology();
+    if (topology.datacenter_size() == 0) {
+      problems_.Add({{"topology"}, {"datacenter"}}, "at least one datacenter is needed");
+    }
+    if (topology.shards_per_node() == 0 || topology.shards_per_node() > 256) {
+      problems_.Add({{"topology"}, {"shards_per_node"}}, "must be between 1 and 256");
+    }
+    std::set<std::string> names;
+    for (int d = 0; d < topology.datacenter_size(); d++) {
+      const auto& datacenter = topology.datacenter(d);
+      if (datacenter.name().empty()) {
+        problems_.Add({{"topology"}, {"datacenter", d}, {"name"}}, "a datacenter needs a name");
+      } else if (!names.insert(datacenter.name()).second) {
+        problems_.Add({{"topology"}, {"datacenter", d}, {"name"}},
+                      absl::StrCat("datacenter \"", datacenter.name(), "\" is declared twice"));
+      }
+      if (datacenter.rack_size() == 0) {
+        problems_.Add({{"topology"}, {"datacenter", d}, {"rack"}}, "a datacenter needs a rack");
+      }
+      for (int r = 0; r < datacenter.rack_size(); r++) {
+        if (datacenter.rack(r).nodes() == 0) {
+          problems_.Add({{"topology"}, {"datacenter", d}, {"rack", r}, {"nodes"}},
+                        "a rack needs at least one node");
+        }
+      }
+    }
+    if (topology_.nodes.size() > 1000) {
+      problems_.Add({{"topology"}}, "at most 1000 nodes can be simulated");
+    }
+  }
+
+  void CheckReplication() {
+    const auto& replication = spec_.topology().replication();
+    const size_t nodes = topology_.nodes.size();
+    if (replication.strategy() == scenario::Replication::SIMPLE) {
+      if (replication.datacenter_size() > 0) {
+        problems_.Add({{"topology"}, {"replication"}, {"datacenter", 0}},
+                      "SimpleStrategy takes replication_factor, not per-datacenter factors");
+      }
+      if (replication.replication_factor() == 0 || replication.replication_factor() > nodes) {
+        problems_.Add({{"topology"}, {"replication"}, {"replication_factor"}},
+                      absl::StrCat("replication factor ", replication.replication_factor(),
+                                   " must be between 1 and the ", nodes, " nodes of the cluster"));
+      }
+      return;
+    }
+    if (replication.replication_factor() != 0) {
+      problems_.Add({{"topology"}, {"replication"}, {"replication_factor"}},
+                    "NetworkTopologyStrategy takes a replication factor per datacenter");
+    }
+    if (replication.datacenter_size() == 0) {
+      problems_.Add({{"topology"}, {"replication"}},
+                    "give a replication factor for at least one datacenter");
+    }
+    std::set<std::string> seen;
+    for (int i = 0; i < replication.datacenter_size(); i++) {
+      const auto& entry = replication.datacenter(i);
+      const int index = topology_.DatacenterIndex(entry.name());
+      if (index < 0) {
+        problems_.Add({{"topology"}, {"replication"}, {"datacenter", i}, {"name"}},
+                      absl::StrCat("no datacenter is named \"", entry.name(), "\""));
+        continue;
+      }
+      if (!seen.insert(entry.name()).second) {
+        problems_.Add({{"topology"}, {"replication"}, {"datacenter", i}, {"name"}},
+                      absl::StrCat("datacenter \"", entry.name(), "\" is given twice"));
+      }
+      const uint32_t available = topology_.NodesIn(index);
+      if (entry.replication_factor() == 0 || entry.replication_factor() > available) {
+        problems_.Add({{"topology"}, {"replication"}, {"datacenter", i}, {"replication_factor"}},
+                      absl::StrCat("replication factor ", entry.replication_factor(),
+                                   " for datacenter \"", entry.name(), "\" must be between 1 and its ",
+                                   available, " nodes"));
+      }
+    }
+  }
+
+  void CheckDatacenterName(std::initializer_list<Step> steps, const std::string& name) {
+    if (topology_.DatacenterIndex(name) < 0) {
+      problems_.Add(steps, absl::StrCat("no datacenter is named \"", name, "\""));
+    }
+  }
+
+  void CheckNetwork() {
+    const auto& network = spec_.network();
+    for (int i = 0; i < network.link_size(); i++) {
+      CheckDatacenterName({{"network"}, {"link", i}, {"from_dc"}}, network.link(i).from_dc());
+      CheckDatacenterName({{"network"}, {"link", i}, {"to_dc"}}, network.link(i).to_dc());
+    }
+    if (!IsProbability(network.loss())) problems_.Add({{"network"}, {"loss"}}, "must be in [0, 1]");
+    if (!IsProbability(network.duplicate())) {
+      problems_.Add({{"network"}, {"duplicate"}}, "must be in [0, 1]");
+    }
+    if (!IsProbability(network.reorder())) {
+      problems_.Add({{"network"}, {"reorder"}}, "must be in [0, 1]");
+    }
+    if (spec_.clocks().max_drift_ppm() > 100'000) {
+      problems_.Add({{"clocks"}, {"max_drift_ppm"}}, "at most 100000 (10%)");
+    }
+  }
+
+  void CheckFailureDetector() {
+    const auto& detector = spec_.failure_detector();
+    const uint64_t interval = detector.heartbeat_interval_ms() ? detector.heartbeat_interval_ms()
+                                                               : kDefaultHeartbeatIntervalMs;
+    const uint64_t convict =
+        detector.convict_after_ms() ? detector.convict_after_ms() : kDefaultConvictAfterMs;
+    if (convict <= interval) {
+      problems_.Add({{"failure_detector"}, {"convict_after_ms"}},
+                    absl::StrCat("must exceed the heartbeat interval (", interval, " ms)"));
+    }
+  }
+
+  void CheckWorkloads() {
+    std::set<std::string> names;
+    for (int w = 0; w < spec_.workload_size(); w++) {
+      const auto& workload = spec_.workload(w);
+      if (workload.name().empty()) {
+        problems_.Add({{"workload", w}, {"name"}}, "a workload needs a name");
+      } else if (!names.insert(workload.name()).second) {
+        problems_.Add({{"workload", w}, {"name"}},
+                      absl::StrCat("workload \"", workload.name(), "\" is declared twice"));
+      }
+      switch (workload.kind_case()) {
+        case scenario::Workload::kPing:
+          CheckPing(w, workload.ping());
+          break;
+        case scenario::Workload::KIND_NOT_SET:
+          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping { ... })");
+          break;
+      }
+    }
+  }
+
+  void CheckPing(int w, const scenario::PingWorkload& ping) {
+    if (ping.clients() == 0) problems_.Add({{"workload", w}, {"ping"}, {"clients"}}, "must be at least 1");
+    if (ping.requests_per_client() == 0) {
+      problems_.Add({{"workload", w}, {"ping"}, {"requests_per_client"}}, "must be at least 1");
+    }
+    if (ping.timeout_ms() == 0) {
+      problems_.Add({{"workload", w}, {"ping"}, {"timeout_ms"}}, "must be at least 1");
+    }
+    if (!ping.datacenter().empty()) {
+      CheckDatacenterName({{"workload", w}, {"ping"}, {"datacenter"}}, ping.datacenter());
+    }
+    if (ping.start_ms() >= spec_.time_limit_ms()) {
+      problems_.Add({{"workload", w}, {"ping"}, {"start_ms"}}, "starts after the time limit");
+    }
+  }
+
+  void CheckNode(std::initializer_list<Step> steps, uint32_t node) {
+    if (node == 0 || node > topology_.nodes.size()) {
+      problems_.Add(steps, absl::StrCat("no node ", node, ": nodes are numbered 1 to ",
+                                        topology_.nodes.size()));
+    }
+  }
+
+  void CheckDuration(std::initializer_list<Step> steps, uint64_t duration_ms) {
+    if (duration_ms == 0) problems_.Add(steps, "must be at least 1");
+  }
+
+  void CheckFaults() {
+    const auto& actions = spec_.faults().action();
+    for (int a = 0; a < actions.size(); a++) {
+      const auto& action = actions[a];
+      if (action.at_ms() >= spec_.time_limit_ms()) {
+        problems_.Add({{"faults"}, {"action", a}, {"at_ms"}}, "is after the time limit");
+      }
+      switch (action.kind_case()) {
+        case scenario::FaultAction::kCrash:
+          CheckNode({{"faults"}, {"action", a}, {"crash"}, {"node"}}, action.crash().node());
+          break;
+        case scenario::FaultAction::kRestart:
+          CheckNode({{"faults"}, {"action", a}, {"restart"}, {"node"}}, action.restart().node());
+          break;
+        case scenario::FaultAction::kPartition:
+          CheckPartition(a, action.partition());
+          break;
+        case scenario::FaultAction::kHeal:
+          break;
+        case scenario::FaultAction::kClog:
+          CheckNode({{"faults"}, {"action", a}, {"clog"}, {"node"}}, action.clog().node());
+          CheckDuration({{"faults"}, {"action", a}, {"clog"}, {"duration_ms"}},
+                        action.clog().duration_ms());
+          break;
+        case scenario::FaultAction::kClockSkew:
+          CheckNode({{"faults"}, {"action", a}, {"clock_skew"}, {"node"}}, action.clock_skew().node());
+          if (std::abs(action.clock_skew().drift_ppm()) > 100'000) {
+            problems_.Add({{"faults"}, {"action", a}, {"clock_skew"}, {"drift_ppm"}},
+                          "at most 100000 (10%) either way");
+          }
+          break;
+        case scenario::FaultAction::kDisk:
+          CheckNode({{"faults"}, {"action", a}, {"disk"}, {"node"}}, action.disk().node());
+          CheckDuration({{"faults"}, {"action", a}, {"disk"}, {"duration_ms"}},
+                        action.disk().duration_ms());
+          break;
+        case scenario::FaultAction::kPause:
+          CheckNode({{"faults"}, {"action", a}, {"pause"}, {"node"}}, action.pause().node());
+          CheckDuration({{"faults"}, {"action", a}, {"pause"}, {"duration_ms"}},
+                        action.pause().duration_ms());
+          break;
+        case scenario::FaultAction::KIND_NOT_SET:
+          problems_.Add({{"faults"}, {"action", a}}, "say what happens (crash, restart, partition, ...)");
+          break;
+      }
+    }
+  }
+
+  void CheckPartition(int a, const scenario::PartitionFault& partition) {
+    std::set<uint32_t> side_a;
+    for (int i = 0; i < partition.side_a_size(); i++) {
+      CheckNode({{"faults"}, {"action", a}, {"partition"}, {"side_a", i}}, partition.side_a(i));
+      side_a.insert(partition.side_a(i));
+    }
+    if (side_a.empty()) {
+      problems_.Add({{"faults"}, {"action", a}, {"partition"}, {"side_a"}}, "name at least one node");
+    }
+    for (int i = 0; i < partition.side_b_size(); i++) {
+      CheckNode({{"faults"}, {"action", a}, {"partition"}, {"side_b", i}}, partition.side_b(i));
+      if (side_a.count(partition.side_b(i))) {
+        problems_.Add({{"faults"}, {"action", a}, {"partition"}, {"side_b", i}},
+                      absl::StrCat("node ", partition.side_b(i), " is on both sides"));
+      }
+    }
+    if (partition.side_b_size() == 0 && side_a.size() >= topology_.nodes.size()) {
+      problems_.Add({{"faults"}, {"action", a}, {"partition"}, {"side_a"}},
+                    "leaves no node on the other side");
+    }
+  }
+
+  void CheckRandomFaults() {
+    const auto& faults = spec_.random_faults();
+    if (!spec_.has_random_faults()) return;
+    if (faults.end_ms() <= faults.start_ms()) {
+      problems_.Add({{"random_faults"}, {"end_ms"}}, "must be after start_ms");
+    }
+    if (faults.end_ms() > spec_.time_limit_ms()) {
+      problems_.Add({{"random_faults"}, {"end_ms"}}, "is after the time limit");
+    }
+    const std::pair<const char*, double> probabilities[] = {
+        {"max_loss", faults.max_loss()},
+        {"max_duplicate", faults.max_duplicate()},
+        {"max_reorder", faults.max_reorder()}};
+    for (const auto& [field, value] : probabilities) {
+      if (!IsProbability(value)) problems_.Add({{"random_faults"}, {field}}, "must be in [0, 1]");
+    }
+    const std::pair<const char*, double> rates[] = {
+        {"max_crashes_per_minute", faults.max_crashes_per_minute()},
+        {"max_partitions_per_minute", faults.max_partitions_per_minute()},
+        {"max_clogs_per_minute", faults.max_clogs_per_minute()},
+        {"max_pauses_per_minute", faults.max_pauses_per_minute()},
+        {"max_disk_faults_per_minute", faults.max_disk_faults_per_minute()},
+        {"max_clock_skews_per_minute", faults.max_clock_skews_per_minute()}};
+    for (const auto& [field, value] : rates) {
+      if (value < 0 || value > 10'000) {
+        problems_.Add({{"random_faults"}, {field}}, "must be between 0 and 10000");
+      }
+    }
+    if (faults.max_nodes_down() >= topology_.nodes.size() && topology_.nodes.size() > 1) {
+      problems_.Add({{"random_faults"}, {"max_nodes_down"}},
+                    absl::StrCat("must leave at least one of the ", topology_.nodes.size(),
+                                 " nodes up"));
+    }
+  }
+
+  void CheckSettle() {
+    uint64_t last_fault_ms = spec_.has_random_faults() ? spec_.random_faults().end_ms() : 0;
+    for (const auto& action : spec_.faults().action()) {
+      last_fault_ms = std::max(last_fault_ms, action.at_ms() + action.clog().duration_ms() +
+                                                  action.pause().duration_ms() +
+                                                  action.disk().duration_ms());
+    }
+    if (last_fault_ms + spec_.checks().settle_ms() > spec_.time_limit_ms()) {
+      problems_.Add({{"checks"}, {"settle_ms"}},
+                    absl::StrCat("faults last until ", last_fault_ms, " ms; with ",
+                                 spec_.checks().settle_ms(), " ms to settle that passes the ",
+                                 spec_.time_limit_ms(), " ms time limit"));
+    }
+  }
+
+  const scenario::Scenario& spec_;
+  Problems problems_;
+  Topology topology_;
+};
+
+}  // namespace
+
+std::string ValidateScenario(const std::string& path, const scenario::Scenario& spec,
+                             const TextFormat::ParseInfoTree& locations) {
+  return Validator(path, spec, locations).Run();
+}
+
+}  // namespace charybdis::sim

@@ -1,0 +1,115 @@
+#include "sim/sim_node.h"
+
+#include "core/assert.h"
+
+namespace charybdis::sim {
+
+// The environment of one shard for one life of its node.
+class SimNode::ShardRuntime final : public Clock, public Reactor {
+ public:
+  ShardRuntime(SimNode& node, ShardId shard, Random random)
+      : node_(node),
+        shard_id_(shard),
+        random_(random),
+        network_(node.network_, Address{node.config_.id, shard}) {
+    ShardEnv env;
+    env.self = Address{node.config_.id, shard};
+    env.clock = this;
+    env.network = &network_;
+    env.storage = node.storages_[shard].get();
+    env.random = &random_;
+    env.buggify = &node.buggify_;
+    env.reactor = this;
+    shard_ = std::make_unique<Shard>(env, node.config_);
+  }
+
+  Shard& shard() { return *shard_; }
+
+  Nanos Now() const override { return node_.clock_.Local(node_.simulator_.now()); }
+
+  TimerId After(Nanos delay, std::function<void()> fn) override {
+    const TimerId id = ++last_timer_;
+    pending_timers_.insert(id);
+    Simulator& simulator = node_.simulator_;
+    simulator.Schedule(simulator.now() + node_.clock_.TrueDelay(delay),
+                       EventTag{EventKind::kTimer, node_.host_, shard_id_, id},
+                       /*bound=*/true, [this, id, fn = std::move(fn)] {
+                         if (pending_timers_.erase(id) == 0) return;  // cancelled
+                         fn();
+                       });
+    return id;
+  }
+
+  void Cancel(TimerId id) override { pending_timers_.erase(id); }
+
+  void Post(std::function<void()> fn) override {
+    Simulator& simulator = node_.simulator_;
+    simulator.Schedule(simulator.now(), EventTag{EventKind::kPost, node_.host_, shard_id_, 0},
+                       /*bound=*/true, std::move(fn));
+  }
+
+ private:
+  SimNode& node_;
+  ShardId shard_id_;
+  Random random_;
+  ShardNetwork network_;
+  TimerId last_timer_ = 0;
+  std::set<TimerId> pending_timers_;
+  std::unique_ptr<Shard> shard_;
+};
+
+SimNode::SimNode(Simulator& simulator, SimNetwork& network, SimBuggify& buggify,
+                 NodeConfig config, uint32_t host, Random random,
+                 const scenario::StorageProfile& storage, NodeClock clock)
+    : simulator_(simulator),
+      network_(network),
+      buggify_(buggify),
+      config_(std::move(config)),
+      host_(host),
+      random_(random),
+      clock_(clock) {
+  CHARYBDIS_ASSERT(SimNetwork::NodeOf(host) == config_.id);
+  for (ShardId shard = 0; shard < config_.shards; shard++) {
+    storages_.push_back(std::make_unique<SimStorage>(simulator, host, shard,
+                                                     random_.Fork(shard), storage));
+  }
+}
+
+SimNode::~SimNode() { network_.ClearReceivers(host_); }
+
+void SimNode::Start() {
+  CHARYBDIS_ASSERT(!running());
+  starts_++;
+  for (ShardId shard = 0; shard < config_.shards; shard++) {
+    // Each life draws fresh numbers: a restarted node is not a replay.
+    const uint64_t stream = (starts_ << 32) | (uint64_t{1} << 31) | shard;
+    shards_.push_back(std::make_unique<ShardRuntime>(*this, shard, random_.Fork(stream)));
+  }
+  for (auto& runtime : shards_) runtime->shard().Start();
+}
+
+void SimNode::Crash() {
+  CHARYBDIS_ASSERT(running());
+  simulator_.Crash(host_);
+  network_.ClearReceivers(host_);
+  shards_.clear();
+  for (auto& storage : storages_) storage->Crash();
+}
+
+void SimNode::Pause() {
+  CHARYBDIS_ASSERT(running());
+  simulator_.Pause(host_);
+}
+
+void SimNode::Resume() { simulator_.Resume(host_); }
+
+const FailureDetector* SimNode::failure_detector() const {
+  if (!running()) return nullptr;
+  return shards_.front()->shard().failure_detector();
+}
+
+void SimNode::set_disk_faults(DiskFaults faults) {
+  for (auto& storage : storages_) storage->set_faults(faults);
+}
+
+}  // namespace charybdis::sim

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "core/shard.h"
+#include "sim/node_clock.h"
+#include "sim/sim_buggify.h"
+#include "sim/sim_network.h"
+#include "sim/sim_storage.h"
+#include "sim/simulator.h"
+
+namespace charybdis::sim {
+
+// A simulated node: its shards' environments, built anew on every start, and
+// its disks and clock, which survive crashes.
+class SimNode {
+ public:
+  SimNode(Simulator& simulator, SimNetwork& network, SimBuggify& buggify,
+          NodeConfig config, uint32_t host, Random random,
+          const scenario::StorageProfile& storage, NodeClock clock);
+  SimNode(const SimNode&) = delete;
+  SimNode& operator=(const SimNode&) = delete;
+  ~SimNode();
+
+  void Start();
+  // All memory state is lost; disks keep what was synced (and maybe more).
+  void Crash();
+  void Pause();
+  void Resume();
+
+  bool running() const { return !shards_.empty(); }
+  bool paused() const { return simulator_.paused(host_); }
+  NodeId id() const { return config_.id; }
+  uint32_t host() const { return host_; }
+  uint64_t starts() const { return starts_; }
+  // Null while the node is down.
+  const FailureDetector* failure_detector() const;
+  NodeClock& clock() { return clock_; }
+  SimStorage& storage(ShardId shard) { return *storages_.at(shard); }
+  const SimStorage& storage(ShardId shard) const { return *storages_.at(shard); }
+  void set_disk_faults(DiskFaults faults);
+
+ private:
+  class ShardRuntime;
+
+  Simulator& simulator_;
+  SimNetwork& network_;
+  SimBuggify& buggify_;
+  NodeConfig config_;
+  uint32_t host_;
+  Random random_;
+  NodeClock clock_;
+  uint64_t starts_ = 0;
+  std::vector<std::unique_ptr<SimStorage>> storages_;
+  std::vector<std::unique_ptr<ShardRuntime>> shards_;
+};
+
+}  // namespace charybdis::sim

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "core/time.h"
+
+namespace charybdis::sim {
+
+enum class EventKind : uint8_t {
+  kTimer,
+  kPost,
+  kStorage,
+  kDelivery,
+  kFault,
+  kClient,
+};
+
+const char* EventKindName(EventKind kind);
+
+// What an event is about: folded into the trace hash and written to the
+// trace, so two runs can be compared event by event.
+struct EventTag {
+  EventKind kind = EventKind::kFault;
+  uint32_t host = 0;   // index of the node or client the event belongs to
+  uint32_t shard = 0;
+  uint64_t detail = 0; // kind-specific: timer id, message type and sender...
+};
+
+// The deterministic kernel: one event queue for the whole cluster, ordered
+// by (time, sequence). Time jumps to the next event. Each host has an
+// incarnation (bumped by a crash, which drops the events bound to the old
+// one) and can be paused (its events wait until it resumes).
+class Simulator {
+ public:
+  Simulator() = default;
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  Nanos now() const { return now_; }
+  uint64_t trace_hash() const { return trace_hash_; }
+  uint64_t events_processed() const { return events_processed_; }
+
+  // Writes one line per processed event (nullptr: none).
+  void set_trace_file(std::FILE* file) { trace_file_ = file; }
+
+  uint32_t AddHost();
+  // `bound`: dropped if the host crashes before it runs. Unbound events (a
+  // message on the wire) still run after a restart.
+  void Schedule(Nanos at, EventTag tag, bool bound, std::function<void()> fn);
+
+  void Crash(uint32_t host);
+  void Pause(uint32_t host);
+  void Resume(uint32_t host);
+  bool paused(uint32_t host) const { return hosts_[host].paused; }
+
+  bool empty() const { return heap_.empty(); }
+  // Time of the next event. REQUIRES: !empty().
+  Nanos next_time() const { return heap_.front().time; }
+  // Runs the next event. REQUIRES: !empty().
+  void Step();
+
+ private:
+  static constexpr uint32_t kAnyIncarnation = UINT32_MAX;
+
+  struct Slot {
+    EventTag tag;
+    uint32_t incarnation = 0;
+    std::function<void()> fn;
+  };
+  struct HeapEntry {
+    Nanos time;
+    uint64_t sequence;
+    uint32_t slot;
+  };
+  struct Host {
+    uint32_t incarnation = 0;
+    bool paused = false;
+    std::vector<uint32_t> deferred;  // slots, in the order they came due
+  };
+
+  void Push(Nanos at, uint32_t slot);
+  void Fold(const HeapEntry& entry, const EventTag& tag);
+  void Release(uint32_t slot);
+
+  Nanos now_ = 0;
+  uint64_t next_sequence_ = 0;
+  uint64_t trace_hash_ = 0x6368617279626469ULL;  // "charybdi"
+  uint64_t events_processed_ = 0;
+  std::vector<HeapEntry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<Host> hosts_;
+  std::FILE* trace_file_ = nullptr;
+};
+
+}  // namespace charybdis::sim

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace charybdis::sim {
+
+struct CheckResult {
+  std::string name;
+  bool passed = false;
+  std::string detail;
+};
+
+// A source of client operations in a simulation.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual void Start() = 0;
+  // Every client has finished its operations.
+  virtual bool done() const = 0;
+  // Per-workload results for the report.
+  virtual nlohmann::json Results() const = 0;
+  // The workload's own correctness checks, judged at the end of the run.
+  virtual std::vector<CheckResult> Checks() const = 0;
+};
+
+}  // namespace charybdis::sim
