@@ -14,10 +14,12 @@ uint64_t Mix64(uint64_t x) {
 }
 
 Random::Random(uint64_t seed) : seed_(seed) {
+  // The state is four consecutive outputs of splitmix64 started at `seed`,
+  // as the xoshiro authors recommend.
   uint64_t x = seed;
   for (uint64_t& word : state_) {
-    x += 0x9e3779b97f4a7c15ULL;
     word = Mix64(x);
+    x += 0x9e3779b97f4a7c15ULL;
   }
 }
 

@@ -1,0 +1,133 @@
+// Runs the sim binary as a user would: flags, exit codes, output, reports.
+
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+#include "tests/scenario_text.h"
+
+namespace charybdis {
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+CliRun Sim(const std::string& flags) {
+  const std::string command = "sim/charybdis_sim " + flags + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return CliRun{WEXITSTATUS(status), output};
+}
+
+std::string TempFile(const std::string& name, const std::string& contents) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  std::ofstream(path) << contents;
+  return path;
+}
+
+std::string HashIn(const std::string& output) {
+  std::smatch match;
+  EXPECT_TRUE(std::regex_search(output, match, std::regex("trace_hash=([0-9a-f]{16})\\b")))
+      << output;
+  return match.size() > 1 ? match[1].str() : "";
+}
+
+constexpr char kSmoke[] = "--scenario=scenarios/smoke.textproto";
+
+TEST(CliTest, SameSeedPrintsSameHashAndOtherSeedAnother) {
+  const CliRun first = Sim(std::string(kSmoke) + " --seed=1");
+  const CliRun again = Sim(std::string(kSmoke) + " --seed=1");
+  const CliRun other = Sim(std::string(kSmoke) + " --seed=2");
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(HashIn(first.output), HashIn(again.output));
+  EXPECT_NE(HashIn(first.output), HashIn(other.output));
+  EXPECT_NE(first.output.find("check views_converge: passed"), std::string::npos);
+}
+
+TEST(CliTest, NoFlagsRunsEveryScenarioAtSeedOne) {
+  const CliRun run = Sim("");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("smoke seed=1 trace_hash="), std::string::npos) << run.output;
+}
+
+TEST(CliTest, SweepWithDeterminismCheck) {
+  const CliRun run = Sim(std::string(kSmoke) + " --seeds=1-20 --check_determinism");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n') >= 20, true);
+  EXPECT_NE(run.output.find("all 20 runs passed"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("[20/20] 0 failed"), std::string::npos) << run.output;
+}
+
+TEST(CliTest, BadScenarioExitsTwoNamingLineAndField) {
+  std::string text = sim::testing::BaseScenario();
+  text.replace(text.find("replication_factor: 3"), 21, "replication_factor: 5");
+  const CliRun run = Sim("--scenario=" + TempFile("bad.textproto", text));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("bad.textproto:12:"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("replication_factor"), std::string::npos) << run.output;
+}
+
+TEST(CliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Sim("--bogus").exit_code, 2);
+  EXPECT_EQ(Sim("--seeds=5-1").exit_code, 2);
+  EXPECT_EQ(Sim("--seed=x").exit_code, 2);
+  EXPECT_EQ(Sim("--scenario=/nonexistent.textproto").exit_code, 2);
+  const CliRun help = Sim("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("--check_determinism"), std::string::npos);
+}
+
+TEST(CliTest, CheckFailureExitsOneAndLivenessExitsThree) {
+  const std::string failing = TempFile(
+      "failing.textproto",
+      sim::testing::BaseScenario("faults { action { at_ms: 19900 crash { node: 2 } } }\n"
+                                 "checks { views_converge: true }\n"));
+  const CliRun failed = Sim("--scenario=" + failing + " --seeds=3-4");
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("replay: ./charybdis sim --scenario=" + failing + " --seed=4"),
+            std::string::npos)
+      << failed.output;
+
+  const std::string slow = TempFile(
+      "slow.textproto",
+      sim::testing::BaseScenario("workload { name: \"w\" ping { clients: 1 requests_per_client: "
+                                 "1000 timeout_ms: 100 think_time_ms: 100 } }"));
+  EXPECT_EQ(Sim("--scenario=" + slow).exit_code, 3);
+}
+
+TEST(CliTest, ReportAndTrace) {
+  const std::string report = std::string(std::getenv("TEST_TMPDIR")) + "/report.json";
+  const std::string trace = std::string(std::getenv("TEST_TMPDIR")) + "/trace.txt";
+  const CliRun run = Sim(std::string(kSmoke) + " --seed=5 --report=" + report + " --trace_out=" + trace);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  nlohmann::json json = nlohmann::json::parse(std::ifstream(report));
+  for (const char* key : {"scenario", "seed", "trace_hash", "events", "simulated_ms", "wall_ms",
+                          "checks", "workloads"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  EXPECT_EQ(json["seed"], 5);
+  EXPECT_EQ(json["trace_hash"], HashIn(run.output));
+  EXPECT_TRUE(json["checks"][0]["passed"].get<bool>());
+  EXPECT_EQ(json["workloads"][0]["name"], "echo");
+
+  std::ifstream lines(trace);
+  std::string line;
+  uint64_t count = 0;
+  while (std::getline(lines, line)) count += line[0] != '#';
+  EXPECT_EQ(count, json["events"].get<uint64_t>());
+}
+
+}  // namespace
+}  // namespace charybdis

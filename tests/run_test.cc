@@ -1,0 +1,99 @@
+#include "sim/run.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/scenario_text.h"
+
+namespace charybdis::sim {
+namespace {
+
+using testing::BaseScenario;
+using testing::MustParse;
+
+const char kFaultyWorkload[] = R"(
+workload { name: "echo" ping { clients: 3 requests_per_client: 100 timeout_ms: 200 think_time_ms: 20 payload_bytes: 8 } }
+faults { action { at_ms: 1000 crash { node: 2 } } action { at_ms: 3000 restart { node: 2 } } }
+random_faults {
+  start_ms: 4000 end_ms: 12000
+  max_crashes_per_minute: 20 max_downtime_ms: 2000
+  max_partitions_per_minute: 20 max_partition_ms: 2000
+  max_loss: 0.1 max_duplicate: 0.1 max_reorder: 0.2
+  max_clock_skews_per_minute: 10 max_clock_skew_ms: 500
+}
+checks { views_converge: true settle_ms: 4000 }
+buggify: true
+)";
+
+std::string TraceOf(const LoadedScenario& scenario, uint64_t seed) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* file = open_memstream(&buffer, &size);
+  RunScenario(scenario, seed, file);
+  std::fclose(file);
+  std::string trace(buffer, size);
+  std::free(buffer);
+  return trace;
+}
+
+TEST(RunTest, SameSeedSameRunOtherSeedOtherRun) {
+  const LoadedScenario scenario = MustParse(BaseScenario(kFaultyWorkload));
+  const RunResult first = RunScenario(scenario, 7, nullptr);
+  const RunResult second = RunScenario(scenario, 7, nullptr);
+  const RunResult other = RunScenario(scenario, 8, nullptr);
+  EXPECT_EQ(first.outcome, Outcome::kPassed) << first.checks.front().detail;
+  EXPECT_EQ(first.trace_hash, second.trace_hash);
+  EXPECT_EQ(first.events, second.events);
+  EXPECT_EQ(first.workloads, second.workloads);
+  EXPECT_NE(first.trace_hash, other.trace_hash);
+  EXPECT_EQ(TraceOf(scenario, 7), TraceOf(scenario, 7));
+}
+
+TEST(RunTest, ManySeedsPassUnderRandomFaults) {
+  const LoadedScenario scenario = MustParse(BaseScenario(kFaultyWorkload));
+  int faults_applied = 0;
+  for (uint64_t seed = 1; seed <= 40; seed++) {
+    const RunResult result = RunScenario(scenario, seed, nullptr);
+    ASSERT_EQ(result.outcome, Outcome::kPassed) << "seed " << seed << ": " << result.details.dump();
+    faults_applied += static_cast<int>(result.details["faults"].size());
+    EXPECT_EQ(result.workloads[0]["requests"], 300);
+  }
+  EXPECT_GT(faults_applied, 40 * 2);  // random faults happened, not just the script
+}
+
+TEST(RunTest, UnfinishedWorkIsALivenessFailure) {
+  const LoadedScenario scenario = MustParse(BaseScenario(
+      "workload { name: \"slow\" ping { clients: 1 requests_per_client: 1000 timeout_ms: 100 "
+      "think_time_ms: 100 } }"));
+  const RunResult result = RunScenario(scenario, 1, nullptr);
+  EXPECT_EQ(result.outcome, Outcome::kLiveness);
+  EXPECT_LE(result.simulated, 20 * kSecond);
+  EXPECT_GT(result.simulated, 19 * kSecond);
+  EXPECT_FALSE(result.workloads[0]["done"].get<bool>());
+}
+
+TEST(RunTest, ViewsThatHaveNotConvergedFailTheCheck) {
+  // Node 2 crashes 100 ms before the end: nobody has convicted it yet.
+  std::string text = BaseScenario(
+      "faults { action { at_ms: 19900 crash { node: 2 } } }\n"
+      "checks { views_converge: true }\n");
+  const RunResult result = RunScenario(MustParse(text), 1, nullptr);
+  EXPECT_EQ(result.outcome, Outcome::kCheckFailed);
+  ASSERT_EQ(result.checks.size(), 1u);
+  EXPECT_EQ(result.checks[0].name, "views_converge");
+  EXPECT_NE(result.checks[0].detail.find("node 1 sees [1,2,3] up"), std::string::npos)
+      << result.checks[0].detail;
+}
+
+TEST(RunTest, EndsOnceWorkIsDoneAndFaultsHaveSettled) {
+  const LoadedScenario scenario = MustParse(BaseScenario(
+      "workload { name: \"quick\" ping { clients: 2 requests_per_client: 10 timeout_ms: 100 } }\n"
+      "faults { action { at_ms: 500 clog { node: 1 duration_ms: 500 } } }\n"
+      "checks { views_converge: true settle_ms: 2000 }\n"));
+  const RunResult result = RunScenario(scenario, 3, nullptr);
+  EXPECT_EQ(result.outcome, Outcome::kPassed);
+  EXPECT_LE(result.simulated, 3 * kSecond);
+  EXPECT_GE(result.simulated, 2900 * kMillisecond);
+}
+
+}  // namespace
+}  // namespace charybdis::sim

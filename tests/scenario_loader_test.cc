@@ -1,0 +1,106 @@
+#include "sim/scenario_loader.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/scenario_text.h"
+
+namespace charybdis::sim {
+namespace {
+
+using testing::BaseScenario;
+using testing::MustParse;
+
+std::string ErrorOf(const std::string& text) {
+  absl::StatusOr<LoadedScenario> loaded = ParseScenario("bad.textproto", text);
+  EXPECT_FALSE(loaded.ok());
+  return loaded.ok() ? "" : std::string(loaded.status().message());
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(ScenarioLoaderTest, ValidScenarioNumbersNodesInFileOrder) {
+  const LoadedScenario loaded = MustParse(BaseScenario());
+  ASSERT_EQ(loaded.topology.nodes.size(), 3u);
+  EXPECT_EQ(loaded.topology.nodes[2].id, 3u);
+  EXPECT_EQ(loaded.topology.nodes[2].rack, "r3");
+  EXPECT_EQ(loaded.topology.shards_per_node, 2u);
+}
+
+TEST(ScenarioLoaderTest, ShippedScenariosLoad) {
+  absl::StatusOr<LoadedScenario> loaded = LoadScenario("scenarios/smoke.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->spec.name(), "smoke");
+}
+
+TEST(ScenarioLoaderTest, MissingFileIsNotFound) {
+  absl::StatusOr<LoadedScenario> loaded = LoadScenario("no/such/file.textproto");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ScenarioLoaderTest, UnknownFieldNamesFileLineAndField) {
+  const std::string error = ErrorOf("name: \"x\"\n\ntopology {\n  colour: 3\n}\n");
+  EXPECT_NE(error.find("bad.textproto:4:"), std::string::npos) << error;
+  EXPECT_NE(error.find("colour"), std::string::npos) << error;
+}
+
+TEST(ScenarioLoaderTest, MalformedTextNamesTheLine) {
+  const std::string error = ErrorOf("name: \"x\"\ntime_limit_ms: 10 {\n");
+  EXPECT_NE(error.find("bad.textproto:2:"), std::string::npos) << error;
+}
+
+TEST(ScenarioLoaderTest, ReplicationFactorAboveDatacenterSizeNamesLineAndField) {
+  const std::string error =
+      ErrorOf(Replace(BaseScenario(), "replication_factor: 3", "replication_factor: 4"));
+  EXPECT_NE(error.find("bad.textproto:12:"), std::string::npos) << error;
+  EXPECT_NE(error.find("topology.replication.datacenter[0].replication_factor"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("its 3 nodes"), std::string::npos) << error;
+}
+
+TEST(ScenarioLoaderTest, FaultOnUnknownNode) {
+  const std::string error = ErrorOf(BaseScenario("faults { action { at_ms: 5 crash { node: 9 } } }\n"));
+  EXPECT_NE(error.find("faults.action[0].crash.node: no node 9"), std::string::npos) << error;
+}
+
+TEST(ScenarioLoaderTest, SelfContradictions) {
+  EXPECT_NE(ErrorOf(BaseScenario("faults { action { at_ms: 5 partition { side_a: 1 side_b: 1 } } }"))
+                .find("on both sides"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(BaseScenario("replication_typo: 1")).find("replication_typo"), std::string::npos);
+  EXPECT_NE(ErrorOf(Replace(BaseScenario(), "network {", "network { loss: 1.5"))
+                .find("network.loss: must be in [0, 1]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Replace(BaseScenario(), "convict_after_ms: 500", "convict_after_ms: 50"))
+                .find("failure_detector.convict_after_ms: must exceed the heartbeat interval"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(BaseScenario("workload { name: \"w\" ping { clients: 1 requests_per_client: 1 "
+                                 "timeout_ms: 1 datacenter: \"mars\" } }"))
+                .find("no datacenter is named \"mars\""),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(BaseScenario("checks { settle_ms: 30000 }")).find("checks.settle_ms"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(BaseScenario("random_faults { start_ms: 10 end_ms: 5 }"))
+                .find("random_faults.end_ms"),
+            std::string::npos);
+}
+
+TEST(ScenarioLoaderTest, EveryProblemIsReportedNotJustTheFirst) {
+  const std::string error = ErrorOf(BaseScenario(
+      "faults { action { at_ms: 5 crash { node: 9 } } action { at_ms: 6 pause { node: 1 } } }"));
+  EXPECT_NE(error.find("crash.node"), std::string::npos) << error;
+  EXPECT_NE(error.find("pause.duration_ms"), std::string::npos) << error;
+}
+
+TEST(ScenarioLoaderTest, FailureDetectorDefaults) {
+  const LoadedScenario loaded = MustParse(Replace(
+      BaseScenario(), "failure_detector { heartbeat_interval_ms: 100 convict_after_ms: 500 }", ""));
+  EXPECT_EQ(loaded.spec.failure_detector().heartbeat_interval_ms(), 200u);
+  EXPECT_EQ(loaded.spec.failure_detector().convict_after_ms(), 1000u);
+}
+
+}  // namespace
+}  // namespace charybdis::sim

@@ -1,0 +1,133 @@
+#include "sim/sim_storage.h"
+
+#include <gtest/gtest.h>
+
+namespace charybdis::sim {
+namespace {
+
+scenario::StorageProfile Profile() {
+  scenario::StorageProfile profile;
+  profile.mutable_read()->set_min_us(10);
+  profile.mutable_write()->set_min_us(5);
+  profile.mutable_write()->set_jitter_mean_us(20);
+  profile.mutable_sync()->set_min_us(100);
+  return profile;
+}
+
+class SimStorageTest : public ::testing::Test {
+ protected:
+  void RunAll() {
+    while (!simulator_.empty()) simulator_.Step();
+  }
+  void Put(SimStorage& storage, const std::string& key, Durability durability,
+           absl::Status* status = nullptr) {
+    WriteBatch batch;
+    batch.Put(key, "v-" + key);
+    storage.Apply(std::move(batch), durability, [status](absl::Status s) {
+      if (status != nullptr) *status = s;
+    });
+  }
+
+  Simulator simulator_;
+  uint32_t host_ = simulator_.AddHost();
+};
+
+TEST_F(SimStorageTest, SyncedWritesSurviveACrashWithEverythingBeforeThem) {
+  SimStorage storage(simulator_, host_, 0, Random(1), Profile());
+  Put(storage, "a", Durability::kUnsynced);
+  Put(storage, "b", Durability::kSynced);
+  RunAll();
+  storage.Crash();
+  EXPECT_EQ(storage.contents().size(), 2u);
+}
+
+TEST_F(SimStorageTest, ACrashKeepsOnlyAPrefixOfUnsyncedWrites) {
+  int lost_something = 0;
+  for (uint64_t seed = 1; seed <= 50; seed++) {
+    SimStorage storage(simulator_, host_, 0, Random(seed), Profile());
+    Put(storage, "0", Durability::kSynced);
+    for (char c = '1'; c <= '5'; c++) Put(storage, std::string(1, c), Durability::kUnsynced);
+    RunAll();
+    ASSERT_EQ(storage.contents().size(), 6u);
+    storage.Crash();
+    // Whatever survived is the durable write plus writes 1..k, no gaps.
+    const size_t kept = storage.contents().size();
+    ASSERT_GE(kept, 1u);
+    for (size_t i = 0; i < kept; i++) {
+      EXPECT_TRUE(storage.contents().count(std::to_string(i))) << "seed " << seed;
+    }
+    lost_something += kept < 6;
+  }
+  EXPECT_GT(lost_something, 0);
+}
+
+TEST_F(SimStorageTest, FailedWritesReportErrorsAndChangeNothing) {
+  SimStorage storage(simulator_, host_, 0, Random(1), Profile());
+  storage.set_faults(DiskFaults{false, true, 0});
+  absl::Status status;
+  Put(storage, "a", Durability::kSynced, &status);
+  RunAll();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(storage.contents().empty());
+
+  storage.set_faults(DiskFaults{true, false, 0});
+  absl::StatusOr<std::optional<std::string>> read;
+  storage.Get("a", [&](auto result) { read = result; });
+  RunAll();
+  EXPECT_FALSE(read.ok());
+}
+
+TEST_F(SimStorageTest, OperationsCompleteInOrderAfterTheirLatency) {
+  SimStorage storage(simulator_, host_, 0, Random(3), Profile());
+  std::vector<std::string> order;
+  std::vector<Nanos> times;
+  for (int i = 0; i < 20; i++) {
+    WriteBatch batch;
+    batch.Put("k", std::to_string(i));
+    storage.Apply(std::move(batch), Durability::kUnsynced, [&, i](absl::Status) {
+      order.push_back(std::to_string(i));
+      times.push_back(simulator_.now());
+    });
+  }
+  absl::StatusOr<std::optional<std::string>> read;
+  storage.Get("k", [&](auto result) { read = result; });
+  RunAll();
+  ASSERT_EQ(order.size(), 20u);
+  for (int i = 0; i < 20; i++) EXPECT_EQ(order[i], std::to_string(i));
+  EXPECT_GE(times.front(), 5 * kMicrosecond);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(**read, "19");  // the read queued behind every write
+}
+
+TEST_F(SimStorageTest, ScanHonoursBoundsAndLimit) {
+  SimStorage storage(simulator_, host_, 0, Random(1), Profile());
+  for (const char* key : {"a", "b", "c", "d"}) Put(storage, key, Durability::kUnsynced);
+  WriteBatch remove;
+  remove.Delete("c");
+  storage.Apply(std::move(remove), Durability::kUnsynced, [](absl::Status) {});
+  std::vector<KeyValue> rows, limited;
+  storage.Scan("b", "", 10, [&](auto result) { rows = *result; });
+  storage.Scan("a", "d", 1, [&](auto result) { limited = *result; });
+  RunAll();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key, "b");
+  EXPECT_EQ(rows[1].key, "d");
+  ASSERT_EQ(limited.size(), 1u);
+  EXPECT_EQ(limited[0], (KeyValue{"a", "v-a"}));
+}
+
+TEST_F(SimStorageTest, CompletionsOfACrashedLifeNeverRun) {
+  SimStorage storage(simulator_, host_, 0, Random(1), Profile());
+  bool called = false;
+  WriteBatch batch;
+  batch.Put("a", "1");
+  storage.Apply(std::move(batch), Durability::kSynced, [&](absl::Status) { called = true; });
+  simulator_.Crash(host_);
+  storage.Crash();
+  RunAll();
+  EXPECT_FALSE(called);
+  EXPECT_TRUE(storage.contents().empty());
+}
+
+}  // namespace
+}  // namespace charybdis::sim
