@@ -152,9 +152,13 @@ void Cluster::FailDisk(NodeId id, DiskFaults faults, Nanos duration) {
                    faults.fail_writes ? " fails writes" : "", " +",
                    faults.extra_latency / kMicrosecond, "us for ", duration / kMillisecond, "ms"));
   node(id).set_disk_faults(faults);
+  // Only the latest disk fault of a node may end it.
+  const uint64_t epoch = ++disk_fault_epochs_[id];
   simulator_.Schedule(simulator_.now() + duration,
                       EventTag{EventKind::kFault, node(id).host(), 0, 2}, /*bound=*/false,
-                      [this, id] { node(id).set_disk_faults(DiskFaults{}); });
+                      [this, id, epoch] {
+                        if (disk_fault_epochs_[id] == epoch) node(id).set_disk_faults(DiskFaults{});
+                      });
 }
 
 }  // namespace charybdis::sim

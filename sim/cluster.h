@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,7 @@ class Cluster {
   SimNetwork network_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   std::vector<std::string> fault_log_;
+  std::map<NodeId, uint64_t> disk_fault_epochs_;
 };
 
 }  // namespace charybdis::sim

@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "sim/options.h"
 #include "sim/report.h"
 #include "sim/run.h"
+#include "sim/trace_diff.h"
 
 namespace charybdis::sim {
 namespace {
@@ -44,19 +44,8 @@ std::string TraceOf(const LoadedScenario& scenario, uint64_t seed) {
 
 // Runs the seed twice more with tracing and names the first event where the
 // two runs part.
-std::string FirstDivergence(const LoadedScenario& scenario, uint64_t seed) {
-  std::istringstream first(TraceOf(scenario, seed));
-  std::istringstream second(TraceOf(scenario, seed));
-  std::string a, b;
-  for (uint64_t line = 1;; line++) {
-    const bool more_a = static_cast<bool>(std::getline(first, a));
-    const bool more_b = static_cast<bool>(std::getline(second, b));
-    if (!more_a && !more_b) return "the traced reruns agreed (the divergence is not in the trace)";
-    if (a != b || more_a != more_b) {
-      return absl::StrCat("first divergence at trace line ", line, ":\n    run 1: ",
-                          more_a ? a : "(end)", "\n    run 2: ", more_b ? b : "(end)");
-    }
-  }
+std::string TracedDivergence(const LoadedScenario& scenario, uint64_t seed) {
+  return FirstDivergence(TraceOf(scenario, seed), TraceOf(scenario, seed));
 }
 
 int64_t MillisSince(std::chrono::steady_clock::time_point start) {
@@ -149,7 +138,7 @@ int Main(const std::vector<std::string>& args) {
         if (again.trace_hash != result.trace_hash || again.events != result.events) {
           code = kExitNondeterministic;
           why = absl::StrCat("nondeterministic: trace_hash ", HexHash(result.trace_hash), " then ",
-                             HexHash(again.trace_hash), "; ", FirstDivergence(scenario, seed));
+                             HexHash(again.trace_hash), "; ", TracedDivergence(scenario, seed));
         }
       }
       std::cout << SummaryLine(result, wall_ms) << "\n";

@@ -51,7 +51,13 @@ std::string Summary(const RunResult& result) {
   std::string text = absl::StrCat("  world: ", result.details["world"].get<std::string>(), "\n");
   const auto& faults = result.details["faults"];
   absl::StrAppend(&text, "  faults applied: ", faults.size(), "\n");
-  for (const auto& fault : faults) absl::StrAppend(&text, "    ", fault.get<std::string>(), "\n");
+  constexpr size_t kFaultsShown = 30;
+  for (size_t i = 0; i < faults.size() && i < kFaultsShown; i++) {
+    absl::StrAppend(&text, "    ", faults[i].get<std::string>(), "\n");
+  }
+  if (faults.size() > kFaultsShown) {
+    absl::StrAppend(&text, "    ... ", faults.size() - kFaultsShown, " more in --report\n");
+  }
   for (const CheckResult& check : result.checks) {
     absl::StrAppend(&text, "  check ", check.name, ": ", check.passed ? "passed" : "FAILED",
                     check.detail.empty() ? "" : " (", check.detail, check.detail.empty() ? "" : ")",
