@@ -1,0 +1,126 @@
+#include "core/data/partition.h"
+
+#include <algorithm>
+
+#include "core/murmur3.h"
+
+namespace charybdis {
+
+std::optional<Timestamp> Row::NewestTimestamp() const {
+  std::optional<Timestamp> newest = tombstone;
+  for (const auto& [column, cell] : cells) {
+    if (!newest || cell.timestamp > *newest) newest = cell.timestamp;
+  }
+  return newest;
+}
+
+void Partition::Merge(const Partition& other) {
+  for (const auto& [key, incoming] : other.rows) {
+    Row& row = rows[key];
+    if (incoming.tombstone && (!row.tombstone || *incoming.tombstone > *row.tombstone)) {
+      row.tombstone = incoming.tombstone;
+    }
+    for (const auto& [column, cell] : incoming.cells) {
+      auto [it, inserted] = row.cells.emplace(column, cell);
+      if (!inserted) it->second = Reconcile(it->second, cell);
+    }
+  }
+}
+
+void Partition::Compact() {
+  for (auto& [key, row] : rows) {
+    if (!row.tombstone) continue;
+    std::erase_if(row.cells, [&](const auto& entry) { return entry.second.timestamp <= *row.tombstone; });
+  }
+}
+
+Partition Partition::Missing(const Partition& other) const {
+  Partition missing;
+  for (const auto& [key, theirs] : other.rows) {
+    auto mine = rows.find(key);
+    Row delta;
+    const std::optional<Timestamp> my_tombstone =
+        mine == rows.end() ? std::nullopt : mine->second.tombstone;
+    if (theirs.tombstone && (!my_tombstone || *theirs.tombstone > *my_tombstone)) {
+      delta.tombstone = theirs.tombstone;
+    }
+    for (const auto& [column, cell] : theirs.cells) {
+      const Cell* my_cell = nullptr;
+      if (mine != rows.end()) {
+        auto it = mine->second.cells.find(column);
+        if (it != mine->second.cells.end()) my_cell = &it->second;
+      }
+      if (my_cell == nullptr || CompareForMerge(cell, *my_cell) > 0) delta.cells[column] = cell;
+    }
+    if (delta.tombstone || !delta.cells.empty()) missing.rows[key] = std::move(delta);
+  }
+  return missing;
+}
+
+Partition Partition::FromProto(const PartitionData& data) {
+  Partition partition;
+  for (const RowData& row_data : data.rows()) {
+    Row& row = partition.rows[row_data.clustering_key()];
+    if (row_data.has_tombstone()) row.tombstone = row_data.tombstone_timestamp();
+    for (const CellData& cell : row_data.cells()) {
+      row.cells[cell.column()] =
+          Cell{cell.timestamp(), cell.tombstone(), cell.value(), cell.expiry(), cell.ttl_seconds()};
+    }
+  }
+  return partition;
+}
+
+void Partition::ToProto(PartitionData* data) const {
+  for (const auto& [key, row] : rows) {
+    RowData* row_data = data->add_rows();
+    row_data->set_clustering_key(key);
+    if (row.tombstone) {
+      row_data->set_has_tombstone(true);
+      row_data->set_tombstone_timestamp(*row.tombstone);
+    }
+    for (const auto& [column, cell] : row.cells) {
+      CellData* cell_data = row_data->add_cells();
+      cell_data->set_column(column);
+      cell_data->set_timestamp(cell.timestamp);
+      cell_data->set_tombstone(cell.tombstone);
+      cell_data->set_value(cell.value);
+      cell_data->set_expiry(cell.expiry);
+      cell_data->set_ttl_seconds(cell.ttl_seconds);
+    }
+  }
+}
+
+namespace {
+
+void AppendFixed64(std::string& out, uint64_t value) {
+  for (int i = 0; i < 8; i++) out.push_back(static_cast<char>(value >> (8 * i)));
+}
+
+void AppendBytes(std::string& out, const std::string& bytes) {
+  AppendFixed64(out, bytes.size());
+  out += bytes;
+}
+
+}  // namespace
+
+uint64_t Digest(const Partition& partition) {
+  // A canonical encoding (maps are ordered), hashed once.
+  std::string encoded;
+  for (const auto& [key, row] : partition.rows) {
+    AppendBytes(encoded, key);
+    encoded.push_back(row.tombstone ? 'T' : 't');
+    AppendFixed64(encoded, static_cast<uint64_t>(row.tombstone.value_or(0)));
+    AppendFixed64(encoded, row.cells.size());
+    for (const auto& [column, cell] : row.cells) {
+      AppendBytes(encoded, column);
+      AppendFixed64(encoded, static_cast<uint64_t>(cell.timestamp));
+      encoded.push_back(cell.tombstone ? 'D' : 'L');
+      AppendBytes(encoded, cell.value);
+      AppendFixed64(encoded, static_cast<uint64_t>(cell.expiry));
+      AppendFixed64(encoded, cell.ttl_seconds);
+    }
+  }
+  return CassandraMurmur3(encoded).low;
+}
+
+}  // namespace charybdis

@@ -1,0 +1,179 @@
+#include "core/data/storage_codec.h"
+
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "core/murmur3.h"
+
+namespace charybdis::storage_codec {
+
+namespace {
+
+constexpr char kDataTag = 'd';
+constexpr char kRowTombstoneTag = 'r';
+constexpr char kCellTag = 'c';
+
+void AppendEscaped(std::string& out, std::string_view component) {
+  for (char c : component) {
+    out.push_back(c);
+    if (c == '\0') out.push_back('\xff');
+  }
+  out.push_back('\0');
+  out.push_back('\x01');
+}
+
+void AppendBigEndian64(std::string& out, uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(value >> shift));
+}
+
+// Signed timestamps in byte order: flip the sign bit.
+uint64_t Biased(Timestamp timestamp) {
+  return static_cast<uint64_t>(timestamp) ^ (uint64_t{1} << 63);
+}
+
+std::string EncodeCellValue(const Cell& cell) {
+  std::string value;
+  value.push_back(cell.tombstone ? 'D' : 'L');
+  AppendBigEndian64(value, static_cast<uint64_t>(cell.expiry));
+  AppendBigEndian64(value, cell.ttl_seconds);
+  value += cell.value;
+  return value;
+}
+
+// Reads the components of a stored key in turn.
+class KeyReader {
+ public:
+  explicit KeyReader(std::string_view key) : rest_(key) {}
+
+  bool Tag(char* tag) {
+    if (rest_.empty()) return false;
+    *tag = rest_.front();
+    rest_.remove_prefix(1);
+    return true;
+  }
+  bool Escaped(std::string* out) {
+    out->clear();
+    while (rest_.size() >= 2) {
+      const char c = rest_[0];
+      if (c != '\0') {
+        out->push_back(c);
+        rest_.remove_prefix(1);
+      } else if (rest_[1] == '\xff') {
+        out->push_back('\0');
+        rest_.remove_prefix(2);
+      } else if (rest_[1] == '\x01') {
+        rest_.remove_prefix(2);
+        return true;
+      } else {
+        return false;
+      }
+    }
+    return false;
+  }
+  bool BigEndian64(uint64_t* value) {
+    if (rest_.size() < 8) return false;
+    *value = 0;
+    for (int i = 0; i < 8; i++) *value = (*value << 8) | static_cast<unsigned char>(rest_[i]);
+    rest_.remove_prefix(8);
+    return true;
+  }
+  bool done() const { return rest_.empty(); }
+
+ private:
+  std::string_view rest_;
+};
+
+uint64_t ReadBigEndian64(std::string_view bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; i++) value = (value << 8) | static_cast<unsigned char>(bytes[i]);
+  return value;
+}
+
+absl::Status Corrupt(const KeyValue& entry) {
+  return absl::DataLossError(absl::StrCat("undecodable stored key of ", entry.key.size(), " bytes"));
+}
+
+}  // namespace
+
+std::string PartitionPrefix(const std::string& table, const std::string& partition_key) {
+  std::string prefix(1, kDataTag);
+  AppendEscaped(prefix, table);
+  AppendEscaped(prefix, partition_key);
+  return prefix;
+}
+
+std::string RowPrefix(const std::string& table, const std::string& partition_key,
+                      const std::string& clustering_key) {
+  std::string prefix = PartitionPrefix(table, partition_key);
+  AppendEscaped(prefix, clustering_key);
+  return prefix;
+}
+
+std::string PrefixEnd(const std::string& prefix) {
+  std::string end = prefix;
+  while (!end.empty() && end.back() == '\xff') end.pop_back();
+  if (!end.empty()) end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
+  return end;  // empty: no upper bound
+}
+
+void AddMutation(const std::string& table, const std::string& partition_key,
+                 const Partition& partition, WriteBatch& batch) {
+  for (const auto& [clustering_key, row] : partition.rows) {
+    const std::string row_prefix = RowPrefix(table, partition_key, clustering_key);
+    if (row.tombstone) {
+      std::string key = row_prefix;
+      key.push_back(kRowTombstoneTag);
+      AppendBigEndian64(key, Biased(*row.tombstone));
+      batch.Put(std::move(key), "");
+    }
+    for (const auto& [column, cell] : row.cells) {
+      std::string value = EncodeCellValue(cell);
+      std::string key = row_prefix;
+      key.push_back(kCellTag);
+      AppendEscaped(key, column);
+      AppendBigEndian64(key, Biased(cell.timestamp));
+      AppendBigEndian64(key, CassandraMurmur3(value).low);
+      batch.Put(std::move(key), std::move(value));
+    }
+  }
+}
+
+absl::StatusOr<Partition> DecodeScan(const std::vector<KeyValue>& stored) {
+  Partition partition;
+  std::string table, partition_key, clustering_key, column;
+  for (const KeyValue& entry : stored) {
+    KeyReader reader(entry.key);
+    char tag = 0;
+    if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table) ||
+        !reader.Escaped(&partition_key) || !reader.Escaped(&clustering_key) || !reader.Tag(&tag)) {
+      return Corrupt(entry);
+    }
+    Row& row = partition.rows[clustering_key];
+    uint64_t biased = 0;
+    if (tag == kRowTombstoneTag) {
+      if (!reader.BigEndian64(&biased) || !reader.done()) return Corrupt(entry);
+      const auto timestamp = static_cast<Timestamp>(biased ^ (uint64_t{1} << 63));
+      if (!row.tombstone || timestamp > *row.tombstone) row.tombstone = timestamp;
+    } else if (tag == kCellTag) {
+      uint64_t hash = 0;
+      if (!reader.Escaped(&column) || !reader.BigEndian64(&biased) || !reader.BigEndian64(&hash) ||
+          !reader.done() || entry.value.size() < 17) {
+        return Corrupt(entry);
+      }
+      const std::string_view value = entry.value;
+      Cell cell;
+      cell.timestamp = static_cast<Timestamp>(biased ^ (uint64_t{1} << 63));
+      cell.tombstone = value[0] == 'D';
+      cell.expiry = static_cast<Timestamp>(ReadBigEndian64(value.substr(1)));
+      cell.ttl_seconds = static_cast<uint32_t>(ReadBigEndian64(value.substr(9)));
+      cell.value = std::string(value.substr(17));
+      auto [it, inserted] = row.cells.emplace(column, cell);
+      if (!inserted) it->second = Reconcile(it->second, cell);
+    } else {
+      return Corrupt(entry);
+    }
+  }
+  return partition;
+}
+
+}  // namespace charybdis::storage_codec

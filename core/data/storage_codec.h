@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/data/partition.h"
+#include "core/storage.h"
+
+namespace charybdis {
+
+// How a shard keeps table data in its ordered key-value storage.
+//
+// Every version of every cell (and every row tombstone) is its own key, as
+// in an LSM tree: a write is a blind put, never a read-modify-write, so
+// concurrent writes to one cell cannot lose each other, and replaying the
+// same mutation (a hint, a duplicate message) writes the same keys again.
+// Reads scan the partition (or row) and reconcile the versions.
+//
+//   'd' esc(table) esc(partition key) esc(clustering key) 'r' be64(ts)
+//   'd' esc(table) esc(partition key) esc(clustering key) 'c' esc(column)
+//       be64(ts) be64(hash of the version)
+//
+// esc() escapes 0x00 as 0x00 0xff and ends with 0x00 0x01, which keeps
+// byte order and makes every component self-delimiting.
+namespace storage_codec {
+
+std::string PartitionPrefix(const std::string& table, const std::string& partition_key);
+std::string RowPrefix(const std::string& table, const std::string& partition_key,
+                      const std::string& clustering_key);
+// The first key after every key that starts with `prefix`.
+std::string PrefixEnd(const std::string& prefix);
+
+// The puts that store `partition` (a mutation) for the given table and key.
+void AddMutation(const std::string& table, const std::string& partition_key,
+                 const Partition& partition, WriteBatch& batch);
+
+// Reconciles the stored versions read by scanning a partition or row
+// prefix. Fails on keys or values this codec did not write.
+absl::StatusOr<Partition> DecodeScan(const std::vector<KeyValue>& stored);
+
+}  // namespace storage_codec
+}  // namespace charybdis

@@ -1,0 +1,158 @@
+#include <gtest/gtest.h>
+
+#include "core/data/cell.h"
+#include "core/data/partition.h"
+#include "core/data/storage_codec.h"
+
+namespace charybdis {
+namespace {
+
+Cell Live(Timestamp timestamp, std::string value, Timestamp expiry = 0, uint32_t ttl = 0) {
+  return Cell{timestamp, false, std::move(value), expiry, ttl};
+}
+Cell Dead(Timestamp timestamp) { return Cell{timestamp, true, "", 0, 0}; }
+
+void ExpectWins(const Cell& winner, const Cell& loser) {
+  EXPECT_GT(CompareForMerge(winner, loser), 0);
+  EXPECT_LT(CompareForMerge(loser, winner), 0);
+  EXPECT_EQ(Reconcile(winner, loser), winner);
+  EXPECT_EQ(Reconcile(loser, winner), winner);
+}
+
+TEST(CellTest, ScyllaTieBreakOrder) {
+  ExpectWins(Live(2, "a"), Live(1, "z"));            // newer timestamp
+  ExpectWins(Dead(5), Live(5, "z"));                 // tombstone at a tie
+  ExpectWins(Live(5, "a", 100, 10), Live(5, "z"));   // expiring beats non-expiring
+  ExpectWins(Live(5, "a", 200, 10), Live(5, "z", 100, 10));  // later expiry
+  ExpectWins(Live(5, "\x90"), Live(5, "\x10"));      // larger value, unsigned bytes
+  ExpectWins(Live(5, "b"), Live(5, "ab"));
+  ExpectWins(Live(5, "a", 100, 5), Live(5, "a", 100, 10));  // shorter TTL
+  EXPECT_EQ(CompareForMerge(Live(5, "a"), Live(5, "a")), 0);
+}
+
+TEST(CellTest, ExpiredCellsReadAsDeleted) {
+  EXPECT_TRUE(Live(1, "a", 100, 1).LiveAt(99));
+  EXPECT_FALSE(Live(1, "a", 100, 1).LiveAt(100));
+  EXPECT_FALSE(Dead(1).LiveAt(0));
+  EXPECT_TRUE(Live(1, "a").LiveAt(1'000'000'000));
+}
+
+Partition OneCell(const std::string& ck, const std::string& column, Cell cell) {
+  Partition partition;
+  partition.rows[ck].cells[column] = std::move(cell);
+  return partition;
+}
+
+TEST(PartitionTest, MergeIsCommutativeAssociativeAndIdempotent) {
+  const Partition a = OneCell("r", "x", Live(1, "a"));
+  const Partition b = OneCell("r", "x", Live(2, "b"));
+  Partition c = OneCell("r", "y", Dead(3));
+  c.rows["r"].tombstone = 1;
+
+  Partition ab = a, ba = b;
+  ab.Merge(b);
+  ba.Merge(a);
+  EXPECT_EQ(ab, ba);
+  Partition ab_c = ab, bc = b, a_bc = a;
+  ab_c.Merge(c);
+  bc.Merge(c);
+  a_bc.Merge(bc);
+  EXPECT_EQ(ab_c, a_bc);
+  Partition twice = ab_c;
+  twice.Merge(ab_c);
+  EXPECT_EQ(twice, ab_c);
+  EXPECT_EQ(ab_c.rows["r"].cells["x"].value, "b");
+}
+
+TEST(PartitionTest, RowTombstoneShadowsOlderCellsOnly) {
+  Partition partition = OneCell("r", "old", Live(5, "a"));
+  partition.rows["r"].cells["new"] = Live(7, "b");
+  partition.rows["r"].tombstone = 5;
+  partition.Compact();
+  EXPECT_EQ(partition.rows["r"].cells.count("old"), 0u);
+  EXPECT_EQ(partition.rows["r"].cells.count("new"), 1u);
+  EXPECT_EQ(partition.rows["r"].NewestTimestamp(), 7);
+}
+
+TEST(PartitionTest, MissingIsWhatBringsAReplicaUpToDate) {
+  Partition stale = OneCell("r", "x", Live(1, "old"));
+  Partition fresh = OneCell("r", "x", Live(2, "new"));
+  fresh.rows["s"].tombstone = 4;
+  fresh.rows["r"].cells["same"] = Live(1, "v");
+  stale.rows["r"].cells["same"] = Live(1, "v");
+  const Partition delta = stale.Missing(fresh);
+  EXPECT_EQ(delta.rows.at("r").cells.size(), 1u);
+  EXPECT_EQ(delta.rows.at("r").cells.at("x").value, "new");
+  EXPECT_EQ(delta.rows.at("s").tombstone, 4);
+  Partition repaired = stale;
+  repaired.Merge(delta);
+  EXPECT_EQ(Digest(repaired), Digest(fresh));
+  EXPECT_TRUE(fresh.Missing(stale).empty());
+}
+
+TEST(PartitionTest, DigestSeesEveryDifference) {
+  const Partition base = OneCell("r", "x", Live(1, "a"));
+  EXPECT_EQ(Digest(base), Digest(OneCell("r", "x", Live(1, "a"))));
+  EXPECT_NE(Digest(base), Digest(OneCell("r", "x", Live(2, "a"))));
+  EXPECT_NE(Digest(base), Digest(OneCell("r", "x", Live(1, "b"))));
+  EXPECT_NE(Digest(base), Digest(OneCell("r", "y", Live(1, "a"))));
+  EXPECT_NE(Digest(base), Digest(OneCell("s", "x", Live(1, "a"))));
+  EXPECT_NE(Digest(base), Digest(OneCell("r", "x", Dead(1))));
+  Partition with_tombstone = base;
+  with_tombstone.rows["r"].tombstone = 0;
+  EXPECT_NE(Digest(base), Digest(with_tombstone));
+}
+
+TEST(PartitionTest, ProtoRoundTrip) {
+  Partition partition = OneCell("r", "x", Live(1, std::string("a\0b", 3), 50, 3));
+  partition.rows["s"].tombstone = -7;
+  partition.rows["s"].cells["y"] = Dead(9);
+  PartitionData data;
+  partition.ToProto(&data);
+  EXPECT_EQ(Partition::FromProto(data), partition);
+}
+
+TEST(StorageCodecTest, StoredVersionsReconcileOnRead) {
+  WriteBatch batch;
+  const std::string pk("p\0k", 3);
+  storage_codec::AddMutation("t", pk, OneCell("r", "x", Live(1, "old")), batch);
+  storage_codec::AddMutation("t", pk, OneCell("r", "x", Live(3, "new")), batch);
+  Partition deletion;
+  deletion.rows["r"].tombstone = 2;
+  deletion.rows[std::string("\0", 1)].cells["z"] = Dead(4);
+  storage_codec::AddMutation("t", pk, deletion, batch);
+  // The same mutation twice writes the same key: replays are idempotent.
+  storage_codec::AddMutation("t", pk, OneCell("r", "x", Live(3, "new")), batch);
+  EXPECT_EQ(batch.operations[1].key, batch.operations[4].key);
+
+  std::vector<KeyValue> stored;
+  for (const auto& operation : batch.operations) stored.push_back({operation.key, *operation.value});
+  std::sort(stored.begin(), stored.end(), [](auto& a, auto& b) { return a.key < b.key; });
+  const std::string prefix = storage_codec::PartitionPrefix("t", pk);
+  for (const KeyValue& entry : stored) {
+    EXPECT_EQ(entry.key.compare(0, prefix.size(), prefix), 0);
+    EXPECT_LT(entry.key, storage_codec::PrefixEnd(prefix));
+  }
+  absl::StatusOr<Partition> read = storage_codec::DecodeScan(stored);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->rows.at("r").cells.at("x").value, "new");
+  EXPECT_EQ(read->rows.at("r").tombstone, 2);
+  EXPECT_TRUE(read->rows.at(std::string("\0", 1)).cells.at("z").tombstone);
+}
+
+TEST(StorageCodecTest, PrefixesDoNotCaptureOtherKeys) {
+  // "a" must not capture keys of partition "a\0..." or "ab".
+  const std::string a = storage_codec::PartitionPrefix("t", "a");
+  for (const std::string& other : {std::string("ab"), std::string("a\0", 2), std::string("")}) {
+    const std::string key = storage_codec::RowPrefix("t", other, "r");
+    EXPECT_FALSE(key >= a && key < storage_codec::PrefixEnd(a)) << other.size();
+  }
+}
+
+TEST(StorageCodecTest, CorruptDataIsAnError) {
+  EXPECT_FALSE(storage_codec::DecodeScan({{"xyz", ""}}).ok());
+  EXPECT_FALSE(storage_codec::DecodeScan({{storage_codec::RowPrefix("t", "p", "r") + "c", "L"}}).ok());
+}
+
+}  // namespace
+}  // namespace charybdis
