@@ -8,8 +8,8 @@
 namespace charybdis {
 
 FailureDetector::FailureDetector(ShardEnv env, std::vector<NodeId> peers,
-                                 FailureDetectorOptions options)
-    : env_(env), options_(options) {
+                                 FailureDetectorOptions options, OnChange on_change)
+    : env_(env), options_(options), on_change_(std::move(on_change)) {
   CHARYBDIS_ASSERT(options.heartbeat_interval > 0);
   CHARYBDIS_ASSERT(options.convict_after > options.heartbeat_interval);
   for (NodeId peer : peers) {
@@ -60,6 +60,7 @@ void FailureDetector::OnGenerationRead(
 void FailureDetector::Tick() {
   SendHeartbeats();
   ConvictSilentPeers();
+  NotifyIfChanged();
   env_.clock->After(options_.heartbeat_interval, [this] { Tick(); });
 }
 
@@ -93,7 +94,17 @@ void FailureDetector::OnHeartbeat(NodeId from, const Heartbeat& heartbeat) {
   if (heartbeat.generation() < peer.generation) return;
   peer.generation = heartbeat.generation();
   peer.last_heard = env_.clock->Now();
-  peer.up = true;
+  if (!peer.up) {
+    peer.up = true;
+    NotifyIfChanged();
+  }
+}
+
+void FailureDetector::NotifyIfChanged() {
+  std::vector<NodeId> live = LiveNodes();
+  if (live == last_reported_) return;
+  last_reported_ = std::move(live);
+  if (on_change_) on_change_(last_reported_);
 }
 
 bool FailureDetector::IsUp(NodeId node) const {

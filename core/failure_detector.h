@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -22,8 +23,11 @@ struct FailureDetectorOptions {
 // convict_after on this node's clock.
 class FailureDetector {
  public:
-  FailureDetector(ShardEnv env, std::vector<NodeId> peers,
-                  FailureDetectorOptions options);
+  // `on_change` gets the new LiveNodes() whenever they change.
+  using OnChange = std::function<void(const std::vector<NodeId>& live)>;
+
+  FailureDetector(ShardEnv env, std::vector<NodeId> peers, FailureDetectorOptions options,
+                  OnChange on_change);
   FailureDetector(const FailureDetector&) = delete;
   FailureDetector& operator=(const FailureDetector&) = delete;
 
@@ -50,9 +54,12 @@ class FailureDetector {
   void Tick();
   void SendHeartbeats();
   void ConvictSilentPeers();
+  void NotifyIfChanged();
 
   ShardEnv env_;
   FailureDetectorOptions options_;
+  OnChange on_change_;
+  std::vector<NodeId> last_reported_;
   std::map<NodeId, Peer> peers_;
   uint64_t generation_ = 0;
   uint64_t sequence_ = 0;

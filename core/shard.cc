@@ -4,18 +4,35 @@
 
 namespace charybdis {
 
-Shard::Shard(ShardEnv env, const NodeConfig& config) : env_(env) {
+Shard::Shard(ShardEnv env, const NodeConfig& config)
+    : env_(env),
+      config_(config),
+      replica_(env, metrics_),
+      hints_(env, config, liveness_, metrics_),
+      coordinator_(env, config, liveness_, metrics_, hints_) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
   CHARYBDIS_ASSERT(env.self.shard < config.shards);
   if (env.self.shard == 0) {
-    failure_detector_ = std::make_unique<FailureDetector>(env, config.peers,
-                                                          config.failure_detector);
+    failure_detector_ = std::make_unique<FailureDetector>(
+        env, config.peers, config.failure_detector,
+        [this](const std::vector<NodeId>& live) { OnLiveNodes(live); });
   }
   env_.network->SetReceiver([this](const Envelope& message) { OnMessage(message); });
 }
 
 void Shard::Start() {
+  hints_.Start();
   if (failure_detector_) failure_detector_->Start();
+}
+
+void Shard::OnLiveNodes(const std::vector<NodeId>& live) {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  for (ShardId shard = 1; shard < config_.shards; shard++) {
+    Envelope update;
+    for (NodeId node : live) update.mutable_liveness()->add_up(node);
+    env_.network->Send(Address{env_.self.node, shard}, std::move(update));
+  }
+  for (NodeId node : liveness_.Update(live, env_.clock->Now())) hints_.OnTargetUp(node);
 }
 
 void Shard::OnMessage(const Envelope& message) {
@@ -27,10 +44,36 @@ void Shard::OnMessage(const Envelope& message) {
       CHARYBDIS_ASSERT(failure_detector_ != nullptr);
       failure_detector_->OnHeartbeat(message.from_node(), message.heartbeat());
       return;
+    case Envelope::kLiveness: {
+      CHARYBDIS_ASSERT(message.from_node() == env_.self.node);
+      const std::vector<NodeId> live(message.liveness().up().begin(), message.liveness().up().end());
+      for (NodeId node : liveness_.Update(live, env_.clock->Now())) hints_.OnTargetUp(node);
+      return;
+    }
     case Envelope::kPing:
       AnswerPing(message);
       return;
+    case Envelope::kClientRequest:
+      coordinator_.OnClientRequest(message);
+      return;
+    case Envelope::kReplicaWrite:
+      replica_.OnWrite(message);
+      return;
+    case Envelope::kReplicaRead:
+      replica_.OnRead(message);
+      return;
+    case Envelope::kReplicaWriteAck:
+      if (HintManager::IsHintRequest(message.replica_write_ack().request_id())) {
+        hints_.OnAck(message.replica_write_ack().request_id(), message.replica_write_ack().ok());
+      } else {
+        coordinator_.OnWriteAck(message);
+      }
+      return;
+    case Envelope::kReplicaReadResponse:
+      coordinator_.OnReadResponse(message);
+      return;
     case Envelope::kPong:
+    case Envelope::kClientResponse:
     case Envelope::BODY_NOT_SET:
       break;
   }
@@ -42,8 +85,7 @@ void Shard::AnswerPing(const Envelope& message) {
   Pong* pong = reply.mutable_pong();
   pong->set_request_id(message.ping().request_id());
   pong->set_payload(message.ping().payload());
-  env_.network->Send(Address{message.from_node(), message.from_shard()},
-                     std::move(reply));
+  env_.network->Send(Address{message.from_node(), message.from_shard()}, std::move(reply));
 }
 
 }  // namespace charybdis

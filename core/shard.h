@@ -3,21 +3,20 @@
 #include <memory>
 #include <vector>
 
+#include "core/coordinator/coordinator.h"
 #include "core/failure_detector.h"
+#include "core/hints/hint_manager.h"
+#include "core/liveness.h"
+#include "core/metrics.h"
+#include "core/node_config.h"
+#include "core/replica/replica.h"
 #include "core/shard_env.h"
 
 namespace charybdis {
 
-struct NodeConfig {
-  NodeId id = 0;
-  // Every other node of the cluster.
-  std::vector<NodeId> peers;
-  uint32_t shards = 1;
-  FailureDetectorOptions failure_detector;
-};
-
-// One shard of a node: receives its messages and runs the services it owns.
-// Shard 0 also runs the failure detector.
+// One shard of a node: receives its messages and runs the services it owns
+// (replica, coordinator, hints). Shard 0 also runs the failure detector and
+// tells the other shards of the node who is up.
 class Shard {
  public:
   Shard(ShardEnv env, const NodeConfig& config);
@@ -27,12 +26,21 @@ class Shard {
   void Start();
   // Null on shards other than 0.
   const FailureDetector* failure_detector() const { return failure_detector_.get(); }
+  const ShardMetrics& metrics() const { return metrics_; }
+  const LivenessView& liveness() const { return liveness_; }
 
  private:
   void OnMessage(const Envelope& message);
   void AnswerPing(const Envelope& message);
+  void OnLiveNodes(const std::vector<NodeId>& live);
 
   ShardEnv env_;
+  const NodeConfig& config_;
+  ShardMetrics metrics_;
+  LivenessView liveness_;
+  Replica replica_;
+  HintManager hints_;
+  Coordinator coordinator_;
   std::unique_ptr<FailureDetector> failure_detector_;
 };
 

@@ -36,12 +36,13 @@ class TokenRing {
     NodeId node;
   };
   const std::vector<VnodeToken>& tokens() const { return tokens_; }
+  const ClusterLayout& layout() const { return layout_; }
 
  private:
   std::vector<NodeId> WalkSimple(size_t start) const;
   std::vector<NodeId> WalkNetworkTopology(size_t start) const;
 
-  const ClusterLayout& layout_;
+  ClusterLayout layout_;
   uint32_t total_replication_factor_ = 0;
   std::vector<VnodeToken> tokens_;                 // sorted by token
   std::vector<std::vector<NodeId>> replicas_;      // per entry of tokens_

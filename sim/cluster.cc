@@ -27,6 +27,44 @@ std::vector<std::vector<scenario::Latency>> LatencyMatrix(const Topology& topolo
   return matrix;
 }
 
+CoordinatorOptions CoordinatorOptionsOf(const scenario::CoordinatorConfig& config) {
+  CoordinatorOptions options;
+  if (config.write_timeout_ms()) options.write_timeout = config.write_timeout_ms() * kMillisecond;
+  if (config.read_timeout_ms()) options.read_timeout = config.read_timeout_ms() * kMillisecond;
+  if (config.speculative_retry_percentile() > 0) {
+    options.speculative_retry_percentile = config.speculative_retry_percentile();
+  }
+  if (config.disable_speculative_retry()) options.speculative_retry_percentile = 0;
+  options.hinted_handoff = !config.disable_hinted_handoff();
+  if (config.max_hint_window_ms()) options.max_hint_window = config.max_hint_window_ms() * kMillisecond;
+  if (config.hint_replay_parallelism()) options.hint_replay_parallelism = config.hint_replay_parallelism();
+  if (config.hint_replay_interval_ms()) {
+    options.hint_replay_interval = config.hint_replay_interval_ms() * kMillisecond;
+  }
+  return options;
+}
+
+ClusterLayout LayoutOf(const Topology& topology, const scenario::Scenario& spec, uint64_t token_seed) {
+  ClusterLayout layout;
+  for (const NodePlacement& placement : topology.nodes) {
+    layout.nodes.push_back(
+        NodeInfo{placement.id, topology.datacenters[placement.datacenter], placement.rack});
+  }
+  layout.shards_per_node = topology.shards_per_node;
+  if (spec.topology().vnodes_per_node()) layout.vnodes_per_node = spec.topology().vnodes_per_node();
+  layout.token_seed = token_seed;
+  const auto& replication = spec.topology().replication();
+  if (replication.strategy() == scenario::Replication::SIMPLE) {
+    layout.replication.strategy = ReplicationConfig::Strategy::kSimple;
+    layout.replication.replication_factor = replication.replication_factor();
+  } else {
+    for (const auto& datacenter : replication.datacenter()) {
+      layout.replication.per_datacenter[datacenter.name()] = datacenter.replication_factor();
+    }
+  }
+  return layout;
+}
+
 NodeClock DrawClock(const scenario::ClockProfile& profile, Random& random) {
   const auto max_offset = static_cast<int64_t>(profile.max_offset_ms()) * kMillisecond;
   const auto max_drift = static_cast<int64_t>(profile.max_drift_ppm());
@@ -49,12 +87,21 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
   FailureDetectorOptions detector;
   detector.heartbeat_interval = spec.failure_detector().heartbeat_interval_ms() * kMillisecond;
   detector.convict_after = spec.failure_detector().convict_after_ms() * kMillisecond;
+  ring_ = std::make_shared<const TokenRing>(LayoutOf(topology_, spec, random.Fork(3).Next()));
+  std::map<std::string, TableSchema> tables;
+  for (const auto& table : spec.schema().table()) {
+    tables[table.name()] =
+        TableSchema{table.name(), std::set<std::string>(table.column().begin(), table.column().end())};
+  }
   Random clocks = random.Fork(2);
   for (const NodePlacement& placement : topology_.nodes) {
     NodeConfig config;
     config.id = placement.id;
     config.shards = topology_.shards_per_node;
     config.failure_detector = detector;
+    config.ring = ring_;
+    config.tables = tables;
+    config.coordinator = CoordinatorOptionsOf(spec.coordinator());
     for (const NodePlacement& peer : topology_.nodes) {
       if (peer.id != placement.id) config.peers.push_back(peer.id);
     }

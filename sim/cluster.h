@@ -33,6 +33,7 @@ class Cluster {
   SimNetwork& network() { return network_; }
   const SimNetwork& network() const { return network_; }
   const Topology& topology() const { return topology_; }
+  const TokenRing& ring() const { return *ring_; }
   // Crashed or paused nodes.
   uint32_t nodes_down() const;
 
@@ -56,6 +57,7 @@ class Cluster {
   Simulator& simulator_;
   Topology topology_;
   Random random_;
+  std::shared_ptr<const TokenRing> ring_;
   SimNetwork network_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   std::vector<std::string> fault_log_;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/coordinator/consistency.h"
 #include "sim/topology.h"
 
 namespace charybdis::sim {
@@ -77,6 +78,9 @@ class Validator {
       CheckFaults();
       CheckRandomFaults();
       CheckSettle();
+      CheckSchema();
+      CheckCoordinator();
+      CheckDataChecks();
     }
     return problems_.text();
   }
@@ -210,9 +214,20 @@ class Validator {
         case scenario::Workload::kPing:
           CheckPing(w, workload.ping());
           break;
-        case scenario::Workload::KIND_NOT_SET:
-          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping { ... })");
+        case scenario::Workload::kKv:
+          CheckKv(w, workload.kv());
           break;
+        case scenario::Workload::KIND_NOT_SET:
+          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping, kv)");
+          break;
+      }
+      if (!workload.after().empty() && !names.count(workload.after())) {
+        problems_.Add({{"workload", w}, {"after"}},
+                      absl::StrCat("no workload named \"", workload.after(),
+                                   "\" is declared before this one"));
+      }
+      if (workload.after() == workload.name() && !workload.name().empty()) {
+        problems_.Add({{"workload", w}, {"after"}}, "a workload cannot wait for itself");
       }
     }
   }
@@ -230,6 +245,103 @@ class Validator {
     }
     if (ping.start_ms() >= spec_.time_limit_ms()) {
       problems_.Add({{"workload", w}, {"ping"}, {"start_ms"}}, "starts after the time limit");
+    }
+  }
+
+  const scenario::Table* FindTable(const std::string& name) const {
+    for (const auto& table : spec_.schema().table()) {
+      if (table.name() == name) return &table;
+    }
+    return nullptr;
+  }
+
+  void CheckKv(int w, const scenario::KvWorkload& kv) {
+    if (kv.clients() == 0) problems_.Add({{"workload", w}, {"kv"}, {"clients"}}, "must be at least 1");
+    if (kv.operations_per_client() == 0 && !kv.sweep_keys()) {
+      problems_.Add({{"workload", w}, {"kv"}, {"operations_per_client"}}, "must be at least 1");
+    }
+    const scenario::Table* table = FindTable(kv.table());
+    if (table == nullptr) {
+      problems_.Add({{"workload", w}, {"kv"}, {"table"}},
+                    absl::StrCat("no table named \"", kv.table(), "\" in the schema"));
+    }
+    if (!IsProbability(kv.read_fraction())) {
+      problems_.Add({{"workload", w}, {"kv"}, {"read_fraction"}}, "must be in [0, 1]");
+    }
+    if (!IsProbability(kv.delete_fraction())) {
+      problems_.Add({{"workload", w}, {"kv"}, {"delete_fraction"}}, "must be in [0, 1]");
+    }
+    if (kv.read_fraction() + kv.delete_fraction() > 1) {
+      problems_.Add({{"workload", w}, {"kv"}, {"delete_fraction"}},
+                    "reads and deletes together exceed every operation");
+    }
+    if (kv.sweep_keys() && kv.key_count() == 0) {
+      problems_.Add({{"workload", w}, {"kv"}, {"key_count"}}, "a key sweep needs key_count");
+    }
+    if (kv.read_after_write() && kv.key_count() != 0) {
+      problems_.Add({{"workload", w}, {"kv"}, {"read_after_write"}},
+                    "reading after every write is for fresh keys (key_count: 0)");
+    }
+    const bool writes = !kv.sweep_keys() && kv.read_fraction() < 1;
+    const bool reads = kv.sweep_keys() || kv.read_fraction() > 0 || kv.read_after_write();
+    if (writes && kv.write_consistency_size() == 0) {
+      problems_.Add({{"workload", w}, {"kv"}, {"write_consistency"}}, "give at least one level for writes");
+    }
+    if (reads && kv.read_consistency_size() == 0) {
+      problems_.Add({{"workload", w}, {"kv"}, {"read_consistency"}}, "give at least one level for reads");
+    }
+    for (int i = 0; i < kv.write_consistency_size(); i++) {
+      const auto level = static_cast<charybdis::ConsistencyLevel>(kv.write_consistency(i));
+      if (absl::Status valid = charybdis::ValidForWrite(level); !valid.ok()) {
+        problems_.Add({{"workload", w}, {"kv"}, {"write_consistency", i}}, std::string(valid.message()));
+      }
+    }
+    for (int i = 0; i < kv.read_consistency_size(); i++) {
+      const auto level = static_cast<charybdis::ConsistencyLevel>(kv.read_consistency(i));
+      if (absl::Status valid = charybdis::ValidForRead(level); !valid.ok()) {
+        problems_.Add({{"workload", w}, {"kv"}, {"read_consistency", i}}, std::string(valid.message()));
+      }
+    }
+    if (!kv.datacenter().empty()) {
+      CheckDatacenterName({{"workload", w}, {"kv"}, {"datacenter"}}, kv.datacenter());
+    }
+    if (kv.start_ms() >= spec_.time_limit_ms()) {
+      problems_.Add({{"workload", w}, {"kv"}, {"start_ms"}}, "starts after the time limit");
+    }
+  }
+
+  void CheckSchema() {
+    std::set<std::string> names;
+    const auto& tables = spec_.schema().table();
+    for (int t = 0; t < tables.size(); t++) {
+      if (tables[t].name().empty()) {
+        problems_.Add({{"schema"}, {"table", t}, {"name"}}, "a table needs a name");
+      } else if (!names.insert(tables[t].name()).second) {
+        problems_.Add({{"schema"}, {"table", t}, {"name"}},
+                      absl::StrCat("table \"", tables[t].name(), "\" is declared twice"));
+      }
+      if (tables[t].column_size() == 0) {
+        problems_.Add({{"schema"}, {"table", t}, {"column"}}, "a table needs at least one column");
+      }
+    }
+  }
+
+  void CheckCoordinator() {
+    const auto& coordinator = spec_.coordinator();
+    const double percentile = coordinator.speculative_retry_percentile();
+    if (percentile < 0 || percentile > 100) {
+      problems_.Add({{"coordinator"}, {"speculative_retry_percentile"}}, "must be in (0, 100]");
+    }
+  }
+
+  void CheckDataChecks() {
+    bool kv = false;
+    for (const auto& workload : spec_.workload()) kv = kv || workload.has_kv();
+    if (spec_.checks().read_your_writes() && !kv) {
+      problems_.Add({{"checks"}, {"read_your_writes"}}, "needs a kv workload to check");
+    }
+    if (spec_.checks().replicas_converge() && spec_.schema().table_size() == 0) {
+      problems_.Add({{"checks"}, {"replicas_converge"}}, "needs a schema with tables");
     }
   }
 

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/liveness.h"
+#include "core/metrics.h"
+#include "core/node_config.h"
+#include "core/shard_env.h"
+#include "core/token.h"
+
+namespace charybdis {
+
+class HintManager;
+
+// What the coordinator's request handlers share on one shard.
+struct CoordinatorContext {
+  ShardEnv env;
+  const NodeConfig& config;
+  LivenessView& liveness;
+  ShardMetrics& metrics;
+  HintManager& hints;
+  std::string local_datacenter;
+  uint64_t last_request_id = 0;
+
+  const TokenRing& ring() const { return *config.ring; }
+  uint64_t NextRequestId() { return ++last_request_id; }
+  // Sends to the shard of `replica` that owns `token`.
+  void SendToReplica(NodeId replica, Token token, Envelope message) {
+    env.network->Send(Address{replica, ShardOf(token, config.shards)}, std::move(message));
+  }
+};
+
+}  // namespace charybdis

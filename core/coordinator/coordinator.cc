@@ -1,0 +1,232 @@
+#include "core/coordinator/coordinator.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/assert.h"
+#include "core/coordinator/read_executor.h"
+#include "core/coordinator/write_handler.h"
+
+namespace charybdis {
+
+Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
+                         ShardMetrics& metrics, HintManager& hints)
+    : context_{env, config, liveness, metrics, hints,
+               config.ring->layout().node(env.self.node).datacenter} {}
+
+void Coordinator::OnClientRequest(const Envelope& message) {
+  const ClientRequest& request = message.client_request();
+  const Address client = request.forwarded()
+                             ? Address{request.reply_node(), request.reply_shard()}
+                             : Address{message.from_node(), message.from_shard()};
+  switch (request.op_case()) {
+    case ClientRequest::kWrite: {
+      const absl::Status table = CheckTable(request.write().table(), request.write().partition_key());
+      if (!table.ok()) return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, std::string(table.message()));
+      if (ForwardIfNotOwner(message, client, TokenOf(request.write().partition_key()))) return;
+      return Write(client, request.request_id(), request.write());
+    }
+    case ClientRequest::kRead: {
+      const absl::Status table = CheckTable(request.read().table(), request.read().partition_key());
+      if (!table.ok()) return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, std::string(table.message()));
+      if (ForwardIfNotOwner(message, client, TokenOf(request.read().partition_key()))) return;
+      return Read(client, request.request_id(), request.read());
+    }
+    case ClientRequest::OP_NOT_SET:
+      break;
+  }
+  Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, "the request has no operation");
+}
+
+absl::Status Coordinator::CheckTable(const std::string& table, const std::string& partition_key) const {
+  if (!context_.config.tables.count(table)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown table \"", table, "\""));
+  }
+  if (partition_key.empty()) return absl::InvalidArgumentError("the partition key may not be empty");
+  return absl::OkStatus();
+}
+
+bool Coordinator::ForwardIfNotOwner(const Envelope& message, const Address& client, Token token) {
+  const ShardId owner = ShardOf(token, context_.config.shards);
+  if (owner == context_.env.self.shard) return false;
+  CHARYBDIS_ASSERT(!message.client_request().forwarded());  // forwarded once, to the owner
+  context_.metrics.cross_shard_ops++;
+  Envelope forward;
+  ClientRequest* request = forward.mutable_client_request();
+  *request = message.client_request();
+  request->set_forwarded(true);
+  request->set_reply_node(client.node);
+  request->set_reply_shard(client.shard);
+  context_.env.network->Send(Address{context_.env.self.node, owner}, std::move(forward));
+  return true;
+}
+
+void Coordinator::Reply(const Address& client, uint64_t client_request_id, ClientResponse response) {
+  response.set_request_id(client_request_id);
+  Envelope message;
+  *message.mutable_client_response() = std::move(response);
+  context_.env.network->Send(client, std::move(message));
+}
+
+void Coordinator::Reject(const Address& client, uint64_t client_request_id,
+                         ClientResponse::Code code, const std::string& why) {
+  if (code == ClientResponse::INVALID_REQUEST) context_.metrics.invalid_requests++;
+  ClientResponse response;
+  response.set_code(code);
+  response.set_message(why);
+  Reply(client, client_request_id, std::move(response));
+}
+
+Timestamp Coordinator::NewTimestamp() {
+  // Strictly increasing on this shard even if the clock steps back.
+  last_timestamp_ = std::max(last_timestamp_ + 1, context_.env.clock->Now() / kMicrosecond);
+  return last_timestamp_;
+}
+
+Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const {
+  Partition mutation;
+  Row& row = mutation.rows[op.clustering_key()];
+  if (op.delete_row()) row.tombstone = timestamp;
+  const Timestamp now_us = context_.env.clock->Now() / kMicrosecond;
+  for (const ColumnValue& put : op.put()) {
+    Cell cell;
+    cell.timestamp = timestamp;
+    cell.value = put.value();
+    if (op.ttl_seconds() > 0) {
+      cell.ttl_seconds = op.ttl_seconds();
+      cell.expiry = now_us + static_cast<Timestamp>(op.ttl_seconds()) * 1'000'000;
+    }
+    row.cells[put.column()] = std::move(cell);
+  }
+  for (const std::string& column : op.delete_column()) {
+    row.cells[column] = Cell{timestamp, true, "", 0, 0};
+  }
+  return mutation;
+}
+
+void Coordinator::Write(const Address& client, uint64_t client_request_id, const WriteOp& op) {
+  const TableSchema& table = context_.config.tables.at(op.table());
+  std::string problem;
+  if (absl::Status valid = ValidForWrite(op.consistency()); !valid.ok()) problem = std::string(valid.message());
+  if (op.put_size() == 0 && op.delete_column_size() == 0 && !op.delete_row()) {
+    problem = "the write puts and deletes nothing";
+  }
+  for (const ColumnValue& put : op.put()) {
+    if (!table.columns.count(put.column())) problem = absl::StrCat("unknown column \"", put.column(), "\"");
+  }
+  for (const std::string& column : op.delete_column()) {
+    if (!table.columns.count(column)) problem = absl::StrCat("unknown column \"", column, "\"");
+  }
+  if (op.timestamp() < 0) problem = "timestamps may not be negative";
+  if (!problem.empty()) return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
+
+  context_.metrics.coordinator_writes++;
+  const Token token = TokenOf(op.partition_key());
+  const std::vector<NodeId>& replicas = context_.ring().ReplicasOf(token);
+  Requirement requirement(op.consistency(), context_.ring(), context_.local_datacenter);
+  std::vector<NodeId> live;
+  for (NodeId replica : replicas) {
+    if (context_.liveness.IsUp(replica)) live.push_back(replica);
+  }
+  const bool hints_can_serve = op.consistency() == CL_ANY && context_.config.coordinator.hinted_handoff;
+  if (!requirement.SatisfiedBy(live) && !hints_can_serve) {
+    context_.metrics.write_unavailable++;
+    ClientResponse response;
+    response.set_code(ClientResponse::UNAVAILABLE);
+    response.set_consistency(op.consistency());
+    response.set_alive(requirement.Counted(live));
+    response.set_blocked_for(requirement.blocked_for());
+    response.set_message("not enough live replicas");
+    return Reply(client, client_request_id, std::move(response));
+  }
+  const Timestamp timestamp = op.timestamp() != 0 ? op.timestamp() : NewTimestamp();
+  PartitionData mutation;
+  mutation.set_table(op.table());
+  mutation.set_partition_key(op.partition_key());
+  MutationOf(op, timestamp).ToProto(&mutation);
+
+  const uint64_t id = context_.NextRequestId();
+  auto handler = std::make_shared<WriteHandler>(
+      context_, id, std::move(requirement), token, replicas, std::move(mutation), timestamp,
+      [this, client, client_request_id](ClientResponse response) {
+        Reply(client, client_request_id, std::move(response));
+      },
+      [this, id] { pending_.erase(id); });
+  Track(id, handler);
+  handler->Start();
+}
+
+std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas,
+                                             const Requirement& requirement) {
+  std::vector<NodeId> targets;
+  for (NodeId replica : replicas) {
+    if (replica != context_.env.self.node && context_.liveness.IsUp(replica) &&
+        requirement.Counts(replica)) {
+      targets.push_back(replica);
+    }
+  }
+  // Fisher-Yates with the shard's own generator: spreads reads evenly.
+  for (size_t i = targets.size(); i > 1; i--) {
+    std::swap(targets[i - 1], targets[context_.env.random->Below(i)]);
+  }
+  const bool self_replica =
+      std::find(replicas.begin(), replicas.end(), context_.env.self.node) != replicas.end();
+  if (self_replica && context_.liveness.IsUp(context_.env.self.node) &&
+      requirement.Counts(context_.env.self.node)) {
+    targets.insert(targets.begin(), context_.env.self.node);
+  }
+  return targets;
+}
+
+void Coordinator::Read(const Address& client, uint64_t client_request_id, const ReadOp& op) {
+  if (absl::Status valid = ValidForRead(op.consistency()); !valid.ok()) {
+    return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, std::string(valid.message()));
+  }
+  context_.metrics.coordinator_reads++;
+  const Token token = TokenOf(op.partition_key());
+  Requirement requirement(op.consistency(), context_.ring(), context_.local_datacenter);
+  std::vector<NodeId> targets = ReadTargets(context_.ring().ReplicasOf(token), requirement);
+  if (targets.size() < requirement.blocked_for()) {
+    context_.metrics.read_unavailable++;
+    ClientResponse response;
+    response.set_code(ClientResponse::UNAVAILABLE);
+    response.set_consistency(op.consistency());
+    response.set_alive(static_cast<uint32_t>(targets.size()));
+    response.set_blocked_for(requirement.blocked_for());
+    response.set_message("not enough live replicas");
+    return Reply(client, client_request_id, std::move(response));
+  }
+  const uint64_t id = context_.NextRequestId();
+  auto executor = std::make_shared<ReadExecutor>(
+      context_, id, std::move(requirement), token, op, std::move(targets),
+      [this, client, client_request_id](ClientResponse response) {
+        Reply(client, client_request_id, std::move(response));
+      },
+      [this, id] { pending_.erase(id); });
+  Track(id, executor);
+  executor->Start();
+}
+
+void Coordinator::Track(uint64_t id, std::shared_ptr<PendingRequest> request) {
+  const bool inserted = pending_.emplace(id, std::move(request)).second;
+  CHARYBDIS_ASSERT(inserted);
+}
+
+void Coordinator::OnWriteAck(const Envelope& message) {
+  const ReplicaWriteAck& ack = message.replica_write_ack();
+  auto it = pending_.find(ack.request_id());
+  if (it == pending_.end()) return;  // late: the request is over
+  // Keep the request alive through the call even if it finishes.
+  std::shared_ptr<PendingRequest> request = it->second;
+  request->OnWriteAck(message.from_node(), ack.ok());
+}
+
+void Coordinator::OnReadResponse(const Envelope& message) {
+  const ReplicaReadResponse& response = message.replica_read_response();
+  auto it = pending_.find(response.request_id());
+  if (it == pending_.end()) return;
+  std::shared_ptr<PendingRequest> request = it->second;
+  request->OnReadResponse(message.from_node(), response);
+}
+
+}  // namespace charybdis

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include "core/coordinator/consistency.h"
+#include "core/coordinator/context.h"
+#include "core/coordinator/pending_request.h"
+#include "core/data/partition.h"
+
+namespace charybdis {
+
+// The coordinator side of the data path on one shard (ScyllaDB's
+// storage_proxy): takes client requests, checks them, forwards them to the
+// shard that owns their token, and runs each as a WriteHandler or a
+// ReadExecutor, to which it routes the replicas' answers.
+class Coordinator {
+ public:
+  Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
+              ShardMetrics& metrics, HintManager& hints);
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  void OnClientRequest(const Envelope& message);
+  void OnWriteAck(const Envelope& message);
+  void OnReadResponse(const Envelope& message);
+
+ private:
+  void Write(const Address& client, uint64_t client_request_id, const WriteOp& op);
+  void Read(const Address& client, uint64_t client_request_id, const ReadOp& op);
+  // Returns true (and forwards) when another shard of this node owns the
+  // token.
+  bool ForwardIfNotOwner(const Envelope& message, const Address& client, Token token);
+  void Reply(const Address& client, uint64_t client_request_id, ClientResponse response);
+  void Reject(const Address& client, uint64_t client_request_id, ClientResponse::Code code,
+              const std::string& why);
+  absl::Status CheckTable(const std::string& table, const std::string& partition_key) const;
+  Timestamp NewTimestamp();
+  // The mutation a write op describes, stamped with `timestamp`.
+  Partition MutationOf(const WriteOp& op, Timestamp timestamp) const;
+  // Live replicas that count for the level, in the order to read them:
+  // this node first if it is one, then the rest in random order.
+  std::vector<NodeId> ReadTargets(const std::vector<NodeId>& replicas,
+                                  const Requirement& requirement);
+  void Track(uint64_t id, std::shared_ptr<PendingRequest> request);
+
+  CoordinatorContext context_;
+  Timestamp last_timestamp_ = 0;
+  std::map<uint64_t, std::shared_ptr<PendingRequest>> pending_;
+};
+
+}  // namespace charybdis

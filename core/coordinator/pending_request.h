@@ -1,0 +1,17 @@
+#pragma once
+
+#include "core/address.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis {
+
+// A request in flight on its coordinator, to which replica answers with its
+// id are routed.
+class PendingRequest {
+ public:
+  virtual ~PendingRequest() = default;
+  virtual void OnWriteAck(NodeId replica, bool ok) = 0;
+  virtual void OnReadResponse(NodeId replica, const ReplicaReadResponse& response) = 0;
+};
+
+}  // namespace charybdis

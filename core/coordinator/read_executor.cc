@@ -1,0 +1,254 @@
+#include "core/coordinator/read_executor.h"
+
+#include <algorithm>
+
+#include "core/assert.h"
+
+namespace charybdis {
+
+namespace {
+
+// Reads need a few hundred samples before a percentile means anything.
+constexpr uint64_t kSamplesBeforeSpeculating = 100;
+
+}  // namespace
+
+ReadExecutor::ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement requirement,
+                           Token token, ReadOp read, std::vector<NodeId> targets, Reply reply,
+                           std::function<void()> done)
+    : context_(context),
+      id_(id),
+      requirement_(std::move(requirement)),
+      token_(token),
+      read_(std::move(read)),
+      targets_(std::move(targets)),
+      reply_(std::move(reply)),
+      done_(std::move(done)) {
+  CHARYBDIS_ASSERT(targets_.size() >= requirement_.blocked_for());
+  CHARYBDIS_ASSERT(requirement_.blocked_for() >= 1);
+}
+
+void ReadExecutor::Start() {
+  started_ = context_.env.clock->Now();
+  for (; next_target_ < requirement_.blocked_for(); next_target_++) {
+    Ask(targets_[next_target_], /*digest_only=*/next_target_ != 0);
+  }
+  std::weak_ptr<ReadExecutor> self = weak_from_this();
+  timeout_timer_ = context_.env.clock->After(context_.config.coordinator.read_timeout, [self] {
+    if (auto executor = self.lock()) executor->OnTimeout();
+  });
+  const double percentile = context_.config.coordinator.speculative_retry_percentile;
+  const Histogram& latency = context_.metrics.read_latency_us;
+  if (percentile > 0 && next_target_ < targets_.size() &&
+      latency.count() >= kSamplesBeforeSpeculating) {
+    const Nanos after = std::max<Nanos>(latency.Percentile(percentile) * kMicrosecond, kMillisecond);
+    speculation_timer_ = context_.env.clock->After(after, [self] {
+      if (auto executor = self.lock()) executor->Speculate();
+    });
+  }
+}
+
+void ReadExecutor::Ask(NodeId replica, bool digest_only) {
+  asked_.insert(replica);
+  Envelope message;
+  ReplicaRead* request = message.mutable_replica_read();
+  request->set_request_id(id_);
+  *request->mutable_read() = read_;
+  request->set_digest_only(digest_only);
+  context_.metrics.replica_reads_sent++;
+  context_.SendToReplica(replica, token_, std::move(message));
+}
+
+uint32_t ReadExecutor::Counted() const {
+  uint32_t counted = 0;
+  for (const auto& [replica, answer] : answers_) counted += requirement_.Counts(replica);
+  return counted;
+}
+
+void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& response) {
+  if (!asked_.count(replica) || !response.ok()) return;
+  auto existing = answers_.find(replica);
+  if (response.digest_only()) {
+    if (existing != answers_.end()) return;  // a duplicate
+    answers_[replica].digest = response.digest();
+  } else {
+    if (existing != answers_.end() && existing->second.has_data) return;
+    Answer& answer = answers_[replica];
+    answer.has_data = true;
+    answer.data = Partition::FromProto(response.data());
+    answer.digest = Digest(answer.data);
+  }
+  const Answer& answer = answers_[replica];
+  switch (phase_) {
+    case Phase::kCollecting:
+      Collected();
+      break;
+    case Phase::kRepairReading: {
+      const bool all_data = std::all_of(answers_.begin(), answers_.end(),
+                                        [](const auto& entry) { return entry.second.has_data; });
+      if (all_data) RepairWrites();
+      break;
+    }
+    case Phase::kRepairWriting:
+      break;  // a late spare: the repair already decided what to write
+    case Phase::kReplied:
+      if (answer.digest != result_digest_) RepairInBackground(replica, answer);
+      break;
+  }
+  MaybeDone();
+}
+
+void ReadExecutor::Collected() {
+  if (Counted() < requirement_.blocked_for()) return;
+  const Answer* data = nullptr;
+  bool agree = true;
+  for (const auto& [replica, answer] : answers_) {
+    if (answer.has_data && data == nullptr) data = &answer;
+    agree = agree && answer.digest == answers_.begin()->second.digest;
+  }
+  if (data == nullptr) return;  // the data replica is slow: wait (or speculate)
+  if (agree) {
+    result_ = data->data;
+    ReplyWith(result_);
+    return;
+  }
+  StartRepair();
+}
+
+void ReadExecutor::StartRepair() {
+  phase_ = Phase::kRepairReading;
+  bool missing_data = false;
+  for (const auto& [replica, answer] : answers_) {
+    if (!answer.has_data) {
+      missing_data = true;
+      Ask(replica, /*digest_only=*/false);
+    }
+  }
+  if (!missing_data) RepairWrites();
+}
+
+void ReadExecutor::RepairWrites() {
+  phase_ = Phase::kRepairWriting;
+  context_.metrics.foreground_read_repairs++;
+  result_ = Partition();
+  for (const auto& [replica, answer] : answers_) result_.Merge(answer.data);
+  for (const auto& [replica, answer] : answers_) {
+    const Partition missing = answer.data.Missing(result_);
+    if (missing.empty()) continue;
+    Envelope message;
+    ReplicaWrite* write = message.mutable_replica_write();
+    write->set_request_id(id_);
+    write->mutable_mutation()->set_table(read_.table());
+    write->mutable_mutation()->set_partition_key(read_.partition_key());
+    missing.ToProto(write->mutable_mutation());
+    repairing_.insert(replica);
+    context_.metrics.replica_writes_sent++;
+    context_.SendToReplica(replica, token_, std::move(message));
+  }
+  if (repairing_.empty()) ReplyWith(result_);
+}
+
+void ReadExecutor::OnWriteAck(NodeId replica, bool ok) {
+  if (phase_ == Phase::kRepairWriting && ok && repairing_.erase(replica) && repairing_.empty()) {
+    ReplyWith(result_);
+  }
+  MaybeDone();
+}
+
+void ReadExecutor::ReplyWith(const Partition& result) {
+  phase_ = Phase::kReplied;
+  result_digest_ = Digest(result);
+  const Nanos now = context_.env.clock->Now();
+  context_.metrics.read_latency_us.Record(std::max<Nanos>(now - started_, 0) / kMicrosecond);
+
+  ClientResponse response;
+  response.set_code(ClientResponse::OK);
+  response.set_consistency(requirement_.level());
+  Timestamp newest = 0;
+  for (const auto& [key, row] : result.rows) newest = std::max(newest, row.NewestTimestamp().value_or(0));
+  response.set_newest_timestamp(newest);
+  Partition visible = result;
+  visible.Compact();
+  const Timestamp now_us = now / kMicrosecond;
+  for (const auto& [key, row] : visible.rows) {
+    ResultRow result_row;
+    result_row.set_clustering_key(key);
+    for (const auto& [column, cell] : row.cells) {
+      if (!cell.LiveAt(now_us)) continue;
+      ResultCell* out = result_row.add_cells();
+      out->set_column(column);
+      out->set_value(cell.value);
+      out->set_timestamp(cell.timestamp);
+    }
+    if (result_row.cells_size() > 0) *response.add_rows() = std::move(result_row);
+  }
+  reply_(std::move(response));
+  // Answers that arrived beyond those needed and disagree get repaired too.
+  for (const auto& [replica, answer] : answers_) {
+    if (answer.digest != result_digest_) RepairInBackground(replica, answer);
+  }
+}
+
+void ReadExecutor::RepairInBackground(NodeId replica, const Answer& answer) {
+  if (!answer.has_data) {
+    Ask(replica, /*digest_only=*/false);  // learn what it holds first
+    return;
+  }
+  const Partition missing = answer.data.Missing(result_);
+  if (missing.empty()) return;
+  context_.metrics.background_read_repairs++;
+  Envelope message;
+  ReplicaWrite* write = message.mutable_replica_write();
+  write->set_request_id(id_);
+  write->mutable_mutation()->set_table(read_.table());
+  write->mutable_mutation()->set_partition_key(read_.partition_key());
+  missing.ToProto(write->mutable_mutation());
+  context_.metrics.replica_writes_sent++;
+  context_.SendToReplica(replica, token_, std::move(message));
+}
+
+void ReadExecutor::Speculate() {
+  if (phase_ != Phase::kCollecting || next_target_ >= targets_.size()) return;
+  context_.metrics.speculative_retries++;
+  Ask(targets_[next_target_++], /*digest_only=*/false);
+}
+
+void ReadExecutor::OnTimeout() {
+  timed_out_ = true;
+  if (phase_ != Phase::kReplied) {
+    phase_ = Phase::kReplied;
+    context_.metrics.read_timeouts++;
+    ClientResponse response;
+    response.set_code(ClientResponse::READ_TIMEOUT);
+    response.set_consistency(requirement_.level());
+    response.set_received(Counted());
+    response.set_blocked_for(requirement_.blocked_for());
+    bool data_present = false;
+    for (const auto& [replica, answer] : answers_) data_present = data_present || answer.has_data;
+    response.set_data_present(data_present);
+    response.set_message("timed out waiting for replica answers");
+    reply_(std::move(response));
+  }
+  MaybeDone();
+}
+
+void ReadExecutor::MaybeDone() {
+  if (!done_ || phase_ != Phase::kReplied) return;
+  // Every replica asked has answered with what it was last asked for, or
+  // time is up: nothing more can arrive that matters.
+  bool settled = timed_out_;
+  if (!settled) {
+    settled = answers_.size() == asked_.size();
+    for (const auto& [replica, answer] : answers_) {
+      settled = settled && (answer.digest == result_digest_ || answer.has_data);
+    }
+  }
+  if (!settled) return;
+  context_.env.clock->Cancel(timeout_timer_);
+  context_.env.clock->Cancel(speculation_timer_);
+  auto done = std::move(done_);
+  done_ = nullptr;
+  done();  // may destroy this executor: nothing may follow
+}
+
+}  // namespace charybdis

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "core/coordinator/consistency.h"
+#include "core/coordinator/context.h"
+#include "core/coordinator/pending_request.h"
+#include "core/data/partition.h"
+
+namespace charybdis {
+
+// One read on its coordinator: full data from the first target, digests
+// from the rest of the first blocked_for targets. When the answers agree,
+// the data is the result. When they differ, it reads full data from every
+// replica that answered, reconciles by last-write-wins, writes what each
+// stale replica lacks back to it and waits for those writes before
+// answering (blocking read-repair: a value a quorum read returned is on a
+// quorum, so later quorum reads never go back in time). If answers are slow
+// it speculatively asks one more replica; answers after the reply that
+// differ from it are repaired in the background.
+class ReadExecutor final : public PendingRequest,
+                           public std::enable_shared_from_this<ReadExecutor> {
+ public:
+  using Reply = std::function<void(ClientResponse)>;
+
+  // `targets`: live replicas that count towards the level, in the order to
+  // ask them; the first blocked_for are asked at once, the rest are spares
+  // for speculative retry.
+  ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement requirement, Token token,
+               ReadOp read, std::vector<NodeId> targets, Reply reply, std::function<void()> done);
+
+  void Start();
+  void OnWriteAck(NodeId replica, bool ok) override;
+  void OnReadResponse(NodeId replica, const ReplicaReadResponse& response) override;
+
+ private:
+  struct Answer {
+    bool has_data = false;
+    Partition data;
+    uint64_t digest = 0;
+  };
+  enum class Phase { kCollecting, kRepairReading, kRepairWriting, kReplied };
+
+  void Ask(NodeId replica, bool digest_only);
+  void Collected();
+  void StartRepair();
+  void RepairWrites();
+  void ReplyWith(const Partition& result);
+  void Speculate();
+  void OnTimeout();
+  void RepairInBackground(NodeId replica, const Answer& answer);
+  void MaybeDone();
+  uint32_t Counted() const;
+
+  CoordinatorContext& context_;
+  const uint64_t id_;
+  const Requirement requirement_;
+  const Token token_;
+  const ReadOp read_;
+  const std::vector<NodeId> targets_;
+  Reply reply_;
+  std::function<void()> done_;
+
+  Nanos started_ = 0;
+  Phase phase_ = Phase::kCollecting;
+  size_t next_target_ = 0;
+  std::set<NodeId> asked_;
+  std::map<NodeId, Answer> answers_;
+  std::set<NodeId> repairing_;  // repair writes awaiting an ack
+  Partition result_;
+  uint64_t result_digest_ = 0;
+  bool timed_out_ = false;
+  TimerId timeout_timer_ = 0;
+  TimerId speculation_timer_ = 0;
+};
+
+}  // namespace charybdis

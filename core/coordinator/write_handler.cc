@@ -1,0 +1,119 @@
+#include "core/coordinator/write_handler.h"
+
+#include <algorithm>
+
+#include "core/assert.h"
+#include "core/hints/hint_manager.h"
+
+namespace charybdis {
+
+WriteHandler::WriteHandler(CoordinatorContext& context, uint64_t id, Requirement requirement,
+                           Token token, std::vector<NodeId> replicas, PartitionData mutation,
+                           Timestamp timestamp, Reply reply, std::function<void()> done)
+    : context_(context),
+      id_(id),
+      requirement_(std::move(requirement)),
+      token_(token),
+      replicas_(std::move(replicas)),
+      mutation_(std::move(mutation)),
+      timestamp_(timestamp),
+      reply_(std::move(reply)),
+      done_(std::move(done)) {}
+
+void WriteHandler::Start() {
+  started_ = context_.env.clock->Now();
+  for (NodeId replica : replicas_) {
+    if (!context_.liveness.IsUp(replica)) {
+      Hint(replica);
+      continue;
+    }
+    Envelope message;
+    ReplicaWrite* write = message.mutable_replica_write();
+    write->set_request_id(id_);
+    *write->mutable_mutation() = mutation_;
+    pending_.push_back(replica);
+    context_.metrics.replica_writes_sent++;
+    context_.SendToReplica(replica, token_, std::move(message));
+  }
+  std::weak_ptr<WriteHandler> self = weak_from_this();
+  timer_ = context_.env.clock->After(context_.config.coordinator.write_timeout, [self] {
+    if (auto handler = self.lock()) handler->OnTimeout();
+  });
+  MaybeReply();
+  MaybeDone();
+}
+
+void WriteHandler::Hint(NodeId replica) {
+  if (!context_.config.coordinator.hinted_handoff) return;
+  hints_in_flight_++;
+  std::weak_ptr<WriteHandler> self = weak_from_this();
+  context_.hints.Store(replica, mutation_, [self](bool stored) {
+    if (auto handler = self.lock()) handler->OnHintStored(stored);
+  });
+}
+
+void WriteHandler::OnHintStored(bool stored) {
+  CHARYBDIS_ASSERT(hints_in_flight_ > 0);
+  hints_in_flight_--;
+  hints_stored_ += stored;
+  MaybeReply();
+  MaybeDone();
+}
+
+void WriteHandler::OnWriteAck(NodeId replica, bool ok) {
+  auto it = std::find(pending_.begin(), pending_.end(), replica);
+  if (it == pending_.end()) return;  // a duplicate, or after the timeout
+  if (!ok) return;                   // the replica's disk failed: it stays pending
+  pending_.erase(it);
+  acked_.push_back(replica);
+  MaybeReply();
+  MaybeDone();
+}
+
+void WriteHandler::MaybeReply() {
+  if (replied_) return;
+  const bool met = requirement_.level() == CL_ANY
+                       ? acked_.size() + hints_stored_ >= 1
+                       : requirement_.SatisfiedBy(acked_);
+  if (!met) return;
+  replied_ = true;
+  const Nanos latency = context_.env.clock->Now() - started_;
+  context_.metrics.write_latency_us.Record(std::max<Nanos>(latency, 0) / kMicrosecond);
+  ClientResponse response;
+  response.set_code(ClientResponse::OK);
+  response.set_consistency(requirement_.level());
+  response.set_write_timestamp(timestamp_);
+  reply_(std::move(response));
+}
+
+void WriteHandler::OnTimeout() {
+  timed_out_ = true;
+  // Replicas that never answered get a hint, as in Cassandra.
+  for (NodeId replica : pending_) Hint(replica);
+  if (!replied_) {
+    replied_ = true;
+    context_.metrics.write_timeouts++;
+    ClientResponse response;
+    response.set_code(ClientResponse::WRITE_TIMEOUT);
+    response.set_consistency(requirement_.level());
+    response.set_received(requirement_.Counted(acked_));
+    response.set_blocked_for(requirement_.blocked_for());
+    response.set_write_type("SIMPLE");
+    response.set_message("timed out waiting for replica acknowledgements");
+    reply_(std::move(response));
+  }
+  pending_.clear();
+  MaybeDone();
+}
+
+void WriteHandler::MaybeDone() {
+  if (!done_) return;
+  const bool all_answered = pending_.empty() || timed_out_;
+  if (!replied_ || !all_answered || hints_in_flight_ > 0) return;
+  context_.env.clock->Cancel(timer_);
+  auto done = std::move(done_);
+  done_ = nullptr;
+  if (done) done();  // may destroy this handler: nothing may follow
+}
+
+}  // namespace charybdis

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/coordinator/consistency.h"
+#include "core/coordinator/context.h"
+#include "core/coordinator/pending_request.h"
+#include "core/data/cell.h"
+
+namespace charybdis {
+
+// One write on its coordinator (ScyllaDB's write response handler): sends
+// the mutation to every live replica, hints the down ones, answers the
+// client once the consistency level is met (or with a timeout saying how
+// many acknowledged), and hints every replica that has not acknowledged by
+// the write timeout.
+class WriteHandler final : public PendingRequest,
+                           public std::enable_shared_from_this<WriteHandler> {
+ public:
+  using Reply = std::function<void(ClientResponse)>;
+
+  WriteHandler(CoordinatorContext& context, uint64_t id, Requirement requirement, Token token,
+               std::vector<NodeId> replicas, PartitionData mutation, Timestamp timestamp,
+               Reply reply, std::function<void()> done);
+
+  void Start();
+  void OnWriteAck(NodeId replica, bool ok) override;
+  void OnReadResponse(NodeId, const ReplicaReadResponse&) override {}
+
+ private:
+  void Hint(NodeId replica);
+  void OnHintStored(bool stored);
+  void MaybeReply();
+  void OnTimeout();
+  void MaybeDone();
+
+  CoordinatorContext& context_;
+  const uint64_t id_;
+  const Requirement requirement_;
+  const Token token_;
+  const std::vector<NodeId> replicas_;
+  const PartitionData mutation_;
+  const Timestamp timestamp_;
+  Reply reply_;
+  std::function<void()> done_;
+
+  Nanos started_ = 0;
+  std::vector<NodeId> pending_;  // sent, not yet acknowledged
+  std::vector<NodeId> acked_;
+  uint32_t hints_stored_ = 0;    // count towards ANY only
+  uint32_t hints_in_flight_ = 0;
+  bool replied_ = false;
+  bool timed_out_ = false;
+  TimerId timer_ = 0;
+};
+
+}  // namespace charybdis

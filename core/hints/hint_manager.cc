@@ -1,0 +1,169 @@
+#include "core/hints/hint_manager.h"
+
+#include "core/assert.h"
+#include "core/data/storage_codec.h"
+#include "core/token.h"
+
+namespace charybdis {
+
+namespace {
+
+constexpr char kHintTag = 'h';
+
+void AppendBigEndian(std::string& out, uint64_t value, int bytes) {
+  for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>(value >> shift));
+  }
+}
+
+uint64_t ReadBigEndian(const std::string& bytes, size_t offset, int count) {
+  uint64_t value = 0;
+  for (int i = 0; i < count; i++) value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
+  return value;
+}
+
+std::string TargetPrefix(NodeId target) {
+  std::string prefix(1, kHintTag);
+  AppendBigEndian(prefix, target, 4);
+  return prefix;
+}
+
+constexpr size_t kHintKeySize = 1 + 4 + 8;
+
+}  // namespace
+
+HintManager::HintManager(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
+                         ShardMetrics& metrics)
+    : env_(env), config_(config), liveness_(liveness), metrics_(metrics) {}
+
+void HintManager::Start() {
+  const std::string all(1, kHintTag);
+  env_.storage->Scan(all, storage_codec::PrefixEnd(all), SIZE_MAX, [this](auto hints) {
+    if (!hints.ok()) {
+      // The disk failed: try again later; until then new hints could reuse
+      // sequence numbers, so none are stored.
+      env_.clock->After(config_.coordinator.hint_replay_interval, [this] { Start(); });
+      return;
+    }
+    for (const KeyValue& hint : *hints) {
+      CHARYBDIS_ASSERT(hint.key.size() == kHintKeySize);
+      targets_.insert(static_cast<NodeId>(ReadBigEndian(hint.key, 1, 4)));
+      next_sequence_ = std::max(next_sequence_, ReadBigEndian(hint.key, 5, 8) + 1);
+    }
+    started_ = true;
+    Tick();
+  });
+}
+
+void HintManager::Tick() {
+  for (NodeId target : targets_) {
+    if (liveness_.IsUp(target)) ReplayTo(target);
+  }
+  env_.clock->After(config_.coordinator.hint_replay_interval, [this] { Tick(); });
+}
+
+void HintManager::Store(NodeId target, const PartitionData& mutation,
+                        std::function<void(bool)> done) {
+  const Nanos down_for = liveness_.DownFor(target, env_.clock->Now());
+  if (!started_ || down_for >= config_.coordinator.max_hint_window) {
+    metrics_.hints_dropped++;
+    done(false);
+    return;
+  }
+  std::string key = TargetPrefix(target);
+  AppendBigEndian(key, next_sequence_++, 8);
+  WriteBatch batch;
+  batch.Put(std::move(key), mutation.SerializeAsString());
+  env_.storage->Apply(std::move(batch), Durability::kSynced,
+                      [this, target, done = std::move(done)](absl::Status status) {
+                        if (!status.ok()) {
+                          metrics_.hints_dropped++;
+                          done(false);
+                          return;
+                        }
+                        metrics_.hints_written++;
+                        targets_.insert(target);
+                        done(true);
+                      });
+}
+
+void HintManager::OnTargetUp(NodeId target) {
+  if (started_ && targets_.count(target)) ReplayTo(target);
+}
+
+void HintManager::ReplayTo(NodeId target) {
+  Replay& replay = replays_[target];
+  const uint32_t parallelism = config_.coordinator.hint_replay_parallelism;
+  if (replay.scanning || replay.in_flight.size() >= parallelism) return;
+  replay.scanning = true;
+  const std::string prefix = TargetPrefix(target);
+  // Enough to fill the window even if every hint in flight is listed again.
+  env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), 2 * parallelism,
+                     [this, target](auto hints) { OnScanned(target, std::move(hints)); });
+}
+
+void HintManager::OnScanned(NodeId target, absl::StatusOr<std::vector<KeyValue>> hints) {
+  Replay& replay = replays_[target];
+  replay.scanning = false;
+  if (!hints.ok()) return;  // the next tick tries again
+  if (hints->empty() && replay.in_flight.empty()) {
+    targets_.erase(target);  // everything delivered
+    return;
+  }
+  if (!liveness_.IsUp(target)) return;
+  for (const KeyValue& hint : *hints) {
+    if (replay.in_flight.size() >= config_.coordinator.hint_replay_parallelism) break;
+    if (!replay.sent.count(hint.key)) Send(target, hint);
+  }
+}
+
+void HintManager::Send(NodeId target, const KeyValue& hint) {
+  Envelope message;
+  ReplicaWrite* write = message.mutable_replica_write();
+  CHARYBDIS_ASSERT(write->mutable_mutation()->ParseFromString(hint.value));
+  const uint64_t request_id = (uint64_t{1} << 63) | ++last_request_id_;
+  write->set_request_id(request_id);
+  const Token token = TokenOf(write->mutation().partition_key());
+  Replay& replay = replays_[target];
+  replay.in_flight[request_id] = hint.key;
+  replay.sent.insert(hint.key);
+  env_.network->Send(Address{target, ShardOf(token, config_.shards)}, std::move(message));
+  env_.clock->After(config_.coordinator.write_timeout,
+                    [this, target, request_id] { OnReplayTimeout(target, request_id); });
+}
+
+void HintManager::OnReplayTimeout(NodeId target, uint64_t request_id) {
+  Replay& replay = replays_[target];
+  auto it = replay.in_flight.find(request_id);
+  if (it == replay.in_flight.end()) return;  // acknowledged in time
+  replay.sent.erase(it->second);
+  replay.in_flight.erase(it);
+}
+
+void HintManager::OnAck(uint64_t request_id, bool ok) {
+  CHARYBDIS_ASSERT(IsHintRequest(request_id));
+  for (auto& [target, replay] : replays_) {
+    auto it = replay.in_flight.find(request_id);
+    if (it == replay.in_flight.end()) continue;
+    const std::string key = it->second;
+    replay.in_flight.erase(it);
+    if (!ok) {
+      replay.sent.erase(key);  // the target's disk failed: resend later
+      return;
+    }
+    metrics_.hints_sent++;
+    WriteBatch batch;
+    batch.Delete(key);
+    // Unsynced: if the delete is lost in a crash the hint is sent again,
+    // which is harmless.
+    env_.storage->Apply(std::move(batch), Durability::kUnsynced,
+                        [this, target = target, key](absl::Status) {
+                          replays_[target].sent.erase(key);
+                          if (liveness_.IsUp(target)) ReplayTo(target);
+                        });
+    return;
+  }
+  // A duplicate or late ack of a hint already delivered: nothing to do.
+}
+
+}  // namespace charybdis

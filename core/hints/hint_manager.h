@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/liveness.h"
+#include "core/metrics.h"
+#include "core/node_config.h"
+#include "core/shard_env.h"
+
+namespace charybdis {
+
+// Hinted handoff on one coordinator shard: mutations a replica missed,
+// stored durably in the shard's storage per target replica and replayed
+// when the failure detector sees the target up again.
+//
+// Replay sends the stored mutation with its original timestamps, so a hint
+// delivered twice changes nothing; a hint is deleted only once the target
+// acknowledged it. At most hint_replay_parallelism hints per target are in
+// flight at once.
+//
+// Stored as  'h' be32(target) be64(sequence) -> PartitionData.
+class HintManager {
+ public:
+  HintManager(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
+              ShardMetrics& metrics);
+  HintManager(const HintManager&) = delete;
+  HintManager& operator=(const HintManager&) = delete;
+
+  // Learns what earlier lives of the shard stored, then replays as targets
+  // come up.
+  void Start();
+  // Stores a hint unless the target has been down longer than the hint
+  // window (then the hint is dropped). `done(true)` once it is durable.
+  void Store(NodeId target, const PartitionData& mutation, std::function<void(bool)> done);
+  void OnTargetUp(NodeId target);
+  void OnAck(uint64_t request_id, bool ok);
+
+  // Replay requests carry ids with the top bit set, to tell their acks
+  // from the coordinator's.
+  static bool IsHintRequest(uint64_t request_id) { return request_id >> 63; }
+
+ private:
+  struct Replay {
+    bool scanning = false;
+    std::map<uint64_t, std::string> in_flight;  // request id -> hint key
+    std::set<std::string> sent;                 // keys in flight
+  };
+
+  void Tick();
+  void ReplayTo(NodeId target);
+  void OnScanned(NodeId target, absl::StatusOr<std::vector<KeyValue>> hints);
+  void Send(NodeId target, const KeyValue& hint);
+  void OnReplayTimeout(NodeId target, uint64_t request_id);
+
+  ShardEnv env_;
+  const NodeConfig& config_;
+  LivenessView& liveness_;
+  ShardMetrics& metrics_;
+  bool started_ = false;
+  uint64_t next_sequence_ = 1;
+  uint64_t last_request_id_ = 0;
+  std::set<NodeId> targets_;  // may have hints stored
+  std::map<NodeId, Replay> replays_;
+};
+
+}  // namespace charybdis

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "core/address.h"
+#include "core/time.h"
+
+namespace charybdis {
+
+// One shard's copy of its node's view of who is up (the failure detector
+// runs on shard 0 and sends every change to the other shards).
+class LivenessView {
+ public:
+  // Replaces the view; returns the nodes that came up with this update.
+  std::vector<NodeId> Update(const std::vector<NodeId>& up, Nanos now);
+
+  bool IsUp(NodeId node) const;
+  // How long `node` has been down, as of `now` (0 if up or never seen up:
+  // a node never seen is treated as just gone down).
+  Nanos DownFor(NodeId node, Nanos now) const;
+
+ private:
+  struct State {
+    bool up = false;
+    Nanos down_since = 0;
+  };
+  std::map<NodeId, State> nodes_;
+};
+
+}  // namespace charybdis

@@ -1,0 +1,69 @@
+#include "core/metrics.h"
+
+#include <bit>
+
+#include "core/assert.h"
+
+namespace charybdis {
+
+size_t Histogram::BucketOf(uint64_t value) {
+  if (value < kSubBuckets) return static_cast<size_t>(value);
+  const int exponent = 63 - std::countl_zero(value);  // >= 4
+  const uint64_t sub = (value >> (exponent - 4)) & (kSubBuckets - 1);
+  return static_cast<size_t>((exponent - 3) * kSubBuckets + sub);
+}
+
+int64_t Histogram::UpperBoundOf(size_t bucket) {
+  if (bucket < kSubBuckets) return static_cast<int64_t>(bucket);
+  const int exponent = static_cast<int>(bucket / kSubBuckets) + 3;
+  const uint64_t sub = bucket % kSubBuckets;
+  const uint64_t low = (uint64_t{kSubBuckets} + sub) << (exponent - 4);
+  return static_cast<int64_t>(low + (uint64_t{1} << (exponent - 4)) - 1);
+}
+
+void Histogram::Record(int64_t value) {
+  CHARYBDIS_ASSERT(value >= 0);
+  buckets_[BucketOf(static_cast<uint64_t>(value))]++;
+  count_++;
+  sum_ += value;
+}
+
+int64_t Histogram::Percentile(double p) const {
+  CHARYBDIS_ASSERT(p > 0);
+  CHARYBDIS_ASSERT(p <= 100);
+  if (count_ == 0) return 0;
+  const auto rank = static_cast<uint64_t>(p / 100.0 * static_cast<double>(count_) + 0.999999);
+  uint64_t seen = 0;
+  for (size_t bucket = 0; bucket < buckets_.size(); bucket++) {
+    seen += buckets_[bucket];
+    if (seen >= rank) return UpperBoundOf(bucket);
+  }
+  return UpperBoundOf(buckets_.size() - 1);
+}
+
+std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
+  return {
+      {"database_total_reads", database_total_reads},
+      {"database_total_writes", database_total_writes},
+      {"database_failed_reads", database_failed_reads},
+      {"database_failed_writes", database_failed_writes},
+      {"coordinator_reads", coordinator_reads},
+      {"coordinator_writes", coordinator_writes},
+      {"read_timeouts", read_timeouts},
+      {"read_unavailable", read_unavailable},
+      {"write_timeouts", write_timeouts},
+      {"write_unavailable", write_unavailable},
+      {"invalid_requests", invalid_requests},
+      {"foreground_read_repairs", foreground_read_repairs},
+      {"background_read_repairs", background_read_repairs},
+      {"speculative_retries", speculative_retries},
+      {"replica_reads_sent", replica_reads_sent},
+      {"replica_writes_sent", replica_writes_sent},
+      {"cross_shard_ops", cross_shard_ops},
+      {"hints_written", hints_written},
+      {"hints_sent", hints_sent},
+      {"hints_dropped", hints_dropped},
+  };
+}
+
+}  // namespace charybdis

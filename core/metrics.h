@@ -1,0 +1,66 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace charybdis {
+
+// A log-linear histogram of non-negative integers (latencies in
+// microseconds): 16 buckets per power of two, so a percentile is within
+// about 6% of the true value. Fixed size, no allocation per sample.
+class Histogram {
+ public:
+  void Record(int64_t value);
+  uint64_t count() const { return count_; }
+  int64_t sum() const { return sum_; }
+  // The upper bound of the bucket holding the p-th percentile (0 < p <= 100);
+  // 0 when empty.
+  int64_t Percentile(double p) const;
+
+ private:
+  static constexpr int kSubBuckets = 16;
+  static size_t BucketOf(uint64_t value);
+  static int64_t UpperBoundOf(size_t bucket);
+
+  std::array<uint64_t, 64 * kSubBuckets> buckets_{};
+  uint64_t count_ = 0;
+  int64_t sum_ = 0;
+};
+
+// One shard's metrics, named after ScyllaDB's where one exists.
+struct ShardMetrics {
+  // Replica side.
+  uint64_t database_total_reads = 0;
+  uint64_t database_total_writes = 0;
+  uint64_t database_failed_writes = 0;
+  uint64_t database_failed_reads = 0;
+  // Coordinator side.
+  uint64_t coordinator_writes = 0;
+  uint64_t coordinator_reads = 0;
+  uint64_t write_timeouts = 0;
+  uint64_t write_unavailable = 0;
+  uint64_t read_timeouts = 0;
+  uint64_t read_unavailable = 0;
+  uint64_t invalid_requests = 0;
+  uint64_t foreground_read_repairs = 0;
+  uint64_t background_read_repairs = 0;
+  uint64_t speculative_retries = 0;
+  uint64_t replica_writes_sent = 0;
+  uint64_t replica_reads_sent = 0;
+  uint64_t cross_shard_ops = 0;
+  // Hinted handoff.
+  uint64_t hints_written = 0;
+  uint64_t hints_sent = 0;
+  uint64_t hints_dropped = 0;  // not stored: the target was down too long
+
+  Histogram write_latency_us;
+  Histogram read_latency_us;
+
+  // Counters by name, in a fixed order (for reports and /metrics).
+  std::vector<std::pair<std::string, uint64_t>> Counters() const;
+};
+
+}  // namespace charybdis

@@ -1,0 +1,79 @@
+#include "core/replica/replica.h"
+
+#include "core/data/storage_codec.h"
+
+namespace charybdis {
+
+namespace {
+
+Address SenderOf(const Envelope& message) {
+  return Address{message.from_node(), message.from_shard()};
+}
+
+}  // namespace
+
+void Replica::OnWrite(const Envelope& message) {
+  const ReplicaWrite& write = message.replica_write();
+  const PartitionData& mutation = write.mutation();
+  WriteBatch batch;
+  storage_codec::AddMutation(mutation.table(), mutation.partition_key(),
+                             Partition::FromProto(mutation), batch);
+  const Address sender = SenderOf(message);
+  const uint64_t request_id = write.request_id();
+  // Synced before the ack: an acknowledged write survives a crash of every
+  // replica that acknowledged it.
+  env_.storage->Apply(std::move(batch), Durability::kSynced,
+                      [this, sender, request_id](absl::Status status) {
+                        if (status.ok()) {
+                          metrics_.database_total_writes++;
+                        } else {
+                          metrics_.database_failed_writes++;
+                        }
+                        Envelope reply;
+                        reply.mutable_replica_write_ack()->set_request_id(request_id);
+                        reply.mutable_replica_write_ack()->set_ok(status.ok());
+                        env_.network->Send(sender, std::move(reply));
+                      });
+}
+
+void Replica::OnRead(const Envelope& message) {
+  const ReplicaRead& request = message.replica_read();
+  const ReadOp& read = request.read();
+  std::string begin, end;
+  if (read.range()) {
+    begin = storage_codec::RowPrefix(read.table(), read.partition_key(), read.start());
+    end = read.end().empty()
+              ? storage_codec::PrefixEnd(storage_codec::PartitionPrefix(read.table(), read.partition_key()))
+              : storage_codec::RowPrefix(read.table(), read.partition_key(), read.end());
+  } else {
+    begin = storage_codec::RowPrefix(read.table(), read.partition_key(), read.clustering_key());
+    end = storage_codec::PrefixEnd(begin);
+  }
+  const Address sender = SenderOf(message);
+  const uint64_t request_id = request.request_id();
+  const bool digest_only = request.digest_only();
+  env_.storage->Scan(
+      std::move(begin), std::move(end), SIZE_MAX,
+      [this, sender, request_id, digest_only](absl::StatusOr<std::vector<KeyValue>> stored) {
+        Envelope reply;
+        ReplicaReadResponse* response = reply.mutable_replica_read_response();
+        response->set_request_id(request_id);
+        response->set_digest_only(digest_only);
+        absl::StatusOr<Partition> data =
+            stored.ok() ? storage_codec::DecodeScan(*stored) : absl::StatusOr<Partition>(stored.status());
+        if (data.ok()) {
+          metrics_.database_total_reads++;
+          response->set_ok(true);
+          if (digest_only) {
+            response->set_digest(Digest(*data));
+          } else {
+            data->ToProto(response->mutable_data());
+          }
+        } else {
+          metrics_.database_failed_reads++;
+        }
+        env_.network->Send(sender, std::move(reply));
+      });
+}
+
+}  // namespace charybdis

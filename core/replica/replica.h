@@ -1,0 +1,22 @@
+#pragma once
+
+#include "core/metrics.h"
+#include "core/shard_env.h"
+
+namespace charybdis {
+
+// The replica side of the data path on one shard: applies mutations
+// durably and serves reads (data or digest) from the shard's storage.
+class Replica {
+ public:
+  Replica(ShardEnv env, ShardMetrics& metrics) : env_(env), metrics_(metrics) {}
+
+  void OnWrite(const Envelope& message);
+  void OnRead(const Envelope& message);
+
+ private:
+  ShardEnv env_;
+  ShardMetrics& metrics_;
+};
+
+}  // namespace charybdis
