@@ -25,6 +25,14 @@ bool LivenessView::IsUp(NodeId node) const {
   return it != nodes_.end() && it->second.up;
 }
 
+std::vector<NodeId> LivenessView::UpNodes() const {
+  std::vector<NodeId> up;
+  for (const auto& [node, state] : nodes_) {
+    if (state.up) up.push_back(node);
+  }
+  return up;
+}
+
 Nanos LivenessView::DownFor(NodeId node, Nanos now) const {
   auto it = nodes_.find(node);
   if (it == nodes_.end() || it->second.up) return 0;

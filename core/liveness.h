@@ -16,6 +16,7 @@ class LivenessView {
   std::vector<NodeId> Update(const std::vector<NodeId>& up, Nanos now);
 
   bool IsUp(NodeId node) const;
+  std::vector<NodeId> UpNodes() const;
   // How long `node` has been down, as of `now` (0 if up or never seen up:
   // a node never seen is treated as just gone down).
   Nanos DownFor(NodeId node, Nanos now) const;

@@ -27,9 +27,11 @@ void Shard::Start() {
 
 void Shard::OnLiveNodes(const std::vector<NodeId>& live) {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
+  liveness_version_++;
   for (ShardId shard = 1; shard < config_.shards; shard++) {
     Envelope update;
     for (NodeId node : live) update.mutable_liveness()->add_up(node);
+    update.mutable_liveness()->set_version(liveness_version_);
     env_.network->Send(Address{env_.self.node, shard}, std::move(update));
   }
   for (NodeId node : liveness_.Update(live, env_.clock->Now())) hints_.OnTargetUp(node);
@@ -46,6 +48,8 @@ void Shard::OnMessage(const Envelope& message) {
       return;
     case Envelope::kLiveness: {
       CHARYBDIS_ASSERT(message.from_node() == env_.self.node);
+      if (message.liveness().version() <= liveness_version_) return;  // overtaken
+      liveness_version_ = message.liveness().version();
       const std::vector<NodeId> live(message.liveness().up().begin(), message.liveness().up().end());
       for (NodeId node : liveness_.Update(live, env_.clock->Now())) hints_.OnTargetUp(node);
       return;

@@ -38,6 +38,8 @@ class Shard {
   const NodeConfig& config_;
   ShardMetrics metrics_;
   LivenessView liveness_;
+  // Shard 0: the last update sent; other shards: the last one applied.
+  uint64_t liveness_version_ = 0;
   Replica replica_;
   HintManager hints_;
   Coordinator coordinator_;

@@ -104,6 +104,7 @@ int Main(const std::vector<std::string>& args) {
     }
     scenarios.push_back(std::move(*loaded));
   }
+  if (!options.history_out.empty()) std::ofstream(options.history_out, std::ios::trunc);
   std::FILE* trace = nullptr;
   if (!options.trace_out.empty()) {
     trace = std::fopen(options.trace_out.c_str(), "w");
@@ -129,7 +130,16 @@ int Main(const std::vector<std::string>& args) {
                      static_cast<unsigned long long>(seed));
       }
       const auto start = std::chrono::steady_clock::now();
-      const RunResult result = RunScenario(scenario, seed, trace);
+      std::ofstream history;
+      if (!options.history_out.empty()) {
+        history.open(options.history_out, std::ios::app);
+        if (!history) {
+          std::cerr << "charybdis sim: --history_out: cannot write " << options.history_out << "\n";
+          return kExitBadInput;
+        }
+      }
+      const RunResult result =
+          RunScenario(scenario, seed, trace, history.is_open() ? &history : nullptr);
       const int64_t wall_ms = MillisSince(start);
       int code = ExitCodeOf(result.outcome);
       std::string why = code == kExitPassed ? "" : FailedChecks(result);

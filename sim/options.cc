@@ -23,6 +23,8 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
   --trace_out=FILE       write one line per processed event
   --report=FILE          write a JSON report (an object for one run, an array
                          for several)
+  --history_out=FILE     write the client operations, one JSON object per line
+                         (Jepsen-style; one run only)
 
 exit codes: 0 all checks passed, 1 a correctness check failed, 2 bad input or
 usage, 3 liveness (work unfinished at the time limit), 4 nondeterminism
@@ -106,12 +108,17 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       options.trace_out = value;
     } else if (name == "--report" && has_value && !value.empty()) {
       options.report = value;
+    } else if (name == "--history_out" && has_value && !value.empty()) {
+      options.history_out = value;
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown or malformed flag \"", arg, "\" (see --help)"));
     }
   }
   if (options.help) return options;
+  if (!options.history_out.empty() && options.first_seed != options.last_seed) {
+    return absl::InvalidArgumentError("--history_out takes one run: give --seed, not --seeds");
+  }
   if (scenario_flags.empty()) scenario_flags.push_back("scenarios");
   for (const std::string& path : scenario_flags) {
     if (absl::Status status = AddScenario(path, options.scenarios); !status.ok()) return status;

@@ -15,6 +15,7 @@ struct Options {
   bool check_determinism = false;
   std::string trace_out;
   std::string report;
+  std::string history_out;
   bool help = false;
 };
 

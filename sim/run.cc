@@ -1,40 +1,132 @@
 #include "sim/run.h"
 
+#include <map>
 #include <memory>
 
+#include "core/assert.h"
+#include "core/coordinator/consistency.h"
 #include "sim/cluster.h"
+#include "sim/convergence_check.h"
 #include "sim/fault_injector.h"
+#include "sim/history_json.h"
+#include "sim/kv_workload.h"
+#include "sim/percentile.h"
 #include "sim/ping_workload.h"
+#include "sim/read_your_writes_check.h"
 #include "sim/view_check.h"
 
 namespace charybdis::sim {
 
 namespace {
 
-std::vector<std::unique_ptr<Workload>> MakeWorkloads(Simulator& simulator, Cluster& cluster,
-                                                     const scenario::Scenario& spec,
-                                                     const Random& random) {
-  std::vector<std::unique_ptr<Workload>> workloads;
-  for (int i = 0; i < spec.workload_size(); i++) {
-    const auto& workload = spec.workload(i);
-    const Random stream = random.Fork(1000 + static_cast<uint64_t>(i));
-    switch (workload.kind_case()) {
-      case scenario::Workload::kPing:
-        workloads.push_back(std::make_unique<PingWorkload>(simulator, cluster, workload.name(),
-                                                           workload.ping(), stream));
-        break;
-      case scenario::Workload::KIND_NOT_SET:
-        break;  // rejected by the validator
+// The workloads of a run, each started when its `after` is done.
+class Workloads {
+ public:
+  Workloads(Simulator& simulator, Cluster& cluster, const scenario::Scenario& spec,
+            const Random& random, History& history)
+      : spec_(spec) {
+    for (int i = 0; i < spec.workload_size(); i++) {
+      const auto& workload = spec.workload(i);
+      const Random stream = random.Fork(1000 + static_cast<uint64_t>(i));
+      switch (workload.kind_case()) {
+        case scenario::Workload::kPing:
+          all_.push_back(std::make_unique<PingWorkload>(simulator, cluster, workload.name(),
+                                                        workload.ping(), stream));
+          break;
+        case scenario::Workload::kKv: {
+          auto kv = std::make_unique<KvWorkload>(simulator, cluster, workload.name(), workload.kv(),
+                                                 FirstColumn(workload.kv().table()), stream,
+                                                 history, next_process_);
+          kv_.push_back(kv.get());
+          all_.push_back(std::move(kv));
+          break;
+        }
+        case scenario::Workload::KIND_NOT_SET:
+          CHARYBDIS_ASSERT(false && "rejected by the validator");
+      }
+      int after = -1;
+      for (int j = 0; j < i; j++) {
+        if (spec.workload(j).name() == workload.after()) after = j;
+      }
+      after_.push_back(after);
+      started_.push_back(false);
     }
   }
-  return workloads;
+
+  // Starts every workload whose turn has come.
+  void StartReady() {
+    for (size_t i = 0; i < all_.size(); i++) {
+      if (started_[i]) continue;
+      if (after_[i] >= 0 && !(started_[after_[i]] && all_[after_[i]]->done())) continue;
+      started_[i] = true;
+      all_[i]->Start();
+    }
+  }
+
+  bool AllDone() const {
+    for (size_t i = 0; i < all_.size(); i++) {
+      if (!started_[i] || !all_[i]->done()) return false;
+    }
+    return true;
+  }
+
+  const std::vector<std::unique_ptr<Workload>>& all() const { return all_; }
+  const std::vector<KvWorkload*>& kv() const { return kv_; }
+
+ private:
+  std::string FirstColumn(const std::string& table) const {
+    for (const auto& declared : spec_.schema().table()) {
+      if (declared.name() == table) return declared.column(0);
+    }
+    CHARYBDIS_ASSERT(false && "the validator checks tables");
+    return "";
+  }
+
+  const scenario::Scenario& spec_;
+  uint64_t next_process_ = 0;
+  std::vector<std::unique_ptr<Workload>> all_;
+  std::vector<KvWorkload*> kv_;
+  std::vector<int> after_;
+  std::vector<bool> started_;
+};
+
+// Latency percentiles per level over every kv workload.
+nlohmann::json ByConsistencyLevel(const std::vector<KvWorkload*>& workloads) {
+  std::map<ConsistencyLevel, KvWorkload::Latencies> merged;
+  for (const KvWorkload* workload : workloads) {
+    for (const auto& [level, latencies] : workload->latencies()) {
+      auto& into = merged[level];
+      into.write_us.insert(into.write_us.end(), latencies.write_us.begin(), latencies.write_us.end());
+      into.read_us.insert(into.read_us.end(), latencies.read_us.begin(), latencies.read_us.end());
+    }
+  }
+  nlohmann::json by_cl = nlohmann::json::object();
+  for (const auto& [level, latencies] : merged) {
+    by_cl[ConsistencyName(level)] = {
+        {"write", {{"count", latencies.write_us.size()},
+                   {"p50_us", Percentile(latencies.write_us, 50)},
+                   {"p99_us", Percentile(latencies.write_us, 99)}}},
+        {"read", {{"count", latencies.read_us.size()},
+                  {"p50_us", Percentile(latencies.read_us, 50)},
+                  {"p99_us", Percentile(latencies.read_us, 99)}}}};
+  }
+  return by_cl;
 }
 
-bool AllDone(const std::vector<std::unique_ptr<Workload>>& workloads) {
-  for (const auto& workload : workloads) {
-    if (!workload->done()) return false;
+// Counters per shard of every node, and their totals.
+nlohmann::json Metrics(const Cluster& cluster) {
+  std::map<std::string, uint64_t> totals;
+  nlohmann::json nodes = nlohmann::json::object();
+  for (NodeId id = 1; id <= cluster.size(); id++) {
+    nlohmann::json shards = nlohmann::json::array();
+    for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
+      const std::map<std::string, uint64_t> counters = cluster.node(id).Counters(shard);
+      for (const auto& [name, value] : counters) totals[name] += value;
+      shards.push_back(counters);
+    }
+    nodes[std::to_string(id)] = shards;
   }
-  return true;
+  return {{"totals", totals}, {"nodes", nodes}};
 }
 
 nlohmann::json Details(const Cluster& cluster, const FaultInjector& faults,
@@ -74,7 +166,8 @@ nlohmann::json Details(const Cluster& cluster, const FaultInjector& faults,
 
 }  // namespace
 
-RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* trace) {
+RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* trace,
+                      std::ostream* history_out) {
   const scenario::Scenario& spec = scenario.spec;
   const Random root(seed);
   Simulator simulator;
@@ -82,11 +175,12 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   SimBuggify buggify(spec.buggify(), root.Fork(1));
   Cluster cluster(simulator, scenario, root.Fork(2), buggify);
   FaultInjector faults(simulator, cluster, spec, root.Fork(3));
-  auto workloads = MakeWorkloads(simulator, cluster, spec, root.Fork(4));
+  History history;
+  Workloads workloads(simulator, cluster, spec, root.Fork(4), history);
 
   cluster.StartAll();
   faults.Schedule();
-  for (auto& workload : workloads) workload->Start();
+  workloads.StartReady();
 
   const Nanos time_limit = static_cast<Nanos>(spec.time_limit_ms()) * kMillisecond;
   const Nanos settled_at =
@@ -94,8 +188,9 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   while (!simulator.empty()) {
     const Nanos next = simulator.next_time();
     if (next > time_limit) break;
-    if (next > settled_at && AllDone(workloads)) break;
+    if (next > settled_at && workloads.AllDone()) break;
     simulator.Step();
+    workloads.StartReady();
   }
 
   RunResult result;
@@ -105,15 +200,24 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   result.events = simulator.events_processed();
   result.simulated = simulator.now();
   if (spec.checks().views_converge()) result.checks.push_back(CheckViewsConverge(cluster));
-  for (const auto& workload : workloads) {
+  if (spec.checks().read_your_writes()) {
+    result.checks.push_back(CheckReadYourWrites(cluster.ring(), history));
+  }
+  if (spec.checks().replicas_converge()) {
+    result.checks.push_back(CheckReplicasConverge(cluster, history));
+  }
+  for (const auto& workload : workloads.all()) {
     result.workloads.push_back(workload->Results());
     for (CheckResult& check : workload->Checks()) result.checks.push_back(std::move(check));
   }
+  if (history_out != nullptr) WriteHistoryJson(history, *history_out);
   result.details = Details(cluster, faults, buggify);
+  result.details["metrics"] = Metrics(cluster);
+  if (!workloads.kv().empty()) result.details["by_cl"] = ByConsistencyLevel(workloads.kv());
   for (const CheckResult& check : result.checks) {
     if (!check.passed) result.outcome = Outcome::kCheckFailed;
   }
-  if (result.outcome == Outcome::kPassed && !AllDone(workloads)) {
+  if (result.outcome == Outcome::kPassed && !workloads.AllDone()) {
     result.outcome = Outcome::kLiveness;
   }
   return result;

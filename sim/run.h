@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct RunResult {
 // Runs one scenario at one seed from start to finish. Deterministic: the
 // result depends on nothing but the scenario and the seed. `trace` (may be
 // null) receives one line per processed event.
-RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* trace);
+// `history` (may be null) receives the client operations, one JSON object
+// per line.
+RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* trace,
+                      std::ostream* history = nullptr);
 
 }  // namespace charybdis::sim

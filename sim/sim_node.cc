@@ -69,6 +69,7 @@ SimNode::SimNode(Simulator& simulator, SimNetwork& network, SimBuggify& buggify,
       random_(random),
       clock_(clock) {
   CHARYBDIS_ASSERT(SimNetwork::NodeOf(host) == config_.id);
+  retired_counters_.resize(config_.shards);
   for (ShardId shard = 0; shard < config_.shards; shard++) {
     storages_.push_back(std::make_unique<SimStorage>(simulator, host, shard,
                                                      random_.Fork(shard), storage));
@@ -90,6 +91,11 @@ void SimNode::Start() {
 
 void SimNode::Crash() {
   CHARYBDIS_ASSERT(running());
+  for (ShardId shard = 0; shard < config_.shards; shard++) {
+    for (const auto& [name, value] : shards_[shard]->shard().metrics().Counters()) {
+      retired_counters_[shard][name] += value;
+    }
+  }
   simulator_.Crash(host_);
   network_.ClearReceivers(host_);
   shards_.clear();
@@ -106,6 +112,21 @@ void SimNode::Resume() { simulator_.Resume(host_); }
 const FailureDetector* SimNode::failure_detector() const {
   if (!running()) return nullptr;
   return shards_.front()->shard().failure_detector();
+}
+
+std::map<std::string, uint64_t> SimNode::Counters(ShardId shard) const {
+  std::map<std::string, uint64_t> counters = retired_counters_.at(shard);
+  if (running()) {
+    for (const auto& [name, value] : shards_[shard]->shard().metrics().Counters()) {
+      counters[name] += value;
+    }
+  }
+  return counters;
+}
+
+std::vector<NodeId> SimNode::LiveNodesSeenBy(ShardId shard) const {
+  CHARYBDIS_ASSERT(running());
+  return shards_.at(shard)->shard().liveness().UpNodes();
 }
 
 void SimNode::set_disk_faults(DiskFaults faults) {

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <set>
 #include <vector>
 
@@ -37,10 +39,15 @@ class SimNode {
   uint64_t starts() const { return starts_; }
   // Null while the node is down.
   const FailureDetector* failure_detector() const;
+  // Who each shard believes is up. REQUIRES: running().
+  std::vector<NodeId> LiveNodesSeenBy(ShardId shard) const;
   NodeClock& clock() { return clock_; }
+  const NodeConfig& config() const { return config_; }
   SimStorage& storage(ShardId shard) { return *storages_.at(shard); }
   const SimStorage& storage(ShardId shard) const { return *storages_.at(shard); }
   void set_disk_faults(DiskFaults faults);
+  // A shard's metric counters over every life of the node so far.
+  std::map<std::string, uint64_t> Counters(ShardId shard) const;
 
  private:
   class ShardRuntime;
@@ -55,6 +62,9 @@ class SimNode {
   uint64_t starts_ = 0;
   std::vector<std::unique_ptr<SimStorage>> storages_;
   std::vector<std::unique_ptr<ShardRuntime>> shards_;
+  // Counters of the shards' earlier lives (memory is lost in a crash; the
+  // report still wants the totals).
+  std::vector<std::map<std::string, uint64_t>> retired_counters_;
 };
 
 }  // namespace charybdis::sim

@@ -18,6 +18,15 @@ CheckResult CheckViewsConverge(const Cluster& cluster) {
       absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "node ", id, " sees [",
                       absl::StrJoin(view, ","), "] up");
     }
+    // Every shard routes requests by its own copy of the view.
+    for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
+      const std::vector<NodeId> copy = cluster.node(id).LiveNodesSeenBy(shard);
+      if (copy != view) {
+        result.passed = false;
+        absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "shard ", id, ".", shard,
+                        " sees [", absl::StrJoin(copy, ","), "] up");
+      }
+    }
   }
   if (!result.passed) {
     absl::StrAppend(&result.detail, "; running: [", absl::StrJoin(running, ","), "]");

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/data/cell.h"
 #include "core/data/partition.h"
 #include "core/data/storage_codec.h"
@@ -125,19 +127,55 @@ TEST(StorageCodecTest, StoredVersionsReconcileOnRead) {
   storage_codec::AddMutation("t", pk, OneCell("r", "x", Live(3, "new")), batch);
   EXPECT_EQ(batch.operations[1].key, batch.operations[4].key);
 
+  // As the storage holds them: one entry per key, in key order.
+  std::map<std::string, std::string> unique;
+  for (const auto& operation : batch.operations) unique[operation.key] = *operation.value;
   std::vector<KeyValue> stored;
-  for (const auto& operation : batch.operations) stored.push_back({operation.key, *operation.value});
-  std::sort(stored.begin(), stored.end(), [](auto& a, auto& b) { return a.key < b.key; });
+  for (const auto& [key, value] : unique) stored.push_back({key, value});
   const std::string prefix = storage_codec::PartitionPrefix("t", pk);
   for (const KeyValue& entry : stored) {
     EXPECT_EQ(entry.key.compare(0, prefix.size(), prefix), 0);
     EXPECT_LT(entry.key, storage_codec::PrefixEnd(prefix));
   }
-  absl::StatusOr<Partition> read = storage_codec::DecodeScan(stored);
-  ASSERT_TRUE(read.ok()) << read.status();
-  EXPECT_EQ(read->rows.at("r").cells.at("x").value, "new");
-  EXPECT_EQ(read->rows.at("r").tombstone, 2);
-  EXPECT_TRUE(read->rows.at(std::string("\0", 1)).cells.at("z").tombstone);
+  absl::StatusOr<storage_codec::Decoded> decoded = storage_codec::DecodeScan(stored);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const Partition& read = decoded->partition;
+  EXPECT_EQ(read.rows.at("r").cells.at("x").value, "new");
+  EXPECT_EQ(read.rows.at("r").tombstone, 2);
+  EXPECT_TRUE(read.rows.at(std::string("\0", 1)).cells.at("z").tombstone);
+  // The old version of x lost: it is the one obsolete key.
+  ASSERT_EQ(decoded->obsolete_keys.size(), 1u);
+  EXPECT_EQ(decoded->obsolete_keys[0], batch.operations[0].key);
+}
+
+TEST(StorageCodecTest, ShadowedVersionsAreObsoleteAndDroppingThemChangesNothing) {
+  WriteBatch batch;
+  Partition first = OneCell("r", "x", Live(1, "a"));
+  first.rows["r"].cells["y"] = Live(5, "keep");
+  storage_codec::AddMutation("t", "p", first, batch);
+  Partition deletion;
+  deletion.rows["r"].tombstone = 3;
+  storage_codec::AddMutation("t", "p", deletion, batch);
+  Partition older_deletion;
+  older_deletion.rows["r"].tombstone = 2;
+  storage_codec::AddMutation("t", "p", older_deletion, batch);
+  std::map<std::string, std::string> stored;
+  for (const auto& operation : batch.operations) stored[operation.key] = *operation.value;
+  auto scan = [&] {
+    std::vector<KeyValue> rows;
+    for (const auto& [key, value] : stored) rows.push_back({key, value});
+    return *storage_codec::DecodeScan(rows);
+  };
+  const storage_codec::Decoded before = scan();
+  EXPECT_EQ(before.obsolete_keys.size(), 2u);  // x under the tombstone, the older tombstone
+  for (const std::string& key : before.obsolete_keys) stored.erase(key);
+  const storage_codec::Decoded after = scan();
+  EXPECT_TRUE(after.obsolete_keys.empty());
+  Partition visible_before = before.partition, visible_after = after.partition;
+  visible_before.Compact();
+  visible_after.Compact();
+  EXPECT_EQ(visible_before, visible_after);
+  EXPECT_EQ(after.partition.rows.at("r").cells.at("y").value, "keep");
 }
 
 TEST(StorageCodecTest, PrefixesDoNotCaptureOtherKeys) {

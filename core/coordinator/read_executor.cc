@@ -132,6 +132,7 @@ void ReadExecutor::RepairWrites() {
   context_.metrics.foreground_read_repairs++;
   result_ = Partition();
   for (const auto& [replica, answer] : answers_) result_.Merge(answer.data);
+  result_.Compact();
   for (const auto& [replica, answer] : answers_) {
     const Partition missing = answer.data.Missing(result_);
     if (missing.empty()) continue;

@@ -1,6 +1,8 @@
 #include "core/data/storage_codec.h"
 
+#include <map>
 #include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/murmur3.h"
@@ -138,8 +140,13 @@ void AddMutation(const std::string& table, const std::string& partition_key,
   }
 }
 
-absl::StatusOr<Partition> DecodeScan(const std::vector<KeyValue>& stored) {
-  Partition partition;
+absl::StatusOr<Decoded> DecodeScan(const std::vector<KeyValue>& stored) {
+  Decoded decoded;
+  Partition& partition = decoded.partition;
+  // Which stored key holds the current winner of each cell and each row's
+  // tombstone, to list the losers.
+  std::map<std::pair<std::string, std::string>, const std::string*> cell_keys;
+  std::map<std::string, const std::string*> tombstone_keys;
   std::string table, partition_key, clustering_key, column;
   for (const KeyValue& entry : stored) {
     KeyReader reader(entry.key);
@@ -153,7 +160,14 @@ absl::StatusOr<Partition> DecodeScan(const std::vector<KeyValue>& stored) {
     if (tag == kRowTombstoneTag) {
       if (!reader.BigEndian64(&biased) || !reader.done()) return Corrupt(entry);
       const auto timestamp = static_cast<Timestamp>(biased ^ (uint64_t{1} << 63));
-      if (!row.tombstone || timestamp > *row.tombstone) row.tombstone = timestamp;
+      const std::string*& winner = tombstone_keys[clustering_key];
+      if (!row.tombstone || timestamp > *row.tombstone) {
+        if (winner != nullptr) decoded.obsolete_keys.push_back(*winner);
+        row.tombstone = timestamp;
+        winner = &entry.key;
+      } else if (entry.key != *winner) {
+        decoded.obsolete_keys.push_back(entry.key);
+      }
     } else if (tag == kCellTag) {
       uint64_t hash = 0;
       if (!reader.Escaped(&column) || !reader.BigEndian64(&biased) || !reader.BigEndian64(&hash) ||
@@ -167,13 +181,31 @@ absl::StatusOr<Partition> DecodeScan(const std::vector<KeyValue>& stored) {
       cell.expiry = static_cast<Timestamp>(ReadBigEndian64(value.substr(1)));
       cell.ttl_seconds = static_cast<uint32_t>(ReadBigEndian64(value.substr(9)));
       cell.value = std::string(value.substr(17));
+      const std::string*& winner = cell_keys[{clustering_key, column}];
       auto [it, inserted] = row.cells.emplace(column, cell);
-      if (!inserted) it->second = Reconcile(it->second, cell);
+      if (inserted) {
+        winner = &entry.key;
+      } else if (CompareForMerge(cell, it->second) > 0) {
+        decoded.obsolete_keys.push_back(*winner);
+        it->second = std::move(cell);
+        winner = &entry.key;
+      } else if (entry.key != *winner) {  // a distinct, losing version
+        decoded.obsolete_keys.push_back(entry.key);
+      }
     } else {
       return Corrupt(entry);
     }
   }
-  return partition;
+  // Cells at or before their row's tombstone can never be seen again.
+  for (const auto& [key, cell_key] : cell_keys) {
+    const Row& row = partition.rows[key.first];
+    if (row.tombstone && row.cells.at(key.second).timestamp <= *row.tombstone) {
+      decoded.obsolete_keys.push_back(*cell_key);
+    }
+  }
+  // Replicas that did and did not drop shadowed versions yet must agree.
+  partition.Compact();
+  return decoded;
 }
 
 }  // namespace charybdis::storage_codec

@@ -35,9 +35,18 @@ std::string PrefixEnd(const std::string& prefix);
 void AddMutation(const std::string& table, const std::string& partition_key,
                  const Partition& partition, WriteBatch& batch);
 
+struct Decoded {
+  // Reconciled and compacted (no cells a row tombstone shadows).
+  Partition partition;
+  // Stored versions that lost the merge (older versions of a cell, cells a
+  // row tombstone shadows, older row tombstones): deleting them changes
+  // nothing a read can see, and keeps scans short (our compaction).
+  std::vector<std::string> obsolete_keys;
+};
+
 // Reconciles the stored versions read by scanning a partition or row
 // prefix. Fails on keys or values this codec did not write.
-absl::StatusOr<Partition> DecodeScan(const std::vector<KeyValue>& stored);
+absl::StatusOr<Decoded> DecodeScan(const std::vector<KeyValue>& stored);
 
 }  // namespace storage_codec
 }  // namespace charybdis

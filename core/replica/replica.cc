@@ -36,6 +36,14 @@ void Replica::OnWrite(const Envelope& message) {
                       });
 }
 
+void Replica::Compact(const std::vector<std::string>& obsolete_keys) {
+  if (obsolete_keys.empty()) return;
+  WriteBatch batch;
+  for (const std::string& key : obsolete_keys) batch.Delete(key);
+  // Unsynced: if a crash brings the old versions back, they still lose.
+  env_.storage->Apply(std::move(batch), Durability::kUnsynced, [](absl::Status) {});
+}
+
 void Replica::OnRead(const Envelope& message) {
   const ReplicaRead& request = message.replica_read();
   const ReadOp& read = request.read();
@@ -59,16 +67,18 @@ void Replica::OnRead(const Envelope& message) {
         ReplicaReadResponse* response = reply.mutable_replica_read_response();
         response->set_request_id(request_id);
         response->set_digest_only(digest_only);
-        absl::StatusOr<Partition> data =
-            stored.ok() ? storage_codec::DecodeScan(*stored) : absl::StatusOr<Partition>(stored.status());
+        absl::StatusOr<storage_codec::Decoded> data =
+            stored.ok() ? storage_codec::DecodeScan(*stored)
+                        : absl::StatusOr<storage_codec::Decoded>(stored.status());
         if (data.ok()) {
           metrics_.database_total_reads++;
           response->set_ok(true);
           if (digest_only) {
-            response->set_digest(Digest(*data));
+            response->set_digest(Digest(data->partition));
           } else {
-            data->ToProto(response->mutable_data());
+            data->partition.ToProto(response->mutable_data());
           }
+          Compact(data->obsolete_keys);
         } else {
           metrics_.database_failed_reads++;
         }

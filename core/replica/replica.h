@@ -1,5 +1,8 @@
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "core/metrics.h"
 #include "core/shard_env.h"
 
@@ -15,6 +18,9 @@ class Replica {
   void OnRead(const Envelope& message);
 
  private:
+  // Deletes versions a read found shadowed.
+  void Compact(const std::vector<std::string>& obsolete_keys);
+
   ShardEnv env_;
   ShardMetrics& metrics_;
 };

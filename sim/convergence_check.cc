@@ -1,0 +1,75 @@
+#include "sim/convergence_check.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/data/storage_codec.h"
+#include "core/token.h"
+
+namespace charybdis::sim {
+
+namespace {
+
+// The replica's reconciled data for a partition.
+Partition OnDisk(const SimStorage& storage, const std::string& table, const std::string& key) {
+  const std::string prefix = storage_codec::PartitionPrefix(table, key);
+  const std::string end = storage_codec::PrefixEnd(prefix);
+  std::vector<KeyValue> stored;
+  const auto& contents = storage.contents();
+  for (auto it = contents.lower_bound(prefix); it != contents.end() && it->first < end; ++it) {
+    stored.push_back(KeyValue{it->first, it->second});
+  }
+  absl::StatusOr<storage_codec::Decoded> decoded = storage_codec::DecodeScan(stored);
+  return decoded.ok() ? decoded->partition : Partition();
+}
+
+// "node 2: row '' cells v@1234 tombstone@99" for a failure report.
+std::string Describe(NodeId node, const Partition& partition) {
+  std::string text = absl::StrCat("node ", node, ":");
+  for (const auto& [key, row] : partition.rows) {
+    absl::StrAppend(&text, " row '", key, "'");
+    if (row.tombstone) absl::StrAppend(&text, " deleted@", *row.tombstone);
+    for (const auto& [column, cell] : row.cells) {
+      absl::StrAppend(&text, " ", column, cell.tombstone ? " deleted@" : "@", cell.timestamp);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history) {
+  std::set<std::pair<std::string, std::string>> keys;  // table, key
+  for (const HistoryOp& op : history) {
+    if (op.function != HistoryOp::Function::kRead) keys.insert({op.table, op.key});
+  }
+  CheckResult result{"replicas_converge", true, ""};
+  uint64_t diverged = 0;
+  const uint32_t shards = cluster.topology().shards_per_node;
+  for (const auto& [table, key] : keys) {
+    const Token token = TokenOf(key);
+    std::optional<uint64_t> agreed;
+    bool differs = false;
+    std::string copies;
+    for (NodeId replica : cluster.ring().ReplicasOf(token)) {
+      const SimNode& node = cluster.node(replica);
+      if (!node.running()) continue;
+      const Partition partition = OnDisk(node.storage(ShardOf(token, shards)), table, key);
+      const uint64_t digest = Digest(partition);
+      if (agreed && *agreed != digest) differs = true;
+      agreed = digest;
+      absl::StrAppend(&copies, copies.empty() ? "" : "; ", Describe(replica, partition));
+    }
+    if (!differs) continue;
+    diverged++;
+    if (diverged <= 3) {
+      absl::StrAppend(&result.detail, result.detail.empty() ? "" : ", ", key, " (", copies, ")");
+    }
+  }
+  result.passed = diverged == 0;
+  result.detail = result.passed
+                      ? absl::StrCat(keys.size(), " keys identical on every running replica")
+                      : absl::StrCat(diverged, " of ", keys.size(),
+                                     " keys differ between replicas, e.g. ", result.detail);
+  return result;
+}
+
+}  // namespace charybdis::sim

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "sim/cluster.h"
+#include "sim/history.h"
+#include "sim/workload.h"
+
+namespace charybdis::sim {
+
+// Every running replica of every key the history touched holds the same
+// data for it (read straight from the replicas' disks).
+CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history);
+
+}  // namespace charybdis::sim

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/data/cell.h"
+#include "core/time.h"
+#include "proto/client.pb.h"
+
+namespace charybdis::sim {
+
+// One event of a client operation, Jepsen-style: an invocation, then one
+// completion: ok, fail (definitely no effect) or info (unknown: it may
+// have taken effect). A process that gets an info is never reused.
+struct HistoryOp {
+  enum class Type { kInvoke, kOk, kFail, kInfo };
+  enum class Function { kRead, kWrite, kDelete };
+
+  uint64_t process = 0;
+  Type type = Type::kInvoke;
+  Function function = Function::kRead;
+  std::string table;
+  std::string key;
+  // Writes: the value written. Completed reads: the value read, if any.
+  bool has_value = false;
+  std::string value;
+  Nanos time = 0;  // simulated
+  ConsistencyLevel consistency = CL_UNSET;
+  std::string datacenter;  // the client's
+  // Ok writes and deletes: the write's timestamp. Ok reads: the newest
+  // timestamp of what was read, tombstones included (0 if nothing).
+  Timestamp timestamp = 0;
+};
+
+using History = std::vector<HistoryOp>;
+
+// An invocation paired with its completion (if any).
+struct CompletedOp {
+  const HistoryOp* invoke = nullptr;
+  const HistoryOp* completion = nullptr;  // null if the run ended first
+};
+
+// Pairs every invocation with the completion of the same process.
+std::vector<CompletedOp> PairOperations(const History& history);
+
+}  // namespace charybdis::sim

@@ -1,0 +1,330 @@
+#include "sim/kv_workload.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/assert.h"
+#include "core/coordinator/consistency.h"
+#include "core/token.h"
+#include "sim/percentile.h"
+
+namespace charybdis::sim {
+
+namespace {
+
+constexpr Nanos kDefaultClientTimeout = 10 * kSecond;
+// After a client-side timeout, a client avoids that coordinator for a while,
+// as drivers do with hosts that stop answering.
+constexpr Nanos kAvoidAfterTimeout = 2 * kSecond;
+
+const char* CodeName(ClientResponse::Code code) {
+  return ClientResponse::Code_Name(code).c_str();
+}
+
+}  // namespace
+
+struct KvWorkload::Client {
+  uint32_t index = 0;
+  NodeId id = 0;
+  uint32_t host = 0;
+  uint64_t process = 0;
+  uint32_t remaining = 0;
+  uint64_t fresh_keys = 0;
+  std::vector<std::string> written;
+  std::optional<Operation> read_next;
+  uint64_t sweep_next = 0;
+  std::map<NodeId, Nanos> avoid_until;
+
+  bool in_flight = false;
+  uint64_t request_id = 0;
+  Operation op;
+  Address coordinator;
+  Nanos started = 0;
+};
+
+KvWorkload::KvWorkload(Simulator& simulator, Cluster& cluster, std::string name,
+                       const scenario::KvWorkload& spec, std::string column, Random random,
+                       History& history, uint64_t& next_process)
+    : simulator_(simulator),
+      cluster_(cluster),
+      name_(std::move(name)),
+      spec_(spec),
+      random_(random),
+      history_(history),
+      next_process_(next_process),
+      table_(spec.table()),
+      column_(std::move(column)) {
+  const int datacenter =
+      spec.datacenter().empty() ? 0 : cluster.topology().DatacenterIndex(spec.datacenter());
+  CHARYBDIS_ASSERT(datacenter >= 0);
+  datacenter_ = cluster.topology().datacenters[datacenter];
+  for (uint32_t i = 0; i < spec.clients(); i++) {
+    auto client = std::make_unique<Client>();
+    client->index = i;
+    client->id = cluster.AddClient(static_cast<uint32_t>(datacenter));
+    client->host = SimNetwork::HostOf(client->id);
+    client->process = next_process_++;
+    client->remaining = spec.operations_per_client();
+    client->sweep_next = i;
+    Client* raw = client.get();
+    cluster.network().SetReceiver(Address{client->id, 0}, [this, raw](const Envelope& message) {
+      OnResponse(*raw, message);
+    });
+    clients_.push_back(std::move(client));
+  }
+}
+
+KvWorkload::~KvWorkload() {
+  for (auto& client : clients_) cluster_.network().ClearReceivers(client->host);
+}
+
+void KvWorkload::Start() {
+  const Nanos start = std::max(simulator_.now(), static_cast<Nanos>(spec_.start_ms()) * kMillisecond);
+  for (auto& client : clients_) {
+    Client* raw = client.get();
+    simulator_.Schedule(start, EventTag{EventKind::kClient, raw->host, 0, 0}, true,
+                        [this, raw] { Next(*raw); });
+  }
+}
+
+KvWorkload::Operation KvWorkload::NextOperation(Client& client) {
+  Operation op;
+  auto draw = [this](const auto& levels) {
+    return static_cast<ConsistencyLevel>(levels.Get(static_cast<int>(random_.Below(levels.size()))));
+  };
+  if (spec_.sweep_keys()) {
+    op.key = absl::StrCat("k", client.sweep_next);
+    client.sweep_next += spec_.clients();
+    op.consistency = draw(spec_.read_consistency());
+    return op;
+  }
+  const double u = random_.Unit();
+  if (u < spec_.read_fraction()) {
+    op.function = HistoryOp::Function::kRead;
+    op.consistency = draw(spec_.read_consistency());
+  } else if (u < spec_.read_fraction() + spec_.delete_fraction()) {
+    op.function = HistoryOp::Function::kDelete;
+    op.consistency = draw(spec_.write_consistency());
+  } else {
+    op.function = HistoryOp::Function::kWrite;
+    op.consistency = draw(spec_.write_consistency());
+  }
+  if (spec_.key_count() > 0) {
+    op.key = absl::StrCat("k", random_.Below(spec_.key_count()));
+  } else if (op.function == HistoryOp::Function::kWrite || client.written.empty()) {
+    // Fresh keys: only writes make new ones.
+    if (op.function != HistoryOp::Function::kWrite) {
+      op.function = HistoryOp::Function::kWrite;
+      op.consistency = draw(spec_.write_consistency());
+    }
+    op.key = absl::StrCat(name_, "-", client.index, "-", client.fresh_keys++);
+  } else {
+    op.key = client.written[random_.Below(client.written.size())];
+  }
+  return op;
+}
+
+void KvWorkload::Next(Client& client) {
+  CHARYBDIS_ASSERT(!client.in_flight);
+  if (client.read_next) {
+    client.op = *client.read_next;
+    client.read_next.reset();
+  } else if (spec_.sweep_keys() ? client.sweep_next >= spec_.key_count() : client.remaining == 0) {
+    clients_done_++;
+    CHARYBDIS_ASSERT(clients_done_ <= clients_.size());
+    return;
+  } else {
+    if (!spec_.sweep_keys()) client.remaining--;
+    client.op = NextOperation(client);
+  }
+  Issue(client);
+}
+
+Address KvWorkload::CoordinatorFor(Client& client, const std::string& key) {
+  const Token token = TokenOf(key);
+  const uint32_t shards = cluster_.topology().shards_per_node;
+  const Nanos now = simulator_.now();
+  auto usable = [&](NodeId node) {
+    auto it = client.avoid_until.find(node);
+    return it == client.avoid_until.end() || it->second <= now;
+  };
+  std::vector<NodeId> candidates;
+  for (NodeId node : spec_.shard_aware() ? cluster_.ring().ReplicasOf(token) : std::vector<NodeId>{}) {
+    if (cluster_.ring().layout().node(node).datacenter == datacenter_ && usable(node)) {
+      candidates.push_back(node);
+    }
+  }
+  if (candidates.empty()) {
+    for (const NodeInfo& node : cluster_.ring().layout().nodes) {
+      if (node.datacenter == datacenter_ && usable(node.id)) candidates.push_back(node.id);
+    }
+  }
+  if (candidates.empty()) {
+    for (const NodeInfo& node : cluster_.ring().layout().nodes) candidates.push_back(node.id);
+  }
+  const NodeId node = candidates[random_.Below(candidates.size())];
+  const ShardId shard = spec_.shard_aware() ? ShardOf(token, shards)
+                                            : static_cast<ShardId>(random_.Below(shards));
+  return Address{node, shard};
+}
+
+void KvWorkload::Issue(Client& client) {
+  const Operation& op = client.op;
+  Envelope message;
+  ClientRequest* request = message.mutable_client_request();
+  request->set_request_id(++client.request_id);
+  HistoryOp invoke;
+  invoke.process = client.process;
+  invoke.function = op.function;
+  invoke.table = table_;
+  invoke.key = op.key;
+  invoke.time = simulator_.now();
+  invoke.consistency = op.consistency;
+  invoke.datacenter = datacenter_;
+  if (op.function == HistoryOp::Function::kRead) {
+    ReadOp* read = request->mutable_read();
+    read->set_table(table_);
+    read->set_partition_key(op.key);
+    read->set_consistency(op.consistency);
+  } else {
+    WriteOp* write = request->mutable_write();
+    write->set_table(table_);
+    write->set_partition_key(op.key);
+    write->set_consistency(op.consistency);
+    if (op.function == HistoryOp::Function::kDelete) {
+      write->set_delete_row(true);
+    } else {
+      std::string value = absl::StrCat(name_, ":", client.index, ":", client.request_id);
+      if (spec_.value_bytes() > value.size()) value.resize(spec_.value_bytes(), '.');
+      invoke.has_value = true;
+      invoke.value = value;
+      ColumnValue* put = write->add_put();
+      put->set_column(column_);
+      put->set_value(std::move(value));
+    }
+  }
+  history_.push_back(std::move(invoke));
+  client.in_flight = true;
+  client.started = simulator_.now();
+  client.coordinator = CoordinatorFor(client, op.key);
+  cluster_.network().Send(Address{client.id, 0}, client.coordinator, std::move(message));
+
+  const Nanos timeout = spec_.timeout_ms() ? static_cast<Nanos>(spec_.timeout_ms()) * kMillisecond
+                                           : kDefaultClientTimeout;
+  Client* raw = &client;
+  const uint64_t request_id = client.request_id;
+  simulator_.Schedule(simulator_.now() + timeout,
+                      EventTag{EventKind::kClient, client.host, 0, request_id}, true,
+                      [this, raw, request_id] { OnTimeout(*raw, request_id); });
+}
+
+void KvWorkload::OnResponse(Client& client, const Envelope& message) {
+  CHARYBDIS_ASSERT(message.has_client_response());
+  const ClientResponse& response = message.client_response();
+  if (!client.in_flight || response.request_id() != client.request_id) return;  // stale
+  switch (response.code()) {
+    case ClientResponse::OK:
+      return Complete(client, HistoryOp::Type::kOk, &response);
+    case ClientResponse::UNAVAILABLE:
+    case ClientResponse::INVALID_REQUEST:
+    case ClientResponse::READ_TIMEOUT:  // a read that failed changed nothing
+      return Complete(client, HistoryOp::Type::kFail, &response);
+    case ClientResponse::WRITE_TIMEOUT:
+      return Complete(client, HistoryOp::Type::kInfo, &response);
+    default:
+      break;
+  }
+  CHARYBDIS_ASSERT(false && "unknown response code");
+}
+
+void KvWorkload::OnTimeout(Client& client, uint64_t request_id) {
+  if (!client.in_flight || client.request_id != request_id) return;
+  client.avoid_until[client.coordinator.node] = simulator_.now() + kAvoidAfterTimeout;
+  errors_["CLIENT_TIMEOUT"]++;
+  Complete(client, client.op.function == HistoryOp::Function::kRead ? HistoryOp::Type::kFail
+                                                                   : HistoryOp::Type::kInfo,
+           nullptr);
+}
+
+void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResponse* response) {
+  client.in_flight = false;
+  const Operation& op = client.op;
+  HistoryOp completion;
+  completion.process = client.process;
+  completion.type = type;
+  completion.function = op.function;
+  completion.table = table_;
+  completion.key = op.key;
+  completion.time = simulator_.now();
+  completion.consistency = op.consistency;
+  completion.datacenter = datacenter_;
+  const bool read = op.function == HistoryOp::Function::kRead;
+  if (type == HistoryOp::Type::kOk) {
+    ok_++;
+    const int64_t latency_us = (simulator_.now() - client.started) / kMicrosecond;
+    if (read) {
+      latencies_[op.consistency].read_us.push_back(latency_us);
+      completion.timestamp = response->newest_timestamp();
+      for (const ResultRow& row : response->rows()) {
+        for (const ResultCell& cell : row.cells()) {
+          if (cell.column() == column_) {
+            completion.has_value = true;
+            completion.value = cell.value();
+          }
+        }
+      }
+    } else {
+      latencies_[op.consistency].write_us.push_back(latency_us);
+      completion.timestamp = response->write_timestamp();
+      if (spec_.key_count() == 0 && op.function == HistoryOp::Function::kWrite) {
+        client.written.push_back(op.key);
+      }
+    }
+  } else {
+    type == HistoryOp::Type::kFail ? failed_++ : indeterminate_++;
+    if (response != nullptr) errors_[CodeName(response->code())]++;
+  }
+  history_.push_back(std::move(completion));
+  // Jepsen's rule: after an unknown outcome the process may still be
+  // acting, so the client carries on as a new process.
+  if (type == HistoryOp::Type::kInfo) client.process = next_process_++;
+  if (spec_.read_after_write() && !read) {
+    Operation next;
+    next.key = op.key;
+    next.consistency = op.consistency;
+    if (!ValidForRead(op.consistency).ok()) {
+      next.consistency = static_cast<ConsistencyLevel>(spec_.read_consistency(0));
+    }
+    client.read_next = next;
+  }
+  Client* raw = &client;
+  simulator_.Schedule(simulator_.now() + static_cast<Nanos>(spec_.think_time_ms()) * kMillisecond,
+                      EventTag{EventKind::kClient, client.host, 0, 0}, true,
+                      [this, raw] { Next(*raw); });
+}
+
+nlohmann::json KvWorkload::Results() const {
+  nlohmann::json by_cl = nlohmann::json::object();
+  for (const auto& [level, latencies] : latencies_) {
+    nlohmann::json entry;
+    entry["write"] = {{"count", latencies.write_us.size()},
+                      {"p50_us", Percentile(latencies.write_us, 50)},
+                      {"p99_us", Percentile(latencies.write_us, 99)}};
+    entry["read"] = {{"count", latencies.read_us.size()},
+                     {"p50_us", Percentile(latencies.read_us, 50)},
+                     {"p99_us", Percentile(latencies.read_us, 99)}};
+    by_cl[ConsistencyName(level)] = entry;
+  }
+  return nlohmann::json{{"name", name_},   {"kind", "kv"},        {"done", done()},
+                        {"ok", ok_},       {"fail", failed_},     {"info", indeterminate_},
+                        {"errors", errors_}, {"by_cl", by_cl}};
+}
+
+std::vector<CheckResult> KvWorkload::Checks() const {
+  auto invalid = errors_.find("INVALID_REQUEST");
+  const uint64_t count = invalid == errors_.end() ? 0 : invalid->second;
+  return {CheckResult{absl::StrCat(name_, ".requests_valid"), count == 0,
+                      absl::StrCat(count, " requests rejected as invalid")}};
+}
+
+}  // namespace charybdis::sim
