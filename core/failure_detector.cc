@@ -65,8 +65,13 @@ void FailureDetector::Tick() {
 }
 
 void FailureDetector::SendHeartbeats() {
-  // A skipped round drives peers close to (or past) conviction.
-  if (env_.buggify->Fires("failure_detector.skip_heartbeat_round")) return;
+  // A skipped round drives peers closer to conviction. Never two in a row:
+  // a buggified run must still be able to converge.
+  if (!skipped_last_round_ && env_.buggify->Fires("failure_detector.skip_heartbeat_round")) {
+    skipped_last_round_ = true;
+    return;
+  }
+  skipped_last_round_ = false;
   sequence_++;
   for (const auto& [node, peer] : peers_) {
     Envelope message;

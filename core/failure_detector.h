@@ -63,6 +63,7 @@ class FailureDetector {
   std::map<NodeId, Peer> peers_;
   uint64_t generation_ = 0;
   uint64_t sequence_ = 0;
+  bool skipped_last_round_ = false;
 };
 
 }  // namespace charybdis

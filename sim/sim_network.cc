@@ -99,6 +99,9 @@ void SimNetwork::Send(Address from, Address to, Envelope message) {
 
 void SimNetwork::Deliver(Nanos at, const Envelope& message) {
   const uint32_t to_host = HostOf(message.to_node());
+  // A message between shards of one node never leaves the process: it dies
+  // with it. One between hosts is on the wire and may outlive its sender.
+  const bool bound = to_host == HostOf(message.from_node());
   const EventTag tag{EventKind::kDelivery, to_host, message.to_shard(),
                      static_cast<uint64_t>(message.body_case()) |
                          static_cast<uint64_t>(message.from_node()) << 16 |
@@ -114,14 +117,13 @@ void SimNetwork::Deliver(Nanos at, const Envelope& message) {
   };
   if (wire_roundtrip_) {
     std::string wire = message.SerializeAsString();
-    simulator_.Schedule(at, tag, /*bound=*/false, [receive, wire = std::move(wire)] {
+    simulator_.Schedule(at, tag, bound, [receive, wire = std::move(wire)] {
       Envelope parsed;
       CHARYBDIS_ASSERT(parsed.ParseFromString(wire));
       receive(parsed);
     });
   } else {
-    simulator_.Schedule(at, tag, /*bound=*/false,
-                        [receive, message] { receive(message); });
+    simulator_.Schedule(at, tag, bound, [receive, message] { receive(message); });
   }
 }
 
