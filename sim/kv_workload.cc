@@ -283,6 +283,9 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
   } else {
     type == HistoryOp::Type::kFail ? failed_++ : indeterminate_++;
     if (response != nullptr) errors_[CodeName(response->code())]++;
+    if (response != nullptr && response->code() == ClientResponse::UNAVAILABLE) unavailable_++;
+    slowest_failure_us_ =
+        std::max(slowest_failure_us_, (simulator_.now() - client.started) / kMicrosecond);
   }
   history_.push_back(std::move(completion));
   // Jepsen's rule: after an unknown outcome the process may still be
@@ -323,8 +326,25 @@ nlohmann::json KvWorkload::Results() const {
 std::vector<CheckResult> KvWorkload::Checks() const {
   auto invalid = errors_.find("INVALID_REQUEST");
   const uint64_t count = invalid == errors_.end() ? 0 : invalid->second;
-  return {CheckResult{absl::StrCat(name_, ".requests_valid"), count == 0,
-                      absl::StrCat(count, " requests rejected as invalid")}};
+  std::vector<CheckResult> checks = {CheckResult{absl::StrCat(name_, ".requests_valid"), count == 0,
+                                                 absl::StrCat(count, " requests rejected as invalid")}};
+  if (!spec_.has_expect()) return checks;
+  const auto& expect = spec_.expect();
+  const uint64_t total = ok_ + failed_ + indeterminate_;
+  const double ok_fraction = total == 0 ? 0 : static_cast<double>(ok_) / static_cast<double>(total);
+  const double unavailable_fraction =
+      total == 0 ? 0 : static_cast<double>(unavailable_) / static_cast<double>(total);
+  bool passed = total > 0 && ok_fraction >= expect.min_ok_fraction() &&
+                unavailable_fraction >= expect.min_unavailable_fraction();
+  if (expect.max_failure_latency_us() > 0 && failed_ + indeterminate_ > 0) {
+    passed = passed && slowest_failure_us_ <= static_cast<int64_t>(expect.max_failure_latency_us());
+  }
+  checks.push_back(CheckResult{
+      absl::StrCat(name_, ".expect"), passed,
+      absl::StrCat(total, " operations: ", ok_, " ok (", ok_fraction * 100, "%), ", unavailable_,
+                   " unavailable (", unavailable_fraction * 100, "%), slowest failure ",
+                   slowest_failure_us_, "us")});
+  return checks;
 }
 
 }  // namespace charybdis::sim

@@ -69,6 +69,8 @@ class KvWorkload final : public Workload {
   uint64_t failed_ = 0;
   uint64_t indeterminate_ = 0;
   std::map<std::string, uint64_t> errors_;  // by response code
+  uint64_t unavailable_ = 0;
+  int64_t slowest_failure_us_ = 0;
 };
 
 }  // namespace charybdis::sim

@@ -18,9 +18,11 @@ bool IsLocal(const TokenRing& ring, ConsistencyLevel level) {
 }
 
 // Acknowledged writes of one key at one level from one datacenter, in
-// completion order, with the running maximum of their timestamps.
+// completion order (positions in the history, which is in the order things
+// happened, even at equal simulated times), with the running maximum of
+// their timestamps.
 struct WriteGroup {
-  std::vector<Nanos> completed;
+  std::vector<size_t> completed;
   std::vector<Timestamp> max_timestamp;
   std::vector<const HistoryOp*> writes;
 };
@@ -80,12 +82,11 @@ CheckResult CheckReadYourWrites(const TokenRing& ring, const History& history) {
       continue;
     }
     WriteGroup& group = groups[{op.invoke->key, op.invoke->consistency, op.invoke->datacenter}];
-    group.completed.push_back(op.completion->time);
+    group.completed.push_back(static_cast<size_t>(op.completion - history.data()));
     group.writes.push_back(op.completion);
     const Timestamp previous = group.max_timestamp.empty() ? 0 : group.max_timestamp.back();
     group.max_timestamp.push_back(std::max(previous, op.completion->timestamp));
   }
-  // History is in time order, so each group's completions are sorted.
   CheckResult result{"read_your_writes", true, ""};
   uint64_t checked = 0;
   uint64_t violations = 0;
@@ -97,9 +98,10 @@ CheckResult CheckReadYourWrites(const TokenRing& ring, const History& history) {
         continue;
       }
       const WriteGroup& group = it->second;
-      // Writes acknowledged strictly before the read was invoked.
+      // Writes acknowledged before the read was invoked.
+      const auto invoked = static_cast<size_t>(read.invoke - history.data());
       const size_t before = static_cast<size_t>(
-          std::lower_bound(group.completed.begin(), group.completed.end(), read.invoke->time) -
+          std::lower_bound(group.completed.begin(), group.completed.end(), invoked) -
           group.completed.begin());
       if (before == 0) continue;
       checked++;

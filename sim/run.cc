@@ -13,6 +13,7 @@
 #include "sim/percentile.h"
 #include "sim/ping_workload.h"
 #include "sim/read_your_writes_check.h"
+#include "sim/scenario_checks.h"
 #include "sim/view_check.h"
 
 namespace charybdis::sim {
@@ -51,14 +52,17 @@ class Workloads {
       after_.push_back(after);
       started_.push_back(false);
     }
+    unstarted_ = all_.size();
   }
 
   // Starts every workload whose turn has come.
   void StartReady() {
+    if (unstarted_ == 0) return;
     for (size_t i = 0; i < all_.size(); i++) {
       if (started_[i]) continue;
       if (after_[i] >= 0 && !(started_[after_[i]] && all_[after_[i]]->done())) continue;
       started_[i] = true;
+      unstarted_--;
       all_[i]->Start();
     }
   }
@@ -88,10 +92,12 @@ class Workloads {
   std::vector<KvWorkload*> kv_;
   std::vector<int> after_;
   std::vector<bool> started_;
+  size_t unstarted_ = 0;
 };
 
-// Latency percentiles per level over every kv workload.
-nlohmann::json ByConsistencyLevel(const std::vector<KvWorkload*>& workloads) {
+// Latencies per level over every kv workload.
+std::map<ConsistencyLevel, KvWorkload::Latencies> MergedLatencies(
+    const std::vector<KvWorkload*>& workloads) {
   std::map<ConsistencyLevel, KvWorkload::Latencies> merged;
   for (const KvWorkload* workload : workloads) {
     for (const auto& [level, latencies] : workload->latencies()) {
@@ -100,6 +106,10 @@ nlohmann::json ByConsistencyLevel(const std::vector<KvWorkload*>& workloads) {
       into.read_us.insert(into.read_us.end(), latencies.read_us.begin(), latencies.read_us.end());
     }
   }
+  return merged;
+}
+
+nlohmann::json ByConsistencyLevel(const std::map<ConsistencyLevel, KvWorkload::Latencies>& merged) {
   nlohmann::json by_cl = nlohmann::json::object();
   for (const auto& [level, latencies] : merged) {
     by_cl[ConsistencyName(level)] = {
@@ -115,18 +125,15 @@ nlohmann::json ByConsistencyLevel(const std::vector<KvWorkload*>& workloads) {
 
 // Counters per shard of every node, and their totals.
 nlohmann::json Metrics(const Cluster& cluster) {
-  std::map<std::string, uint64_t> totals;
   nlohmann::json nodes = nlohmann::json::object();
   for (NodeId id = 1; id <= cluster.size(); id++) {
     nlohmann::json shards = nlohmann::json::array();
     for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
-      const std::map<std::string, uint64_t> counters = cluster.node(id).Counters(shard);
-      for (const auto& [name, value] : counters) totals[name] += value;
-      shards.push_back(counters);
+      shards.push_back(cluster.node(id).Counters(shard));
     }
     nodes[std::to_string(id)] = shards;
   }
-  return {{"totals", totals}, {"nodes", nodes}};
+  return {{"totals", MetricTotals(cluster)}, {"nodes", nodes}};
 }
 
 nlohmann::json Details(const Cluster& cluster, const FaultInjector& faults,
@@ -206,6 +213,17 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   if (spec.checks().replicas_converge()) {
     result.checks.push_back(CheckReplicasConverge(cluster, history));
   }
+  const auto latencies = MergedLatencies(workloads.kv());
+  for (const auto& check : spec.checks().latency()) {
+    result.checks.push_back(CheckLatency(check, latencies));
+  }
+  for (const auto& check : spec.checks().metric()) {
+    result.checks.push_back(CheckMetric(check, cluster));
+  }
+  if (spec.checks().hints_cover_missed_writes_of_node() != 0) {
+    result.checks.push_back(
+        CheckHintsCoverMissedWrites(spec.checks().hints_cover_missed_writes_of_node(), cluster, history));
+  }
   for (const auto& workload : workloads.all()) {
     result.workloads.push_back(workload->Results());
     for (CheckResult& check : workload->Checks()) result.checks.push_back(std::move(check));
@@ -213,7 +231,7 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   if (history_out != nullptr) WriteHistoryJson(history, *history_out);
   result.details = Details(cluster, faults, buggify);
   result.details["metrics"] = Metrics(cluster);
-  if (!workloads.kv().empty()) result.details["by_cl"] = ByConsistencyLevel(workloads.kv());
+  if (!workloads.kv().empty()) result.details["by_cl"] = ByConsistencyLevel(latencies);
   for (const CheckResult& check : result.checks) {
     if (!check.passed) result.outcome = Outcome::kCheckFailed;
   }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/coordinator/consistency.h"
+#include "core/metrics.h"
 #include "sim/topology.h"
 
 namespace charybdis::sim {
@@ -342,6 +343,38 @@ class Validator {
     }
     if (spec_.checks().replicas_converge() && spec_.schema().table_size() == 0) {
       problems_.Add({{"checks"}, {"replicas_converge"}}, "needs a schema with tables");
+    }
+    std::set<std::string> metrics;
+    for (const auto& [name, value] : ShardMetrics().Counters()) metrics.insert(name);
+    const auto& checks = spec_.checks();
+    for (int i = 0; i < checks.metric_size(); i++) {
+      const auto& metric = checks.metric(i);
+      if (!metrics.count(metric.metric())) {
+        problems_.Add({{"checks"}, {"metric", i}, {"metric"}},
+                      absl::StrCat("no metric is named \"", metric.metric(), "\""));
+      }
+      if (metric.relation_case() == scenario::MetricCheck::RELATION_NOT_SET) {
+        problems_.Add({{"checks"}, {"metric", i}},
+                      "give a relation (at_least, at_most, equals or shard_spread)");
+      }
+      if (metric.relation_case() == scenario::MetricCheck::kEquals && !metrics.count(metric.equals())) {
+        problems_.Add({{"checks"}, {"metric", i}, {"equals"}},
+                      absl::StrCat("no metric is named \"", metric.equals(), "\""));
+      }
+    }
+    for (int i = 0; i < checks.latency_size(); i++) {
+      const auto& latency = checks.latency(i);
+      if (!kv) problems_.Add({{"checks"}, {"latency", i}}, "needs a kv workload to measure");
+      if (latency.faster() == charybdis::CL_UNSET || latency.slower() == charybdis::CL_UNSET) {
+        problems_.Add({{"checks"}, {"latency", i}}, "name both levels (faster and slower)");
+      }
+      if (latency.at_most() < 0 || latency.at_least() < 0) {
+        problems_.Add({{"checks"}, {"latency", i}}, "bounds may not be negative");
+      }
+    }
+    if (checks.hints_cover_missed_writes_of_node() != 0) {
+      CheckNode({{"checks"}, {"hints_cover_missed_writes_of_node"}},
+                checks.hints_cover_missed_writes_of_node());
     }
   }
 

@@ -94,10 +94,10 @@ void SimNetwork::Send(Address from, Address to, Envelope message) {
     stats_.duplicated++;
     Deliver(DeliveryTime(from_host, to_host), message);
   }
-  Deliver(DeliveryTime(from_host, to_host), message);
+  Deliver(DeliveryTime(from_host, to_host), std::move(message));
 }
 
-void SimNetwork::Deliver(Nanos at, const Envelope& message) {
+void SimNetwork::Deliver(Nanos at, Envelope message) {
   const uint32_t to_host = HostOf(message.to_node());
   // A message between shards of one node never leaves the process: it dies
   // with it. One between hosts is on the wire and may outlive its sender.
@@ -123,7 +123,8 @@ void SimNetwork::Deliver(Nanos at, const Envelope& message) {
       receive(parsed);
     });
   } else {
-    simulator_.Schedule(at, tag, bound, [receive, message] { receive(message); });
+    simulator_.Schedule(at, tag, bound,
+                        [receive, message = std::move(message)] { receive(message); });
   }
 }
 

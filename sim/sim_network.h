@@ -64,7 +64,7 @@ class SimNetwork {
   };
 
   Nanos DeliveryTime(uint32_t from_host, uint32_t to_host);
-  void Deliver(Nanos at, const Envelope& message);
+  void Deliver(Nanos at, Envelope message);
   bool blocked(uint32_t from_host, uint32_t to_host) const;
 
   Simulator& simulator_;

@@ -27,12 +27,22 @@ void SimStorage::Complete(Nanos at, uint64_t detail, std::function<void()> fn) {
                       /*bound=*/true, std::move(fn));
 }
 
-void SimStorage::ApplyTo(const WriteBatch& batch, std::map<std::string, std::string>& target) {
+void SimStorage::ApplyBatch(const WriteBatch& batch, Undo* undo) {
   for (const WriteBatch::Operation& operation : batch.operations) {
+    auto it = contents_.find(operation.key);
+    if (undo != nullptr) {
+      undo->emplace_back(operation.key, it == contents_.end()
+                                            ? std::nullopt
+                                            : std::optional<std::string>(it->second));
+    }
     if (operation.value.has_value()) {
-      target[operation.key] = *operation.value;
-    } else {
-      target.erase(operation.key);
+      if (it == contents_.end()) {
+        contents_.emplace(operation.key, *operation.value);
+      } else {
+        it->second = *operation.value;
+      }
+    } else if (it != contents_.end()) {
+      contents_.erase(it);
     }
   }
 }
@@ -49,14 +59,13 @@ void SimStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) 
       return;
     }
     stats_.writes++;
-    ApplyTo(batch, visible_);
     if (synced) {
       stats_.synced_writes++;
-      for (const WriteBatch& earlier : unsynced_) ApplyTo(earlier, durable_);
-      unsynced_.clear();
-      ApplyTo(batch, durable_);
+      unsynced_.clear();  // everything before it is durable now
+      ApplyBatch(batch, nullptr);
     } else {
-      unsynced_.push_back(batch);
+      unsynced_.emplace_back();
+      ApplyBatch(batch, &unsynced_.back());
     }
     done(absl::OkStatus());
   });
@@ -71,8 +80,8 @@ void SimStorage::Get(std::string key, GetDone done) {
       return;
     }
     stats_.reads++;
-    auto it = visible_.find(key);
-    if (it == visible_.end()) {
+    auto it = contents_.find(key);
+    if (it == contents_.end()) {
       done(std::optional<std::string>());
     } else {
       done(std::optional<std::string>(it->second));
@@ -91,8 +100,8 @@ void SimStorage::Scan(std::string begin, std::string end, size_t limit, ScanDone
              }
              stats_.reads++;
              std::vector<KeyValue> rows;
-             for (auto it = visible_.lower_bound(begin);
-                  it != visible_.end() && rows.size() < limit && (end.empty() || it->first < end);
+             for (auto it = contents_.lower_bound(begin);
+                  it != contents_.end() && rows.size() < limit && (end.empty() || it->first < end);
                   ++it) {
                rows.push_back(KeyValue{it->first, it->second});
              }
@@ -101,12 +110,22 @@ void SimStorage::Scan(std::string begin, std::string end, size_t limit, ScanDone
 }
 
 void SimStorage::Crash() {
-  // The OS may have written back some of the unsynced batches, in order.
+  // The OS may have written back some of the unsynced batches, in order:
+  // take back the others, newest first.
   const uint64_t survivors = random_.Below(unsynced_.size() + 1);
-  for (uint64_t i = 0; i < survivors; i++) ApplyTo(unsynced_[i], durable_);
   stats_.batches_lost_in_crashes += unsynced_.size() - survivors;
+  while (unsynced_.size() > survivors) {
+    const Undo& undo = unsynced_.back();
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+      if (it->second.has_value()) {
+        contents_[it->first] = *it->second;
+      } else {
+        contents_.erase(it->first);
+      }
+    }
+    unsynced_.pop_back();
+  }
   unsynced_.clear();
-  visible_ = durable_;
   last_completion_ = simulator_.now();
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -46,12 +48,17 @@ class SimStorage final : public Storage {
   void set_faults(DiskFaults faults) { faults_ = faults; }
   const StorageStats& stats() const { return stats_; }
   // What a reader sees now (for checkers and tests).
-  const std::map<std::string, std::string>& contents() const { return visible_; }
+  using Contents = std::map<std::string, std::string>;
+  const Contents& contents() const { return contents_; }
 
  private:
   Nanos CompletionTime(const scenario::Latency& latency, Nanos extra);
   void Complete(Nanos at, uint64_t detail, std::function<void()> fn);
-  static void ApplyTo(const WriteBatch& batch, std::map<std::string, std::string>& target);
+  // Previous values of the keys one unsynced batch touched, in order.
+  using Undo = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+  // Applies the batch; with `undo`, records how to take it back.
+  void ApplyBatch(const WriteBatch& batch, Undo* undo);
 
   Simulator& simulator_;
   uint32_t host_;
@@ -62,9 +69,11 @@ class SimStorage final : public Storage {
   StorageStats stats_;
   Nanos last_completion_ = 0;
 
-  std::map<std::string, std::string> durable_;
-  std::vector<WriteBatch> unsynced_;  // applied after durable_, in order
-  std::map<std::string, std::string> visible_;
+  // What a reader sees. Unsynced batches are applied here too, each with an
+  // undo record (the previous value of every key it touched), so a crash
+  // can take back a suffix of them.
+  Contents contents_;
+  std::vector<Undo> unsynced_;  // in the order the batches were applied
 };
 
 }  // namespace charybdis::sim

@@ -93,7 +93,9 @@ void Partition::ToProto(PartitionData* data) const {
 namespace {
 
 void AppendFixed64(std::string& out, uint64_t value) {
-  for (int i = 0; i < 8; i++) out.push_back(static_cast<char>(value >> (8 * i)));
+  char bytes[8];
+  for (int i = 0; i < 8; i++) bytes[i] = static_cast<char>(value >> (8 * i));
+  out.append(bytes, 8);
 }
 
 void AppendBytes(std::string& out, const std::string& bytes) {
@@ -106,6 +108,7 @@ void AppendBytes(std::string& out, const std::string& bytes) {
 uint64_t Digest(const Partition& partition) {
   // A canonical encoding (maps are ordered), hashed once.
   std::string encoded;
+  encoded.reserve(128);
   for (const auto& [key, row] : partition.rows) {
     AppendBytes(encoded, key);
     encoded.push_back(row.tombstone ? 'T' : 't');

@@ -1,0 +1,120 @@
+#include "sim/scenario_checks.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/coordinator/consistency.h"
+#include "sim/percentile.h"
+
+namespace charybdis::sim {
+
+std::map<std::string, uint64_t> MetricTotals(const Cluster& cluster) {
+  std::map<std::string, uint64_t> totals;
+  for (NodeId id = 1; id <= cluster.size(); id++) {
+    for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
+      for (const auto& [name, value] : cluster.node(id).Counters(shard)) totals[name] += value;
+    }
+  }
+  return totals;
+}
+
+CheckResult CheckLatency(const scenario::LatencyCheck& check,
+                         const std::map<ConsistencyLevel, KvWorkload::Latencies>& latencies) {
+  const auto faster_level = static_cast<ConsistencyLevel>(check.faster());
+  const auto slower_level = static_cast<ConsistencyLevel>(check.slower());
+  const char* op = check.reads() ? "read" : "write";
+  CheckResult result{absl::StrCat("latency.", op, ".", ConsistencyName(faster_level), "_vs_",
+                                  ConsistencyName(slower_level)),
+                     false, ""};
+  auto samples = [&](ConsistencyLevel level) -> std::vector<int64_t> {
+    auto it = latencies.find(level);
+    if (it == latencies.end()) return {};
+    return check.reads() ? it->second.read_us : it->second.write_us;
+  };
+  const std::vector<int64_t> faster = samples(faster_level);
+  const std::vector<int64_t> slower = samples(slower_level);
+  if (faster.empty() || slower.empty()) {
+    result.detail = "no successful operations at one of the levels";
+    return result;
+  }
+  const auto p50_faster = static_cast<double>(Percentile(faster, 50));
+  const auto p50_slower = static_cast<double>(Percentile(slower, 50));
+  const double at_most = check.at_most() > 0 ? check.at_most() : 1.0;
+  result.passed = p50_faster <= at_most * p50_slower && p50_faster >= check.at_least() * p50_slower;
+  result.detail = absl::StrCat(op, " p50 ", ConsistencyName(faster_level), " ", p50_faster, "us vs ",
+                               ConsistencyName(slower_level), " ", p50_slower, "us: ratio ",
+                               p50_faster / p50_slower, " (allowed ", check.at_least(), " to ",
+                               at_most, ")");
+  return result;
+}
+
+CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster) {
+  const std::map<std::string, uint64_t> totals = MetricTotals(cluster);
+  const uint64_t value = totals.count(check.metric()) ? totals.at(check.metric()) : 0;
+  CheckResult result{absl::StrCat("metric.", check.metric()), false, ""};
+  switch (check.relation_case()) {
+    case scenario::MetricCheck::kAtLeast:
+      result.passed = value >= check.at_least();
+      result.detail = absl::StrCat(value, " (at least ", check.at_least(), ")");
+      break;
+    case scenario::MetricCheck::kAtMost:
+      result.passed = value <= check.at_most();
+      result.detail = absl::StrCat(value, " (at most ", check.at_most(), ")");
+      break;
+    case scenario::MetricCheck::kEquals: {
+      const uint64_t other = totals.count(check.equals()) ? totals.at(check.equals()) : 0;
+      result.passed = value == other;
+      result.detail = absl::StrCat(value, " vs ", check.equals(), " ", other);
+      break;
+    }
+    case scenario::MetricCheck::kShardSpread: {
+      std::vector<uint64_t> per_shard;
+      for (NodeId id = 1; id <= cluster.size(); id++) {
+        for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
+          const auto counters = cluster.node(id).Counters(shard);
+          per_shard.push_back(counters.count(check.metric()) ? counters.at(check.metric()) : 0);
+        }
+      }
+      const double mean = static_cast<double>(value) / static_cast<double>(per_shard.size());
+      double worst = 0;
+      std::string values;
+      for (uint64_t v : per_shard) {
+        worst = std::max(worst, mean == 0 ? 0 : std::abs(static_cast<double>(v) - mean) / mean);
+        absl::StrAppend(&values, values.empty() ? "" : ",", v);
+      }
+      result.passed = mean > 0 && worst <= check.shard_spread();
+      result.detail = absl::StrCat("per shard [", values, "], mean ", mean, ", worst deviation ",
+                                   worst * 100, "% (allowed ", check.shard_spread() * 100, "%)");
+      break;
+    }
+    case scenario::MetricCheck::RELATION_NOT_SET:
+      result.detail = "no relation given";
+      break;
+  }
+  return result;
+}
+
+CheckResult CheckHintsCoverMissedWrites(NodeId node, const Cluster& cluster, const History& history) {
+  uint64_t attempted = 0;
+  for (const CompletedOp& op : PairOperations(history)) {
+    if (op.invoke->function == HistoryOp::Function::kRead) continue;
+    if (op.completion != nullptr && op.completion->type == HistoryOp::Type::kFail) continue;
+    attempted++;
+  }
+  uint64_t applied_directly = 0;
+  for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
+    const auto counters = cluster.node(node).Counters(shard);
+    applied_directly += counters.at("database_total_writes");
+  }
+  const std::map<std::string, uint64_t> totals = MetricTotals(cluster);
+  // Hint replays count as writes on the target too.
+  applied_directly -= totals.at("hints_sent");
+  const uint64_t missed = attempted - applied_directly;
+  CheckResult result{"hints_cover_missed_writes", totals.at("hints_written") == missed, ""};
+  result.detail = absl::StrCat("node ", node, " missed ", missed, " of ", attempted,
+                               " writes; hints_written ", totals.at("hints_written"), ", hints_sent ",
+                               totals.at("hints_sent"));
+  return result;
+}
+
+}  // namespace charybdis::sim

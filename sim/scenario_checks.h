@@ -1,0 +1,25 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "proto/scenario.pb.h"
+#include "sim/cluster.h"
+#include "sim/history.h"
+#include "sim/kv_workload.h"
+#include "sim/workload.h"
+
+namespace charybdis::sim {
+
+// Metric totals over every shard and life of every node.
+std::map<std::string, uint64_t> MetricTotals(const Cluster& cluster);
+
+CheckResult CheckLatency(const scenario::LatencyCheck& check,
+                         const std::map<ConsistencyLevel, KvWorkload::Latencies>& latencies);
+
+CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster);
+
+// hints_written equals the writes `node` missed (see proto/scenario.proto).
+CheckResult CheckHintsCoverMissedWrites(NodeId node, const Cluster& cluster, const History& history);
+
+}  // namespace charybdis::sim
