@@ -92,10 +92,15 @@ KvWorkload::Operation KvWorkload::NextOperation(Client& client) {
   auto draw = [this](const auto& levels) {
     return static_cast<ConsistencyLevel>(levels.Get(static_cast<int>(random_.Below(levels.size()))));
   };
-  if (spec_.sweep_keys()) {
+  if (spec_.sweep_keys() || spec_.preload_keys()) {
     op.key = absl::StrCat("k", client.sweep_next);
     client.sweep_next += spec_.clients();
-    op.consistency = draw(spec_.read_consistency());
+    if (spec_.preload_keys()) {
+      op.function = HistoryOp::Function::kWrite;
+      op.consistency = draw(spec_.write_consistency());
+    } else {
+      op.consistency = draw(spec_.read_consistency());
+    }
     return op;
   }
   const double u = random_.Unit();
@@ -129,12 +134,12 @@ void KvWorkload::Next(Client& client) {
   if (client.read_next) {
     client.op = *client.read_next;
     client.read_next.reset();
-  } else if (spec_.sweep_keys() ? client.sweep_next >= spec_.key_count() : client.remaining == 0) {
+  } else if (sweeping() ? client.sweep_next >= spec_.key_count() : client.remaining == 0) {
     clients_done_++;
     CHARYBDIS_ASSERT(clients_done_ <= clients_.size());
     return;
   } else {
-    if (!spec_.sweep_keys()) client.remaining--;
+    if (!sweeping()) client.remaining--;
     client.op = NextOperation(client);
   }
   Issue(client);
@@ -148,19 +153,31 @@ Address KvWorkload::CoordinatorFor(Client& client, const std::string& key) {
     auto it = client.avoid_until.find(node);
     return it == client.avoid_until.end() || it->second <= now;
   };
+  auto allowed = [&](NodeId node) {
+    return spec_.coordinator_size() == 0 ||
+           std::find(spec_.coordinator().begin(), spec_.coordinator().end(), node) !=
+               spec_.coordinator().end();
+  };
+  // Like a driver: replicas of the key in the local datacenter when
+  // shard-aware, else any local node; hosts that just timed out are avoided.
   std::vector<NodeId> candidates;
   for (NodeId node : spec_.shard_aware() ? cluster_.ring().ReplicasOf(token) : std::vector<NodeId>{}) {
-    if (cluster_.ring().layout().node(node).datacenter == datacenter_ && usable(node)) {
+    if (cluster_.ring().layout().node(node).datacenter == datacenter_ && usable(node) &&
+        allowed(node)) {
       candidates.push_back(node);
     }
   }
   if (candidates.empty()) {
     for (const NodeInfo& node : cluster_.ring().layout().nodes) {
-      if (node.datacenter == datacenter_ && usable(node.id)) candidates.push_back(node.id);
+      if (node.datacenter == datacenter_ && usable(node.id) && allowed(node.id)) {
+        candidates.push_back(node.id);
+      }
     }
   }
   if (candidates.empty()) {
-    for (const NodeInfo& node : cluster_.ring().layout().nodes) candidates.push_back(node.id);
+    for (const NodeInfo& node : cluster_.ring().layout().nodes) {
+      if (allowed(node.id)) candidates.push_back(node.id);
+    }
   }
   const NodeId node = candidates[random_.Below(candidates.size())];
   const ShardId shard = spec_.shard_aware() ? ShardOf(token, shards)

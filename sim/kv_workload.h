@@ -43,6 +43,7 @@ class KvWorkload final : public Workload {
     ConsistencyLevel consistency = CL_UNSET;
   };
 
+  bool sweeping() const { return spec_.sweep_keys() || spec_.preload_keys(); }
   Operation NextOperation(Client& client);
   void Issue(Client& client);
   Address CoordinatorFor(Client& client, const std::string& key);

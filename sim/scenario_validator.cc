@@ -258,7 +258,14 @@ class Validator {
 
   void CheckKv(int w, const scenario::KvWorkload& kv) {
     if (kv.clients() == 0) problems_.Add({{"workload", w}, {"kv"}, {"clients"}}, "must be at least 1");
-    if (kv.operations_per_client() == 0 && !kv.sweep_keys()) {
+    const bool sweep = kv.sweep_keys() || kv.preload_keys();
+    if (kv.sweep_keys() && kv.preload_keys()) {
+      problems_.Add({{"workload", w}, {"kv"}, {"preload_keys"}}, "a workload either sweeps or preloads");
+    }
+    for (int i = 0; i < kv.coordinator_size(); i++) {
+      CheckNode({{"workload", w}, {"kv"}, {"coordinator", i}}, kv.coordinator(i));
+    }
+    if (kv.operations_per_client() == 0 && !sweep) {
       problems_.Add({{"workload", w}, {"kv"}, {"operations_per_client"}}, "must be at least 1");
     }
     const scenario::Table* table = FindTable(kv.table());
@@ -276,15 +283,16 @@ class Validator {
       problems_.Add({{"workload", w}, {"kv"}, {"delete_fraction"}},
                     "reads and deletes together exceed every operation");
     }
-    if (kv.sweep_keys() && kv.key_count() == 0) {
-      problems_.Add({{"workload", w}, {"kv"}, {"key_count"}}, "a key sweep needs key_count");
+    if (sweep && kv.key_count() == 0) {
+      problems_.Add({{"workload", w}, {"kv"}, {"key_count"}}, "a key sweep or preload needs key_count");
     }
     if (kv.read_after_write() && kv.key_count() != 0) {
       problems_.Add({{"workload", w}, {"kv"}, {"read_after_write"}},
                     "reading after every write is for fresh keys (key_count: 0)");
     }
-    const bool writes = !kv.sweep_keys() && kv.read_fraction() < 1;
-    const bool reads = kv.sweep_keys() || kv.read_fraction() > 0 || kv.read_after_write();
+    const bool writes = kv.preload_keys() || (!sweep && kv.read_fraction() < 1);
+    const bool reads =
+        kv.sweep_keys() || (!sweep && (kv.read_fraction() > 0 || kv.read_after_write()));
     if (writes && kv.write_consistency_size() == 0) {
       problems_.Add({{"workload", w}, {"kv"}, {"write_consistency"}}, "give at least one level for writes");
     }

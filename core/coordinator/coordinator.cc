@@ -158,23 +158,33 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
 
 std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas,
                                              const Requirement& requirement) {
-  std::vector<NodeId> targets;
+  // Like a snitch: this node first if it is a replica, then the other
+  // replicas of this datacenter, then the rest; in random order within each
+  // group (the shard's own generator), which spreads reads evenly.
+  std::vector<NodeId> local, remote;
   for (NodeId replica : replicas) {
-    if (replica != context_.env.self.node && context_.liveness.IsUp(replica) &&
-        requirement.Counts(replica)) {
-      targets.push_back(replica);
+    if (replica == context_.env.self.node || !context_.liveness.IsUp(replica) ||
+        !requirement.Counts(replica)) {
+      continue;
     }
+    const bool same_dc = context_.ring().layout().node(replica).datacenter == context_.local_datacenter;
+    (same_dc ? local : remote).push_back(replica);
   }
-  // Fisher-Yates with the shard's own generator: spreads reads evenly.
-  for (size_t i = targets.size(); i > 1; i--) {
-    std::swap(targets[i - 1], targets[context_.env.random->Below(i)]);
+  auto shuffle = [this](std::vector<NodeId>& nodes) {
+    for (size_t i = nodes.size(); i > 1; i--) {
+      std::swap(nodes[i - 1], nodes[context_.env.random->Below(i)]);
+    }
+  };
+  shuffle(local);
+  shuffle(remote);
+  std::vector<NodeId> targets;
+  const NodeId self = context_.env.self.node;
+  if (std::find(replicas.begin(), replicas.end(), self) != replicas.end() &&
+      context_.liveness.IsUp(self) && requirement.Counts(self)) {
+    targets.push_back(self);
   }
-  const bool self_replica =
-      std::find(replicas.begin(), replicas.end(), context_.env.self.node) != replicas.end();
-  if (self_replica && context_.liveness.IsUp(context_.env.self.node) &&
-      requirement.Counts(context_.env.self.node)) {
-    targets.insert(targets.begin(), context_.env.self.node);
-  }
+  targets.insert(targets.end(), local.begin(), local.end());
+  targets.insert(targets.end(), remote.begin(), remote.end());
   return targets;
 }
 

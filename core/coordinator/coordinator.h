@@ -38,8 +38,7 @@ class Coordinator {
   Timestamp NewTimestamp();
   // The mutation a write op describes, stamped with `timestamp`.
   Partition MutationOf(const WriteOp& op, Timestamp timestamp) const;
-  // Live replicas that count for the level, in the order to read them:
-  // this node first if it is one, then the rest in random order.
+  // Live replicas that count for the level, in the order to read them.
   std::vector<NodeId> ReadTargets(const std::vector<NodeId>& replicas,
                                   const Requirement& requirement);
   void Track(uint64_t id, std::shared_ptr<PendingRequest> request);
