@@ -1,6 +1,6 @@
 // `./charybdis sim`: runs scenarios at seeds, checks determinism, writes
-// traces and reports. The runner alone reads the wall clock, to time itself;
-// everything inside a simulation runs on simulated time.
+// traces, histories and reports. The runner alone reads the wall clock, to
+// time itself; everything inside a simulation runs on simulated time.
 
 #include <unistd.h>
 
@@ -9,79 +9,26 @@
 #include <fstream>
 #include <iostream>
 
-#include "absl/strings/str_cat.h"
 #include "sim/options.h"
-#include "sim/report.h"
-#include "sim/run.h"
-#include "sim/trace_diff.h"
+#include "sim/sweep.h"
 
 namespace charybdis::sim {
 namespace {
 
 constexpr int kExitPassed = 0;
-constexpr int kExitCheckFailed = 1;
 constexpr int kExitBadInput = 2;
-constexpr int kExitLiveness = 3;
-constexpr int kExitNondeterministic = 4;
 
-struct Failure {
-  std::string scenario_path;
-  uint64_t seed;
-  std::string why;
-  int exit_code;
-};
-
-std::string TraceOf(const LoadedScenario& scenario, uint64_t seed) {
-  char* buffer = nullptr;
-  size_t size = 0;
-  std::FILE* file = open_memstream(&buffer, &size);
-  RunScenario(scenario, seed, file);
-  std::fclose(file);
-  std::string trace(buffer, size);
-  std::free(buffer);
-  return trace;
-}
-
-// Runs the seed twice more with tracing and names the first event where the
-// two runs part.
-std::string TracedDivergence(const LoadedScenario& scenario, uint64_t seed) {
-  return FirstDivergence(TraceOf(scenario, seed), TraceOf(scenario, seed));
-}
-
-int64_t MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               start)
-      .count();
-}
-
-int ExitCodeOf(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kPassed: return kExitPassed;
-    case Outcome::kCheckFailed: return kExitCheckFailed;
-    case Outcome::kLiveness: return kExitLiveness;
-  }
-  return kExitCheckFailed;
-}
-
-// Determinism beats correctness beats liveness when several runs fail.
+// Nondeterminism (4) beats a failed check (1) beats liveness (3).
 int WorseExitCode(int a, int b) {
   auto rank = [](int code) {
     switch (code) {
-      case kExitNondeterministic: return 3;
-      case kExitCheckFailed: return 2;
-      case kExitLiveness: return 1;
+      case 4: return 3;
+      case 1: return 2;
+      case 3: return 1;
       default: return 0;
     }
   };
   return rank(a) >= rank(b) ? a : b;
-}
-
-std::string FailedChecks(const RunResult& result) {
-  std::string text;
-  for (const CheckResult& check : result.checks) {
-    if (!check.passed) absl::StrAppend(&text, text.empty() ? "" : "; ", check.name, ": ", check.detail);
-  }
-  return text.empty() ? "work unfinished at the time limit" : text;
 }
 
 int Main(const std::vector<std::string>& args) {
@@ -104,71 +51,56 @@ int Main(const std::vector<std::string>& args) {
     }
     scenarios.push_back(std::move(*loaded));
   }
-  if (!options.history_out.empty()) std::ofstream(options.history_out, std::ios::trunc);
-  std::FILE* trace = nullptr;
+  const uint64_t total = (options.last_seed - options.first_seed + 1) * scenarios.size();
+  if (!options.history_out.empty() && total != 1) {
+    std::cerr << "charybdis sim: --history_out takes one run: one scenario and one seed\n";
+    return kExitBadInput;
+  }
+
+  SweepOptions sweep;
+  sweep.check_determinism = options.check_determinism;
+  sweep.want_report = !options.report.empty();
+  sweep.jobs = options.jobs;
   if (!options.trace_out.empty()) {
-    trace = std::fopen(options.trace_out.c_str(), "w");
-    if (trace == nullptr) {
+    sweep.trace = std::fopen(options.trace_out.c_str(), "w");
+    if (sweep.trace == nullptr) {
       std::cerr << "charybdis sim: --trace_out: cannot write " << options.trace_out << "\n";
       return kExitBadInput;
     }
   }
-
-  const uint64_t seeds = options.last_seed - options.first_seed + 1;
-  const uint64_t total = seeds * scenarios.size();
-  const bool sweep = total > 1;
-  const bool progress_to_terminal = isatty(STDERR_FILENO);
-  nlohmann::json reports = nlohmann::json::array();
-  std::vector<Failure> failures;
-  int exit_code = kExitPassed;
-  uint64_t done = 0;
-  const auto sweep_start = std::chrono::steady_clock::now();
-  for (const LoadedScenario& scenario : scenarios) {
-    for (uint64_t seed = options.first_seed;; seed++) {
-      if (trace != nullptr) {
-        std::fprintf(trace, "# scenario=%s seed=%llu\n", scenario.path.c_str(),
-                     static_cast<unsigned long long>(seed));
-      }
-      const auto start = std::chrono::steady_clock::now();
-      std::ofstream history;
-      if (!options.history_out.empty()) {
-        history.open(options.history_out, std::ios::app);
-        if (!history) {
-          std::cerr << "charybdis sim: --history_out: cannot write " << options.history_out << "\n";
-          return kExitBadInput;
-        }
-      }
-      const RunResult result =
-          RunScenario(scenario, seed, trace, history.is_open() ? &history : nullptr);
-      const int64_t wall_ms = MillisSince(start);
-      int code = ExitCodeOf(result.outcome);
-      std::string why = code == kExitPassed ? "" : FailedChecks(result);
-      if (options.check_determinism) {
-        const RunResult again = RunScenario(scenario, seed, nullptr);
-        if (again.trace_hash != result.trace_hash || again.events != result.events) {
-          code = kExitNondeterministic;
-          why = absl::StrCat("nondeterministic: trace_hash ", HexHash(result.trace_hash), " then ",
-                             HexHash(again.trace_hash), "; ", TracedDivergence(scenario, seed));
-        }
-      }
-      std::cout << SummaryLine(result, wall_ms) << "\n";
-      if (!sweep) std::cout << Summary(result);
-      if (code != kExitPassed) {
-        failures.push_back(Failure{scenario.path, seed, why, code});
-        exit_code = WorseExitCode(exit_code, code);
-      }
-      if (!options.report.empty()) reports.push_back(ReportJson(result, wall_ms));
-      done++;
-      if (sweep && (progress_to_terminal || done % 50 == 0 || done == total)) {
-        std::cerr << (progress_to_terminal ? "\r" : "") << "[" << done << "/" << total << "] "
-                  << failures.size() << " failed, " << MillisSince(sweep_start) << " ms"
-                  << (progress_to_terminal && done < total ? "" : "\n") << std::flush;
-      }
-      if (seed == options.last_seed) break;
+  std::ofstream history;
+  if (!options.history_out.empty()) {
+    history.open(options.history_out, std::ios::trunc);
+    if (!history) {
+      std::cerr << "charybdis sim: --history_out: cannot write " << options.history_out << "\n";
+      return kExitBadInput;
     }
+    sweep.history = &history;
   }
-  if (trace != nullptr) std::fclose(trace);
-  if (!options.report.empty()) {
+
+  const bool progress_to_terminal = isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<RunRecord> records = Sweep(
+      scenarios, options.first_seed, options.last_seed, sweep, [&](size_t done, size_t failed) {
+        if (total <= 1 || !(progress_to_terminal || done % 50 == 0 || done == total)) return;
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+        std::cerr << (progress_to_terminal ? "\r" : "") << "[" << done << "/" << total << "] "
+                  << failed << " failed, " << ms << " ms"
+                  << (progress_to_terminal && done < total ? "" : "\n") << std::flush;
+      });
+  if (sweep.trace != nullptr) std::fclose(sweep.trace);
+
+  int exit_code = kExitPassed;
+  nlohmann::json reports = nlohmann::json::array();
+  for (const RunRecord& record : records) {
+    std::cout << record.summary_line << "\n";
+    if (total == 1) std::cout << record.summary;
+    exit_code = WorseExitCode(exit_code, record.exit_code);
+    if (sweep.want_report) reports.push_back(record.report);
+  }
+  if (sweep.want_report) {
     std::ofstream out(options.report);
     out << (total == 1 ? reports[0] : reports).dump(2) << "\n";
     if (!out) {
@@ -176,14 +108,18 @@ int Main(const std::vector<std::string>& args) {
       return kExitBadInput;
     }
   }
-  if (!failures.empty()) {
-    std::cout << failures.size() << " of " << total << " runs failed:\n";
-    for (const Failure& failure : failures) {
-      std::cout << "  " << failure.scenario_path << " seed " << failure.seed << ": " << failure.why
-                << "\n    replay: ./charybdis sim --scenario=" << failure.scenario_path
-                << " --seed=" << failure.seed << "\n";
+  size_t failures = 0;
+  for (const RunRecord& record : records) failures += record.exit_code != 0;
+  if (failures > 0) {
+    std::cout << failures << " of " << total << " runs failed:\n";
+    for (const RunRecord& record : records) {
+      if (record.exit_code == 0) continue;
+      const std::string& path = scenarios[record.scenario].path;
+      std::cout << "  " << path << " seed " << record.seed << ": " << record.why
+                << "\n    replay: ./charybdis sim --scenario=" << path << " --seed=" << record.seed
+                << "\n";
     }
-  } else if (sweep) {
+  } else if (total > 1) {
     std::cout << "all " << total << " runs passed\n";
   }
   return exit_code;

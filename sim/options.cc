@@ -25,6 +25,7 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
                          for several)
   --history_out=FILE     write the client operations, one JSON object per line
                          (Jepsen-style; one run only)
+  --jobs=N               run seeds in N worker processes (not with --trace_out)
 
 exit codes: 0 all checks passed, 1 a correctness check failed, 2 bad input or
 usage, 3 liveness (work unfinished at the time limit), 4 nondeterminism
@@ -110,6 +111,11 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       options.report = value;
     } else if (name == "--history_out" && has_value && !value.empty()) {
       options.history_out = value;
+    } else if (name == "--jobs" && has_value) {
+      absl::StatusOr<uint64_t> jobs = ParseSeed("--jobs", value);
+      if (!jobs.ok()) return jobs.status();
+      if (*jobs < 1 || *jobs > 64) return absl::InvalidArgumentError("--jobs: between 1 and 64");
+      options.jobs = static_cast<unsigned>(*jobs);
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown or malformed flag \"", arg, "\" (see --help)"));
@@ -118,6 +124,9 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   if (options.help) return options;
   if (!options.history_out.empty() && options.first_seed != options.last_seed) {
     return absl::InvalidArgumentError("--history_out takes one run: give --seed, not --seeds");
+  }
+  if (!options.trace_out.empty() && options.jobs > 1) {
+    return absl::InvalidArgumentError("--trace_out writes one file: use it with --jobs=1");
   }
   if (scenario_flags.empty()) scenario_flags.push_back("scenarios");
   for (const std::string& path : scenario_flags) {

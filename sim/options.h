@@ -16,6 +16,7 @@ struct Options {
   std::string trace_out;
   std::string report;
   std::string history_out;
+  unsigned jobs = 1;
   bool help = false;
 };
 
