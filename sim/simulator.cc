@@ -108,6 +108,12 @@ void Simulator::Step() {
   fn();
 }
 
+void Simulator::RunUntil(Nanos time) {
+  CHARYBDIS_ASSERT(time >= now_);
+  while (!heap_.empty() && heap_.front().time <= time) Step();
+  now_ = time;
+}
+
 void Simulator::Fold(const HeapEntry& entry, const EventTag& tag) {
   events_processed_++;
   uint64_t h = trace_hash_;

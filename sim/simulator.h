@@ -61,6 +61,8 @@ class Simulator {
   Nanos next_time() const { return heap_.front().time; }
   // Runs the next event. REQUIRES: !empty().
   void Step();
+  // Runs every event due by `time`, then moves the clock to `time`.
+  void RunUntil(Nanos time);
 
  private:
   static constexpr uint32_t kAnyIncarnation = UINT32_MAX;

@@ -22,9 +22,7 @@ class FailureDetectorTest : public ::testing::Test {
     cluster_.StartAll();
   }
 
-  void RunUntil(Nanos time) {
-    while (!simulator_.empty() && simulator_.next_time() <= time) simulator_.Step();
-  }
+  void RunUntil(Nanos time) { simulator_.RunUntil(time); }
   std::vector<NodeId> ViewOf(NodeId id) {
     return cluster_.node(id).failure_detector()->LiveNodes();
   }

@@ -61,6 +61,20 @@ TEST(SimulatorTest, PauseDefersInOrderAndFaultsStillRun) {
   EXPECT_EQ(simulator.now(), 40);
 }
 
+TEST(SimulatorTest, RunUntilMovesTheClockEvenWithoutEvents) {
+  Simulator simulator;
+  simulator.AddHost();
+  int ran = 0;
+  simulator.Schedule(10, Tag(0), true, [&] { ran++; });
+  simulator.Schedule(30, Tag(0), true, [&] { ran++; });
+  simulator.RunUntil(20);
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(simulator.now(), 20);
+  simulator.RunUntil(25);
+  EXPECT_EQ(simulator.now(), 25);
+  EXPECT_EQ(ran, 1);
+}
+
 TEST(SimulatorTest, CrashWhilePausedForgetsDeferredEvents) {
   Simulator simulator;
   const uint32_t host = simulator.AddHost();

@@ -1,0 +1,218 @@
+// Scripted stories of the data path on a simulated 3-node cluster (RF=3,
+// two shards per node), driven by a bare test client.
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "core/token.h"
+#include "sim/cluster.h"
+#include "sim/scenario_checks.h"
+#include "tests/scenario_text.h"
+
+namespace charybdis::sim {
+namespace {
+
+using testing::BaseScenario;
+using testing::MustParse;
+
+class DataPathTest : public ::testing::Test {
+ protected:
+  DataPathTest()
+      : scenario_(MustParse(BaseScenario("schema { table { name: \"t\" column: \"a\" column: \"b\" } }"))),
+        buggify_(false, Random(1)),
+        cluster_(simulator_, scenario_, Random(7), buggify_) {
+    client_ = cluster_.AddClient(0);
+    cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
+      responses_[message.client_response().request_id()] = message.client_response();
+    });
+    cluster_.StartAll();
+    RunFor(500 * kMillisecond);  // everyone sees everyone
+  }
+
+  void RunFor(Nanos duration) { simulator_.RunUntil(simulator_.now() + duration); }
+
+  // Sends and waits (up to 6 s) for the answer.
+  ClientResponse Call(ClientRequest request, NodeId coordinator = 1,
+                      std::optional<ShardId> shard = std::nullopt) {
+    const std::string& key = request.has_write() ? request.write().partition_key()
+                                                 : request.read().partition_key();
+    const ShardId target = shard.value_or(ShardOf(TokenOf(key), 2));
+    request.set_request_id(++last_request_);
+    Envelope message;
+    *message.mutable_client_request() = request;
+    cluster_.network().Send(Address{client_, 0}, Address{coordinator, target}, std::move(message));
+    const uint64_t id = last_request_;
+    for (int i = 0; i < 600 && !responses_.count(id); i++) RunFor(10 * kMillisecond);
+    EXPECT_TRUE(responses_.count(id)) << "no answer";
+    return responses_[id];
+  }
+
+  static ClientRequest Put(const std::string& key, const std::string& value, ConsistencyLevel level,
+                           const std::string& clustering = "", uint32_t ttl = 0) {
+    ClientRequest request;
+    WriteOp* write = request.mutable_write();
+    write->set_table("t");
+    write->set_partition_key(key);
+    write->set_clustering_key(clustering);
+    write->set_consistency(level);
+    write->set_ttl_seconds(ttl);
+    ColumnValue* put = write->add_put();
+    put->set_column("a");
+    put->set_value(value);
+    return request;
+  }
+  static ClientRequest Get(const std::string& key, ConsistencyLevel level) {
+    ClientRequest request;
+    request.mutable_read()->set_table("t");
+    request.mutable_read()->set_partition_key(key);
+    request.mutable_read()->set_consistency(level);
+    return request;
+  }
+  static std::optional<std::string> ValueOf(const ClientResponse& response) {
+    if (response.rows_size() == 0) return std::nullopt;
+    return response.rows(0).cells(0).value();
+  }
+  uint64_t Metric(const std::string& name) { return MetricTotals(cluster_)[name]; }
+
+  Simulator simulator_;
+  LoadedScenario scenario_;
+  SimBuggify buggify_;
+  Cluster cluster_;
+  NodeId client_ = 0;
+  uint64_t last_request_ = 0;
+  std::map<uint64_t, ClientResponse> responses_;
+};
+
+TEST_F(DataPathTest, QuorumWriteThenRead) {
+  const ClientResponse written = Call(Put("k", "v1", CL_QUORUM));
+  ASSERT_EQ(written.code(), ClientResponse::OK) << written.message();
+  EXPECT_GT(written.write_timestamp(), 0);
+  const ClientResponse read = Call(Get("k", CL_QUORUM), 2);
+  ASSERT_EQ(read.code(), ClientResponse::OK);
+  EXPECT_EQ(ValueOf(read), "v1");
+  EXPECT_EQ(read.newest_timestamp(), written.write_timestamp());
+  EXPECT_EQ(Metric("replica_writes_sent"), 3u);
+  EXPECT_EQ(Metric("replica_reads_sent"), 2u);  // data from one, a digest from another
+}
+
+TEST_F(DataPathTest, BadRequestsAreRejectedWithAReason) {
+  auto rejected = [&](ClientRequest request, const std::string& why) {
+    const ClientResponse response = Call(request);
+    EXPECT_EQ(response.code(), ClientResponse::INVALID_REQUEST);
+    EXPECT_NE(response.message().find(why), std::string::npos) << response.message();
+  };
+  ClientRequest unknown_table = Get("k", CL_ONE);
+  unknown_table.mutable_read()->set_table("nope");
+  rejected(unknown_table, "unknown table \"nope\"");
+  rejected(Get("k", CL_ANY), "ANY is for writes only");
+  rejected(Get("k", CL_EACH_QUORUM), "EACH_QUORUM is for writes only");
+  rejected(Put("k", "v", CL_SERIAL), "SERIAL is for conditional updates");
+  ClientRequest unknown_column = Put("k", "v", CL_ONE);
+  unknown_column.mutable_write()->mutable_put(0)->set_column("zz");
+  rejected(unknown_column, "unknown column \"zz\"");
+  rejected(Put("", "v", CL_ONE), "partition key may not be empty");
+  EXPECT_EQ(Metric("replica_writes_sent"), 0u);
+}
+
+TEST_F(DataPathTest, TooFewLiveReplicasIsUnavailableBeforeAnythingIsSent) {
+  cluster_.Crash(2);
+  cluster_.Crash(3);
+  RunFor(2 * kSecond);  // convicted
+  const ClientResponse response = Call(Put("k", "v", CL_QUORUM));
+  EXPECT_EQ(response.code(), ClientResponse::UNAVAILABLE);
+  EXPECT_EQ(response.alive(), 1u);
+  EXPECT_EQ(response.blocked_for(), 2u);
+  EXPECT_EQ(Metric("replica_writes_sent"), 0u);
+  EXPECT_EQ(Metric("write_unavailable"), 1u);
+  EXPECT_EQ(Call(Put("k", "v", CL_ONE)).code(), ClientResponse::OK);
+}
+
+TEST_F(DataPathTest, SilentReplicasTimeOutWithCountsAndGetHints) {
+  cluster_.Crash(2);
+  cluster_.Crash(3);  // not yet convicted: the coordinator still sends to them
+  const ClientResponse response = Call(Put("k", "v", CL_QUORUM));
+  EXPECT_EQ(response.code(), ClientResponse::WRITE_TIMEOUT);
+  EXPECT_EQ(response.received(), 1u);
+  EXPECT_EQ(response.blocked_for(), 2u);
+  EXPECT_EQ(response.write_type(), "SIMPLE");
+  RunFor(100 * kMillisecond);
+  EXPECT_EQ(Metric("hints_written"), 2u);
+  cluster_.Restart(2);
+  cluster_.Restart(3);
+  RunFor(3 * kSecond);
+  EXPECT_EQ(Metric("hints_sent"), 2u);
+  EXPECT_EQ(ValueOf(Call(Get("k", CL_ONE), 3, ShardOf(TokenOf("k"), 2))), "v");
+}
+
+TEST_F(DataPathTest, ARequestOnTheWrongShardIsForwarded) {
+  const ShardId owner = ShardOf(TokenOf("k"), 2);
+  const ClientResponse response = Call(Put("k", "v", CL_ONE), 1, 1 - owner);
+  EXPECT_EQ(response.code(), ClientResponse::OK);
+  EXPECT_EQ(Metric("cross_shard_ops"), 1u);
+  Call(Put("k", "v", CL_ONE), 1, owner);
+  EXPECT_EQ(Metric("cross_shard_ops"), 1u);
+}
+
+TEST_F(DataPathTest, BlockingReadRepairFixesAStaleReplicaBeforeAnswering) {
+  Call(Put("k", "old", CL_ALL));
+  cluster_.Partition({3}, {}, false);
+  cluster_.Partition({3}, {1, 2}, false);
+  ASSERT_EQ(Call(Put("k", "new", CL_ONE), 1).code(), ClientResponse::OK);  // 3 misses it
+  RunFor(100 * kMillisecond);
+  cluster_.Heal();
+  // Coordinator 3 reads itself (stale) and one other replica: they differ.
+  const ClientResponse read = Call(Get("k", CL_ALL), 3);
+  ASSERT_EQ(read.code(), ClientResponse::OK);
+  EXPECT_EQ(ValueOf(read), "new");
+  EXPECT_EQ(Metric("foreground_read_repairs"), 1u);
+  // Node 3 now holds the new value itself.
+  cluster_.Partition({3}, {1, 2}, false);
+  EXPECT_EQ(ValueOf(Call(Get("k", CL_ONE), 3)), "new");
+}
+
+TEST_F(DataPathTest, TtlRowTombstonesAndRanges) {
+  Call(Put("p", "x", CL_ALL, "a"));
+  Call(Put("p", "y", CL_ALL, "b"));
+  Call(Put("p", "z", CL_ALL, "c", /*ttl=*/1));
+  ClientRequest range = Get("p", CL_QUORUM);
+  range.mutable_read()->set_range(true);
+  range.mutable_read()->set_start("a");
+  range.mutable_read()->set_end("c");
+  ClientResponse rows = Call(range);
+  ASSERT_EQ(rows.rows_size(), 2);
+  EXPECT_EQ(rows.rows(1).clustering_key(), "b");
+
+  range.mutable_read()->set_end("");
+  EXPECT_EQ(Call(range).rows_size(), 3);
+  RunFor(1500 * kMillisecond);  // row c expires
+  EXPECT_EQ(Call(range).rows_size(), 2);
+
+  ClientRequest remove;
+  remove.mutable_write()->set_table("t");
+  remove.mutable_write()->set_partition_key("p");
+  remove.mutable_write()->set_clustering_key("a");
+  remove.mutable_write()->set_delete_row(true);
+  remove.mutable_write()->set_consistency(CL_QUORUM);
+  const ClientResponse deleted = Call(remove);
+  ASSERT_EQ(deleted.code(), ClientResponse::OK);
+  rows = Call(range);
+  ASSERT_EQ(rows.rows_size(), 1);
+  EXPECT_EQ(rows.rows(0).clustering_key(), "b");
+  EXPECT_GE(rows.newest_timestamp(), deleted.write_timestamp());
+}
+
+TEST_F(DataPathTest, ClientTimestampsDecideLastWriteWins) {
+  ClientRequest newer = Put("k", "newer", CL_ALL);
+  newer.mutable_write()->set_timestamp(2000);
+  ClientRequest older = Put("k", "older", CL_ALL);
+  older.mutable_write()->set_timestamp(1000);
+  Call(newer);
+  Call(older);
+  const ClientResponse read = Call(Get("k", CL_ALL));
+  EXPECT_EQ(ValueOf(read), "newer");
+  EXPECT_EQ(read.newest_timestamp(), 2000);
+}
+
+}  // namespace
+}  // namespace charybdis::sim

@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include "core/liveness.h"
+#include "core/metrics.h"
+#include "core/random.h"
+
+namespace charybdis {
+namespace {
+
+TEST(HistogramTest, PercentilesAreWithinABucketOfTheTruth) {
+  Histogram histogram;
+  EXPECT_EQ(histogram.Percentile(50), 0);
+  for (int64_t v = 1; v <= 10'000; v++) histogram.Record(v);
+  EXPECT_EQ(histogram.count(), 10'000u);
+  EXPECT_EQ(histogram.sum(), 50'005'000);
+  const int64_t p50 = histogram.Percentile(50);
+  const int64_t p99 = histogram.Percentile(99);
+  EXPECT_GE(p50, 5'000);
+  EXPECT_LE(p50, 5'000 * 1.07);
+  EXPECT_GE(p99, 9'900);
+  EXPECT_LE(p99, 9'900 * 1.07);
+  EXPECT_GE(histogram.Percentile(100), 10'000);
+}
+
+TEST(HistogramTest, SmallValuesAreExact) {
+  Histogram histogram;
+  for (int64_t v : {0, 3, 3, 7, 15}) histogram.Record(v);
+  EXPECT_EQ(histogram.Percentile(20), 0);
+  EXPECT_EQ(histogram.Percentile(60), 3);
+  EXPECT_EQ(histogram.Percentile(100), 15);
+}
+
+TEST(ShardMetricsTest, CountersHaveScyllaNames) {
+  ShardMetrics metrics;
+  metrics.hints_written = 3;
+  bool found = false;
+  for (const auto& [name, value] : metrics.Counters()) {
+    if (name == "hints_written") found = value == 3;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(LivenessViewTest, ReportsNodesThatCameUpAndHowLongOthersAreDown) {
+  LivenessView view;
+  EXPECT_EQ(view.Update({1, 2, 3}, 0), (std::vector<NodeId>{1, 2, 3}));
+  EXPECT_TRUE(view.IsUp(2));
+  EXPECT_TRUE(view.Update({1, 3}, 100).empty());
+  EXPECT_FALSE(view.IsUp(2));
+  EXPECT_EQ(view.DownFor(2, 350), 250);
+  EXPECT_EQ(view.DownFor(1, 350), 0);
+  EXPECT_EQ(view.Update({1, 2, 3}, 400), (std::vector<NodeId>{2}));
+  EXPECT_EQ(view.UpNodes(), (std::vector<NodeId>{1, 2, 3}));
+  EXPECT_FALSE(view.IsUp(9));
+}
+
+}  // namespace
+}  // namespace charybdis
