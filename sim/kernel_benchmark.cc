@@ -43,6 +43,45 @@ void BM_Scenario(benchmark::State& state) {
 }
 BENCHMARK(BM_Scenario)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
+// Client operations per wall-clock second: QUORUM reads and writes (half
+// each) from 16 shard-aware clients against 3 nodes, RF=3, 2 shards each.
+constexpr char kQuorumScenario[] = R"(
+name: "quorum_throughput"
+time_limit_ms: 600000
+topology {
+  shards_per_node: 2
+  datacenter { name: "dc1" rack { name: "r1" nodes: 1 } rack { name: "r2" nodes: 1 } rack { name: "r3" nodes: 1 } }
+  replication { datacenter { name: "dc1" replication_factor: 3 } }
+}
+network { intra_dc { min_us: 150 jitter_mean_us: 100 } intra_node { min_us: 5 jitter_mean_us: 2 } }
+storage { read { min_us: 40 jitter_mean_us: 30 } write { min_us: 10 jitter_mean_us: 10 } sync { min_us: 100 jitter_mean_us: 50 } }
+schema { table { name: "kv" column: "v" } }
+workload {
+  name: "quorum"
+  kv {
+    clients: 16 operations_per_client: 2500 table: "kv" key_count: 10000 read_fraction: 0.5
+    write_consistency: CL_QUORUM read_consistency: CL_QUORUM shard_aware: true start_ms: 500
+  }
+}
+)";
+
+void BM_QuorumOperations(benchmark::State& state) {
+  absl::StatusOr<LoadedScenario> scenario = ParseScenario("quorum_throughput", kQuorumScenario);
+  if (!scenario.ok()) {
+    state.SkipWithError(std::string(scenario.status().message()).c_str());
+    return;
+  }
+  uint64_t seed = 1;
+  uint64_t operations = 0;
+  for (auto _ : state) {
+    const RunResult result = RunScenario(*scenario, seed++, nullptr);
+    operations += result.workloads[0]["ok"].get<uint64_t>();
+  }
+  state.counters["quorum_ops_per_s"] =
+      benchmark::Counter(static_cast<double>(operations), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_QuorumOperations)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
 // Schedule-and-step with a standing queue of `range(0)` pending events: the
 // kernel's cost per event without any node logic.
 void BM_EventQueue(benchmark::State& state) {

@@ -37,6 +37,7 @@ struct KvWorkload::Client {
 
   bool in_flight = false;
   uint64_t request_id = 0;
+  EventId timeout;
   Operation op;
   Address coordinator;
   Nanos started = 0;
@@ -230,9 +231,10 @@ void KvWorkload::Issue(Client& client) {
                                            : kDefaultClientTimeout;
   Client* raw = &client;
   const uint64_t request_id = client.request_id;
-  simulator_.Schedule(simulator_.now() + timeout,
-                      EventTag{EventKind::kClient, client.host, 0, request_id}, true,
-                      [this, raw, request_id] { OnTimeout(*raw, request_id); });
+  client.timeout =
+      simulator_.Schedule(simulator_.now() + timeout,
+                          EventTag{EventKind::kClient, client.host, 0, request_id}, true,
+                          [this, raw, request_id] { OnTimeout(*raw, request_id); });
 }
 
 void KvWorkload::OnResponse(Client& client, const Envelope& message) {
@@ -265,6 +267,7 @@ void KvWorkload::OnTimeout(Client& client, uint64_t request_id) {
 
 void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResponse* response) {
   client.in_flight = false;
+  simulator_.Cancel(client.timeout);
   const Operation& op = client.op;
   HistoryOp completion;
   completion.process = client.process;

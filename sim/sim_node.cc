@@ -29,18 +29,25 @@ class SimNode::ShardRuntime final : public Clock, public Reactor {
 
   TimerId After(Nanos delay, std::function<void()> fn) override {
     const TimerId id = ++last_timer_;
-    pending_timers_.insert(id);
     Simulator& simulator = node_.simulator_;
-    simulator.Schedule(simulator.now() + node_.clock_.TrueDelay(delay),
-                       EventTag{EventKind::kTimer, node_.host_, shard_id_, id},
-                       /*bound=*/true, [this, id, fn = std::move(fn)] {
-                         if (pending_timers_.erase(id) == 0) return;  // cancelled
-                         fn();
-                       });
+    const EventId event = simulator.Schedule(
+        simulator.now() + node_.clock_.TrueDelay(delay),
+        EventTag{EventKind::kTimer, node_.host_, shard_id_, id},
+        /*bound=*/true, [this, id, fn = std::move(fn)] {
+          // Cancelled while its node was paused: the event still came.
+          if (pending_timers_.erase(id) == 0) return;
+          fn();
+        });
+    pending_timers_.emplace(id, event);
     return id;
   }
 
-  void Cancel(TimerId id) override { pending_timers_.erase(id); }
+  void Cancel(TimerId id) override {
+    auto it = pending_timers_.find(id);
+    if (it == pending_timers_.end()) return;
+    node_.simulator_.Cancel(it->second);
+    pending_timers_.erase(it);
+  }
 
   void Post(std::function<void()> fn) override {
     Simulator& simulator = node_.simulator_;
@@ -54,7 +61,7 @@ class SimNode::ShardRuntime final : public Clock, public Reactor {
   Random random_;
   ShardNetwork network_;
   TimerId last_timer_ = 0;
-  std::set<TimerId> pending_timers_;
+  std::map<TimerId, EventId> pending_timers_;
   std::unique_ptr<Shard> shard_;
 };
 

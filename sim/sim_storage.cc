@@ -29,19 +29,20 @@ void SimStorage::Complete(Nanos at, uint64_t detail, std::function<void()> fn) {
 
 void SimStorage::ApplyBatch(const WriteBatch& batch, Undo* undo) {
   for (const WriteBatch::Operation& operation : batch.operations) {
-    auto it = contents_.find(operation.key);
+    // One descent of the tree per key, reused for the insertion.
+    auto it = contents_.lower_bound(operation.key);
+    const bool exists = it != contents_.end() && it->first == operation.key;
     if (undo != nullptr) {
-      undo->emplace_back(operation.key, it == contents_.end()
-                                            ? std::nullopt
-                                            : std::optional<std::string>(it->second));
+      undo->emplace_back(operation.key,
+                         exists ? std::optional<std::string>(it->second) : std::nullopt);
     }
     if (operation.value.has_value()) {
-      if (it == contents_.end()) {
-        contents_.emplace(operation.key, *operation.value);
-      } else {
+      if (exists) {
         it->second = *operation.value;
+      } else {
+        contents_.emplace_hint(it, operation.key, *operation.value);
       }
-    } else if (it != contents_.end()) {
+    } else if (exists) {
       contents_.erase(it);
     }
   }

@@ -22,10 +22,10 @@ const char* EventKindName(EventKind kind) {
 
 namespace {
 
-// Min-heap order on (time, sequence): equal times run in schedule order.
-bool Later(const auto& a, const auto& b) {
-  if (a.time != b.time) return a.time > b.time;
-  return a.sequence > b.sequence;
+// Heap order on (time, sequence): equal times run in schedule order.
+bool Earlier(const auto& a, const auto& b) {
+  if (a.time != b.time) return a.time < b.time;
+  return a.sequence < b.sequence;
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ uint32_t Simulator::AddHost() {
   return static_cast<uint32_t>(hosts_.size() - 1);
 }
 
-void Simulator::Schedule(Nanos at, EventTag tag, bool bound, std::function<void()> fn) {
+EventId Simulator::Schedule(Nanos at, EventTag tag, bool bound, std::function<void()> fn) {
   CHARYBDIS_ASSERT(at >= now_);
   CHARYBDIS_ASSERT(tag.host < hosts_.size());
   uint32_t slot;
@@ -46,14 +46,72 @@ void Simulator::Schedule(Nanos at, EventTag tag, bool bound, std::function<void(
     slot = free_slots_.back();
     free_slots_.pop_back();
   }
-  slots_[slot] = Slot{tag, bound ? hosts_[tag.host].incarnation : kAnyIncarnation,
-                      std::move(fn)};
+  Slot& entry = slots_[slot];
+  entry.tag = tag;
+  entry.incarnation = bound ? hosts_[tag.host].incarnation : kAnyIncarnation;
+  entry.fn = std::move(fn);
   Push(at, slot);
+  return EventId{slot, entry.sequence};
+}
+
+bool Simulator::Cancel(EventId id) {
+  if (id.slot >= slots_.size()) return false;
+  Slot& slot = slots_[id.slot];
+  if (slot.sequence != id.sequence || slot.heap_index == kNotQueued) return false;
+  RemoveFromHeap(slot.heap_index);
+  Release(id.slot);
+  return true;
+}
+
+void Simulator::Place(size_t index, const HeapEntry& entry) {
+  heap_[index] = entry;
+  slots_[entry.slot].heap_index = static_cast<uint32_t>(index);
+}
+
+void Simulator::SiftUp(size_t index) {
+  const HeapEntry entry = heap_[index];
+  while (index > 0) {
+    const size_t parent = (index - 1) / 2;
+    if (!Earlier(entry, heap_[parent])) break;
+    Place(index, heap_[parent]);
+    index = parent;
+  }
+  Place(index, entry);
+}
+
+void Simulator::SiftDown(size_t index) {
+  const HeapEntry entry = heap_[index];
+  const size_t size = heap_.size();
+  while (true) {
+    size_t child = 2 * index + 1;
+    if (child >= size) break;
+    if (child + 1 < size && Earlier(heap_[child + 1], heap_[child])) child++;
+    if (!Earlier(heap_[child], entry)) break;
+    Place(index, heap_[child]);
+    index = child;
+  }
+  Place(index, entry);
+}
+
+void Simulator::RemoveFromHeap(size_t index) {
+  CHARYBDIS_ASSERT(index < heap_.size());
+  slots_[heap_[index].slot].heap_index = kNotQueued;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (index == heap_.size()) return;
+  Place(index, last);
+  if (index > 0 && Earlier(last, heap_[(index - 1) / 2])) {
+    SiftUp(index);
+  } else {
+    SiftDown(index);
+  }
 }
 
 void Simulator::Push(Nanos at, uint32_t slot) {
-  heap_.push_back(HeapEntry{at, next_sequence_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), [](const auto& a, const auto& b) { return Later(a, b); });
+  const uint64_t sequence = next_sequence_++;
+  slots_[slot].sequence = sequence;
+  heap_.push_back(HeapEntry{at, sequence, slot});
+  SiftUp(heap_.size() - 1);
 }
 
 void Simulator::Release(uint32_t slot) {
@@ -82,9 +140,8 @@ void Simulator::Resume(uint32_t host) {
 
 void Simulator::Step() {
   CHARYBDIS_ASSERT(!heap_.empty());
-  std::pop_heap(heap_.begin(), heap_.end(), [](const auto& a, const auto& b) { return Later(a, b); });
-  const HeapEntry entry = heap_.back();
-  heap_.pop_back();
+  const HeapEntry entry = heap_.front();
+  RemoveFromHeap(0);
   CHARYBDIS_ASSERT(entry.time >= now_);
   now_ = entry.time;
 

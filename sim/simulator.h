@@ -29,8 +29,16 @@ struct EventTag {
   uint64_t detail = 0; // kind-specific: timer id, message type and sender...
 };
 
+// Names a scheduled event, to cancel it.
+struct EventId {
+  uint32_t slot = 0;
+  uint64_t sequence = UINT64_MAX;
+};
+
 // The deterministic kernel: one event queue for the whole cluster, ordered
-// by (time, sequence). Time jumps to the next event. Each host has an
+// by (time, sequence). Time jumps to the next event. The queue is an
+// indexed binary heap, so cancelled events (most timeouts never fire)
+// leave it at once instead of weighing on every later step. Each host has an
 // incarnation (bumped by a crash, which drops the events bound to the old
 // one) and can be paused (its events wait until it resumes).
 class Simulator {
@@ -49,7 +57,10 @@ class Simulator {
   uint32_t AddHost();
   // `bound`: dropped if the host crashes before it runs. Unbound events (a
   // message on the wire) still run after a restart.
-  void Schedule(Nanos at, EventTag tag, bool bound, std::function<void()> fn);
+  EventId Schedule(Nanos at, EventTag tag, bool bound, std::function<void()> fn);
+  // Drops an event that has not run yet; false if it ran, was cancelled, or
+  // is waiting for its paused host (such an event still runs on resume).
+  bool Cancel(EventId id);
 
   void Crash(uint32_t host);
   void Pause(uint32_t host);
@@ -67,9 +78,13 @@ class Simulator {
  private:
   static constexpr uint32_t kAnyIncarnation = UINT32_MAX;
 
+  static constexpr uint32_t kNotQueued = UINT32_MAX;
+
   struct Slot {
     EventTag tag;
     uint32_t incarnation = 0;
+    uint64_t sequence = 0;
+    uint32_t heap_index = kNotQueued;
     std::function<void()> fn;
   };
   struct HeapEntry {
@@ -84,6 +99,10 @@ class Simulator {
   };
 
   void Push(Nanos at, uint32_t slot);
+  void RemoveFromHeap(size_t index);
+  void SiftUp(size_t index);
+  void SiftDown(size_t index);
+  void Place(size_t index, const HeapEntry& entry);
   void Fold(const HeapEntry& entry, const EventTag& tag);
   void Release(uint32_t slot);
 
