@@ -58,6 +58,7 @@ void FailureDetector::OnGenerationRead(
 }
 
 void FailureDetector::Tick() {
+  ticks_++;
   SendHeartbeats();
   ConvictSilentPeers();
   NotifyIfChanged();
@@ -83,11 +84,12 @@ void FailureDetector::SendHeartbeats() {
 }
 
 void FailureDetector::ConvictSilentPeers() {
-  const Nanos now = env_.clock->Now();
+  // Silence is measured in our own ticks, not on the clock: a clock that
+  // steps forward must not convict everyone at once, nor one that steps
+  // back keep the dead alive.
   for (auto& [node, peer] : peers_) {
-    if (peer.up && now - peer.last_heard > options_.convict_after) {
-      peer.up = false;
-    }
+    const Nanos silent = static_cast<Nanos>(ticks_ - peer.last_heard_tick) * options_.heartbeat_interval;
+    if (peer.up && silent > options_.convict_after) peer.up = false;
   }
 }
 
@@ -98,7 +100,7 @@ void FailureDetector::OnHeartbeat(NodeId from, const Heartbeat& heartbeat) {
   // Late or duplicated messages from an earlier life say nothing about now.
   if (heartbeat.generation() < peer.generation) return;
   peer.generation = heartbeat.generation();
-  peer.last_heard = env_.clock->Now();
+  peer.last_heard_tick = ticks_;
   if (!peer.up) {
     peer.up = true;
     NotifyIfChanged();

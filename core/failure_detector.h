@@ -20,7 +20,7 @@ struct FailureDetectorOptions {
 // On start it bumps the node's generation durably, so peers can tell a
 // restarted node from late messages of its previous life. A peer is up from
 // the first heartbeat of its current generation until it goes unheard for
-// convict_after on this node's clock.
+// convict_after, counted in this node's heartbeat rounds.
 class FailureDetector {
  public:
   // `on_change` gets the new LiveNodes() whenever they change.
@@ -45,7 +45,7 @@ class FailureDetector {
  private:
   struct Peer {
     uint64_t generation = 0;
-    Nanos last_heard = 0;
+    uint64_t last_heard_tick = 0;
     bool up = false;
   };
 
@@ -63,6 +63,7 @@ class FailureDetector {
   std::map<NodeId, Peer> peers_;
   uint64_t generation_ = 0;
   uint64_t sequence_ = 0;
+  uint64_t ticks_ = 0;  // heartbeat rounds since start
   bool skipped_last_round_ = false;
 };
 

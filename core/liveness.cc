@@ -35,7 +35,8 @@ std::vector<NodeId> LivenessView::UpNodes() const {
 
 Nanos LivenessView::DownFor(NodeId node, Nanos now) const {
   auto it = nodes_.find(node);
-  if (it == nodes_.end() || it->second.up) return 0;
+  if (it == nodes_.end()) return now - created_;
+  if (it->second.up) return 0;
   return now - it->second.down_since;
 }
 

@@ -12,13 +12,15 @@ namespace charybdis {
 // runs on shard 0 and sends every change to the other shards).
 class LivenessView {
  public:
+  // Nodes not seen up yet count as down since `created`.
+  explicit LivenessView(Nanos created) : created_(created) {}
+
   // Replaces the view; returns the nodes that came up with this update.
   std::vector<NodeId> Update(const std::vector<NodeId>& up, Nanos now);
 
   bool IsUp(NodeId node) const;
   std::vector<NodeId> UpNodes() const;
-  // How long `node` has been down, as of `now` (0 if up or never seen up:
-  // a node never seen is treated as just gone down).
+  // How long `node` has been down, as of `now` (0 if up).
   Nanos DownFor(NodeId node, Nanos now) const;
 
  private:
@@ -26,6 +28,7 @@ class LivenessView {
     bool up = false;
     Nanos down_since = 0;
   };
+  Nanos created_;
   std::map<NodeId, State> nodes_;
 };
 

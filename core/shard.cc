@@ -7,6 +7,7 @@ namespace charybdis {
 Shard::Shard(ShardEnv env, const NodeConfig& config)
     : env_(env),
       config_(config),
+      liveness_(env.clock->Now()),
       replica_(env, metrics_),
       hints_(env, config, liveness_, metrics_),
       coordinator_(env, config, liveness_, metrics_, hints_) {
@@ -68,7 +69,8 @@ void Shard::OnMessage(const Envelope& message) {
       return;
     case Envelope::kReplicaWriteAck:
       if (HintManager::IsHintRequest(message.replica_write_ack().request_id())) {
-        hints_.OnAck(message.replica_write_ack().request_id(), message.replica_write_ack().ok());
+        hints_.OnAck(message.from_node(), message.replica_write_ack().request_id(),
+                     message.replica_write_ack().ok());
       } else {
         coordinator_.OnWriteAck(message);
       }

@@ -41,7 +41,8 @@ TEST(ShardMetricsTest, CountersHaveScyllaNames) {
 }
 
 TEST(LivenessViewTest, ReportsNodesThatCameUpAndHowLongOthersAreDown) {
-  LivenessView view;
+  LivenessView view(-50);
+  EXPECT_EQ(view.DownFor(1, 0), 50);  // never seen: down since the view began
   EXPECT_EQ(view.Update({1, 2, 3}, 0), (std::vector<NodeId>{1, 2, 3}));
   EXPECT_TRUE(view.IsUp(2));
   EXPECT_TRUE(view.Update({1, 3}, 100).empty());

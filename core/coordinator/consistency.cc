@@ -23,6 +23,9 @@ const char* ConsistencyName(ConsistencyLevel level) {
 }
 
 absl::Status ValidForWrite(ConsistencyLevel level) {
+  if (!ConsistencyLevel_IsValid(level)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown consistency level ", level));
+  }
   switch (level) {
     case CL_UNSET:
       return absl::InvalidArgumentError("a write needs a consistency level");
@@ -36,6 +39,9 @@ absl::Status ValidForWrite(ConsistencyLevel level) {
 }
 
 absl::Status ValidForRead(ConsistencyLevel level) {
+  if (!ConsistencyLevel_IsValid(level)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown consistency level ", level));
+  }
   switch (level) {
     case CL_UNSET:
       return absl::InvalidArgumentError("a read needs a consistency level");

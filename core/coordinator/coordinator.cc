@@ -12,13 +12,36 @@ namespace charybdis {
 Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
                          ShardMetrics& metrics, HintManager& hints)
     : context_{env, config, liveness, metrics, hints,
-               config.ring->layout().node(env.self.node).datacenter} {}
+               config.ring->layout().node(env.self.node).datacenter} {
+  // 31 random bits: the top bit marks hint replays (HintManager).
+  context_.request_id_base = (env.random->Next() >> 33) << 32;
+}
+
+namespace {
+
+constexpr Nanos kRememberRequests = 60 * kSecond;
+
+}  // namespace
+
+bool Coordinator::FirstSight(const Address& client, uint64_t client_request_id) {
+  const Nanos now = context_.env.clock->Now();
+  while (!seen_order_.empty() && now - seen_order_.front().first > kRememberRequests) {
+    seen_requests_.erase(seen_order_.front().second);
+    seen_order_.pop_front();
+  }
+  const std::pair<Address, uint64_t> key{client, client_request_id};
+  if (!seen_requests_.emplace(key, now).second) return false;
+  seen_order_.emplace_back(now, key);
+  return true;
+}
 
 void Coordinator::OnClientRequest(const Envelope& message) {
   const ClientRequest& request = message.client_request();
   const Address client = request.forwarded()
                              ? Address{request.reply_node(), request.reply_shard()}
                              : Address{message.from_node(), message.from_shard()};
+  // A forward comes once, from our own node; duplicates come from outside.
+  if (!request.forwarded() && !FirstSight(client, request.request_id())) return;
   switch (request.op_case()) {
     case ClientRequest::kWrite: {
       const absl::Status table = CheckTable(request.write().table(), request.write().partition_key());
@@ -49,7 +72,12 @@ absl::Status Coordinator::CheckTable(const std::string& table, const std::string
 bool Coordinator::ForwardIfNotOwner(const Envelope& message, const Address& client, Token token) {
   const ShardId owner = ShardOf(token, context_.config.shards);
   if (owner == context_.env.self.shard) return false;
-  CHARYBDIS_ASSERT(!message.client_request().forwarded());  // forwarded once, to the owner
+  if (message.client_request().forwarded()) {
+    // Only a shard forwards, once, to the owner: this came from elsewhere.
+    Reject(client, message.client_request().request_id(), ClientResponse::INVALID_REQUEST,
+           "a forwarded request reached a shard that does not own its token");
+    return true;
+  }
   context_.metrics.cross_shard_ops++;
   Envelope forward;
   ClientRequest* request = forward.mutable_client_request();

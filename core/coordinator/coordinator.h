@@ -1,6 +1,8 @@
 #pragma once
 
+#include <deque>
 #include <map>
+#include <utility>
 #include <memory>
 
 #include "core/coordinator/consistency.h"
@@ -43,8 +45,15 @@ class Coordinator {
                                   const Requirement& requirement);
   void Track(uint64_t id, std::shared_ptr<PendingRequest> request);
 
+  // True the first time a request is seen (networks and drivers may send
+  // one twice; running a write twice would stamp it twice).
+  bool FirstSight(const Address& client, uint64_t client_request_id);
+
   CoordinatorContext context_;
   Timestamp last_timestamp_ = 0;
+  // Client requests seen in the last kRememberRequests, and when.
+  std::map<std::pair<Address, uint64_t>, Nanos> seen_requests_;
+  std::deque<std::pair<Nanos, std::pair<Address, uint64_t>>> seen_order_;
   std::map<uint64_t, std::shared_ptr<PendingRequest>> pending_;
 };
 

@@ -84,6 +84,8 @@ void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& res
       Collected();
       break;
     case Phase::kRepairReading: {
+      // A late digest (a spare answering now) must send its data too.
+      if (!answer.has_data) Ask(replica, /*digest_only=*/false);
       const bool all_data = std::all_of(answers_.begin(), answers_.end(),
                                         [](const auto& entry) { return entry.second.has_data; });
       if (all_data) RepairWrites();
@@ -133,8 +135,11 @@ void ReadExecutor::RepairWrites() {
   result_ = Partition();
   for (const auto& [replica, answer] : answers_) result_.Merge(answer.data);
   result_.Compact();
-  for (const auto& [replica, answer] : answers_) {
+  const uint64_t repaired_digest = Digest(result_);
+  for (auto& [replica, answer] : answers_) {
     const Partition missing = answer.data.Missing(result_);
+    // Once the repair write lands the replica holds the result.
+    answer.digest = repaired_digest;
     if (missing.empty()) continue;
     Envelope message;
     ReplicaWrite* write = message.mutable_replica_write();

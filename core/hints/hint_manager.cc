@@ -34,7 +34,12 @@ constexpr size_t kHintKeySize = 1 + 4 + 8;
 
 HintManager::HintManager(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
                          ShardMetrics& metrics)
-    : env_(env), config_(config), liveness_(liveness), metrics_(metrics) {}
+    : env_(env),
+      config_(config),
+      liveness_(liveness),
+      metrics_(metrics),
+      // A nonce per life, as for the coordinator's ids; the top bit set.
+      request_id_base_((uint64_t{1} << 63) | ((env.random->Next() >> 33) << 32)) {}
 
 void HintManager::Start() {
   const std::string all(1, kHintTag);
@@ -83,6 +88,7 @@ void HintManager::Store(NodeId target, const PartitionData& mutation,
                         }
                         metrics_.hints_written++;
                         targets_.insert(target);
+                        stored_for_[target]++;
                         done(true);
                       });
 }
@@ -97,17 +103,22 @@ void HintManager::ReplayTo(NodeId target) {
   if (replay.scanning || replay.in_flight.size() >= parallelism) return;
   replay.scanning = true;
   const std::string prefix = TargetPrefix(target);
+  const uint64_t stored_before = stored_for_[target];
   // Enough to fill the window even if every hint in flight is listed again.
   env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), 2 * parallelism,
-                     [this, target](auto hints) { OnScanned(target, std::move(hints)); });
+                     [this, target, stored_before](auto hints) {
+                       OnScanned(target, stored_before, std::move(hints));
+                     });
 }
 
-void HintManager::OnScanned(NodeId target, absl::StatusOr<std::vector<KeyValue>> hints) {
+void HintManager::OnScanned(NodeId target, uint64_t stored_before,
+                            absl::StatusOr<std::vector<KeyValue>> hints) {
   Replay& replay = replays_[target];
   replay.scanning = false;
   if (!hints.ok()) return;  // the next tick tries again
   if (hints->empty() && replay.in_flight.empty()) {
-    targets_.erase(target);  // everything delivered
+    // Everything delivered, unless a hint was stored while we looked.
+    if (stored_for_[target] == stored_before) targets_.erase(target);
     return;
   }
   if (!liveness_.IsUp(target)) return;
@@ -121,7 +132,7 @@ void HintManager::Send(NodeId target, const KeyValue& hint) {
   Envelope message;
   ReplicaWrite* write = message.mutable_replica_write();
   CHARYBDIS_ASSERT(write->mutable_mutation()->ParseFromString(hint.value));
-  const uint64_t request_id = (uint64_t{1} << 63) | ++last_request_id_;
+  const uint64_t request_id = request_id_base_ | ++last_request_id_;
   write->set_request_id(request_id);
   const Token token = TokenOf(write->mutation().partition_key());
   Replay& replay = replays_[target];
@@ -140,11 +151,11 @@ void HintManager::OnReplayTimeout(NodeId target, uint64_t request_id) {
   replay.in_flight.erase(it);
 }
 
-void HintManager::OnAck(uint64_t request_id, bool ok) {
+void HintManager::OnAck(NodeId from, uint64_t request_id, bool ok) {
   CHARYBDIS_ASSERT(IsHintRequest(request_id));
   for (auto& [target, replay] : replays_) {
     auto it = replay.in_flight.find(request_id);
-    if (it == replay.in_flight.end()) continue;
+    if (it == replay.in_flight.end() || target != from) continue;
     const std::string key = it->second;
     replay.in_flight.erase(it);
     if (!ok) {

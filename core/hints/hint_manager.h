@@ -37,7 +37,7 @@ class HintManager {
   // window (then the hint is dropped). `done(true)` once it is durable.
   void Store(NodeId target, const PartitionData& mutation, std::function<void(bool)> done);
   void OnTargetUp(NodeId target);
-  void OnAck(uint64_t request_id, bool ok);
+  void OnAck(NodeId from, uint64_t request_id, bool ok);
 
   // Replay requests carry ids with the top bit set, to tell their acks
   // from the coordinator's.
@@ -52,7 +52,8 @@ class HintManager {
 
   void Tick();
   void ReplayTo(NodeId target);
-  void OnScanned(NodeId target, absl::StatusOr<std::vector<KeyValue>> hints);
+  void OnScanned(NodeId target, uint64_t stored_before,
+                 absl::StatusOr<std::vector<KeyValue>> hints);
   void Send(NodeId target, const KeyValue& hint);
   void OnReplayTimeout(NodeId target, uint64_t request_id);
 
@@ -62,8 +63,10 @@ class HintManager {
   ShardMetrics& metrics_;
   bool started_ = false;
   uint64_t next_sequence_ = 1;
+  const uint64_t request_id_base_;
   uint64_t last_request_id_ = 0;
   std::set<NodeId> targets_;  // may have hints stored
+  std::map<NodeId, uint64_t> stored_for_;  // hints stored per target, this life
   std::map<NodeId, Replay> replays_;
 };
 
