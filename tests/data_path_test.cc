@@ -202,6 +202,30 @@ TEST_F(DataPathTest, TtlRowTombstonesAndRanges) {
   EXPECT_GE(rows.newest_timestamp(), deleted.write_timestamp());
 }
 
+TEST_F(DataPathTest, ADuplicatedRequestRunsOnce) {
+  ClientRequest request = Put("k", "v", CL_ALL);
+  request.set_request_id(++last_request_);
+  Envelope message;
+  *message.mutable_client_request() = request;
+  const Address owner{1, ShardOf(TokenOf("k"), 2)};
+  cluster_.network().Send(Address{client_, 0}, owner, message);
+  RunFor(50 * kMillisecond);
+  cluster_.network().Send(Address{client_, 0}, owner, message);  // a late duplicate
+  RunFor(50 * kMillisecond);
+  EXPECT_EQ(responses_.at(last_request_).code(), ClientResponse::OK);
+  EXPECT_EQ(Metric("coordinator_writes"), 1u);
+  EXPECT_EQ(Metric("replica_writes_sent"), 3u);
+}
+
+TEST_F(DataPathTest, UnknownLevelsAndStrayForwardsAreRejected) {
+  ClientRequest strange = Put("k", "v", static_cast<ConsistencyLevel>(42));
+  EXPECT_EQ(Call(strange).code(), ClientResponse::INVALID_REQUEST);
+  ClientRequest forwarded = Get("k", CL_ONE);
+  forwarded.set_forwarded(true);
+  const ShardId owner = ShardOf(TokenOf("k"), 2);
+  EXPECT_EQ(Call(forwarded, 1, 1 - owner).code(), ClientResponse::INVALID_REQUEST);
+}
+
 TEST_F(DataPathTest, ClientTimestampsDecideLastWriteWins) {
   ClientRequest newer = Put("k", "newer", CL_ALL);
   newer.mutable_write()->set_timestamp(2000);

@@ -73,8 +73,10 @@ bool Coordinator::ForwardIfNotOwner(const Envelope& message, const Address& clie
   const ShardId owner = ShardOf(token, context_.config.shards);
   if (owner == context_.env.self.shard) return false;
   if (message.client_request().forwarded()) {
-    // Only a shard forwards, once, to the owner: this came from elsewhere.
-    Reject(client, message.client_request().request_id(), ClientResponse::INVALID_REQUEST,
+    // Only a shard forwards, once, to the owner: this came from elsewhere,
+    // so its reply address cannot be trusted; answer the sender.
+    Reject(Address{message.from_node(), message.from_shard()},
+           message.client_request().request_id(), ClientResponse::INVALID_REQUEST,
            "a forwarded request reached a shard that does not own its token");
     return true;
   }
