@@ -41,6 +41,16 @@ int64_t Histogram::Percentile(double p) const {
   return UpperBoundOf(buckets_.size() - 1);
 }
 
+void Histogram::Merge(const Histogram& other) {
+  for (size_t bucket = 0; bucket < buckets_.size(); bucket++) buckets_[bucket] += other.buckets_[bucket];
+  count_ += other.count_;
+  sum_ += other.sum_;
+}
+
+std::vector<std::pair<std::string, const Histogram*>> ShardMetrics::Histograms() const {
+  return {{"write_latency_us", &write_latency_us}, {"read_latency_us", &read_latency_us}};
+}
+
 std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
   return {
       {"database_total_reads", database_total_reads},

@@ -19,6 +19,7 @@ class Histogram {
   // The upper bound of the bucket holding the p-th percentile (0 < p <= 100);
   // 0 when empty.
   int64_t Percentile(double p) const;
+  void Merge(const Histogram& other);
 
  private:
   static constexpr int kSubBuckets = 16;
@@ -61,6 +62,8 @@ struct ShardMetrics {
 
   // Counters by name, in a fixed order (for reports and /metrics).
   std::vector<std::pair<std::string, uint64_t>> Counters() const;
+  // Latency histograms by name, in a fixed order.
+  std::vector<std::pair<std::string, const Histogram*>> Histograms() const;
 };
 
 }  // namespace charybdis

@@ -129,7 +129,13 @@ nlohmann::json Metrics(const Cluster& cluster) {
   for (NodeId id = 1; id <= cluster.size(); id++) {
     nlohmann::json shards = nlohmann::json::array();
     for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
-      shards.push_back(cluster.node(id).Counters(shard));
+      nlohmann::json metrics = cluster.node(id).Counters(shard);
+      for (const auto& [name, histogram] : cluster.node(id).Histograms(shard)) {
+        metrics[name] = {{"count", histogram.count()},
+                         {"p50", histogram.Percentile(50)},
+                         {"p99", histogram.Percentile(99)}};
+      }
+      shards.push_back(metrics);
     }
     nodes[std::to_string(id)] = shards;
   }

@@ -77,6 +77,7 @@ SimNode::SimNode(Simulator& simulator, SimNetwork& network, SimBuggify& buggify,
       clock_(clock) {
   CHARYBDIS_ASSERT(SimNetwork::NodeOf(host) == config_.id);
   retired_counters_.resize(config_.shards);
+  retired_histograms_.resize(config_.shards);
   for (ShardId shard = 0; shard < config_.shards; shard++) {
     storages_.push_back(std::make_unique<SimStorage>(simulator, host, shard,
                                                      random_.Fork(shard), storage));
@@ -101,6 +102,9 @@ void SimNode::Crash() {
   for (ShardId shard = 0; shard < config_.shards; shard++) {
     for (const auto& [name, value] : shards_[shard]->shard().metrics().Counters()) {
       retired_counters_[shard][name] += value;
+    }
+    for (const auto& [name, histogram] : shards_[shard]->shard().metrics().Histograms()) {
+      retired_histograms_[shard][name].Merge(*histogram);
     }
   }
   simulator_.Crash(host_);
@@ -134,6 +138,16 @@ std::map<std::string, uint64_t> SimNode::Counters(ShardId shard) const {
 std::vector<NodeId> SimNode::LiveNodesSeenBy(ShardId shard) const {
   CHARYBDIS_ASSERT(running());
   return shards_.at(shard)->shard().liveness().UpNodes();
+}
+
+std::map<std::string, Histogram> SimNode::Histograms(ShardId shard) const {
+  std::map<std::string, Histogram> histograms = retired_histograms_.at(shard);
+  if (running()) {
+    for (const auto& [name, histogram] : shards_[shard]->shard().metrics().Histograms()) {
+      histograms[name].Merge(*histogram);
+    }
+  }
+  return histograms;
 }
 
 void SimNode::set_disk_faults(DiskFaults faults) {

@@ -48,6 +48,8 @@ class SimNode {
   void set_disk_faults(DiskFaults faults);
   // A shard's metric counters over every life of the node so far.
   std::map<std::string, uint64_t> Counters(ShardId shard) const;
+  // A shard's latency histograms over every life of the node so far.
+  std::map<std::string, Histogram> Histograms(ShardId shard) const;
 
  private:
   class ShardRuntime;
@@ -65,6 +67,7 @@ class SimNode {
   // Counters of the shards' earlier lives (memory is lost in a crash; the
   // report still wants the totals).
   std::vector<std::map<std::string, uint64_t>> retired_counters_;
+  std::vector<std::map<std::string, Histogram>> retired_histograms_;
 };
 
 }  // namespace charybdis::sim

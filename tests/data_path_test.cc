@@ -202,6 +202,24 @@ TEST_F(DataPathTest, TtlRowTombstonesAndRanges) {
   EXPECT_GE(rows.newest_timestamp(), deleted.write_timestamp());
 }
 
+TEST_F(DataPathTest, CellTombstonesDeleteOneColumn) {
+  ClientRequest both = Put("k", "x", CL_ALL);
+  ColumnValue* b = both.mutable_write()->add_put();
+  b->set_column("b");
+  b->set_value("y");
+  Call(both);
+  ClientRequest remove;
+  remove.mutable_write()->set_table("t");
+  remove.mutable_write()->set_partition_key("k");
+  remove.mutable_write()->add_delete_column("a");
+  remove.mutable_write()->set_consistency(CL_ALL);
+  ASSERT_EQ(Call(remove).code(), ClientResponse::OK);
+  const ClientResponse read = Call(Get("k", CL_ONE));
+  ASSERT_EQ(read.rows_size(), 1);
+  ASSERT_EQ(read.rows(0).cells_size(), 1);
+  EXPECT_EQ(read.rows(0).cells(0).column(), "b");
+}
+
 TEST_F(DataPathTest, ADuplicatedRequestRunsOnce) {
   ClientRequest request = Put("k", "v", CL_ALL);
   request.set_request_id(++last_request_);

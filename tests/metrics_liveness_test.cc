@@ -22,6 +22,17 @@ TEST(HistogramTest, PercentilesAreWithinABucketOfTheTruth) {
   EXPECT_GE(histogram.Percentile(100), 10'000);
 }
 
+TEST(HistogramTest, MergeAddsCounts) {
+  Histogram a, b;
+  a.Record(10);
+  b.Record(1000);
+  b.Record(1000);
+  a.Merge(b);
+  EXPECT_EQ(a.count(), 3u);
+  EXPECT_EQ(a.sum(), 2010);
+  EXPECT_GE(a.Percentile(50), 1000);
+}
+
 TEST(HistogramTest, SmallValuesAreExact) {
   Histogram histogram;
   for (int64_t v : {0, 3, 3, 7, 15}) histogram.Record(v);
