@@ -48,7 +48,10 @@ void Histogram::Merge(const Histogram& other) {
 }
 
 std::vector<std::pair<std::string, const Histogram*>> ShardMetrics::Histograms() const {
-  return {{"write_latency_us", &write_latency_us}, {"read_latency_us", &read_latency_us}};
+  return {{"write_latency_us", &write_latency_us},
+          {"read_latency_us", &read_latency_us},
+          {"cas_write_latency", &cas_write_latency},
+          {"cas_read_latency", &cas_read_latency}};
 }
 
 std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
@@ -73,6 +76,11 @@ std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
       {"hints_written", hints_written},
       {"hints_sent", hints_sent},
       {"hints_dropped", hints_dropped},
+      {"cas_total_operations", cas_total_operations},
+      {"cas_write_contention", cas_write_contention},
+      {"cas_write_condition_not_met", cas_write_condition_not_met},
+      {"cas_write_unfinished_commit", cas_write_unfinished_commit},
+      {"cas_write_timeout_due_to_uncertainty", cas_write_timeout_due_to_uncertainty},
   };
 }
 

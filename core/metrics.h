@@ -56,9 +56,17 @@ struct ShardMetrics {
   uint64_t hints_written = 0;
   uint64_t hints_sent = 0;
   uint64_t hints_dropped = 0;  // not stored: the target was down too long
+  // Lightweight transactions (coordinator side).
+  uint64_t cas_total_operations = 0;
+  uint64_t cas_write_contention = 0;  // lost rounds, summed over operations
+  uint64_t cas_write_condition_not_met = 0;
+  uint64_t cas_write_unfinished_commit = 0;
+  uint64_t cas_write_timeout_due_to_uncertainty = 0;
 
   Histogram write_latency_us;
   Histogram read_latency_us;
+  Histogram cas_write_latency;  // microseconds
+  Histogram cas_read_latency;
 
   // Counters by name, in a fixed order (for reports and /metrics).
   std::vector<std::pair<std::string, uint64_t>> Counters() const;

@@ -8,7 +8,8 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
     : env_(env),
       config_(config),
       liveness_(env.clock->Now()),
-      replica_(env, metrics_),
+      acceptor_(env, metrics_),
+      replica_(env, metrics_, acceptor_),
       hints_(env, config, liveness_, metrics_),
       coordinator_(env, config, liveness_, metrics_, hints_) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
@@ -22,6 +23,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
 }
 
 void Shard::Start() {
+  acceptor_.Start();
   hints_.Start();
   if (failure_detector_) failure_detector_->Start();
 }
@@ -77,6 +79,20 @@ void Shard::OnMessage(const Envelope& message) {
       return;
     case Envelope::kReplicaReadResponse:
       coordinator_.OnReadResponse(message);
+      return;
+    case Envelope::kPaxosPrepare:
+      acceptor_.OnPrepare(message);
+      return;
+    case Envelope::kPaxosAccept:
+      acceptor_.OnAccept(message);
+      return;
+    case Envelope::kPaxosCommit:
+      acceptor_.OnCommit(message);
+      return;
+    case Envelope::kPaxosPromise:
+    case Envelope::kPaxosAcceptReply:
+    case Envelope::kPaxosCommitAck:
+      coordinator_.OnPaxosReply(message);
       return;
     case Envelope::kPong:
     case Envelope::kClientResponse:

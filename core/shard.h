@@ -9,6 +9,7 @@
 #include "core/liveness.h"
 #include "core/metrics.h"
 #include "core/node_config.h"
+#include "core/paxos/acceptor.h"
 #include "core/replica/replica.h"
 #include "core/shard_env.h"
 
@@ -38,6 +39,7 @@ class Shard {
   const NodeConfig& config_;
   ShardMetrics metrics_;
   LivenessView liveness_;
+  Acceptor acceptor_;
   // Shard 0: the last update sent; other shards: the last one applied.
   uint64_t liveness_version_ = 0;
   Replica replica_;

@@ -50,14 +50,12 @@ absl::Status ValidForRead(ConsistencyLevel level) {
     case CL_EACH_QUORUM:
       // ScyllaDB's choice (Cassandra allows it): reads use LOCAL_QUORUM or QUORUM.
       return absl::InvalidArgumentError("EACH_QUORUM is for writes only");
-    case CL_SERIAL:
-    case CL_LOCAL_SERIAL:
-      return absl::InvalidArgumentError(
-          absl::StrCat(ConsistencyName(level), " reads are Paxos reads, not supported yet"));
     default:
-      return absl::OkStatus();
+      return absl::OkStatus();  // SERIAL and LOCAL_SERIAL read through Paxos
   }
 }
+
+bool IsSerial(ConsistencyLevel level) { return level == CL_SERIAL || level == CL_LOCAL_SERIAL; }
 
 Requirement::Requirement(ConsistencyLevel level, const TokenRing& ring,
                          const std::string& local_datacenter)

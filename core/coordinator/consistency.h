@@ -16,6 +16,7 @@ const char* ConsistencyName(ConsistencyLevel level);
 // Why a consistency level cannot serve an operation (InvalidArgument), or OK.
 absl::Status ValidForWrite(ConsistencyLevel level);
 absl::Status ValidForRead(ConsistencyLevel level);
+bool IsSerial(ConsistencyLevel level);
 
 // How many replica answers a consistency level blocks for, and which
 // answers count (Cassandra's db/ConsistencyLevel.java):

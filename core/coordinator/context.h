@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "core/node_config.h"
 #include "core/shard_env.h"
 #include "core/token.h"
+#include "proto/data.pb.h"
 
 namespace charybdis {
 
@@ -25,6 +27,28 @@ struct CoordinatorContext {
   // of the shard (still on the wire after a restart) match no request.
   uint64_t request_id_base = 0;
   uint64_t last_request_id = 0;
+
+  // Ballots: strictly above every ballot time this shard has seen, unique
+  // by (node, shard, counter).
+  int64_t highest_ballot_micros = 0;
+  uint32_t ballot_counter = 0;
+
+  Ballot NewBallot() {
+    Ballot ballot;
+    const int64_t now = env.clock->Now() / kMicrosecond;
+    highest_ballot_micros = std::max(now, highest_ballot_micros + 1);
+    ballot.set_micros(highest_ballot_micros);
+    ballot.set_unique(uint64_t{env.self.node} << 40 | uint64_t{env.self.shard} << 32 | ++ballot_counter);
+    return ballot;
+  }
+  void SeeBallot(const Ballot& ballot) {
+    highest_ballot_micros = std::max(highest_ballot_micros, ballot.micros());
+  }
+
+  // Finishes any unfinished Paxos round of a partition; `done(ok)`.
+  std::function<void(Token, const std::string& table, const std::string& partition_key,
+                     std::function<void(bool)> done)>
+      finish_paxos;
 
   const TokenRing& ring() const { return *config.ring; }
   uint64_t NextRequestId() { return request_id_base | ++last_request_id; }

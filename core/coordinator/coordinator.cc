@@ -15,6 +15,17 @@ Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& l
                config.ring->layout().node(env.self.node).datacenter} {
   // 31 random bits: the top bit marks hint replays (HintManager).
   context_.request_id_base = (env.random->Next() >> 33) << 32;
+  // A plain read that meets an unfinished Paxos round finishes it first.
+  context_.finish_paxos = [this](Token token, const std::string& table, const std::string& key,
+                                 std::function<void(bool)> done) {
+    ReadOp read;
+    read.set_table(table);
+    read.set_partition_key(key);
+    RunPaxos(token, table, key, CL_SERIAL, std::nullopt, read,
+             [done = std::move(done)](ClientResponse response) {
+               done(response.code() == ClientResponse::OK);
+             });
+  };
 }
 
 namespace {
@@ -54,6 +65,15 @@ void Coordinator::OnClientRequest(const Envelope& message) {
       if (!table.ok()) return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, std::string(table.message()));
       if (ForwardIfNotOwner(message, client, TokenOf(request.read().partition_key()))) return;
       return Read(client, request.request_id(), request.read());
+    }
+    case ClientRequest::kCas: {
+      const std::string problem = CasProblem(request.cas());
+      if (!problem.empty()) {
+        return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, problem);
+      }
+      const Token token = TokenOf(request.cas().statement(0).write().partition_key());
+      if (ForwardIfNotOwner(message, client, token)) return;
+      return Cas(client, request.request_id(), request.cas());
     }
     case ClientRequest::OP_NOT_SET:
       break;
@@ -222,6 +242,12 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
   if (absl::Status valid = ValidForRead(op.consistency()); !valid.ok()) {
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, std::string(valid.message()));
   }
+  if (IsSerial(op.consistency())) {
+    return RunPaxos(TokenOf(op.partition_key()), op.table(), op.partition_key(), op.consistency(),
+                    std::nullopt, op, [this, client, client_request_id](ClientResponse response) {
+                      Reply(client, client_request_id, std::move(response));
+                    });
+  }
   context_.metrics.coordinator_reads++;
   const Token token = TokenOf(op.partition_key());
   Requirement requirement(op.consistency(), context_.ring(), context_.local_datacenter);
@@ -245,6 +271,118 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
       [this, id] { pending_.erase(id); });
   Track(id, executor);
   executor->Start();
+}
+
+std::string Coordinator::CasProblem(const CasOp& op) const {
+  if (op.statement_size() == 0) return "a conditional write needs a statement";
+  const WriteOp& first = op.statement(0).write();
+  if (absl::Status table = CheckTable(first.table(), first.partition_key()); !table.ok()) {
+    return std::string(table.message());
+  }
+  const TableSchema& table = context_.config.tables.at(first.table());
+  for (const CasStatement& statement : op.statement()) {
+    const WriteOp& write = statement.write();
+    if (write.table() != first.table()) return "a conditional batch must stay in one table";
+    if (write.partition_key() != first.partition_key()) {
+      return "a conditional batch must stay in one partition";
+    }
+    if (statement.if_exists() && statement.if_not_exists()) return "IF EXISTS and IF NOT EXISTS together";
+    if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row()) {
+      return "a statement puts and deletes nothing";
+    }
+    if (write.timestamp() != 0) return "a conditional write takes its timestamp from its ballot";
+    for (const ColumnValue& put : write.put()) {
+      if (!table.columns.count(put.column())) return absl::StrCat("unknown column \"", put.column(), "\"");
+    }
+    for (const std::string& column : write.delete_column()) {
+      if (!table.columns.count(column)) return absl::StrCat("unknown column \"", column, "\"");
+    }
+    for (const Condition& condition : statement.condition()) {
+      if (!table.columns.count(condition.column())) {
+        return absl::StrCat("unknown column \"", condition.column(), "\" in a condition");
+      }
+      if (!Condition::Op_IsValid(condition.op())) return "unknown condition operator";
+    }
+  }
+  const ConsistencyLevel serial = op.serial_consistency();
+  if (serial != CL_UNSET && !IsSerial(serial)) {
+    return absl::StrCat(ConsistencyName(serial), " is not a serial consistency level (SERIAL or LOCAL_SERIAL)");
+  }
+  const ConsistencyLevel commit = op.commit_consistency();
+  if (IsSerial(commit)) {
+    return absl::StrCat(ConsistencyName(commit), " is not a commit consistency level");
+  }
+  if (commit != CL_UNSET) {
+    if (absl::Status valid = ValidForWrite(commit); !valid.ok()) return std::string(valid.message());
+  }
+  return "";
+}
+
+void Coordinator::Cas(const Address& client, uint64_t client_request_id, const CasOp& op) {
+  const WriteOp& first = op.statement(0).write();
+  const ConsistencyLevel serial = op.serial_consistency() == CL_UNSET ? CL_SERIAL : op.serial_consistency();
+  RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial, op, ReadOp(),
+           [this, client, client_request_id](ClientResponse response) {
+             Reply(client, client_request_id, std::move(response));
+           });
+}
+
+void Coordinator::RunPaxos(Token token, const std::string& table, const std::string& partition_key,
+                           ConsistencyLevel serial_level, std::optional<CasOp> cas, ReadOp read,
+                           std::function<void(ClientResponse)> reply) {
+  // SERIAL: a quorum of every replica; LOCAL_SERIAL: of this datacenter's.
+  Proposer::Request request;
+  request.token = token;
+  request.table = table;
+  request.partition_key = partition_key;
+  request.serial_level = serial_level;
+  request.cas = std::move(cas);
+  request.read = std::move(read);
+  const Requirement quorum(serial_level == CL_LOCAL_SERIAL ? CL_LOCAL_QUORUM : CL_QUORUM,
+                           context_.ring(), context_.local_datacenter);
+  uint32_t live = 0;
+  for (NodeId replica : context_.ring().ReplicasOf(token)) {
+    if (!quorum.Counts(replica)) continue;
+    request.participants.push_back(replica);
+    live += context_.liveness.IsUp(replica);
+  }
+  request.quorum = quorum.blocked_for();
+  if (live < request.quorum) {
+    (request.cas ? context_.metrics.write_unavailable : context_.metrics.read_unavailable)++;
+    ClientResponse response;
+    response.set_code(ClientResponse::UNAVAILABLE);
+    response.set_consistency(serial_level);
+    response.set_alive(live);
+    response.set_blocked_for(request.quorum);
+    response.set_message("not enough live replicas for Paxos");
+    return reply(std::move(response));
+  }
+  auto proposer = std::make_shared<Proposer>(
+      context_, std::move(request),
+      [this](uint64_t id, std::shared_ptr<PendingRequest> pending) { Track(id, std::move(pending)); },
+      std::move(reply), [this](const std::vector<uint64_t>& ids) {
+        for (uint64_t id : ids) pending_.erase(id);
+      });
+  proposer->Start();
+}
+
+void Coordinator::OnPaxosReply(const Envelope& message) {
+  uint64_t id = 0;
+  switch (message.body_case()) {
+    case Envelope::kPaxosPromise: id = message.paxos_promise().request_id(); break;
+    case Envelope::kPaxosAcceptReply: id = message.paxos_accept_reply().request_id(); break;
+    case Envelope::kPaxosCommitAck: id = message.paxos_commit_ack().request_id(); break;
+    default: CHARYBDIS_ASSERT(false && "not a Paxos reply");
+  }
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;  // late: that round is over
+  std::shared_ptr<PendingRequest> request = it->second;
+  switch (message.body_case()) {
+    case Envelope::kPaxosPromise: return request->OnPromise(message.from_node(), message.paxos_promise());
+    case Envelope::kPaxosAcceptReply:
+      return request->OnAcceptReply(message.from_node(), message.paxos_accept_reply());
+    default: return request->OnCommitAck(message.from_node(), message.paxos_commit_ack());
+  }
 }
 
 void Coordinator::Track(uint64_t id, std::shared_ptr<PendingRequest> request) {

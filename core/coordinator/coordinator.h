@@ -9,6 +9,7 @@
 #include "core/coordinator/context.h"
 #include "core/coordinator/pending_request.h"
 #include "core/data/partition.h"
+#include "core/paxos/proposer.h"
 
 namespace charybdis {
 
@@ -26,10 +27,20 @@ class Coordinator {
   void OnClientRequest(const Envelope& message);
   void OnWriteAck(const Envelope& message);
   void OnReadResponse(const Envelope& message);
+  // Promises, accept replies and commit acknowledgements.
+  void OnPaxosReply(const Envelope& message);
 
  private:
   void Write(const Address& client, uint64_t client_request_id, const WriteOp& op);
   void Read(const Address& client, uint64_t client_request_id, const ReadOp& op);
+  void Cas(const Address& client, uint64_t client_request_id, const CasOp& op);
+  // Runs Paxos for a partition: a conditional write when `cas` is set, else
+  // a serial read (answering `reply` either way).
+  void RunPaxos(Token token, const std::string& table, const std::string& partition_key,
+                ConsistencyLevel serial_level, std::optional<CasOp> cas, ReadOp read,
+                std::function<void(ClientResponse)> reply);
+  // Why a conditional write is malformed, or "".
+  std::string CasProblem(const CasOp& op) const;
   // Returns true (and forwards) when another shard of this node owns the
   // token.
   bool ForwardIfNotOwner(const Envelope& message, const Address& client, Token token);

@@ -12,6 +12,10 @@ class PendingRequest {
   virtual ~PendingRequest() = default;
   virtual void OnWriteAck(NodeId replica, bool ok) = 0;
   virtual void OnReadResponse(NodeId replica, const ReplicaReadResponse& response) = 0;
+  // Paxos answers go to proposers only.
+  virtual void OnPromise(NodeId, const PaxosPromise&) {}
+  virtual void OnAcceptReply(NodeId, const PaxosAcceptReply&) {}
+  virtual void OnCommitAck(NodeId, const PaxosCommitAck&) {}
 };
 
 }  // namespace charybdis

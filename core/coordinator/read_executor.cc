@@ -28,11 +28,30 @@ ReadExecutor::ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement
   CHARYBDIS_ASSERT(requirement_.blocked_for() >= 1);
 }
 
-void ReadExecutor::Start() {
-  started_ = context_.env.clock->Now();
-  for (; next_target_ < requirement_.blocked_for(); next_target_++) {
+void ReadExecutor::SendFirstRequests() {
+  for (next_target_ = 0; next_target_ < requirement_.blocked_for(); next_target_++) {
     Ask(targets_[next_target_], /*digest_only=*/next_target_ != 0);
   }
+}
+
+void ReadExecutor::FinishPaxosThenRestart() {
+  phase_ = Phase::kFinishingPaxos;
+  paxos_finished_ = true;
+  std::weak_ptr<ReadExecutor> self = weak_from_this();
+  context_.finish_paxos(token_, read_.table(), read_.partition_key(), [self](bool ok) {
+    auto executor = self.lock();
+    if (!executor || executor->phase_ != Phase::kFinishingPaxos) return;
+    if (!ok) return;  // the read times out: it cannot vouch for the value
+    executor->phase_ = Phase::kCollecting;
+    executor->answers_.clear();
+    executor->asked_.clear();
+    executor->SendFirstRequests();
+  });
+}
+
+void ReadExecutor::Start() {
+  started_ = context_.env.clock->Now();
+  SendFirstRequests();
   std::weak_ptr<ReadExecutor> self = weak_from_this();
   timeout_timer_ = context_.env.clock->After(context_.config.coordinator.read_timeout, [self] {
     if (auto executor = self.lock()) executor->OnTimeout();
@@ -78,6 +97,7 @@ void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& res
     answer.data = Partition::FromProto(response.data());
     answer.digest = Digest(answer.data);
   }
+  answers_[replica].paxos_in_progress = response.paxos_in_progress();
   const Answer& answer = answers_[replica];
   switch (phase_) {
     case Phase::kCollecting:
@@ -92,7 +112,8 @@ void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& res
       break;
     }
     case Phase::kRepairWriting:
-      break;  // a late spare: the repair already decided what to write
+    case Phase::kFinishingPaxos:
+      break;  // a late spare: the answer no longer depends on it
     case Phase::kReplied:
       if (answer.digest != result_digest_) RepairInBackground(replica, answer);
       break;
@@ -102,6 +123,13 @@ void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& res
 
 void ReadExecutor::Collected() {
   if (Counted() < requirement_.blocked_for()) return;
+  if (!paxos_finished_) {
+    for (const auto& [replica, answer] : answers_) {
+      // A conditional write a quorum accepted may not be committed yet:
+      // an overlapping read must see it.
+      if (answer.paxos_in_progress) return FinishPaxosThenRestart();
+    }
+  }
   const Answer* data = nullptr;
   bool agree = true;
   for (const auto& [replica, answer] : answers_) {

@@ -42,10 +42,14 @@ class ReadExecutor final : public PendingRequest,
     bool has_data = false;
     Partition data;
     uint64_t digest = 0;
+    bool paxos_in_progress = false;
   };
-  enum class Phase { kCollecting, kRepairReading, kRepairWriting, kReplied };
+  enum class Phase { kCollecting, kFinishingPaxos, kRepairReading, kRepairWriting, kReplied };
 
   void Ask(NodeId replica, bool digest_only);
+  // An answer flagged an unfinished Paxos round: finish it, then read anew.
+  void FinishPaxosThenRestart();
+  void SendFirstRequests();
   void Collected();
   void StartRepair();
   void RepairWrites();
@@ -74,6 +78,7 @@ class ReadExecutor final : public PendingRequest,
   Partition result_;
   uint64_t result_digest_ = 0;
   bool timed_out_ = false;
+  bool paxos_finished_ = false;
   TimerId timeout_timer_ = 0;
   TimerId speculation_timer_ = 0;
 };

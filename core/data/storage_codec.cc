@@ -12,6 +12,7 @@ namespace charybdis::storage_codec {
 namespace {
 
 constexpr char kDataTag = 'd';
+constexpr char kPaxosTag = 'x';
 constexpr char kRowTombstoneTag = 'r';
 constexpr char kCellTag = 'c';
 
@@ -110,6 +111,15 @@ std::string RowPrefix(const std::string& table, const std::string& partition_key
   AppendEscaped(prefix, clustering_key);
   return prefix;
 }
+
+std::string PaxosKey(const std::string& table, const std::string& partition_key) {
+  std::string key(1, kPaxosTag);
+  AppendEscaped(key, table);
+  AppendEscaped(key, partition_key);
+  return key;
+}
+
+std::string PaxosPrefix() { return std::string(1, kPaxosTag); }
 
 std::string PrefixEnd(const std::string& prefix) {
   std::string end = prefix;

@@ -28,6 +28,11 @@ namespace storage_codec {
 std::string PartitionPrefix(const std::string& table, const std::string& partition_key);
 std::string RowPrefix(const std::string& table, const std::string& partition_key,
                       const std::string& clustering_key);
+// Where an acceptor keeps a partition's Paxos state ('x' esc(table)
+// esc(partition key)), and the prefix of all of them.
+std::string PaxosKey(const std::string& table, const std::string& partition_key);
+std::string PaxosPrefix();
+
 // The first key after every key that starts with `prefix`.
 std::string PrefixEnd(const std::string& prefix);
 

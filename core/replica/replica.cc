@@ -60,13 +60,15 @@ void Replica::OnRead(const Envelope& message) {
   const Address sender = SenderOf(message);
   const uint64_t request_id = request.request_id();
   const bool digest_only = request.digest_only();
+  const bool in_progress = acceptor_.InProgress(read.table(), read.partition_key());
   env_.storage->Scan(
       std::move(begin), std::move(end), SIZE_MAX,
-      [this, sender, request_id, digest_only](absl::StatusOr<std::vector<KeyValue>> stored) {
+      [this, sender, request_id, digest_only, in_progress](absl::StatusOr<std::vector<KeyValue>> stored) {
         Envelope reply;
         ReplicaReadResponse* response = reply.mutable_replica_read_response();
         response->set_request_id(request_id);
         response->set_digest_only(digest_only);
+        response->set_paxos_in_progress(in_progress);
         absl::StatusOr<storage_codec::Decoded> data =
             stored.ok() ? storage_codec::DecodeScan(*stored)
                         : absl::StatusOr<storage_codec::Decoded>(stored.status());

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "core/paxos/acceptor.h"
 #include "core/shard_env.h"
 
 namespace charybdis {
@@ -12,7 +13,9 @@ namespace charybdis {
 // durably and serves reads (data or digest) from the shard's storage.
 class Replica {
  public:
-  Replica(ShardEnv env, ShardMetrics& metrics) : env_(env), metrics_(metrics) {}
+  // `acceptor` tells which partitions have an unfinished Paxos round.
+  Replica(ShardEnv env, ShardMetrics& metrics, const Acceptor& acceptor)
+      : env_(env), metrics_(metrics), acceptor_(acceptor) {}
 
   void OnWrite(const Envelope& message);
   void OnRead(const Envelope& message);
@@ -23,6 +26,7 @@ class Replica {
 
   ShardEnv env_;
   ShardMetrics& metrics_;
+  const Acceptor& acceptor_;
 };
 
 }  // namespace charybdis

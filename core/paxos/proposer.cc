@@ -1,0 +1,430 @@
+#include "core/paxos/proposer.h"
+
+#include <algorithm>
+
+#include "core/assert.h"
+#include "core/paxos/ballot.h"
+
+namespace charybdis {
+
+namespace {
+
+// Cassandra Paxos v2's back-off: grows 1.8x per lost round, capped.
+constexpr Nanos kBackOffBase = 2 * kMillisecond;
+constexpr Nanos kBackOffCap = 100 * kMillisecond;
+
+// Byte-wise (unsigned) comparison: <0, 0, >0.
+int CompareBytes(const std::string& a, const std::string& b) {
+  const size_t common = std::min(a.size(), b.size());
+  for (size_t i = 0; i < common; i++) {
+    const auto x = static_cast<unsigned char>(a[i]);
+    const auto y = static_cast<unsigned char>(b[i]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+// Whether `row` (null if absent) satisfies a statement's conditions. An
+// absent column equals nothing and differs from everything.
+bool Holds(const CasStatement& statement, const Row* row, Timestamp now) {
+  bool exists = false;
+  if (row != nullptr) {
+    for (const auto& [column, cell] : row->cells) exists = exists || cell.LiveAt(now);
+  }
+  if (statement.if_not_exists()) return !exists;
+  if (statement.if_exists() && !exists) return false;
+  for (const Condition& condition : statement.condition()) {
+    const Cell* cell = nullptr;
+    if (row != nullptr) {
+      auto it = row->cells.find(condition.column());
+      if (it != row->cells.end() && it->second.LiveAt(now)) cell = &it->second;
+    }
+    if (cell == nullptr) {
+      if (condition.op() != Condition::NE) return false;
+      continue;
+    }
+    const int order = CompareBytes(cell->value, condition.value());
+    const bool ok = condition.op() == Condition::EQ   ? order == 0
+                    : condition.op() == Condition::NE ? order != 0
+                    : condition.op() == Condition::LT ? order < 0
+                                                      : order > 0;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// The live rows of `partition` a client sees (cells alive at `now`).
+void AddRows(const Partition& partition, Timestamp now, ClientResponse& response,
+             const std::set<std::string>* only) {
+  Partition visible = partition;
+  visible.Compact();
+  for (const auto& [key, row] : visible.rows) {
+    if (only != nullptr && !only->count(key)) continue;
+    ResultRow result;
+    result.set_clustering_key(key);
+    for (const auto& [column, cell] : row.cells) {
+      if (!cell.LiveAt(now)) continue;
+      ResultCell* out = result.add_cells();
+      out->set_column(column);
+      out->set_value(cell.value);
+      out->set_timestamp(cell.timestamp);
+    }
+    if (result.cells_size() > 0) *response.add_rows() = std::move(result);
+  }
+  Timestamp newest = 0;
+  for (const auto& [key, row] : partition.rows) newest = std::max(newest, row.NewestTimestamp().value_or(0));
+  response.set_newest_timestamp(newest);
+}
+
+}  // namespace
+
+Proposer::Proposer(CoordinatorContext& context, Request request, Track track, Reply reply,
+                   std::function<void(const std::vector<uint64_t>&)> done)
+    : context_(context),
+      request_(std::move(request)),
+      track_(std::move(track)),
+      reply_(std::move(reply)),
+      done_(std::move(done)) {
+  CHARYBDIS_ASSERT(request_.quorum >= 1);
+  CHARYBDIS_ASSERT(request_.participants.size() >= request_.quorum);
+}
+
+std::vector<NodeId> Proposer::LiveParticipants() const {
+  std::vector<NodeId> live;
+  for (NodeId node : request_.participants) {
+    if (context_.liveness.IsUp(node)) live.push_back(node);
+  }
+  return live;
+}
+
+uint64_t Proposer::NewRoundId() {
+  round_id_ = context_.NextRequestId();
+  round_ids_.push_back(round_id_);
+  track_(round_id_, shared_from_this());
+  return round_id_;
+}
+
+void Proposer::Start() {
+  started_ = context_.env.clock->Now();
+  context_.metrics.cas_total_operations++;
+  std::weak_ptr<Proposer> self = weak_from_this();
+  timeout_timer_ = context_.env.clock->After(context_.config.coordinator.write_timeout, [self] {
+    if (auto proposer = self.lock()) proposer->OnTimeout();
+  });
+  NewRound();
+}
+
+void Proposer::NewRound() {
+  if (phase_ == Phase::kDone) return;
+  attempts_++;
+  ballot_ = context_.NewBallot();
+  promises_.clear();
+  refused_.clear();
+  phase_ = Phase::kPreparing;
+  round_trips_++;
+  const uint64_t id = NewRoundId();
+  for (NodeId node : LiveParticipants()) {
+    Envelope message;
+    PaxosPrepare* prepare = message.mutable_paxos_prepare();
+    prepare->set_request_id(id);
+    *prepare->mutable_ballot() = ballot_;
+    prepare->set_table(request_.table);
+    prepare->set_partition_key(request_.partition_key);
+    context_.SendToReplica(node, request_.token, std::move(message));
+  }
+}
+
+void Proposer::SeeBallot(const Ballot& ballot) { context_.SeeBallot(ballot); }
+
+void Proposer::BackOffAndRetry() {
+  context_.metrics.cas_write_contention++;
+  phase_ = Phase::kIdle;
+  Nanos ceiling = kBackOffBase;
+  for (uint32_t i = 1; i < attempts_ && ceiling < kBackOffCap; i++) ceiling = ceiling * 9 / 5;
+  ceiling = std::min(ceiling, kBackOffCap);
+  const Nanos wait = static_cast<Nanos>(context_.env.random->Below(static_cast<uint64_t>(ceiling) + 1));
+  std::weak_ptr<Proposer> self = weak_from_this();
+  context_.env.clock->After(wait, [self] {
+    if (auto proposer = self.lock()) proposer->NewRound();
+  });
+}
+
+void Proposer::OnPromise(NodeId replica, const PaxosPromise& promise) {
+  if (phase_ != Phase::kPreparing || promise.request_id() != round_id_ || !promise.ok()) return;
+  if (promises_.count(replica) || refused_.count(replica)) return;  // a duplicate
+  SeeBallot(promise.promised_ballot());
+  if (!promise.promised()) {
+    refused_.insert(replica);
+    // A higher ballot got there first: a quorum is out of reach for this one.
+    if (LiveParticipants().size() - refused_.size() < request_.quorum) BackOffAndRetry();
+    return;
+  }
+  promises_[replica] = promise;
+  if (promises_.size() >= request_.quorum) Decide();
+}
+
+void Proposer::Decide() {
+  // The newest commit and the newest accepted proposal the quorum knows.
+  const Proposal* latest_commit = nullptr;
+  const Proposal* in_progress = nullptr;
+  for (const auto& [replica, promise] : promises_) {
+    if (promise.has_committed()) {
+      SeeBallot(promise.committed().ballot());
+      if (latest_commit == nullptr || BallotLess(latest_commit->ballot(), promise.committed().ballot())) {
+        latest_commit = &promise.committed();
+      }
+    }
+    if (promise.has_accepted()) {
+      SeeBallot(promise.accepted().ballot());
+      if (in_progress == nullptr || BallotLess(in_progress->ballot(), promise.accepted().ballot())) {
+        in_progress = &promise.accepted();
+      }
+    }
+  }
+  // A commit our ballot does not dominate in time: retry above it, so our
+  // mutation's timestamp is newer than everything decided before it.
+  if (latest_commit != nullptr && latest_commit->ballot().micros() >= ballot_.micros()) {
+    NewRound();
+    return;
+  }
+  if (in_progress != nullptr &&
+      (latest_commit == nullptr || BallotLess(latest_commit->ballot(), in_progress->ballot()))) {
+    // Someone's accepted proposal may have been chosen: finish it first.
+    context_.metrics.cas_write_unfinished_commit++;
+    Propose(in_progress->mutation(), /*finishing=*/true);
+    return;
+  }
+  // Replicas missing the newest commit get it before we read through them.
+  repairing_.clear();
+  if (latest_commit != nullptr) {
+    for (const auto& [replica, promise] : promises_) {
+      if (!promise.has_committed() ||
+          BallotLess(promise.committed().ballot(), latest_commit->ballot())) {
+        repairing_.insert(replica);
+      }
+    }
+  }
+  if (!repairing_.empty()) {
+    phase_ = Phase::kRepairing;
+    round_trips_++;
+    proposal_ = *latest_commit;
+    const uint64_t id = NewRoundId();
+    for (NodeId replica : repairing_) {
+      Envelope message;
+      message.mutable_paxos_commit()->set_request_id(id);
+      *message.mutable_paxos_commit()->mutable_proposal() = proposal_;
+      context_.SendToReplica(replica, request_.token, std::move(message));
+    }
+    return;
+  }
+  Partition current;
+  for (const auto& [replica, promise] : promises_) current.Merge(Partition::FromProto(promise.data()));
+  if (latest_commit != nullptr) current.Merge(Partition::FromProto(latest_commit->mutation()));
+  current.Compact();
+  Evaluate(current);
+}
+
+void Proposer::Evaluate(const Partition& current) {
+  const Timestamp now = context_.env.clock->Now() / kMicrosecond;
+  if (!request_.cas) {
+    // A serial read: the quorum agrees on the latest commit and nothing is
+    // in progress, so this is the value.
+    ClientResponse response;
+    response.set_code(ClientResponse::OK);
+    response.set_consistency(request_.serial_level);
+    const std::set<std::string> row{request_.read.clustering_key()};
+    AddRows(current, now, response, request_.read.range() ? nullptr : &row);
+    context_.metrics.cas_read_latency.Record(
+        std::max<Nanos>(context_.env.clock->Now() - started_, 0) / kMicrosecond);
+    Finish(std::move(response));
+    return;
+  }
+  std::set<std::string> rows;
+  bool holds = true;
+  for (const CasStatement& statement : request_.cas->statement()) {
+    const std::string& key = statement.write().clustering_key();
+    rows.insert(key);
+    auto it = current.rows.find(key);
+    holds = holds && Holds(statement, it == current.rows.end() ? nullptr : &it->second, now);
+  }
+  if (!holds) {
+    context_.metrics.cas_write_condition_not_met++;
+    ClientResponse response;
+    response.set_code(ClientResponse::OK);
+    response.set_applied(false);
+    response.set_consistency(request_.serial_level);
+    AddRows(current, now, response, &rows);
+    Finish(std::move(response));
+    return;
+  }
+  // The mutation, stamped with the ballot's time.
+  Partition mutation;
+  for (const CasStatement& statement : request_.cas->statement()) {
+    const WriteOp& write = statement.write();
+    Row& row = mutation.rows[write.clustering_key()];
+    if (write.delete_row()) row.tombstone = ballot_.micros();
+    for (const ColumnValue& put : write.put()) {
+      Cell cell;
+      cell.timestamp = ballot_.micros();
+      cell.value = put.value();
+      if (write.ttl_seconds() > 0) {
+        cell.ttl_seconds = write.ttl_seconds();
+        cell.expiry = now + static_cast<Timestamp>(write.ttl_seconds()) * 1'000'000;
+      }
+      row.cells[put.column()] = std::move(cell);
+    }
+    for (const std::string& column : write.delete_column()) {
+      row.cells[column] = Cell{ballot_.micros(), true, "", 0, 0};
+    }
+  }
+  PartitionData data;
+  data.set_table(request_.table);
+  data.set_partition_key(request_.partition_key);
+  mutation.ToProto(&data);
+  Propose(std::move(data), /*finishing=*/false);
+}
+
+void Proposer::Propose(PartitionData mutation, bool finishing) {
+  finishing_ = finishing;
+  phase_ = Phase::kAccepting;
+  round_trips_++;
+  accepted_.clear();
+  refused_.clear();
+  // A value finished under our ballot takes our ballot's time, so it wins
+  // last-write-wins over what came before it.
+  Partition restamped = Partition::FromProto(mutation);
+  for (auto& [key, row] : restamped.rows) {
+    if (row.tombstone) row.tombstone = ballot_.micros();
+    for (auto& [column, cell] : row.cells) cell.timestamp = ballot_.micros();
+  }
+  proposal_.Clear();
+  *proposal_.mutable_ballot() = ballot_;
+  PartitionData* data = proposal_.mutable_mutation();
+  data->set_table(request_.table);
+  data->set_partition_key(request_.partition_key);
+  restamped.ToProto(data);
+  const uint64_t id = NewRoundId();
+  for (const auto& [replica, promise] : promises_) {
+    Envelope message;
+    message.mutable_paxos_accept()->set_request_id(id);
+    *message.mutable_paxos_accept()->mutable_proposal() = proposal_;
+    context_.SendToReplica(replica, request_.token, std::move(message));
+  }
+}
+
+void Proposer::OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) {
+  if (phase_ != Phase::kAccepting || reply.request_id() != round_id_ || !reply.ok()) return;
+  if (accepted_.count(replica) || refused_.count(replica)) return;  // a duplicate
+  if (reply.accepted()) {
+    accepted_.insert(replica);
+  } else {
+    SeeBallot(reply.promised_ballot());
+    refused_.insert(replica);
+  }
+  if (accepted_.size() >= request_.quorum) return Chosen();
+  if (accepted_.size() + refused_.size() < promises_.size()) return;  // more to come
+  // Every promised replica answered and no quorum accepted.
+  if (finishing_ || accepted_.empty()) {
+    BackOffAndRetry();  // nothing of ours can be chosen: safe to try again
+    return;
+  }
+  // Some accepted our value: a later round may still choose it, so we must
+  // not run it again (Cassandra bug 6013). The outcome is uncertain.
+  context_.metrics.cas_write_timeout_due_to_uncertainty++;
+  ClientResponse response;
+  response.set_code(ClientResponse::WRITE_TIMEOUT);
+  response.set_consistency(request_.serial_level);
+  response.set_write_type("CAS");
+  response.set_received(static_cast<uint32_t>(accepted_.size()));
+  response.set_blocked_for(request_.quorum);
+  response.set_message("a minority accepted the proposal: the outcome is uncertain");
+  Finish(std::move(response));
+}
+
+void Proposer::Chosen() {
+  Commit(proposal_);
+  if (finishing_) return;  // our own round starts once the commit is in
+  context_.metrics.cas_write_latency.Record(
+      std::max<Nanos>(context_.env.clock->Now() - started_, 0) / kMicrosecond);
+  ClientResponse response;
+  response.set_code(ClientResponse::OK);
+  response.set_applied(true);
+  response.set_consistency(request_.serial_level);
+  response.set_write_timestamp(ballot_.micros());
+  response.set_round_trips(round_trips_);
+  replied_ = true;
+  reply_(std::move(response));
+}
+
+void Proposer::Commit(const Proposal& proposal) {
+  // After the answer: not a round trip the client waits for.
+  phase_ = Phase::kCommitting;
+  committed_.clear();
+  const uint64_t id = NewRoundId();
+  for (NodeId node : LiveParticipants()) {
+    Envelope message;
+    message.mutable_paxos_commit()->set_request_id(id);
+    *message.mutable_paxos_commit()->mutable_proposal() = proposal;
+    context_.SendToReplica(node, request_.token, std::move(message));
+  }
+}
+
+void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
+  if (ack.request_id() != round_id_ || !ack.ok()) return;
+  if (phase_ == Phase::kRepairing) {
+    if (repairing_.erase(replica) == 0) return;
+    // It holds the newest commit now (its table too).
+    *promises_[replica].mutable_committed() = proposal_;
+    if (repairing_.empty()) {
+      // Every promised replica now holds the newest commit: read again.
+      phase_ = Phase::kPreparing;
+      Decide();
+    }
+    return;
+  }
+  if (phase_ != Phase::kCommitting) return;
+  committed_.insert(replica);
+  if (committed_.size() < request_.quorum) return;
+  if (finishing_) {
+    // The round we finished is committed on a quorum: now our own.
+    finishing_ = false;
+    round_trips_++;
+    NewRound();
+    return;
+  }
+  if (replied_) Finish(ClientResponse());  // the answer went out already
+}
+
+void Proposer::Finish(ClientResponse response) {
+  if (phase_ == Phase::kDone) return;
+  if (!replied_) {
+    replied_ = true;
+    response.set_round_trips(round_trips_);
+    reply_(std::move(response));
+  }
+  phase_ = Phase::kDone;
+  context_.env.clock->Cancel(timeout_timer_);
+  auto done = std::move(done_);
+  done_ = nullptr;
+  if (done) done(round_ids_);  // may destroy this proposer: nothing may follow
+}
+
+void Proposer::OnTimeout() {
+  if (phase_ == Phase::kDone) return;
+  ClientResponse response;
+  response.set_code(request_.cas ? ClientResponse::WRITE_TIMEOUT : ClientResponse::READ_TIMEOUT);
+  response.set_consistency(request_.serial_level);
+  if (request_.cas) response.set_write_type("CAS");
+  response.set_blocked_for(request_.quorum);
+  if (!replied_) {
+    const bool uncertain =
+        phase_ == Phase::kAccepting && !accepted_.empty() && !finishing_ && request_.cas;
+    if (uncertain) context_.metrics.cas_write_timeout_due_to_uncertainty++;
+    response.set_received(static_cast<uint32_t>(accepted_.size()));
+    response.set_message(uncertain ? "timed out with a partial accept: the outcome is uncertain"
+                                   : "timed out before a quorum promised or accepted");
+  }
+  Finish(std::move(response));
+}
+
+}  // namespace charybdis

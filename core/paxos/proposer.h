@@ -1,0 +1,93 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "core/coordinator/context.h"
+#include "core/coordinator/pending_request.h"
+#include "core/data/partition.h"
+
+namespace charybdis {
+
+// One conditional write or serial read on its coordinator: Paxos among the
+// partition's replicas (see docs/lwt.md). Uncontended, a conditional write
+// takes two round trips (prepare with the read folded in, accept) and a
+// serial read one; the commit goes out after the answer.
+class Proposer final : public PendingRequest, public std::enable_shared_from_this<Proposer> {
+ public:
+  using Reply = std::function<void(ClientResponse)>;
+  // Tracks an extra request id (one per round) for this proposer.
+  using Track = std::function<void(uint64_t id, std::shared_ptr<PendingRequest>)>;
+
+  struct Request {
+    Token token = 0;
+    std::string table;
+    std::string partition_key;
+    // Paxos participants (all replicas for SERIAL, the local ones for
+    // LOCAL_SERIAL) and how many must answer.
+    std::vector<NodeId> participants;
+    uint32_t quorum = 0;
+    ConsistencyLevel serial_level = CL_SERIAL;
+    // A conditional write when set; otherwise a serial read.
+    std::optional<CasOp> cas;
+    // For a serial read: the rows to answer with.
+    ReadOp read;
+  };
+
+  // `done` gets every request id this proposer used, to forget them.
+  Proposer(CoordinatorContext& context, Request request, Track track, Reply reply,
+           std::function<void(const std::vector<uint64_t>& ids)> done);
+
+  void Start();
+  void OnWriteAck(NodeId, bool) override {}
+  void OnReadResponse(NodeId, const ReplicaReadResponse&) override {}
+  void OnPromise(NodeId replica, const PaxosPromise& promise) override;
+  void OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) override;
+  void OnCommitAck(NodeId replica, const PaxosCommitAck& ack) override;
+
+ private:
+  enum class Phase { kIdle, kPreparing, kRepairing, kAccepting, kCommitting, kDone };
+
+  void NewRound();
+  void BackOffAndRetry();
+  void Decide();
+  void Evaluate(const Partition& current);
+  void Propose(PartitionData mutation, bool finishing);
+  // A quorum accepted the proposal.
+  void Chosen();
+  void Commit(const Proposal& proposal);
+  void Finish(ClientResponse response);
+  void OnTimeout();
+  void SeeBallot(const Ballot& ballot);
+  uint64_t NewRoundId();
+  std::vector<NodeId> LiveParticipants() const;
+
+  CoordinatorContext& context_;
+  Request request_;
+  Track track_;
+  Reply reply_;
+  std::function<void(const std::vector<uint64_t>&)> done_;
+  std::vector<uint64_t> round_ids_;
+
+  Phase phase_ = Phase::kIdle;
+  Nanos started_ = 0;
+  uint32_t attempts_ = 0;
+  uint32_t round_trips_ = 0;
+  uint64_t round_id_ = 0;
+  Ballot ballot_;
+  bool finishing_ = false;  // proposing someone else's accepted value
+  Proposal proposal_;
+  std::map<NodeId, PaxosPromise> promises_;
+  std::set<NodeId> accepted_;
+  std::set<NodeId> refused_;
+  std::set<NodeId> repairing_;
+  std::set<NodeId> committed_;
+  bool replied_ = false;
+  TimerId timeout_timer_ = 0;
+};
+
+}  // namespace charybdis

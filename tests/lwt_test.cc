@@ -1,0 +1,227 @@
+// Scripted stories of lightweight transactions on a simulated 3-node
+// cluster (RF=3, two shards per node).
+
+#include <gtest/gtest.h>
+
+#include "core/token.h"
+#include "sim/cluster.h"
+#include "sim/scenario_checks.h"
+#include "tests/scenario_text.h"
+
+namespace charybdis::sim {
+namespace {
+
+using testing::BaseScenario;
+using testing::MustParse;
+
+class LwtTest : public ::testing::Test {
+ protected:
+  LwtTest()
+      : scenario_(MustParse(BaseScenario("schema { table { name: \"t\" column: \"v\" column: \"w\" } }"))),
+        buggify_(false, Random(1)),
+        cluster_(simulator_, scenario_, Random(3), buggify_) {
+    for (int i = 0; i < 8; i++) {
+      const NodeId id = cluster_.AddClient(0);
+      clients_.push_back(id);
+      cluster_.network().SetReceiver(Address{id, 0}, [this](const Envelope& message) {
+        responses_[message.client_response().request_id()] = message.client_response();
+      });
+    }
+    cluster_.StartAll();
+    simulator_.RunUntil(500 * kMillisecond);
+  }
+
+  uint64_t Send(ClientRequest request, NodeId coordinator = 1, size_t client = 0) {
+    const std::string& key = request.has_cas() ? request.cas().statement(0).write().partition_key()
+                                               : request.read().partition_key();
+    request.set_request_id(++last_request_);
+    Envelope message;
+    *message.mutable_client_request() = request;
+    cluster_.network().Send(Address{clients_[client], 0},
+                            Address{coordinator, ShardOf(TokenOf(key), 2)}, std::move(message));
+    return last_request_;
+  }
+  ClientResponse Call(ClientRequest request, NodeId coordinator = 1) {
+    const uint64_t id = Send(std::move(request), coordinator);
+    for (int i = 0; i < 100 && !responses_.count(id); i++) {
+      simulator_.RunUntil(simulator_.now() + 10 * kMillisecond);
+    }
+    EXPECT_TRUE(responses_.count(id)) << "no answer";
+    return responses_[id];
+  }
+
+  static CasStatement Statement(const std::string& key, const std::string& value) {
+    CasStatement statement;
+    WriteOp* write = statement.mutable_write();
+    write->set_table("t");
+    write->set_partition_key(key);
+    ColumnValue* put = write->add_put();
+    put->set_column("v");
+    put->set_value(value);
+    return statement;
+  }
+  static ClientRequest IfNotExists(const std::string& key, const std::string& value) {
+    ClientRequest request;
+    CasStatement* statement = request.mutable_cas()->add_statement();
+    *statement = Statement(key, value);
+    statement->set_if_not_exists(true);
+    return request;
+  }
+  static ClientRequest If(const std::string& key, Condition::Op op, const std::string& expected,
+                          const std::string& value) {
+    ClientRequest request;
+    CasStatement* statement = request.mutable_cas()->add_statement();
+    *statement = Statement(key, value);
+    Condition* condition = statement->add_condition();
+    condition->set_column("v");
+    condition->set_op(op);
+    condition->set_value(expected);
+    return request;
+  }
+  static ClientRequest Read(const std::string& key, ConsistencyLevel level) {
+    ClientRequest request;
+    request.mutable_read()->set_table("t");
+    request.mutable_read()->set_partition_key(key);
+    request.mutable_read()->set_consistency(level);
+    return request;
+  }
+  static std::string ValueOf(const ClientResponse& response) {
+    return response.rows_size() == 0 ? "" : response.rows(0).cells(0).value();
+  }
+  uint64_t Metric(const std::string& name) { return MetricTotals(cluster_)[name]; }
+
+  Simulator simulator_;
+  LoadedScenario scenario_;
+  SimBuggify buggify_;
+  Cluster cluster_;
+  std::vector<NodeId> clients_;
+  uint64_t last_request_ = 0;
+  std::map<uint64_t, ClientResponse> responses_;
+};
+
+TEST_F(LwtTest, UncontendedWriteTakesTwoRoundTripsAndSerialReadOne) {
+  const ClientResponse written = Call(IfNotExists("k", "a"));
+  ASSERT_EQ(written.code(), ClientResponse::OK) << written.message();
+  EXPECT_TRUE(written.applied());
+  EXPECT_EQ(written.round_trips(), 2u);
+  simulator_.RunUntil(simulator_.now() + 50 * kMillisecond);  // the commit lands
+  const ClientResponse read = Call(Read("k", CL_SERIAL), 2);
+  ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+  EXPECT_EQ(ValueOf(read), "a");
+  EXPECT_EQ(read.round_trips(), 1u);
+  EXPECT_EQ(Metric("cas_total_operations"), 2u);
+}
+
+TEST_F(LwtTest, IfNotExistsAppliesExactlyOnceAmongConcurrentClients) {
+  std::vector<uint64_t> ids;
+  for (size_t client = 0; client < 8; client++) {
+    ids.push_back(Send(IfNotExists("hot", "from-" + std::to_string(client)),
+                       static_cast<NodeId>(1 + client % 3), client));
+  }
+  simulator_.RunUntil(simulator_.now() + 3 * kSecond);
+  const std::string winner = ValueOf(Call(Read("hot", CL_SERIAL)));
+  ASSERT_NE(winner, "");
+  const size_t winning_client = std::stoul(winner.substr(5));
+  int applied = 0;
+  for (size_t client = 0; client < 8; client++) {
+    ASSERT_TRUE(responses_.count(ids[client]));
+    const ClientResponse& response = responses_[ids[client]];
+    if (response.code() == ClientResponse::WRITE_TIMEOUT) {
+      // Uncertain: it may be the winner, never a second one.
+      continue;
+    }
+    ASSERT_EQ(response.code(), ClientResponse::OK) << response.message();
+    if (response.applied()) {
+      applied++;
+      EXPECT_EQ(client, winning_client);
+    } else {
+      EXPECT_NE(client, winning_client);
+      EXPECT_EQ(ValueOf(response), winner);  // the current row comes back
+    }
+  }
+  EXPECT_LE(applied, 1);
+  EXPECT_GE(Metric("cas_write_condition_not_met"), 1u);
+}
+
+TEST_F(LwtTest, ConditionsOnColumnValues) {
+  Call(IfNotExists("k", "5"));
+  EXPECT_TRUE(Call(If("k", Condition::EQ, "5", "6")).applied());
+  const ClientResponse stale = Call(If("k", Condition::EQ, "5", "7"));
+  EXPECT_FALSE(stale.applied());
+  EXPECT_EQ(ValueOf(stale), "6");
+  EXPECT_TRUE(Call(If("k", Condition::NE, "5", "7")).applied());
+  EXPECT_FALSE(Call(If("k", Condition::LT, "7", "8")).applied());
+  EXPECT_TRUE(Call(If("k", Condition::GT, "6", "8")).applied());
+  EXPECT_FALSE(Call(If("absent", Condition::EQ, "x", "y")).applied());
+  EXPECT_TRUE(Call(If("absent", Condition::NE, "x", "y")).applied());
+  simulator_.RunUntil(simulator_.now() + 50 * kMillisecond);
+  EXPECT_EQ(ValueOf(Call(Read("k", CL_QUORUM))), "8");
+}
+
+TEST_F(LwtTest, IfExistsForUpdatesAndDeletes) {
+  ClientRequest update = IfNotExists("k", "x");
+  update.mutable_cas()->mutable_statement(0)->set_if_not_exists(false);
+  update.mutable_cas()->mutable_statement(0)->set_if_exists(true);
+  EXPECT_FALSE(Call(update).applied());
+  Call(IfNotExists("k", "x"));
+  ClientRequest remove;
+  CasStatement* statement = remove.mutable_cas()->add_statement();
+  statement->mutable_write()->set_table("t");
+  statement->mutable_write()->set_partition_key("k");
+  statement->mutable_write()->set_delete_row(true);
+  statement->set_if_exists(true);
+  EXPECT_TRUE(Call(remove).applied());
+  EXPECT_FALSE(Call(remove).applied());
+  EXPECT_EQ(ValueOf(Call(Read("k", CL_SERIAL))), "");
+}
+
+TEST_F(LwtTest, BatchesOnOnePartitionApplyTogether) {
+  ClientRequest batch;
+  CasStatement* first = batch.mutable_cas()->add_statement();
+  *first = Statement("p", "1");
+  first->mutable_write()->set_clustering_key("a");
+  first->set_if_not_exists(true);
+  CasStatement* second = batch.mutable_cas()->add_statement();
+  *second = Statement("p", "2");
+  second->mutable_write()->set_clustering_key("b");
+  second->set_if_not_exists(true);
+  EXPECT_TRUE(Call(batch).applied());
+  EXPECT_FALSE(Call(batch).applied());
+  ClientRequest range = Read("p", CL_SERIAL);
+  range.mutable_read()->set_range(true);
+  EXPECT_EQ(Call(range).rows_size(), 2);
+}
+
+TEST_F(LwtTest, BadConditionalWritesAreRejectedBeforeAnythingIsSent) {
+  auto rejected = [&](ClientRequest request, const std::string& why) {
+    const ClientResponse response = Call(request);
+    EXPECT_EQ(response.code(), ClientResponse::INVALID_REQUEST);
+    EXPECT_NE(response.message().find(why), std::string::npos) << response.message();
+  };
+  ClientRequest across = IfNotExists("a", "1");
+  *across.mutable_cas()->add_statement() = Statement("b", "2");
+  rejected(across, "must stay in one partition");
+  ClientRequest serial_as_quorum = IfNotExists("a", "1");
+  serial_as_quorum.mutable_cas()->set_serial_consistency(CL_QUORUM);
+  rejected(serial_as_quorum, "QUORUM is not a serial consistency level");
+  ClientRequest commit_as_serial = IfNotExists("a", "1");
+  commit_as_serial.mutable_cas()->set_commit_consistency(CL_SERIAL);
+  rejected(commit_as_serial, "SERIAL is not a commit consistency level");
+  EXPECT_EQ(Metric("cas_total_operations"), 0u);
+}
+
+TEST_F(LwtTest, AnAcknowledgedLwtIsVisibleToQuorumReadsEvenBeforeItsCommit) {
+  // Node 1 coordinates; its commit messages to 2 and 3 are held back, so
+  // those replicas have only accepted the value when the client reads.
+  const uint64_t id = Send(IfNotExists("k", "v"));
+  simulator_.RunUntil(simulator_.now() + 1 * kMillisecond);  // the promises are in
+  cluster_.Clog(1, 200 * kMillisecond);
+  simulator_.RunUntil(simulator_.now() + 300 * kMillisecond);
+  ASSERT_TRUE(responses_.count(id));
+  ASSERT_TRUE(responses_[id].applied());
+  const ClientResponse read = Call(Read("k", CL_QUORUM), 2);
+  EXPECT_EQ(ValueOf(read), "v");
+}
+
+}  // namespace
+}  // namespace charybdis::sim
