@@ -15,16 +15,24 @@ namespace charybdis::sim {
 // have taken effect). A process that gets an info is never reused.
 struct HistoryOp {
   enum class Type { kInvoke, kOk, kFail, kInfo };
-  enum class Function { kRead, kWrite, kDelete };
+  enum class Function { kRead, kWrite, kDelete, kCas };
 
   uint64_t process = 0;
   Type type = Type::kInvoke;
   Function function = Function::kRead;
   std::string table;
   std::string key;
-  // Writes: the value written. Completed reads: the value read, if any.
+  // Writes and cas: the value written. Completed reads: the value read, if
+  // any.
   bool has_value = false;
   std::string value;
+  // Cas: the value required (absent: IF NOT EXISTS); completed cas: whether
+  // it applied.
+  bool has_expected = false;
+  std::string expected;
+  bool applied = false;
+  // LWTs and serial reads: round trips the coordinator waited for.
+  uint32_t round_trips = 0;
   Nanos time = 0;  // simulated
   ConsistencyLevel consistency = CL_UNSET;
   std::string datacenter;  // the client's

@@ -22,6 +22,7 @@ const char* FunctionName(HistoryOp::Function function) {
     case HistoryOp::Function::kRead: return "read";
     case HistoryOp::Function::kWrite: return "write";
     case HistoryOp::Function::kDelete: return "delete";
+    case HistoryOp::Function::kCas: return "cas";
   }
   return "?";
 }
@@ -41,6 +42,12 @@ void WriteHistoryJson(const History& history, std::ostream& out) {
                                 op.type == HistoryOp::Type::kOk);
     if (carries_value) {
       line["value"] = op.has_value ? nlohmann::json(op.value) : nlohmann::json(nullptr);
+    }
+    if (op.function == HistoryOp::Function::kCas) {
+      // [expected, new]; expected null for IF NOT EXISTS.
+      line["value"] = nlohmann::json::array(
+          {op.has_expected ? nlohmann::json(op.expected) : nlohmann::json(nullptr), op.value});
+      if (op.type == HistoryOp::Type::kOk) line["applied"] = op.applied;
     }
     if (op.type == HistoryOp::Type::kOk) line["timestamp"] = op.timestamp;
     out << line.dump() << "\n";

@@ -31,6 +31,8 @@ struct KvWorkload::Client {
   uint32_t remaining = 0;
   uint64_t fresh_keys = 0;
   std::vector<std::string> written;
+  // The value this client last saw for each key (nullopt: absent).
+  std::map<std::string, std::optional<std::string>> last_seen;
   std::optional<Operation> read_next;
   uint64_t sweep_next = 0;
   std::map<NodeId, Nanos> avoid_until;
@@ -104,28 +106,43 @@ KvWorkload::Operation KvWorkload::NextOperation(Client& client) {
     }
     return op;
   }
+  const ConsistencyLevel serial = spec_.serial_consistency() == CL_UNSET
+                                      ? CL_SERIAL
+                                      : static_cast<ConsistencyLevel>(spec_.serial_consistency());
   const double u = random_.Unit();
   if (u < spec_.read_fraction()) {
     op.function = HistoryOp::Function::kRead;
     op.consistency = draw(spec_.read_consistency());
   } else if (u < spec_.read_fraction() + spec_.delete_fraction()) {
     op.function = HistoryOp::Function::kDelete;
-    op.consistency = draw(spec_.write_consistency());
+    op.lwt = spec_.lwt_writes();
+    op.consistency = op.lwt ? serial : draw(spec_.write_consistency());
+  } else if (u < spec_.read_fraction() + spec_.delete_fraction() + spec_.cas_fraction()) {
+    op.function = HistoryOp::Function::kCas;
+    op.lwt = true;
+    op.consistency = serial;
   } else {
     op.function = HistoryOp::Function::kWrite;
-    op.consistency = draw(spec_.write_consistency());
+    op.lwt = spec_.lwt_writes();
+    op.consistency = op.lwt ? serial : draw(spec_.write_consistency());
   }
   if (spec_.key_count() > 0) {
     op.key = absl::StrCat("k", random_.Below(spec_.key_count()));
-  } else if (op.function == HistoryOp::Function::kWrite || client.written.empty()) {
-    // Fresh keys: only writes make new ones.
-    if (op.function != HistoryOp::Function::kWrite) {
+  } else if (op.function == HistoryOp::Function::kWrite ||
+             op.function == HistoryOp::Function::kCas || client.written.empty()) {
+    // Fresh keys: only writes (and IF NOT EXISTS) make new ones.
+    if (op.function != HistoryOp::Function::kWrite && op.function != HistoryOp::Function::kCas) {
       op.function = HistoryOp::Function::kWrite;
-      op.consistency = draw(spec_.write_consistency());
+      op.lwt = spec_.lwt_writes();
+      op.consistency = op.lwt ? serial : draw(spec_.write_consistency());
     }
     op.key = absl::StrCat(name_, "-", client.index, "-", client.fresh_keys++);
   } else {
     op.key = client.written[random_.Below(client.written.size())];
+  }
+  if (op.function == HistoryOp::Function::kCas) {
+    auto seen = client.last_seen.find(op.key);
+    if (seen != client.last_seen.end()) op.expected = seen->second;
   }
   return op;
 }
@@ -199,26 +216,45 @@ void KvWorkload::Issue(Client& client) {
   invoke.time = simulator_.now();
   invoke.consistency = op.consistency;
   invoke.datacenter = datacenter_;
+  std::string value = absl::StrCat(name_, ":", client.index, ":", client.request_id);
+  if (spec_.value_bytes() > value.size()) value.resize(spec_.value_bytes(), '.');
+  client.op.value = value;
   if (op.function == HistoryOp::Function::kRead) {
     ReadOp* read = request->mutable_read();
     read->set_table(table_);
     read->set_partition_key(op.key);
     read->set_consistency(op.consistency);
   } else {
-    WriteOp* write = request->mutable_write();
+    WriteOp* write = op.lwt ? request->mutable_cas()->add_statement()->mutable_write()
+                            : request->mutable_write();
     write->set_table(table_);
     write->set_partition_key(op.key);
-    write->set_consistency(op.consistency);
+    if (op.lwt) {
+      request->mutable_cas()->set_serial_consistency(op.consistency);
+    } else {
+      write->set_consistency(op.consistency);
+    }
     if (op.function == HistoryOp::Function::kDelete) {
       write->set_delete_row(true);
     } else {
-      std::string value = absl::StrCat(name_, ":", client.index, ":", client.request_id);
-      if (spec_.value_bytes() > value.size()) value.resize(spec_.value_bytes(), '.');
       invoke.has_value = true;
       invoke.value = value;
       ColumnValue* put = write->add_put();
       put->set_column(column_);
-      put->set_value(std::move(value));
+      put->set_value(value);
+    }
+    if (op.function == HistoryOp::Function::kCas) {
+      CasStatement* statement = request->mutable_cas()->mutable_statement(0);
+      if (op.expected) {
+        invoke.has_expected = true;
+        invoke.expected = *op.expected;
+        Condition* condition = statement->add_condition();
+        condition->set_column(column_);
+        condition->set_op(Condition::EQ);
+        condition->set_value(*op.expected);
+      } else {
+        statement->set_if_not_exists(true);
+      }
     }
   }
   history_.push_back(std::move(invoke));
@@ -278,10 +314,17 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
   completion.time = simulator_.now();
   completion.consistency = op.consistency;
   completion.datacenter = datacenter_;
+  if (op.function == HistoryOp::Function::kCas || op.function == HistoryOp::Function::kWrite) {
+    completion.has_value = true;
+    completion.value = op.value;
+  }
+  completion.has_expected = op.expected.has_value();
+  if (op.expected) completion.expected = *op.expected;
   const bool read = op.function == HistoryOp::Function::kRead;
   if (type == HistoryOp::Type::kOk) {
     ok_++;
     const int64_t latency_us = (simulator_.now() - client.started) / kMicrosecond;
+    completion.round_trips = response->round_trips();
     if (read) {
       latencies_[op.consistency].read_us.push_back(latency_us);
       completion.timestamp = response->newest_timestamp();
@@ -293,6 +336,29 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
           }
         }
       }
+      client.last_seen[op.key] =
+          completion.has_value ? std::optional<std::string>(completion.value) : std::nullopt;
+      if (op.lwt || IsSerial(op.consistency)) serial_read_round_trips_.push_back(response->round_trips());
+    } else if (op.function == HistoryOp::Function::kCas) {
+      latencies_[op.consistency].write_us.push_back(latency_us);
+      cas_round_trips_.push_back(response->round_trips());
+      completion.applied = response->applied();
+      completion.timestamp = response->write_timestamp();
+      // The new value, or the current one the coordinator sent back.
+      std::optional<std::string> current;
+      if (response->applied()) {
+        cas_applied_++;
+        current = op.value;
+        if (spec_.key_count() == 0) client.written.push_back(op.key);
+      } else {
+        cas_not_applied_++;
+        for (const ResultRow& row : response->rows()) {
+          for (const ResultCell& cell : row.cells()) {
+            if (cell.column() == column_) current = cell.value();
+          }
+        }
+      }
+      client.last_seen[op.key] = current;
     } else {
       latencies_[op.consistency].write_us.push_back(latency_us);
       completion.timestamp = response->write_timestamp();
@@ -338,9 +404,18 @@ nlohmann::json KvWorkload::Results() const {
                      {"p99_us", Percentile(latencies.read_us, 99)}};
     by_cl[ConsistencyName(level)] = entry;
   }
-  return nlohmann::json{{"name", name_},   {"kind", "kv"},        {"done", done()},
-                        {"ok", ok_},       {"fail", failed_},     {"info", indeterminate_},
-                        {"errors", errors_}, {"by_cl", by_cl}};
+  nlohmann::json results{{"name", name_},   {"kind", "kv"},        {"done", done()},
+                         {"ok", ok_},       {"fail", failed_},     {"info", indeterminate_},
+                         {"errors", errors_}, {"by_cl", by_cl}};
+  if (!cas_round_trips_.empty() || !serial_read_round_trips_.empty()) {
+    results["cas"] = {{"applied", cas_applied_}, {"not_applied", cas_not_applied_}};
+    results["round_trips"] = {
+        {"cas", {{"p50", Percentile(cas_round_trips_, 50)}, {"p99", Percentile(cas_round_trips_, 99)}}},
+        {"serial_read",
+         {{"p50", Percentile(serial_read_round_trips_, 50)},
+          {"p99", Percentile(serial_read_round_trips_, 99)}}}};
+  }
+  return results;
 }
 
 std::vector<CheckResult> KvWorkload::Checks() const {

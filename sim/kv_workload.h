@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ class KvWorkload final : public Workload {
     HistoryOp::Function function = HistoryOp::Function::kRead;
     std::string key;
     ConsistencyLevel consistency = CL_UNSET;
+    // Through Paxos (cas, or writes and deletes with lwt_writes).
+    bool lwt = false;
+    std::optional<std::string> expected;  // cas: nullopt for IF NOT EXISTS
+    std::string value;                    // writes and cas: the value written
   };
 
   bool sweeping() const { return spec_.sweep_keys() || spec_.preload_keys(); }
@@ -70,6 +75,10 @@ class KvWorkload final : public Workload {
   uint64_t failed_ = 0;
   uint64_t indeterminate_ = 0;
   std::map<std::string, uint64_t> errors_;  // by response code
+  std::vector<int64_t> cas_round_trips_;
+  std::vector<int64_t> serial_read_round_trips_;
+  uint64_t cas_applied_ = 0;
+  uint64_t cas_not_applied_ = 0;
   uint64_t unavailable_ = 0;
   int64_t slowest_failure_us_ = 0;
 };

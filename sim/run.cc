@@ -1,6 +1,7 @@
 #include "sim/run.h"
 
 #include <map>
+#include <optional>
 #include <memory>
 
 #include "core/assert.h"
@@ -195,13 +196,16 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   faults.Schedule();
   workloads.StartReady();
 
+  // The run ends settle_ms after both the last fault and the last client
+  // operation (work they left in flight, like commits and hints, lands).
   const Nanos time_limit = static_cast<Nanos>(spec.time_limit_ms()) * kMillisecond;
-  const Nanos settled_at =
-      faults.quiet_from() + static_cast<Nanos>(spec.checks().settle_ms()) * kMillisecond;
+  const Nanos settle = static_cast<Nanos>(spec.checks().settle_ms()) * kMillisecond;
+  std::optional<Nanos> work_done_at;
   while (!simulator.empty()) {
     const Nanos next = simulator.next_time();
     if (next > time_limit) break;
-    if (next > settled_at && workloads.AllDone()) break;
+    if (!work_done_at && workloads.AllDone()) work_done_at = simulator.now();
+    if (work_done_at && next > std::max(faults.quiet_from(), *work_done_at) + settle) break;
     simulator.Step();
     workloads.StartReady();
   }
@@ -226,6 +230,7 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   for (const auto& check : spec.checks().metric()) {
     result.checks.push_back(CheckMetric(check, cluster));
   }
+  if (spec.checks().linearizable()) result.checks.push_back(CheckLinearizableHistory(history));
   if (spec.checks().hints_cover_missed_writes_of_node() != 0) {
     result.checks.push_back(
         CheckHintsCoverMissedWrites(spec.checks().hints_cover_missed_writes_of_node(), cluster, history));

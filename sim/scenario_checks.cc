@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/coordinator/consistency.h"
+#include "sim/linearizability.h"
 #include "sim/percentile.h"
 
 namespace charybdis::sim {
@@ -91,6 +92,53 @@ CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& clust
       result.detail = "no relation given";
       break;
   }
+  return result;
+}
+
+CheckResult CheckLinearizableHistory(const History& history) {
+  std::vector<RegisterOp> operations;
+  for (const CompletedOp& op : PairOperations(history)) {
+    const HistoryOp& invoke = *op.invoke;
+    if (!IsSerial(invoke.consistency)) continue;  // plain operations are not in the register
+    RegisterOp reg;
+    reg.key = invoke.key;
+    reg.process = invoke.process;
+    reg.call = static_cast<uint64_t>(op.invoke - history.data());
+    if (op.completion == nullptr || op.completion->type == HistoryOp::Type::kInfo) {
+      reg.outcome = RegisterOp::Outcome::kInfo;
+    } else if (op.completion->type == HistoryOp::Type::kFail) {
+      reg.outcome = RegisterOp::Outcome::kFail;
+    } else {
+      reg.outcome = RegisterOp::Outcome::kOk;
+      reg.ret = static_cast<uint64_t>(op.completion - history.data());
+    }
+    switch (invoke.function) {
+      case HistoryOp::Function::kRead:
+        reg.kind = RegisterOp::Kind::kRead;
+        if (op.completion != nullptr && op.completion->has_value) reg.value = op.completion->value;
+        break;
+      case HistoryOp::Function::kWrite:
+        reg.kind = RegisterOp::Kind::kWrite;
+        reg.value = invoke.value;
+        break;
+      case HistoryOp::Function::kDelete:
+        reg.kind = RegisterOp::Kind::kWrite;  // to absent
+        break;
+      case HistoryOp::Function::kCas:
+        reg.kind = RegisterOp::Kind::kCas;
+        reg.value = invoke.value;
+        if (invoke.has_expected) reg.expected = invoke.expected;
+        reg.applied = op.completion != nullptr && op.completion->applied;
+        break;
+    }
+    operations.push_back(std::move(reg));
+  }
+  const LinearizabilityResult checked = CheckLinearizable(operations);
+  CheckResult result{"linearizable", checked.linearizable && !checked.exhausted, ""};
+  result.detail = checked.detail.empty()
+                      ? absl::StrCat(checked.operations, " operations on ", checked.keys,
+                                     " keys linearizable")
+                      : checked.detail;
   return result;
 }
 

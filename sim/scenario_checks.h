@@ -19,6 +19,10 @@ CheckResult CheckLatency(const scenario::LatencyCheck& check,
 
 CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster);
 
+// The Paxos operations of the history (serial reads, LWT writes, cas) are
+// a linearizable register per key.
+CheckResult CheckLinearizableHistory(const History& history);
+
 // hints_written equals the writes `node` missed (see proto/scenario.proto).
 CheckResult CheckHintsCoverMissedWrites(NodeId node, const Cluster& cluster, const History& history);
 

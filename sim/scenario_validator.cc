@@ -279,9 +279,17 @@ class Validator {
     if (!IsProbability(kv.delete_fraction())) {
       problems_.Add({{"workload", w}, {"kv"}, {"delete_fraction"}}, "must be in [0, 1]");
     }
-    if (kv.read_fraction() + kv.delete_fraction() > 1) {
-      problems_.Add({{"workload", w}, {"kv"}, {"delete_fraction"}},
-                    "reads and deletes together exceed every operation");
+    if (!IsProbability(kv.cas_fraction())) {
+      problems_.Add({{"workload", w}, {"kv"}, {"cas_fraction"}}, "must be in [0, 1]");
+    }
+    if (kv.read_fraction() + kv.delete_fraction() + kv.cas_fraction() > 1 + 1e-9) {
+      problems_.Add({{"workload", w}, {"kv"}, {"cas_fraction"}},
+                    "reads, deletes and conditional writes together exceed every operation");
+    }
+    const auto serial = static_cast<charybdis::ConsistencyLevel>(kv.serial_consistency());
+    if (serial != charybdis::CL_UNSET && !charybdis::IsSerial(serial)) {
+      problems_.Add({{"workload", w}, {"kv"}, {"serial_consistency"}},
+                    "must be CL_SERIAL or CL_LOCAL_SERIAL");
     }
     if (sweep && kv.key_count() == 0) {
       problems_.Add({{"workload", w}, {"kv"}, {"key_count"}}, "a key sweep or preload needs key_count");
@@ -290,7 +298,11 @@ class Validator {
       problems_.Add({{"workload", w}, {"kv"}, {"read_after_write"}},
                     "reading after every write is for fresh keys (key_count: 0)");
     }
-    const bool writes = kv.preload_keys() || (!sweep && kv.read_fraction() < 1);
+    const bool plain_writes =
+        !kv.lwt_writes() &&
+        (kv.delete_fraction() > 0 ||
+         kv.read_fraction() + kv.delete_fraction() + kv.cas_fraction() < 1 - 1e-9);
+    const bool writes = kv.preload_keys() || (!sweep && plain_writes);
     const bool reads =
         kv.sweep_keys() || (!sweep && (kv.read_fraction() > 0 || kv.read_after_write()));
     if (writes && kv.write_consistency_size() == 0) {

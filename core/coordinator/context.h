@@ -28,9 +28,12 @@ struct CoordinatorContext {
   uint64_t request_id_base = 0;
   uint64_t last_request_id = 0;
 
-  // Ballots: strictly above every ballot time this shard has seen, unique
-  // by (node, shard, counter).
+  // Ballots: strictly above every ballot time this shard has seen, and
+  // unique: (node, shard, a random nonce of this life, counter). The nonce
+  // matters: after a restart with a clock stepped back, time alone could
+  // repeat a ballot of the previous life.
   int64_t highest_ballot_micros = 0;
+  uint64_t ballot_nonce = 0;  // 20 random bits, set at start
   uint32_t ballot_counter = 0;
 
   Ballot NewBallot() {
@@ -38,7 +41,8 @@ struct CoordinatorContext {
     const int64_t now = env.clock->Now() / kMicrosecond;
     highest_ballot_micros = std::max(now, highest_ballot_micros + 1);
     ballot.set_micros(highest_ballot_micros);
-    ballot.set_unique(uint64_t{env.self.node} << 40 | uint64_t{env.self.shard} << 32 | ++ballot_counter);
+    ballot.set_unique(uint64_t{env.self.node} << 52 | uint64_t{env.self.shard} << 44 |
+                      ballot_nonce << 24 | (++ballot_counter & 0xffffff));
     return ballot;
   }
   void SeeBallot(const Ballot& ballot) {

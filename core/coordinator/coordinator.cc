@@ -15,6 +15,7 @@ Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& l
                config.ring->layout().node(env.self.node).datacenter} {
   // 31 random bits: the top bit marks hint replays (HintManager).
   context_.request_id_base = (env.random->Next() >> 33) << 32;
+  context_.ballot_nonce = env.random->Next() >> 44;
   // A plain read that meets an unfinished Paxos round finishes it first.
   context_.finish_paxos = [this](Token token, const std::string& table, const std::string& key,
                                  std::function<void(bool)> done) {
