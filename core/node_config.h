@@ -30,6 +30,9 @@ struct CoordinatorOptions {
   uint32_t hint_replay_parallelism = 8;
   // How often a shard looks for hints it can replay.
   Nanos hint_replay_interval = 1 * kSecond;
+  // Conditional writes to one partition that reach one shard share Paxos
+  // rounds (off: each runs its own, duelling, as in Cassandra and ScyllaDB).
+  bool lwt_batching = true;
 };
 
 struct NodeConfig {

@@ -38,6 +38,7 @@ CoordinatorOptions CoordinatorOptionsOf(const scenario::CoordinatorConfig& confi
   options.hinted_handoff = !config.disable_hinted_handoff();
   if (config.max_hint_window_ms()) options.max_hint_window = config.max_hint_window_ms() * kMillisecond;
   if (config.hint_replay_parallelism()) options.hint_replay_parallelism = config.hint_replay_parallelism();
+  options.lwt_batching = !config.disable_lwt_batching();
   if (config.hint_replay_interval_ms()) {
     options.hint_replay_interval = config.hint_replay_interval_ms() * kMillisecond;
   }

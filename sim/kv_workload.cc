@@ -1,6 +1,7 @@
 #include "sim/kv_workload.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
@@ -35,6 +36,7 @@ struct KvWorkload::Client {
   std::map<std::string, std::optional<std::string>> last_seen;
   std::optional<Operation> read_next;
   uint64_t sweep_next = 0;
+  uint64_t step = 0;  // lock-step: even steps read, odd steps write
   std::map<NodeId, Nanos> avoid_until;
 
   bool in_flight = false;
@@ -147,9 +149,50 @@ KvWorkload::Operation KvWorkload::NextOperation(Client& client) {
   return op;
 }
 
+KvWorkload::Operation KvWorkload::LockStepOperation(Client& client) {
+  Operation op;
+  op.key = "k0";
+  if (client.step % 2 == 0) {
+    op.function = HistoryOp::Function::kRead;
+    op.consistency = static_cast<ConsistencyLevel>(spec_.read_consistency(0));
+    return op;
+  }
+  op.function = HistoryOp::Function::kCas;
+  op.lwt = true;
+  op.consistency = spec_.serial_consistency() == CL_UNSET
+                       ? CL_SERIAL
+                       : static_cast<ConsistencyLevel>(spec_.serial_consistency());
+  auto seen = client.last_seen.find(op.key);
+  if (seen != client.last_seen.end()) op.expected = seen->second;
+  return op;
+}
+
+void KvWorkload::ArriveAtBarrier(Client& client) {
+  const size_t arrived = ++barrier_arrivals_[client.step];
+  client.step++;
+  if (arrived < clients_.size()) return;
+  barrier_arrivals_.erase(client.step - 1);
+  for (auto& waiting : clients_) ScheduleNext(*waiting);
+}
+
+void KvWorkload::ScheduleNext(Client& client) {
+  Client* raw = &client;
+  simulator_.Schedule(simulator_.now() + static_cast<Nanos>(spec_.think_time_ms()) * kMillisecond,
+                      EventTag{EventKind::kClient, client.host, 0, 0}, true,
+                      [this, raw] { Next(*raw); });
+}
+
 void KvWorkload::Next(Client& client) {
   CHARYBDIS_ASSERT(!client.in_flight);
-  if (client.read_next) {
+  if (first_start_ < 0) first_start_ = simulator_.now();
+  if (spec_.lock_step_cas()) {
+    if (client.step % 2 == 0 && client.remaining == 0) {
+      clients_done_++;
+      return;
+    }
+    if (client.step % 2 == 1) client.remaining--;
+    client.op = LockStepOperation(client);
+  } else if (client.read_next) {
     client.op = *client.read_next;
     client.read_next.reset();
   } else if (sweeping() ? client.sweep_next >= spec_.key_count() : client.remaining == 0) {
@@ -177,9 +220,17 @@ Address KvWorkload::CoordinatorFor(Client& client, const std::string& key) {
                spec_.coordinator().end();
   };
   // Like a driver: replicas of the key in the local datacenter when
-  // shard-aware, else any local node; hosts that just timed out are avoided.
+  // shard-aware (for Paxos, the primary replica, so that same-partition
+  // requests meet on one coordinator shard), else any local node; hosts
+  // that just timed out are avoided.
   std::vector<NodeId> candidates;
-  for (NodeId node : spec_.shard_aware() ? cluster_.ring().ReplicasOf(token) : std::vector<NodeId>{}) {
+  const NodeId primary = cluster_.ring().PrimaryReplicaOf(token);
+  const bool paxos = client.op.lwt || IsSerial(client.op.consistency);
+  if (spec_.shard_aware() && paxos && usable(primary) && allowed(primary)) {
+    candidates.push_back(primary);
+  }
+  for (NodeId node : spec_.shard_aware() && candidates.empty() ? cluster_.ring().ReplicasOf(token)
+                                                                : std::vector<NodeId>{}) {
     if (cluster_.ring().layout().node(node).datacenter == datacenter_ && usable(node) &&
         allowed(node)) {
       candidates.push_back(node);
@@ -340,6 +391,7 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
           completion.has_value ? std::optional<std::string>(completion.value) : std::nullopt;
       if (op.lwt || IsSerial(op.consistency)) serial_read_round_trips_.push_back(response->round_trips());
     } else if (op.function == HistoryOp::Function::kCas) {
+      cas_attempts_++;
       latencies_[op.consistency].write_us.push_back(latency_us);
       cas_round_trips_.push_back(response->round_trips());
       completion.applied = response->applied();
@@ -367,6 +419,7 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
       }
     }
   } else {
+    cas_attempts_ += op.function == HistoryOp::Function::kCas;
     type == HistoryOp::Type::kFail ? failed_++ : indeterminate_++;
     if (response != nullptr) errors_[CodeName(response->code())]++;
     if (response != nullptr && response->code() == ClientResponse::UNAVAILABLE) unavailable_++;
@@ -386,10 +439,12 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
     }
     client.read_next = next;
   }
-  Client* raw = &client;
-  simulator_.Schedule(simulator_.now() + static_cast<Nanos>(spec_.think_time_ms()) * kMillisecond,
-                      EventTag{EventKind::kClient, client.host, 0, 0}, true,
-                      [this, raw] { Next(*raw); });
+  last_completion_ = simulator_.now();
+  if (spec_.lock_step_cas()) {
+    ArriveAtBarrier(client);
+  } else {
+    ScheduleNext(client);
+  }
 }
 
 nlohmann::json KvWorkload::Results() const {
@@ -408,7 +463,12 @@ nlohmann::json KvWorkload::Results() const {
                          {"ok", ok_},       {"fail", failed_},     {"info", indeterminate_},
                          {"errors", errors_}, {"by_cl", by_cl}};
   if (!cas_round_trips_.empty() || !serial_read_round_trips_.empty()) {
-    results["cas"] = {{"applied", cas_applied_}, {"not_applied", cas_not_applied_}};
+    const double seconds =
+        static_cast<double>(std::max<Nanos>(last_completion_ - first_start_, 1)) / kSecond;
+    results["cas"] = {{"attempts", cas_attempts_},
+                      {"applied", cas_applied_},
+                      {"not_applied", cas_not_applied_},
+                      {"goodput_per_s", static_cast<double>(cas_applied_) / seconds}};
     results["round_trips"] = {
         {"cas", {{"p50", Percentile(cas_round_trips_, 50)}, {"p99", Percentile(cas_round_trips_, 99)}}},
         {"serial_read",
@@ -434,11 +494,19 @@ std::vector<CheckResult> KvWorkload::Checks() const {
   if (expect.max_failure_latency_us() > 0 && failed_ + indeterminate_ > 0) {
     passed = passed && slowest_failure_us_ <= static_cast<int64_t>(expect.max_failure_latency_us());
   }
+  if (expect.cas_applied() > 0) {
+    const double not_applied = cas_attempts_ == 0 ? 0
+                                   : static_cast<double>(cas_attempts_ - cas_applied_) /
+                                         static_cast<double>(cas_attempts_);
+    passed = passed && cas_applied_ == expect.cas_applied() &&
+             std::abs(not_applied - expect.cas_not_applied_fraction()) < 1e-9;
+  }
   checks.push_back(CheckResult{
       absl::StrCat(name_, ".expect"), passed,
       absl::StrCat(total, " operations: ", ok_, " ok (", ok_fraction * 100, "%), ", unavailable_,
                    " unavailable (", unavailable_fraction * 100, "%), slowest failure ",
-                   slowest_failure_us_, "us")});
+                   slowest_failure_us_, "us; ", cas_applied_, " of ", cas_attempts_,
+                   " conditional writes applied")});
   return checks;
 }
 

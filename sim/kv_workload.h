@@ -35,6 +35,7 @@ class KvWorkload final : public Workload {
     std::vector<int64_t> read_us;
   };
   const std::map<ConsistencyLevel, Latencies>& latencies() const { return latencies_; }
+  const std::string& name() const { return name_; }
 
  private:
   struct Client;
@@ -49,6 +50,11 @@ class KvWorkload final : public Workload {
   };
 
   bool sweeping() const { return spec_.sweep_keys() || spec_.preload_keys(); }
+  Operation LockStepOperation(Client& client);
+  // Lock-step: waits until every client finished this step, then releases
+  // them all into the next.
+  void ArriveAtBarrier(Client& client);
+  void ScheduleNext(Client& client);
   Operation NextOperation(Client& client);
   void Issue(Client& client);
   Address CoordinatorFor(Client& client, const std::string& key);
@@ -79,6 +85,10 @@ class KvWorkload final : public Workload {
   std::vector<int64_t> serial_read_round_trips_;
   uint64_t cas_applied_ = 0;
   uint64_t cas_not_applied_ = 0;
+  uint64_t cas_attempts_ = 0;
+  std::map<uint64_t, size_t> barrier_arrivals_;  // by step
+  Nanos first_start_ = -1;
+  Nanos last_completion_ = 0;
   uint64_t unavailable_ = 0;
   int64_t slowest_failure_us_ = 0;
 };

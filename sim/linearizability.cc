@@ -4,7 +4,10 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
+
+#include "core/random.h"
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
@@ -93,7 +96,14 @@ class KeyChecker {
   // true: linearizable; false: not; nullopt: gave up.
   std::optional<bool> Run() {
     std::vector<uint64_t> linearized((ops_.size() + 63) / 64, 0);
-    std::set<std::pair<std::vector<uint64_t>, State>> seen;
+    // Zobrist hashing: each operation has a random word, a set's hash is
+    // the XOR of its members' words, updated in O(1). The memo compares
+    // (hash, state) first and whole sets only on a tie.
+    std::vector<uint64_t> zobrist(ops_.size());
+    Random random(0x6c696e656172ULL);
+    for (uint64_t& word : zobrist) word = random.Next();
+    uint64_t hash = 0;
+    std::set<std::tuple<uint64_t, State, std::vector<uint64_t>>> seen;
     struct Frame {
       size_t entry;
       State state;
@@ -110,8 +120,12 @@ class KeyChecker {
         bool fresh = false;
         if (consistent) {
           linearized[current.op / 64] |= uint64_t{1} << (current.op % 64);
-          fresh = seen.emplace(linearized, next_state).second;
-          if (!fresh) linearized[current.op / 64] &= ~(uint64_t{1} << (current.op % 64));
+          fresh = seen.emplace(hash ^ zobrist[current.op], next_state, linearized).second;
+          if (fresh) {
+            hash ^= zobrist[current.op];
+          } else {
+            linearized[current.op / 64] &= ~(uint64_t{1} << (current.op % 64));
+          }
         }
         if (fresh) {
           if (seen.size() > max_states_) return std::nullopt;
@@ -131,6 +145,7 @@ class KeyChecker {
       stack.pop_back();
       const size_t op = entries_[frame.entry].op;
       linearized[op / 64] &= ~(uint64_t{1} << (op % 64));
+      hash ^= zobrist[op];
       done -= ops_[op].definite;
       state = frame.state;
       Unlift(frame.entry);

@@ -227,6 +227,9 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   for (const auto& check : spec.checks().latency()) {
     result.checks.push_back(CheckLatency(check, latencies));
   }
+  for (const auto& check : spec.checks().workload_latency()) {
+    result.checks.push_back(CheckWorkloadLatency(check, workloads.kv()));
+  }
   for (const auto& check : spec.checks().metric()) {
     result.checks.push_back(CheckMetric(check, cluster));
   }

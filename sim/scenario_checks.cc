@@ -49,6 +49,31 @@ CheckResult CheckLatency(const scenario::LatencyCheck& check,
   return result;
 }
 
+CheckResult CheckWorkloadLatency(const scenario::WorkloadLatencyCheck& check,
+                                 const std::vector<KvWorkload*>& workloads) {
+  auto p50 = [&](const std::string& name) -> int64_t {
+    for (const KvWorkload* workload : workloads) {
+      if (workload->name() != name) continue;
+      std::vector<int64_t> samples;
+      for (const auto& [level, latencies] : workload->latencies()) {
+        if (IsSerial(level)) samples.insert(samples.end(), latencies.write_us.begin(), latencies.write_us.end());
+      }
+      return Percentile(samples, 50);
+    }
+    return 0;
+  };
+  const int64_t measured = p50(check.workload());
+  const int64_t baseline = p50(check.baseline());
+  const double at_most = check.at_most() > 0 ? check.at_most() : 1.0;
+  CheckResult result{absl::StrCat("latency.", check.workload(), "_vs_", check.baseline()), false, ""};
+  result.passed = measured > 0 && baseline > 0 &&
+                  static_cast<double>(measured) <= at_most * static_cast<double>(baseline);
+  result.detail = absl::StrCat("conditional write p50 ", measured, "us vs ", baseline, "us: ratio ",
+                               baseline > 0 ? static_cast<double>(measured) / static_cast<double>(baseline) : 0,
+                               " (allowed up to ", at_most, ")");
+  return result;
+}
+
 CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster) {
   const std::map<std::string, uint64_t> totals = MetricTotals(cluster);
   const uint64_t value = totals.count(check.metric()) ? totals.at(check.metric()) : 0;

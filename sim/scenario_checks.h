@@ -17,6 +17,10 @@ std::map<std::string, uint64_t> MetricTotals(const Cluster& cluster);
 CheckResult CheckLatency(const scenario::LatencyCheck& check,
                          const std::map<ConsistencyLevel, KvWorkload::Latencies>& latencies);
 
+// p50 of one workload's conditional writes against another's.
+CheckResult CheckWorkloadLatency(const scenario::WorkloadLatencyCheck& check,
+                                 const std::vector<KvWorkload*>& workloads);
+
 CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster);
 
 // The Paxos operations of the history (serial reads, LWT writes, cas) are

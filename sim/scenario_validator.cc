@@ -41,6 +41,11 @@ class Problems {
       const FieldDescriptor* field =
           descriptor == nullptr ? nullptr : descriptor->FindFieldByName(step.field);
       if (field == nullptr || tree == nullptr) continue;
+      // A repeated field named as a whole has no single location.
+      if (field->is_repeated() && step.index < 0) {
+        tree = nullptr;
+        continue;
+      }
       const TextFormat::ParseLocation location = tree->GetLocation(field, step.index);
       if (location.line >= 0) where = location;
       tree = field->message_type() ? tree->GetTreeForNested(field, step.index) : nullptr;
@@ -299,12 +304,12 @@ class Validator {
                     "reading after every write is for fresh keys (key_count: 0)");
     }
     const bool plain_writes =
-        !kv.lwt_writes() &&
+        !kv.lwt_writes() && !kv.lock_step_cas() &&
         (kv.delete_fraction() > 0 ||
          kv.read_fraction() + kv.delete_fraction() + kv.cas_fraction() < 1 - 1e-9);
     const bool writes = kv.preload_keys() || (!sweep && plain_writes);
-    const bool reads =
-        kv.sweep_keys() || (!sweep && (kv.read_fraction() > 0 || kv.read_after_write()));
+    const bool reads = kv.sweep_keys() || kv.lock_step_cas() ||
+                       (!sweep && (kv.read_fraction() > 0 || kv.read_after_write()));
     if (writes && kv.write_consistency_size() == 0) {
       problems_.Add({{"workload", w}, {"kv"}, {"write_consistency"}}, "give at least one level for writes");
     }
@@ -380,6 +385,17 @@ class Validator {
       if (metric.relation_case() == scenario::MetricCheck::kEquals && !metrics.count(metric.equals())) {
         problems_.Add({{"checks"}, {"metric", i}, {"equals"}},
                       absl::StrCat("no metric is named \"", metric.equals(), "\""));
+      }
+    }
+    for (int i = 0; i < checks.workload_latency_size(); i++) {
+      for (const std::string& name :
+           {checks.workload_latency(i).workload(), checks.workload_latency(i).baseline()}) {
+        bool found = false;
+        for (const auto& workload : spec_.workload()) found = found || workload.name() == name;
+        if (!found) {
+          problems_.Add({{"checks"}, {"workload_latency", i}},
+                        absl::StrCat("no workload is named \"", name, "\""));
+        }
       }
     }
     for (int i = 0; i < checks.latency_size(); i++) {

@@ -22,10 +22,10 @@ Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& l
     ReadOp read;
     read.set_table(table);
     read.set_partition_key(key);
-    RunPaxos(token, table, key, CL_SERIAL, std::nullopt, read,
-             [done = std::move(done)](ClientResponse response) {
+    RunPaxos(token, table, key, CL_SERIAL, {}, read,
+             {[done = std::move(done)](ClientResponse response) {
                done(response.code() == ClientResponse::OK);
-             });
+             }});
   };
 }
 
@@ -245,9 +245,9 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
   }
   if (IsSerial(op.consistency())) {
     return RunPaxos(TokenOf(op.partition_key()), op.table(), op.partition_key(), op.consistency(),
-                    std::nullopt, op, [this, client, client_request_id](ClientResponse response) {
+                    {}, op, {[this, client, client_request_id](ClientResponse response) {
                       Reply(client, client_request_id, std::move(response));
-                    });
+                    }});
   }
   context_.metrics.coordinator_reads++;
   const Token token = TokenOf(op.partition_key());
@@ -319,25 +319,67 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
   return "";
 }
 
+namespace {
+
+// At most this many conditional writes share one Paxos round.
+constexpr size_t kMaxCasBatch = 64;
+
+}  // namespace
+
 void Coordinator::Cas(const Address& client, uint64_t client_request_id, const CasOp& op) {
   const WriteOp& first = op.statement(0).write();
   const ConsistencyLevel serial = op.serial_consistency() == CL_UNSET ? CL_SERIAL : op.serial_consistency();
-  RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial, op, ReadOp(),
-           [this, client, client_request_id](ClientResponse response) {
-             Reply(client, client_request_id, std::move(response));
-           });
+  auto reply = [this, client, client_request_id](ClientResponse response) {
+    Reply(client, client_request_id, std::move(response));
+  };
+  if (!context_.config.coordinator.lwt_batching) {
+    return RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial,
+                    {op}, ReadOp(), {reply});
+  }
+  // Same-partition requests queue here and share the next round, instead
+  // of duelling with each other's ballots.
+  std::string queue = absl::StrCat(serial, "/", first.table().size(), ":", first.table(), "/",
+                                   first.partition_key());
+  auto [it, idle] = cas_queues_.try_emplace(queue);
+  it->second.push_back(QueuedCas{op, reply});
+  if (idle) RunQueued(queue);
+}
+
+void Coordinator::RunQueued(const std::string& queue) {
+  auto it = cas_queues_.find(queue);
+  CHARYBDIS_ASSERT(it != cas_queues_.end());
+  if (it->second.empty()) {
+    cas_queues_.erase(it);  // idle again
+    return;
+  }
+  const size_t take = std::min(it->second.size(), kMaxCasBatch);
+  std::vector<CasOp> batch;
+  std::vector<std::function<void(ClientResponse)>> replies;
+  for (size_t i = 0; i < take; i++) {
+    batch.push_back(std::move(it->second[i].op));
+    replies.push_back(std::move(it->second[i].reply));
+  }
+  it->second.erase(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(take));
+  const WriteOp& first = batch.front().statement(0).write();
+  const ConsistencyLevel serial =
+      batch.front().serial_consistency() == CL_UNSET ? CL_SERIAL : batch.front().serial_consistency();
+  const std::string table = first.table();
+  const std::string key = first.partition_key();
+  RunPaxos(TokenOf(key), table, key, serial, std::move(batch), ReadOp(), std::move(replies),
+           [this, queue] { RunQueued(queue); });
 }
 
 void Coordinator::RunPaxos(Token token, const std::string& table, const std::string& partition_key,
-                           ConsistencyLevel serial_level, std::optional<CasOp> cas, ReadOp read,
-                           std::function<void(ClientResponse)> reply) {
+                           ConsistencyLevel serial_level, std::vector<CasOp> batch, ReadOp read,
+                           std::vector<std::function<void(ClientResponse)>> replies,
+                           std::function<void()> after) {
   // SERIAL: a quorum of every replica; LOCAL_SERIAL: of this datacenter's.
   Proposer::Request request;
   request.token = token;
   request.table = table;
   request.partition_key = partition_key;
   request.serial_level = serial_level;
-  request.cas = std::move(cas);
+  request.batch = std::move(batch);
   request.read = std::move(read);
   const Requirement quorum(serial_level == CL_LOCAL_SERIAL ? CL_LOCAL_QUORUM : CL_QUORUM,
                            context_.ring(), context_.local_datacenter);
@@ -349,20 +391,24 @@ void Coordinator::RunPaxos(Token token, const std::string& table, const std::str
   }
   request.quorum = quorum.blocked_for();
   if (live < request.quorum) {
-    (request.cas ? context_.metrics.write_unavailable : context_.metrics.read_unavailable)++;
+    (request.batch.empty() ? context_.metrics.read_unavailable : context_.metrics.write_unavailable) +=
+        replies.size();
     ClientResponse response;
     response.set_code(ClientResponse::UNAVAILABLE);
     response.set_consistency(serial_level);
     response.set_alive(live);
     response.set_blocked_for(request.quorum);
     response.set_message("not enough live replicas for Paxos");
-    return reply(std::move(response));
+    for (const auto& reply : replies) reply(response);
+    if (after) after();
+    return;
   }
   auto proposer = std::make_shared<Proposer>(
       context_, std::move(request),
       [this](uint64_t id, std::shared_ptr<PendingRequest> pending) { Track(id, std::move(pending)); },
-      std::move(reply), [this](const std::vector<uint64_t>& ids) {
+      std::move(replies), [this, after = std::move(after)](const std::vector<uint64_t>& ids) {
         for (uint64_t id : ids) pending_.erase(id);
+        if (after) after();
       });
   proposer->Start();
 }

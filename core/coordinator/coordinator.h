@@ -34,11 +34,15 @@ class Coordinator {
   void Write(const Address& client, uint64_t client_request_id, const WriteOp& op);
   void Read(const Address& client, uint64_t client_request_id, const ReadOp& op);
   void Cas(const Address& client, uint64_t client_request_id, const CasOp& op);
-  // Runs Paxos for a partition: a conditional write when `cas` is set, else
-  // a serial read (answering `reply` either way).
+  // Runs one Paxos round for a partition: the conditional writes of
+  // `batch` (one reply each), or a serial read when it is empty (one
+  // reply). `after` runs once the round is over.
   void RunPaxos(Token token, const std::string& table, const std::string& partition_key,
-                ConsistencyLevel serial_level, std::optional<CasOp> cas, ReadOp read,
-                std::function<void(ClientResponse)> reply);
+                ConsistencyLevel serial_level, std::vector<CasOp> batch, ReadOp read,
+                std::vector<std::function<void(ClientResponse)>> replies,
+                std::function<void()> after = nullptr);
+  // Starts the next round for a partition's queued conditional writes.
+  void RunQueued(const std::string& queue);
   // Why a conditional write is malformed, or "".
   std::string CasProblem(const CasOp& op) const;
   // Returns true (and forwards) when another shard of this node owns the
@@ -66,6 +70,14 @@ class Coordinator {
   std::map<std::pair<Address, uint64_t>, Nanos> seen_requests_;
   std::deque<std::pair<Nanos, std::pair<Address, uint64_t>>> seen_order_;
   std::map<uint64_t, std::shared_ptr<PendingRequest>> pending_;
+  // Conditional writes waiting for their partition's round to end, by
+  // (serial level, table, partition key); a queue is present while a round
+  // for it runs.
+  struct QueuedCas {
+    CasOp op;
+    std::function<void(ClientResponse)> reply;
+  };
+  std::map<std::string, std::vector<QueuedCas>> cas_queues_;
 };
 
 }  // namespace charybdis

@@ -218,4 +218,11 @@ absl::StatusOr<Decoded> DecodeScan(const std::vector<KeyValue>& stored) {
   return decoded;
 }
 
+void DeleteObsolete(Storage& storage, const std::vector<std::string>& obsolete_keys) {
+  if (obsolete_keys.empty()) return;
+  WriteBatch batch;
+  for (const std::string& key : obsolete_keys) batch.Delete(key);
+  storage.Apply(std::move(batch), Durability::kUnsynced, [](absl::Status) {});
+}
+
 }  // namespace charybdis::storage_codec

@@ -53,5 +53,9 @@ struct Decoded {
 // prefix. Fails on keys or values this codec did not write.
 absl::StatusOr<Decoded> DecodeScan(const std::vector<KeyValue>& stored);
 
+// Deletes the versions a read found obsolete (unsynced: if a crash brings
+// them back they still lose), so the next scan of the partition is short.
+void DeleteObsolete(Storage& storage, const std::vector<std::string>& obsolete_keys);
+
 }  // namespace storage_codec
 }  // namespace charybdis

@@ -118,6 +118,7 @@ void Acceptor::OnPrepare(const Envelope& message) {
                            if (data.ok()) {
                              metrics_.database_total_reads++;
                              data->partition.ToProto(promise->mutable_data());
+                             storage_codec::DeleteObsolete(*env_.storage, data->obsolete_keys);
                            } else {
                              promise->set_ok(false);
                            }

@@ -78,13 +78,15 @@ void AddRows(const Partition& partition, Timestamp now, ClientResponse& response
 
 }  // namespace
 
-Proposer::Proposer(CoordinatorContext& context, Request request, Track track, Reply reply,
+Proposer::Proposer(CoordinatorContext& context, Request request, Track track,
+                   std::vector<Reply> replies,
                    std::function<void(const std::vector<uint64_t>&)> done)
     : context_(context),
       request_(std::move(request)),
       track_(std::move(track)),
-      reply_(std::move(reply)),
+      replies_(std::move(replies)),
       done_(std::move(done)) {
+  CHARYBDIS_ASSERT(replies_.size() == std::max<size_t>(request_.batch.size(), 1));
   CHARYBDIS_ASSERT(request_.quorum >= 1);
   CHARYBDIS_ASSERT(request_.participants.size() >= request_.quorum);
 }
@@ -106,7 +108,7 @@ uint64_t Proposer::NewRoundId() {
 
 void Proposer::Start() {
   started_ = context_.env.clock->Now();
-  context_.metrics.cas_total_operations++;
+  context_.metrics.cas_total_operations += replies_.size();
   std::weak_ptr<Proposer> self = weak_from_this();
   timeout_timer_ = context_.env.clock->After(context_.config.coordinator.write_timeout, [self] {
     if (auto proposer = self.lock()) proposer->OnTimeout();
@@ -183,7 +185,8 @@ void Proposer::Decide() {
   }
   // A commit our ballot does not dominate in time: retry above it, so our
   // mutation's timestamp is newer than everything decided before it.
-  if (latest_commit != nullptr && latest_commit->ballot().micros() >= ballot_.micros()) {
+  // (Tombstones take the ballot's time minus one: see Propose.)
+  if (latest_commit != nullptr && latest_commit->ballot().micros() + 1 >= ballot_.micros()) {
     NewRound();
     return;
   }
@@ -224,9 +227,43 @@ void Proposer::Decide() {
   Evaluate(current);
 }
 
+namespace {
+
+// Applies one conditional write's statements, in order, to `working` (what a
+// client would now read) and to `mutation` (what the round will write): a
+// later statement overrides an earlier one on the same cell or row.
+void ApplyStatements(const CasOp& op, Timestamp micros, Timestamp now, Partition& working,
+                     Partition& mutation) {
+  for (const CasStatement& statement : op.statement()) {
+    const WriteOp& write = statement.write();
+    const std::string& key = write.clustering_key();
+    if (write.delete_row()) {
+      working.rows.erase(key);
+      mutation.rows[key] = Row{micros - 1, {}};
+    }
+    for (const ColumnValue& put : write.put()) {
+      Cell cell;
+      cell.timestamp = micros;
+      cell.value = put.value();
+      if (write.ttl_seconds() > 0) {
+        cell.ttl_seconds = write.ttl_seconds();
+        cell.expiry = now + static_cast<Timestamp>(write.ttl_seconds()) * 1'000'000;
+      }
+      working.rows[key].cells[put.column()] = cell;
+      mutation.rows[key].cells[put.column()] = std::move(cell);
+    }
+    for (const std::string& column : write.delete_column()) {
+      working.rows[key].cells.erase(column);
+      mutation.rows[key].cells[column] = Cell{micros, true, "", 0, 0};
+    }
+  }
+}
+
+}  // namespace
+
 void Proposer::Evaluate(const Partition& current) {
   const Timestamp now = context_.env.clock->Now() / kMicrosecond;
-  if (!request_.cas) {
+  if (is_read()) {
     // A serial read: the quorum agrees on the latest commit and nothing is
     // in progress, so this is the value.
     ClientResponse response;
@@ -239,43 +276,36 @@ void Proposer::Evaluate(const Partition& current) {
     Finish(std::move(response));
     return;
   }
-  std::set<std::string> rows;
-  bool holds = true;
-  for (const CasStatement& statement : request_.cas->statement()) {
-    const std::string& key = statement.write().clustering_key();
-    rows.insert(key);
-    auto it = current.rows.find(key);
-    holds = holds && Holds(statement, it == current.rows.end() ? nullptr : &it->second, now);
-  }
-  if (!holds) {
-    context_.metrics.cas_write_condition_not_met++;
+  Partition working = current;
+  Partition mutation;
+  answers_.clear();
+  bool any_applied = false;
+  for (const CasOp& op : request_.batch) {
+    std::set<std::string> rows;
+    bool holds = true;
+    for (const CasStatement& statement : op.statement()) {
+      const std::string& key = statement.write().clustering_key();
+      rows.insert(key);
+      auto it = working.rows.find(key);
+      holds = holds && Holds(statement, it == working.rows.end() ? nullptr : &it->second, now);
+    }
     ClientResponse response;
     response.set_code(ClientResponse::OK);
-    response.set_applied(false);
     response.set_consistency(request_.serial_level);
-    AddRows(current, now, response, &rows);
-    Finish(std::move(response));
-    return;
+    response.set_applied(holds);
+    if (holds) {
+      any_applied = true;
+      response.set_write_timestamp(ballot_.micros());
+      ApplyStatements(op, ballot_.micros(), now, working, mutation);
+    } else {
+      context_.metrics.cas_write_condition_not_met++;
+      AddRows(working, now, response, &rows);
+    }
+    answers_.push_back(std::move(response));
   }
-  // The mutation, stamped with the ballot's time.
-  Partition mutation;
-  for (const CasStatement& statement : request_.cas->statement()) {
-    const WriteOp& write = statement.write();
-    Row& row = mutation.rows[write.clustering_key()];
-    if (write.delete_row()) row.tombstone = ballot_.micros();
-    for (const ColumnValue& put : write.put()) {
-      Cell cell;
-      cell.timestamp = ballot_.micros();
-      cell.value = put.value();
-      if (write.ttl_seconds() > 0) {
-        cell.ttl_seconds = write.ttl_seconds();
-        cell.expiry = now + static_cast<Timestamp>(write.ttl_seconds()) * 1'000'000;
-      }
-      row.cells[put.column()] = std::move(cell);
-    }
-    for (const std::string& column : write.delete_column()) {
-      row.cells[column] = Cell{ballot_.micros(), true, "", 0, 0};
-    }
+  if (!any_applied) {
+    AnswerAll(std::move(answers_));
+    return;
   }
   PartitionData data;
   data.set_table(request_.table);
@@ -291,10 +321,13 @@ void Proposer::Propose(PartitionData mutation, bool finishing) {
   accepted_.clear();
   refused_.clear();
   // A value finished under our ballot takes our ballot's time, so it wins
-  // last-write-wins over what came before it.
+  // last-write-wins over what came before it. Row tombstones go one
+  // microsecond earlier, so a row deleted and written again in one batch
+  // keeps the new cells (the ballot is above the last commit by more than
+  // that, see Decide).
   Partition restamped = Partition::FromProto(mutation);
   for (auto& [key, row] : restamped.rows) {
-    if (row.tombstone) row.tombstone = ballot_.micros();
+    if (row.tombstone) row.tombstone = ballot_.micros() - 1;
     for (auto& [column, cell] : row.cells) cell.timestamp = ballot_.micros();
   }
   proposal_.Clear();
@@ -330,7 +363,7 @@ void Proposer::OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) {
   }
   // Some accepted our value: a later round may still choose it, so we must
   // not run it again (Cassandra bug 6013). The outcome is uncertain.
-  context_.metrics.cas_write_timeout_due_to_uncertainty++;
+  context_.metrics.cas_write_timeout_due_to_uncertainty += replies_.size();
   ClientResponse response;
   response.set_code(ClientResponse::WRITE_TIMEOUT);
   response.set_consistency(request_.serial_level);
@@ -346,14 +379,22 @@ void Proposer::Chosen() {
   if (finishing_) return;  // our own round starts once the commit is in
   context_.metrics.cas_write_latency.Record(
       std::max<Nanos>(context_.env.clock->Now() - started_, 0) / kMicrosecond);
-  ClientResponse response;
-  response.set_code(ClientResponse::OK);
-  response.set_applied(true);
-  response.set_consistency(request_.serial_level);
-  response.set_write_timestamp(ballot_.micros());
-  response.set_round_trips(round_trips_);
+  // Every answer of the batch, decided when it was evaluated.
+  for (size_t i = 0; i < replies_.size(); i++) {
+    answers_[i].set_round_trips(round_trips_);
+    replies_[i](std::move(answers_[i]));
+  }
   replied_ = true;
-  reply_(std::move(response));
+}
+
+void Proposer::AnswerAll(std::vector<ClientResponse> responses) {
+  CHARYBDIS_ASSERT(responses.size() == replies_.size());
+  for (size_t i = 0; i < replies_.size(); i++) {
+    responses[i].set_round_trips(round_trips_);
+    replies_[i](std::move(responses[i]));
+  }
+  replied_ = true;
+  Finish(ClientResponse());
 }
 
 void Proposer::Commit(const Proposal& proposal) {
@@ -400,7 +441,7 @@ void Proposer::Finish(ClientResponse response) {
   if (!replied_) {
     replied_ = true;
     response.set_round_trips(round_trips_);
-    reply_(std::move(response));
+    for (const Reply& reply : replies_) reply(response);
   }
   phase_ = Phase::kDone;
   context_.env.clock->Cancel(timeout_timer_);
@@ -412,14 +453,14 @@ void Proposer::Finish(ClientResponse response) {
 void Proposer::OnTimeout() {
   if (phase_ == Phase::kDone) return;
   ClientResponse response;
-  response.set_code(request_.cas ? ClientResponse::WRITE_TIMEOUT : ClientResponse::READ_TIMEOUT);
+  response.set_code(is_read() ? ClientResponse::READ_TIMEOUT : ClientResponse::WRITE_TIMEOUT);
   response.set_consistency(request_.serial_level);
-  if (request_.cas) response.set_write_type("CAS");
+  if (!is_read()) response.set_write_type("CAS");
   response.set_blocked_for(request_.quorum);
   if (!replied_) {
     const bool uncertain =
-        phase_ == Phase::kAccepting && !accepted_.empty() && !finishing_ && request_.cas;
-    if (uncertain) context_.metrics.cas_write_timeout_due_to_uncertainty++;
+        phase_ == Phase::kAccepting && !accepted_.empty() && !finishing_ && !is_read();
+    if (uncertain) context_.metrics.cas_write_timeout_due_to_uncertainty += replies_.size();
     response.set_received(static_cast<uint32_t>(accepted_.size()));
     response.set_message(uncertain ? "timed out with a partial accept: the outcome is uncertain"
                                    : "timed out before a quorum promised or accepted");

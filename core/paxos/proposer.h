@@ -32,14 +32,17 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
     std::vector<NodeId> participants;
     uint32_t quorum = 0;
     ConsistencyLevel serial_level = CL_SERIAL;
-    // A conditional write when set; otherwise a serial read.
-    std::optional<CasOp> cas;
+    // Conditional writes on the partition, in arrival order, sharing this
+    // round: each is evaluated on the state the ones before it left, and
+    // gets its own answer. Empty: a serial read.
+    std::vector<CasOp> batch;
     // For a serial read: the rows to answer with.
     ReadOp read;
   };
 
-  // `done` gets every request id this proposer used, to forget them.
-  Proposer(CoordinatorContext& context, Request request, Track track, Reply reply,
+  // `replies`: one per conditional write of the batch (one for a serial
+  // read). `done` gets every request id this proposer used, to forget them.
+  Proposer(CoordinatorContext& context, Request request, Track track, std::vector<Reply> replies,
            std::function<void(const std::vector<uint64_t>& ids)> done);
 
   void Start();
@@ -60,7 +63,11 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   // A quorum accepted the proposal.
   void Chosen();
   void Commit(const Proposal& proposal);
+  // Sends `response` to every waiting client (if none was answered yet),
+  // then forgets this proposer.
   void Finish(ClientResponse response);
+  void AnswerAll(std::vector<ClientResponse> responses);
+  bool is_read() const { return request_.batch.empty(); }
   void OnTimeout();
   void SeeBallot(const Ballot& ballot);
   uint64_t NewRoundId();
@@ -69,7 +76,9 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   CoordinatorContext& context_;
   Request request_;
   Track track_;
-  Reply reply_;
+  std::vector<Reply> replies_;
+  // Answers decided by the evaluation, sent once the round's fate is known.
+  std::vector<ClientResponse> answers_;
   std::function<void(const std::vector<uint64_t>&)> done_;
   std::vector<uint64_t> round_ids_;
 

@@ -36,14 +36,6 @@ void Replica::OnWrite(const Envelope& message) {
                       });
 }
 
-void Replica::Compact(const std::vector<std::string>& obsolete_keys) {
-  if (obsolete_keys.empty()) return;
-  WriteBatch batch;
-  for (const std::string& key : obsolete_keys) batch.Delete(key);
-  // Unsynced: if a crash brings the old versions back, they still lose.
-  env_.storage->Apply(std::move(batch), Durability::kUnsynced, [](absl::Status) {});
-}
-
 void Replica::OnRead(const Envelope& message) {
   const ReplicaRead& request = message.replica_read();
   const ReadOp& read = request.read();
@@ -80,7 +72,7 @@ void Replica::OnRead(const Envelope& message) {
           } else {
             data->partition.ToProto(response->mutable_data());
           }
-          Compact(data->obsolete_keys);
+          storage_codec::DeleteObsolete(*env_.storage, data->obsolete_keys);
         } else {
           metrics_.database_failed_reads++;
         }

@@ -21,8 +21,6 @@ class Replica {
   void OnRead(const Envelope& message);
 
  private:
-  // Deletes versions a read found shadowed.
-  void Compact(const std::vector<std::string>& obsolete_keys);
 
   ShardEnv env_;
   ShardMetrics& metrics_;
