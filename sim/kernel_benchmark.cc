@@ -8,9 +8,11 @@
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <optional>
 #include <iostream>
 
 #include "core/random.h"
+#include "sim/linearizability.h"
 #include "sim/run.h"
 #include "sim/simulator.h"
 
@@ -81,6 +83,42 @@ void BM_QuorumOperations(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(operations), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_QuorumOperations)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
+// The linearizability checker on the contention scenario's shape: 16
+// clients in lock-step, 312 rounds of (everyone reads, everyone
+// compare-and-sets, one wins) on one key: 9,984 operations.
+void BM_LinearizabilityLockStep16(benchmark::State& state) {
+  std::vector<RegisterOp> history;
+  std::optional<std::string> current;
+  uint64_t time = 1;
+  uint64_t process = 0;
+  for (int round = 0; round < 312; round++) {
+    for (int p = 0; p < 16; p++) {
+      RegisterOp read{RegisterOp::Kind::kRead, RegisterOp::Outcome::kOk, "k0", process++, time, time + 2, current};
+      history.push_back(read);
+    }
+    time += 3;
+    const std::string next = "v" + std::to_string(round);
+    for (int p = 0; p < 16; p++) {
+      RegisterOp cas{RegisterOp::Kind::kCas, RegisterOp::Outcome::kOk, "k0", process++, time, time + 2,
+                     next + "-" + std::to_string(p)};
+      cas.expected = current;
+      cas.applied = p == 0;
+      history.push_back(cas);
+    }
+    current = next + "-0";
+    time += 3;
+  }
+  uint64_t checked = 0;
+  for (auto _ : state) {
+    const LinearizabilityResult result = CheckLinearizable(history);
+    if (!result.linearizable) state.SkipWithError("the history should be linearizable");
+    checked += result.operations;
+  }
+  state.counters["operations_per_s"] =
+      benchmark::Counter(static_cast<double>(checked), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_LinearizabilityLockStep16)->Unit(benchmark::kMillisecond);
 
 // Schedule-and-step with a standing queue of `range(0)` pending events: the
 // kernel's cost per event without any node logic.
