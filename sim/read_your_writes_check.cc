@@ -14,7 +14,8 @@ namespace {
 bool IsLocal(const TokenRing& ring, ConsistencyLevel level) {
   const bool per_datacenter =
       ring.layout().replication.strategy == ReplicationConfig::Strategy::kNetworkTopology;
-  return per_datacenter && (level == CL_LOCAL_ONE || level == CL_LOCAL_QUORUM);
+  return per_datacenter &&
+         (level == CL_LOCAL_ONE || level == CL_LOCAL_QUORUM || level == CL_LOCAL_SERIAL);
 }
 
 // Acknowledged writes of one key at one level from one datacenter, in
@@ -42,6 +43,11 @@ uint32_t ReplicasFor(const TokenRing& ring, ConsistencyLevel level, const std::s
     case CL_ALL: return all;
     case CL_LOCAL_ONE: return 1;
     case CL_LOCAL_QUORUM: return local / 2 + 1;
+    // A conditional write is acknowledged once a quorum of the Paxos
+    // participants accepted it (all replicas for SERIAL, the local ones for
+    // LOCAL_SERIAL); a plain read that overlaps them finishes the round.
+    case CL_SERIAL: return all / 2 + 1;
+    case CL_LOCAL_SERIAL: return local / 2 + 1;
     case CL_EACH_QUORUM: {
       if (!IsLocal(ring, CL_LOCAL_QUORUM)) return all / 2 + 1;
       uint32_t sum = 0;
@@ -82,10 +88,19 @@ CheckResult CheckReadYourWrites(const TokenRing& ring, const History& history) {
       continue;
     }
     WriteGroup& group = groups[{op.invoke->key, op.invoke->consistency, op.invoke->datacenter}];
-    group.completed.push_back(static_cast<size_t>(op.completion - history.data()));
     group.writes.push_back(op.completion);
-    const Timestamp previous = group.max_timestamp.empty() ? 0 : group.max_timestamp.back();
-    group.max_timestamp.push_back(std::max(previous, op.completion->timestamp));
+  }
+  // Order each group by completion (pairs come in invocation order), then
+  // take the running maximum of the timestamps.
+  for (auto& [key, group] : groups) {
+    auto position = [&](const HistoryOp* op) { return static_cast<size_t>(op - history.data()); };
+    std::sort(group.writes.begin(), group.writes.end(),
+              [&](const HistoryOp* a, const HistoryOp* b) { return position(a) < position(b); });
+    for (const HistoryOp* write : group.writes) {
+      group.completed.push_back(position(write));
+      const Timestamp previous = group.max_timestamp.empty() ? 0 : group.max_timestamp.back();
+      group.max_timestamp.push_back(std::max(previous, write->timestamp));
+    }
   }
   CheckResult result{"read_your_writes", true, ""};
   uint64_t checked = 0;

@@ -81,6 +81,29 @@ TEST_F(ReadYourWritesCheckTest, ConcurrentWritesDoNotCount) {
   EXPECT_TRUE(CheckReadYourWrites(*ring_, history_).passed);
 }
 
+TEST_F(ReadYourWritesCheckTest, WritesAreOrderedByCompletionNotInvocation) {
+  // W1 is invoked first but acknowledged only after the read began; W2 is
+  // invoked and acknowledged before the read. The read owes W2, not W1.
+  Op(1, HistoryOp::Type::kInvoke, HistoryOp::Function::kWrite, CL_QUORUM, 0);
+  Op(2, HistoryOp::Type::kInvoke, HistoryOp::Function::kWrite, CL_QUORUM, 0);
+  Op(2, HistoryOp::Type::kOk, HistoryOp::Function::kWrite, CL_QUORUM, 100);
+  Op(3, HistoryOp::Type::kInvoke, HistoryOp::Function::kRead, CL_QUORUM, 0);
+  Op(1, HistoryOp::Type::kOk, HistoryOp::Function::kWrite, CL_QUORUM, 900);
+  Op(3, HistoryOp::Type::kOk, HistoryOp::Function::kRead, CL_QUORUM, 100);
+  const CheckResult result = CheckReadYourWrites(*ring_, history_);
+  EXPECT_TRUE(result.passed) << result.detail;
+  Read(4, CL_QUORUM, 100);  // after both: owes W1's 900
+  EXPECT_FALSE(CheckReadYourWrites(*ring_, history_).passed);
+}
+
+TEST_F(ReadYourWritesCheckTest, AcknowledgedLwtsBindQuorumReads) {
+  Write(1, CL_SERIAL, 500);
+  Read(2, CL_QUORUM, 400);
+  EXPECT_FALSE(CheckReadYourWrites(*ring_, history_).passed);
+  EXPECT_TRUE(LevelsOverlap(*ring_, CL_LOCAL_SERIAL, "dc1", CL_LOCAL_QUORUM, "dc1"));
+  EXPECT_FALSE(LevelsOverlap(*ring_, CL_SERIAL, "dc1", CL_ONE, "dc1"));
+}
+
 TEST_F(ReadYourWritesCheckTest, LocalLevelsOnlyCountInTheirDatacenter) {
   Write(1, CL_LOCAL_QUORUM, 100, "dc1");
   Read(2, CL_LOCAL_QUORUM, 0, "dc2");  // other datacenter: no guarantee
