@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "core/liveness.h"
@@ -14,6 +15,7 @@
 namespace charybdis {
 
 class HintManager;
+class PendingRequest;
 
 // What the coordinator's request handlers share on one shard.
 struct CoordinatorContext {
@@ -49,6 +51,9 @@ struct CoordinatorContext {
     highest_ballot_micros = std::max(highest_ballot_micros, ballot.micros());
   }
 
+  // Routes replica answers carrying `id` to `request` (the coordinator's
+  // table of requests in flight).
+  std::function<void(uint64_t id, std::shared_ptr<PendingRequest> request)> track;
   // Finishes any unfinished Paxos round of a partition; `done(ok)`.
   std::function<void(Token, const std::string& table, const std::string& partition_key,
                      std::function<void(bool)> done)>

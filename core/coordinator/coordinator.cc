@@ -16,6 +16,9 @@ Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& l
   // 31 random bits: the top bit marks hint replays (HintManager).
   context_.request_id_base = (env.random->Next() >> 33) << 32;
   context_.ballot_nonce = env.random->Next() >> 44;
+  context_.track = [this](uint64_t id, std::shared_ptr<PendingRequest> request) {
+    Track(id, std::move(request));
+  };
   // A plain read that meets an unfinished Paxos round finishes it first.
   context_.finish_paxos = [this](Token token, const std::string& table, const std::string& key,
                                  std::function<void(bool)> done) {
@@ -269,7 +272,9 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
       [this, client, client_request_id](ClientResponse response) {
         Reply(client, client_request_id, std::move(response));
       },
-      [this, id] { pending_.erase(id); });
+      [this](const std::vector<uint64_t>& ids) {
+        for (uint64_t id : ids) pending_.erase(id);
+      });
   Track(id, executor);
   executor->Start();
 }

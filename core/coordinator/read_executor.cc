@@ -15,9 +15,10 @@ constexpr uint64_t kSamplesBeforeSpeculating = 100;
 
 ReadExecutor::ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement requirement,
                            Token token, ReadOp read, std::vector<NodeId> targets, Reply reply,
-                           std::function<void()> done)
+                           std::function<void(const std::vector<uint64_t>&)> done)
     : context_(context),
       id_(id),
+      ids_{id},
       requirement_(std::move(requirement)),
       token_(token),
       read_(std::move(read)),
@@ -45,6 +46,10 @@ void ReadExecutor::FinishPaxosThenRestart() {
     executor->phase_ = Phase::kCollecting;
     executor->answers_.clear();
     executor->asked_.clear();
+    // A new id: answers of the first pass still on the wire must not count.
+    executor->id_ = executor->context_.NextRequestId();
+    executor->ids_.push_back(executor->id_);
+    executor->context_.track(executor->id_, executor);
     executor->SendFirstRequests();
   });
 }
@@ -282,7 +287,7 @@ void ReadExecutor::MaybeDone() {
   context_.env.clock->Cancel(speculation_timer_);
   auto done = std::move(done_);
   done_ = nullptr;
-  done();  // may destroy this executor: nothing may follow
+  done(ids_);  // may destroy this executor: nothing may follow
 }
 
 }  // namespace charybdis

@@ -31,7 +31,8 @@ class ReadExecutor final : public PendingRequest,
   // ask them; the first blocked_for are asked at once, the rest are spares
   // for speculative retry.
   ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement requirement, Token token,
-               ReadOp read, std::vector<NodeId> targets, Reply reply, std::function<void()> done);
+               ReadOp read, std::vector<NodeId> targets, Reply reply,
+               std::function<void(const std::vector<uint64_t>& ids)> done);
 
   void Start();
   void OnWriteAck(NodeId replica, bool ok) override;
@@ -61,13 +62,14 @@ class ReadExecutor final : public PendingRequest,
   uint32_t Counted() const;
 
   CoordinatorContext& context_;
-  const uint64_t id_;
+  uint64_t id_;                // of the current pass
+  std::vector<uint64_t> ids_;  // of every pass, to forget when done
   const Requirement requirement_;
   const Token token_;
   const ReadOp read_;
   const std::vector<NodeId> targets_;
   Reply reply_;
-  std::function<void()> done_;
+  std::function<void(const std::vector<uint64_t>&)> done_;
 
   Nanos started_ = 0;
   Phase phase_ = Phase::kCollecting;

@@ -30,6 +30,9 @@ void Acceptor::Start() {
       return;
     }
     for (const KeyValue& entry : *stored) {
+      // A partition already decided on in this life knows better.
+      auto it = partitions_.find(entry.key);
+      if (it != partitions_.end() && it->second.loaded) continue;
       PaxosState state;
       CHARYBDIS_ASSERT(state.ParseFromString(entry.value));
       if (HasUncommittedAccept(state)) in_progress_.insert(entry.key);
@@ -50,59 +53,88 @@ void Acceptor::NoteProgress(const std::string& key, const PaxosState& state) {
   }
 }
 
-void Acceptor::WithState(const std::string& key, std::function<void(PaxosState&)> decide) {
+void Acceptor::Submit(const std::string& key, Decide decide) {
+  partitions_[key].waiting.push_back(std::move(decide));
+  RunNext(key);
+}
+
+void Acceptor::Load(const std::string& key) {
   Entry& entry = partitions_[key];
-  if (entry.loaded) {
-    decide(entry.state);
-    return;
-  }
-  entry.waiting.push_back(std::move(decide));
-  if (entry.waiting.size() > 1) return;  // a load is already under way
+  entry.loading = true;
   env_.storage->Get(key, [this, key](absl::StatusOr<std::optional<std::string>> stored) {
     Entry& loading = partitions_[key];
+    loading.loading = false;
     if (!stored.ok()) {
       // No decision without the durable state: drop the requests (their
-      // proposers time out), and load again next time.
+      // proposers time out); the next one loads again.
       loading.waiting.clear();
       return;
     }
     if (stored->has_value()) CHARYBDIS_ASSERT(loading.state.ParseFromString(**stored));
     loading.loaded = true;
-    auto waiting = std::move(loading.waiting);
-    for (auto& decide : waiting) decide(loading.state);
+    RunNext(key);
   });
 }
 
-void Acceptor::Persist(const std::string& key, const PaxosState& state, WriteBatch extra,
-                       std::function<void(bool)> then) {
-  extra.Put(key, state.SerializeAsString());
-  env_.storage->Apply(std::move(extra), Durability::kSynced,
-                      [then = std::move(then)](absl::Status status) { then(status.ok()); });
+void Acceptor::RunNext(const std::string& key) {
+  Entry& entry = partitions_[key];
+  while (!entry.waiting.empty() && !entry.busy) {
+    if (!entry.loaded) {
+      if (!entry.loading) Load(key);
+      return;
+    }
+    Decide decide = std::move(entry.waiting.front());
+    entry.waiting.pop_front();
+    Decision decision = decide(entry.state);
+    if (!decision.next) {
+      decision.reply(true);
+      continue;
+    }
+    entry.busy = true;
+    WriteBatch batch = std::move(decision.extra);
+    batch.Put(key, decision.next->SerializeAsString());
+    env_.storage->Apply(std::move(batch), Durability::kSynced,
+                        [this, key, next = std::move(*decision.next),
+                         reply = std::move(decision.reply)](absl::Status status) {
+                          Entry& done = partitions_[key];
+                          done.busy = false;
+                          if (status.ok()) {
+                            done.state = next;
+                            NoteProgress(key, next);
+                          }
+                          reply(status.ok());
+                          RunNext(key);
+                        });
+    return;
+  }
 }
 
 void Acceptor::OnPrepare(const Envelope& message) {
   const PaxosPrepare prepare = message.paxos_prepare();
   const Address sender = SenderOf(message);
   const std::string key = storage_codec::PaxosKey(prepare.table(), prepare.partition_key());
-  WithState(key, [this, prepare, sender, key](PaxosState& state) {
+  Submit(key, [this, prepare, sender](const PaxosState& state) {
     auto reply = std::make_shared<Envelope>();
     PaxosPromise* promise = reply->mutable_paxos_promise();
     promise->set_request_id(prepare.request_id());
     promise->set_ok(true);
+    Decision decision;
     // An equal ballot is the same proposer asking again (a duplicate).
     if (BallotLess(prepare.ballot(), state.promised())) {
       promise->set_promised(false);
       *promise->mutable_promised_ballot() = state.promised();
-      env_.network->Send(sender, std::move(*reply));
-      return;
+      decision.reply = [this, sender, reply](bool) { env_.network->Send(sender, std::move(*reply)); };
+      return decision;
     }
-    *state.mutable_promised() = prepare.ballot();
+    PaxosState next = state;
+    *next.mutable_promised() = prepare.ballot();
     promise->set_promised(true);
-    *promise->mutable_promised_ballot() = state.promised();
-    if (state.has_accepted()) *promise->mutable_accepted() = state.accepted();
-    if (state.has_committed()) *promise->mutable_committed() = state.committed();
-    Persist(key, state, WriteBatch(), [this, prepare, sender, reply](bool ok) {
-      if (!ok) {
+    *promise->mutable_promised_ballot() = next.promised();
+    if (next.has_accepted()) *promise->mutable_accepted() = next.accepted();
+    if (next.has_committed()) *promise->mutable_committed() = next.committed();
+    decision.next = std::move(next);
+    decision.reply = [this, prepare, sender, reply](bool durable) {
+      if (!durable) {
         reply->mutable_paxos_promise()->set_ok(false);
         env_.network->Send(sender, std::move(*reply));
         return;
@@ -110,7 +142,7 @@ void Acceptor::OnPrepare(const Envelope& message) {
       // The read folded into the prepare: the partition as the table holds it.
       const std::string prefix = storage_codec::PartitionPrefix(prepare.table(), prepare.partition_key());
       env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), SIZE_MAX,
-                         [this, prepare, sender, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
+                         [this, sender, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
                            absl::StatusOr<storage_codec::Decoded> data =
                                stored.ok() ? storage_codec::DecodeScan(*stored)
                                            : absl::StatusOr<storage_codec::Decoded>(stored.status());
@@ -124,7 +156,8 @@ void Acceptor::OnPrepare(const Envelope& message) {
                            }
                            env_.network->Send(sender, std::move(*reply));
                          });
-    });
+    };
+    return decision;
   });
 }
 
@@ -133,25 +166,27 @@ void Acceptor::OnAccept(const Envelope& message) {
   const Address sender = SenderOf(message);
   const PartitionData& mutation = accept.proposal().mutation();
   const std::string key = storage_codec::PaxosKey(mutation.table(), mutation.partition_key());
-  WithState(key, [this, accept, sender, key](PaxosState& state) {
+  Submit(key, [this, accept, sender](const PaxosState& state) {
     Envelope reply;
     PaxosAcceptReply* answer = reply.mutable_paxos_accept_reply();
     answer->set_request_id(accept.request_id());
-    answer->set_ok(true);
+    Decision decision;
     if (BallotLess(accept.proposal().ballot(), state.promised())) {
+      answer->set_ok(true);
       answer->set_accepted(false);
       *answer->mutable_promised_ballot() = state.promised();
-      env_.network->Send(sender, std::move(reply));
-      return;
+    } else {
+      PaxosState next = state;
+      *next.mutable_promised() = accept.proposal().ballot();
+      *next.mutable_accepted() = accept.proposal();
+      decision.next = std::move(next);
+      answer->set_accepted(true);
     }
-    *state.mutable_promised() = accept.proposal().ballot();
-    *state.mutable_accepted() = accept.proposal();
-    NoteProgress(key, state);
-    answer->set_accepted(true);
-    Persist(key, state, WriteBatch(), [this, sender, reply](bool ok) mutable {
-      reply.mutable_paxos_accept_reply()->set_ok(ok);
+    decision.reply = [this, sender, reply](bool durable) mutable {
+      reply.mutable_paxos_accept_reply()->set_ok(durable);
       env_.network->Send(sender, std::move(reply));
-    });
+    };
+    return decision;
   });
 }
 
@@ -160,27 +195,29 @@ void Acceptor::OnCommit(const Envelope& message) {
   const Address sender = SenderOf(message);
   const PartitionData& mutation = commit.proposal().mutation();
   const std::string key = storage_codec::PaxosKey(mutation.table(), mutation.partition_key());
-  WithState(key, [this, commit, sender, key](PaxosState& state) {
+  Submit(key, [this, commit, sender](const PaxosState& state) {
     const Proposal& proposal = commit.proposal();
-    if (!state.has_committed() || BallotLess(state.committed().ballot(), proposal.ballot())) {
-      *state.mutable_committed() = proposal;
+    PaxosState next = state;
+    if (!next.has_committed() || BallotLess(next.committed().ballot(), proposal.ballot())) {
+      *next.mutable_committed() = proposal;
     }
-    if (state.has_accepted() && !BallotLess(state.committed().ballot(), state.accepted().ballot())) {
-      state.clear_accepted();  // decided: no longer in progress
+    if (next.has_accepted() && !BallotLess(next.committed().ballot(), next.accepted().ballot())) {
+      next.clear_accepted();  // decided: no longer in progress
     }
-    NoteProgress(key, state);
+    Decision decision;
+    decision.next = std::move(next);
     // The table and the Paxos state change together, in one synced write.
-    WriteBatch batch;
     storage_codec::AddMutation(proposal.mutation().table(), proposal.mutation().partition_key(),
-                               Partition::FromProto(proposal.mutation()), batch);
+                               Partition::FromProto(proposal.mutation()), decision.extra);
     const uint64_t request_id = commit.request_id();
-    Persist(key, state, std::move(batch), [this, sender, request_id](bool ok) {
-      if (ok) metrics_.database_total_writes++;
+    decision.reply = [this, sender, request_id](bool durable) {
+      if (durable) metrics_.database_total_writes++;
       Envelope reply;
       reply.mutable_paxos_commit_ack()->set_request_id(request_id);
-      reply.mutable_paxos_commit_ack()->set_ok(ok);
+      reply.mutable_paxos_commit_ack()->set_ok(durable);
       env_.network->Send(sender, std::move(reply));
-    });
+    };
+    return decision;
   });
 }
 

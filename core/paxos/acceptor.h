@@ -3,6 +3,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -14,8 +15,11 @@ namespace charybdis {
 // The acceptor side of Paxos on one shard, per partition: promise, accept,
 // commit. Its state (promised ballot, accepted proposal, latest commit) is
 // durable before any reply. Decisions for one partition are made one at a
-// time on an in-memory copy loaded once from storage; replies wait until
-// the decision is synced.
+// time, in arrival order, on a copy of the state as it is on disk (loaded
+// once); a decision's new state replaces the copy only once it is synced,
+// and the next decision for the partition waits until then — so nothing,
+// not even a refusal, rests on state that a failed write or a crash could
+// take back.
 class Acceptor {
  public:
   Acceptor(ShardEnv env, ShardMetrics& metrics);
@@ -34,17 +38,27 @@ class Acceptor {
   bool InProgress(const std::string& table, const std::string& partition_key) const;
 
  private:
+  // What a decision wants: a new state to sync (with `extra` writes in the
+  // same batch), or none; then `reply(durable)` answers the proposer.
+  struct Decision {
+    std::optional<PaxosState> next;
+    WriteBatch extra;
+    std::function<void(bool durable)> reply;
+  };
+  using Decide = std::function<Decision(const PaxosState& state)>;
+
   struct Entry {
     bool loaded = false;
-    PaxosState state;
-    std::deque<std::function<void(PaxosState&)>> waiting;  // until loaded
+    bool loading = false;
+    bool busy = false;  // a decision's write is in flight
+    PaxosState state;   // as it is on disk
+    std::deque<Decide> waiting;
   };
 
-  // Runs `decide` on the partition's state, loading it first if needed.
-  void WithState(const std::string& key, std::function<void(PaxosState&)> decide);
-  // Syncs the state (and `extra` writes) before calling `then`.
-  void Persist(const std::string& key, const PaxosState& state, WriteBatch extra,
-               std::function<void(bool ok)> then);
+  // Queues a decision on the partition's state and runs what can run.
+  void Submit(const std::string& key, Decide decide);
+  void RunNext(const std::string& key);
+  void Load(const std::string& key);
   void NoteProgress(const std::string& key, const PaxosState& state);
 
   ShardEnv env_;

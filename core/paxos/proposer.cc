@@ -158,7 +158,8 @@ void Proposer::OnPromise(NodeId replica, const PaxosPromise& promise) {
   if (!promise.promised()) {
     refused_.insert(replica);
     // A higher ballot got there first: a quorum is out of reach for this one.
-    if (LiveParticipants().size() - refused_.size() < request_.quorum) BackOffAndRetry();
+    const size_t live = LiveParticipants().size();
+    if (live < refused_.size() + request_.quorum) BackOffAndRetry();
     return;
   }
   promises_[replica] = promise;
@@ -187,6 +188,9 @@ void Proposer::Decide() {
   // mutation's timestamp is newer than everything decided before it.
   // (Tombstones take the ballot's time minus one: see Propose.)
   if (latest_commit != nullptr && latest_commit->ballot().micros() + 1 >= ballot_.micros()) {
+    Ballot floor = latest_commit->ballot();
+    floor.set_micros(floor.micros() + 1);
+    SeeBallot(floor);  // the next ballot is at least two above it
     NewRound();
     return;
   }
@@ -398,11 +402,14 @@ void Proposer::AnswerAll(std::vector<ClientResponse> responses) {
 }
 
 void Proposer::Commit(const Proposal& proposal) {
-  // After the answer: not a round trip the client waits for.
+  // After the answer: not a round trip the client waits for. Every live
+  // replica gets it (not only the participants of a LOCAL_SERIAL round, or
+  // the other datacenters would never see the value).
   phase_ = Phase::kCommitting;
   committed_.clear();
   const uint64_t id = NewRoundId();
-  for (NodeId node : LiveParticipants()) {
+  for (NodeId node : context_.ring().ReplicasOf(request_.token)) {
+    if (!context_.liveness.IsUp(node)) continue;
     Envelope message;
     message.mutable_paxos_commit()->set_request_id(id);
     *message.mutable_paxos_commit()->mutable_proposal() = proposal;
@@ -424,6 +431,11 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
     return;
   }
   if (phase_ != Phase::kCommitting) return;
+  // Only the participants count towards the quorum that makes it durable.
+  if (std::find(request_.participants.begin(), request_.participants.end(), replica) ==
+      request_.participants.end()) {
+    return;
+  }
   committed_.insert(replica);
   if (committed_.size() < request_.quorum) return;
   if (finishing_) {
