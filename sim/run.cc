@@ -1,8 +1,10 @@
 #include "sim/run.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 
 #include "core/assert.h"
 #include "core/coordinator/consistency.h"
@@ -253,6 +255,17 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
     result.outcome = Outcome::kLiveness;
   }
   return result;
+}
+
+std::string TraceOfRun(const LoadedScenario& scenario, uint64_t seed) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* file = open_memstream(&buffer, &size);
+  RunScenario(scenario, seed, file);
+  std::fclose(file);
+  std::string trace(buffer, size);
+  std::free(buffer);
+  return trace;
 }
 
 }  // namespace charybdis::sim

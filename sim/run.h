@@ -40,4 +40,7 @@ struct RunResult {
 RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* trace,
                       std::ostream* history = nullptr);
 
+// The trace of a run (one line per event), for comparing two runs.
+std::string TraceOfRun(const LoadedScenario& scenario, uint64_t seed);
+
 }  // namespace charybdis::sim

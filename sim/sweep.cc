@@ -22,17 +22,6 @@ namespace charybdis::sim {
 
 namespace {
 
-std::string TraceOf(const LoadedScenario& scenario, uint64_t seed) {
-  char* buffer = nullptr;
-  size_t size = 0;
-  std::FILE* file = open_memstream(&buffer, &size);
-  RunScenario(scenario, seed, file);
-  std::fclose(file);
-  std::string trace(buffer, size);
-  std::free(buffer);
-  return trace;
-}
-
 int ExitCodeOf(Outcome outcome) {
   switch (outcome) {
     case Outcome::kPassed: return 0;
@@ -76,7 +65,7 @@ RunRecord RunOne(const std::vector<LoadedScenario>& scenarios, size_t index, uin
       // Run the seed twice more with tracing to name the first divergence.
       record.why = absl::StrCat("nondeterministic: trace_hash ", HexHash(result.trace_hash),
                                 " then ", HexHash(again.trace_hash), "; ",
-                                FirstDivergence(TraceOf(scenario, seed), TraceOf(scenario, seed)));
+                                FirstDivergence(TraceOfRun(scenario, seed), TraceOfRun(scenario, seed)));
     }
   }
   if (options.want_report) record.report = ReportJson(result, wall_ms);

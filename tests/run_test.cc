@@ -24,17 +24,6 @@ checks { views_converge: true settle_ms: 4000 }
 buggify: true
 )";
 
-std::string TraceOf(const LoadedScenario& scenario, uint64_t seed) {
-  char* buffer = nullptr;
-  size_t size = 0;
-  std::FILE* file = open_memstream(&buffer, &size);
-  RunScenario(scenario, seed, file);
-  std::fclose(file);
-  std::string trace(buffer, size);
-  std::free(buffer);
-  return trace;
-}
-
 TEST(RunTest, SameSeedSameRunOtherSeedOtherRun) {
   const LoadedScenario scenario = MustParse(BaseScenario(kFaultyWorkload));
   const RunResult first = RunScenario(scenario, 7, nullptr);
@@ -45,7 +34,7 @@ TEST(RunTest, SameSeedSameRunOtherSeedOtherRun) {
   EXPECT_EQ(first.events, second.events);
   EXPECT_EQ(first.workloads, second.workloads);
   EXPECT_NE(first.trace_hash, other.trace_hash);
-  EXPECT_EQ(TraceOf(scenario, 7), TraceOf(scenario, 7));
+  EXPECT_EQ(TraceOfRun(scenario, 7), TraceOfRun(scenario, 7));
 }
 
 TEST(RunTest, ManySeedsPassUnderRandomFaults) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/assert.h"
+#include "core/coordinator/result_rows.h"
 
 namespace charybdis {
 
@@ -174,15 +175,8 @@ void ReadExecutor::RepairWrites() {
     // Once the repair write lands the replica holds the result.
     answer.digest = repaired_digest;
     if (missing.empty()) continue;
-    Envelope message;
-    ReplicaWrite* write = message.mutable_replica_write();
-    write->set_request_id(id_);
-    write->mutable_mutation()->set_table(read_.table());
-    write->mutable_mutation()->set_partition_key(read_.partition_key());
-    missing.ToProto(write->mutable_mutation());
     repairing_.insert(replica);
-    context_.metrics.replica_writes_sent++;
-    context_.SendToReplica(replica, token_, std::move(message));
+    SendRepair(replica, missing);
   }
   if (repairing_.empty()) ReplyWith(result_);
 }
@@ -203,24 +197,7 @@ void ReadExecutor::ReplyWith(const Partition& result) {
   ClientResponse response;
   response.set_code(ClientResponse::OK);
   response.set_consistency(requirement_.level());
-  Timestamp newest = 0;
-  for (const auto& [key, row] : result.rows) newest = std::max(newest, row.NewestTimestamp().value_or(0));
-  response.set_newest_timestamp(newest);
-  Partition visible = result;
-  visible.Compact();
-  const Timestamp now_us = now / kMicrosecond;
-  for (const auto& [key, row] : visible.rows) {
-    ResultRow result_row;
-    result_row.set_clustering_key(key);
-    for (const auto& [column, cell] : row.cells) {
-      if (!cell.LiveAt(now_us)) continue;
-      ResultCell* out = result_row.add_cells();
-      out->set_column(column);
-      out->set_value(cell.value);
-      out->set_timestamp(cell.timestamp);
-    }
-    if (result_row.cells_size() > 0) *response.add_rows() = std::move(result_row);
-  }
+  AddVisibleRows(result, now / kMicrosecond, nullptr, response);
   reply_(std::move(response));
   // Answers that arrived beyond those needed and disagree get repaired too.
   for (const auto& [replica, answer] : answers_) {
@@ -236,6 +213,10 @@ void ReadExecutor::RepairInBackground(NodeId replica, const Answer& answer) {
   const Partition missing = answer.data.Missing(result_);
   if (missing.empty()) return;
   context_.metrics.background_read_repairs++;
+  SendRepair(replica, missing);
+}
+
+void ReadExecutor::SendRepair(NodeId replica, const Partition& missing) {
   Envelope message;
   ReplicaWrite* write = message.mutable_replica_write();
   write->set_request_id(id_);

@@ -58,6 +58,7 @@ class ReadExecutor final : public PendingRequest,
   void Speculate();
   void OnTimeout();
   void RepairInBackground(NodeId replica, const Answer& answer);
+  void SendRepair(NodeId replica, const Partition& missing);
   void MaybeDone();
   uint32_t Counted() const;
 

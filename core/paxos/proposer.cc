@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/assert.h"
+#include "core/coordinator/result_rows.h"
 #include "core/paxos/ballot.h"
 
 namespace charybdis {
@@ -51,29 +52,6 @@ bool Holds(const CasStatement& statement, const Row* row, Timestamp now) {
     if (!ok) return false;
   }
   return true;
-}
-
-// The live rows of `partition` a client sees (cells alive at `now`).
-void AddRows(const Partition& partition, Timestamp now, ClientResponse& response,
-             const std::set<std::string>* only) {
-  Partition visible = partition;
-  visible.Compact();
-  for (const auto& [key, row] : visible.rows) {
-    if (only != nullptr && !only->count(key)) continue;
-    ResultRow result;
-    result.set_clustering_key(key);
-    for (const auto& [column, cell] : row.cells) {
-      if (!cell.LiveAt(now)) continue;
-      ResultCell* out = result.add_cells();
-      out->set_column(column);
-      out->set_value(cell.value);
-      out->set_timestamp(cell.timestamp);
-    }
-    if (result.cells_size() > 0) *response.add_rows() = std::move(result);
-  }
-  Timestamp newest = 0;
-  for (const auto& [key, row] : partition.rows) newest = std::max(newest, row.NewestTimestamp().value_or(0));
-  response.set_newest_timestamp(newest);
 }
 
 }  // namespace
@@ -274,7 +252,7 @@ void Proposer::Evaluate(const Partition& current) {
     response.set_code(ClientResponse::OK);
     response.set_consistency(request_.serial_level);
     const std::set<std::string> row{request_.read.clustering_key()};
-    AddRows(current, now, response, request_.read.range() ? nullptr : &row);
+    AddVisibleRows(current, now, request_.read.range() ? nullptr : &row, response);
     context_.metrics.cas_read_latency.Record(
         std::max<Nanos>(context_.env.clock->Now() - started_, 0) / kMicrosecond);
     Finish(std::move(response));
@@ -303,7 +281,7 @@ void Proposer::Evaluate(const Partition& current) {
       ApplyStatements(op, ballot_.micros(), now, working, mutation);
     } else {
       context_.metrics.cas_write_condition_not_met++;
-      AddRows(working, now, response, &rows);
+      AddVisibleRows(working, now, &rows, response);
     }
     answers_.push_back(std::move(response));
   }
