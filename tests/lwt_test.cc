@@ -210,6 +210,23 @@ TEST_F(LwtTest, BadConditionalWritesAreRejectedBeforeAnythingIsSent) {
   EXPECT_EQ(Metric("cas_total_operations"), 0u);
 }
 
+TEST_F(LwtTest, AReplicaWhoseDiskFailedACommitIsRepairedNotFooled) {
+  // Node 3's disk fails writes: it can neither accept nor commit "v".
+  cluster_.FailDisk(3, DiskFaults{false, true, 0}, 300 * kMillisecond);
+  ASSERT_TRUE(Call(IfNotExists("k", "v")).applied());
+  simulator_.RunUntil(simulator_.now() + 400 * kMillisecond);  // the disk is back
+  // A serial read through nodes 2 and 3 only: node 3 must not claim a
+  // commit its disk never took; the round repairs it instead.
+  cluster_.Partition({1}, {2, 3}, /*one_way=*/false);
+  simulator_.RunUntil(simulator_.now() + 1500 * kMillisecond);  // node 1 convicted
+  EXPECT_EQ(ValueOf(Call(Read("k", CL_SERIAL), 3)), "v");
+  cluster_.Heal();
+  cluster_.Partition({3}, {1, 2}, /*one_way=*/false);
+  simulator_.RunUntil(simulator_.now() + 1500 * kMillisecond);
+  // Node 3 alone: its own table holds the value now.
+  EXPECT_EQ(ValueOf(Call(Read("k", CL_ONE), 3)), "v");
+}
+
 TEST_F(LwtTest, AnAcknowledgedLwtIsVisibleToQuorumReadsEvenBeforeItsCommit) {
   // Node 1 coordinates; its commit messages to 2 and 3 are held back, so
   // those replicas have only accepted the value when the client reads.
