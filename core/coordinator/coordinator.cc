@@ -36,6 +36,18 @@ namespace {
 
 constexpr Nanos kRememberRequests = 60 * kSecond;
 
+// Too few live replicas: refused before anything was sent.
+ClientResponse Unavailable(ConsistencyLevel level, uint32_t alive, uint32_t blocked_for,
+                           const char* why) {
+  ClientResponse response;
+  response.set_code(ClientResponse::UNAVAILABLE);
+  response.set_consistency(level);
+  response.set_alive(alive);
+  response.set_blocked_for(blocked_for);
+  response.set_message(why);
+  return response;
+}
+
 }  // namespace
 
 bool Coordinator::FirstSight(const Address& client, uint64_t client_request_id) {
@@ -143,14 +155,7 @@ Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const 
   if (op.delete_row()) row.tombstone = timestamp;
   const Timestamp now_us = context_.env.clock->Now() / kMicrosecond;
   for (const ColumnValue& put : op.put()) {
-    Cell cell;
-    cell.timestamp = timestamp;
-    cell.value = put.value();
-    if (op.ttl_seconds() > 0) {
-      cell.ttl_seconds = op.ttl_seconds();
-      cell.expiry = now_us + static_cast<Timestamp>(op.ttl_seconds()) * 1'000'000;
-    }
-    row.cells[put.column()] = std::move(cell);
+    row.cells[put.column()] = LiveCell(put.value(), timestamp, op.ttl_seconds(), now_us);
   }
   for (const std::string& column : op.delete_column()) {
     row.cells[column] = Cell{timestamp, true, "", 0, 0};
@@ -185,13 +190,9 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
   const bool hints_can_serve = op.consistency() == CL_ANY && context_.config.coordinator.hinted_handoff;
   if (!requirement.SatisfiedBy(live) && !hints_can_serve) {
     context_.metrics.write_unavailable++;
-    ClientResponse response;
-    response.set_code(ClientResponse::UNAVAILABLE);
-    response.set_consistency(op.consistency());
-    response.set_alive(requirement.Counted(live));
-    response.set_blocked_for(requirement.blocked_for());
-    response.set_message("not enough live replicas");
-    return Reply(client, client_request_id, std::move(response));
+    return Reply(client, client_request_id,
+                 Unavailable(op.consistency(), requirement.Counted(live), requirement.blocked_for(),
+                             "not enough live replicas"));
   }
   const Timestamp timestamp = op.timestamp() != 0 ? op.timestamp() : NewTimestamp();
   PartitionData mutation;
@@ -258,13 +259,9 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
   std::vector<NodeId> targets = ReadTargets(context_.ring().ReplicasOf(token), requirement);
   if (targets.size() < requirement.blocked_for()) {
     context_.metrics.read_unavailable++;
-    ClientResponse response;
-    response.set_code(ClientResponse::UNAVAILABLE);
-    response.set_consistency(op.consistency());
-    response.set_alive(static_cast<uint32_t>(targets.size()));
-    response.set_blocked_for(requirement.blocked_for());
-    response.set_message("not enough live replicas");
-    return Reply(client, client_request_id, std::move(response));
+    return Reply(client, client_request_id,
+                 Unavailable(op.consistency(), static_cast<uint32_t>(targets.size()),
+                             requirement.blocked_for(), "not enough live replicas"));
   }
   const uint64_t id = context_.NextRequestId();
   auto executor = std::make_shared<ReadExecutor>(
@@ -398,12 +395,8 @@ void Coordinator::RunPaxos(Token token, const std::string& table, const std::str
   if (live < request.quorum) {
     (request.batch.empty() ? context_.metrics.read_unavailable : context_.metrics.write_unavailable) +=
         replies.size();
-    ClientResponse response;
-    response.set_code(ClientResponse::UNAVAILABLE);
-    response.set_consistency(serial_level);
-    response.set_alive(live);
-    response.set_blocked_for(request.quorum);
-    response.set_message("not enough live replicas for Paxos");
+    const ClientResponse response =
+        Unavailable(serial_level, live, request.quorum, "not enough live replicas for Paxos");
     for (const auto& reply : replies) reply(response);
     if (after) after();
     return;

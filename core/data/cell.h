@@ -23,6 +23,19 @@ struct Cell {
   bool LiveAt(Timestamp now) const { return !tombstone && (expiry == 0 || now < expiry); }
 };
 
+// A live cell written at `timestamp`; with a TTL it expires that many
+// seconds after `now` (both in microseconds).
+inline Cell LiveCell(std::string value, Timestamp timestamp, uint32_t ttl_seconds, Timestamp now) {
+  Cell cell;
+  cell.timestamp = timestamp;
+  cell.value = std::move(value);
+  if (ttl_seconds > 0) {
+    cell.ttl_seconds = ttl_seconds;
+    cell.expiry = now + static_cast<Timestamp>(ttl_seconds) * 1'000'000;
+  }
+  return cell;
+}
+
 // Last-write-wins order, as ScyllaDB merges cells: the higher timestamp
 // wins; at equal timestamps a tombstone beats a live cell; then an expiring
 // cell beats a non-expiring one; then the later expiry; then the larger

@@ -224,13 +224,7 @@ void ApplyStatements(const CasOp& op, Timestamp micros, Timestamp now, Partition
       mutation.rows[key] = Row{micros - 1, {}};
     }
     for (const ColumnValue& put : write.put()) {
-      Cell cell;
-      cell.timestamp = micros;
-      cell.value = put.value();
-      if (write.ttl_seconds() > 0) {
-        cell.ttl_seconds = write.ttl_seconds();
-        cell.expiry = now + static_cast<Timestamp>(write.ttl_seconds()) * 1'000'000;
-      }
+      Cell cell = LiveCell(put.value(), micros, write.ttl_seconds(), now);
       working.rows[key].cells[put.column()] = cell;
       mutation.rows[key].cells[put.column()] = std::move(cell);
     }
