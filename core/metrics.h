@@ -62,6 +62,8 @@ struct ShardMetrics {
   uint64_t cas_write_condition_not_met = 0;
   uint64_t cas_write_unfinished_commit = 0;
   uint64_t cas_write_timeout_due_to_uncertainty = 0;
+  // Rounds that ended by letting replicas drop commits durable on a quorum.
+  uint64_t cas_prune = 0;
 
   Histogram write_latency_us;
   Histogram read_latency_us;

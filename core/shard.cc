@@ -89,6 +89,9 @@ void Shard::OnMessage(const Envelope& message) {
     case Envelope::kPaxosCommit:
       acceptor_.OnCommit(message);
       return;
+    case Envelope::kPaxosPrune:
+      acceptor_.OnPrune(message);
+      return;
     case Envelope::kPaxosPromise:
     case Envelope::kPaxosAcceptReply:
     case Envelope::kPaxosCommitAck:

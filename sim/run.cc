@@ -233,7 +233,7 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
     result.checks.push_back(CheckWorkloadLatency(check, workloads.kv()));
   }
   for (const auto& check : spec.checks().metric()) {
-    result.checks.push_back(CheckMetric(check, cluster));
+    result.checks.push_back(CheckMetric(check, cluster, history));
   }
   if (spec.checks().linearizable()) result.checks.push_back(CheckLinearizableHistory(history));
   if (spec.checks().hints_cover_missed_writes_of_node() != 0) {

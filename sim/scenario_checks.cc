@@ -74,7 +74,8 @@ CheckResult CheckWorkloadLatency(const scenario::WorkloadLatencyCheck& check,
   return result;
 }
 
-CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster) {
+CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster,
+                        const History& history) {
   const std::map<std::string, uint64_t> totals = MetricTotals(cluster);
   const uint64_t value = totals.count(check.metric()) ? totals.at(check.metric()) : 0;
   CheckResult result{absl::StrCat("metric.", check.metric()), false, ""};
@@ -111,6 +112,16 @@ CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& clust
       result.passed = mean > 0 && worst <= check.shard_spread();
       result.detail = absl::StrCat("per shard [", values, "], mean ", mean, ", worst deviation ",
                                    worst * 100, "% (allowed ", check.shard_spread() * 100, "%)");
+      break;
+    }
+    case scenario::MetricCheck::kEqualsFinishedPaxosOperations: {
+      uint64_t finished = 0;
+      for (const CompletedOp& op : PairOperations(history)) {
+        finished += IsSerial(op.invoke->consistency) && op.completion != nullptr &&
+                    op.completion->type == HistoryOp::Type::kOk;
+      }
+      result.passed = value == finished;
+      result.detail = absl::StrCat(value, " vs ", finished, " Paxos operations finished");
       break;
     }
     case scenario::MetricCheck::RELATION_NOT_SET:

@@ -21,7 +21,8 @@ CheckResult CheckLatency(const scenario::LatencyCheck& check,
 CheckResult CheckWorkloadLatency(const scenario::WorkloadLatencyCheck& check,
                                  const std::vector<KvWorkload*>& workloads);
 
-CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster);
+CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& cluster,
+                        const History& history);
 
 // The Paxos operations of the history (serial reads, LWT writes, cas) are
 // a linearizable register per key.

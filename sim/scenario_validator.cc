@@ -380,7 +380,8 @@ class Validator {
       }
       if (metric.relation_case() == scenario::MetricCheck::RELATION_NOT_SET) {
         problems_.Add({{"checks"}, {"metric", i}},
-                      "give a relation (at_least, at_most, equals or shard_spread)");
+                      "give a relation (at_least, at_most, equals, shard_spread or "
+                      "equals_finished_paxos_operations)");
       }
       if (metric.relation_case() == scenario::MetricCheck::kEquals && !metrics.count(metric.equals())) {
         problems_.Add({{"checks"}, {"metric", i}, {"equals"}},

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/data/storage_codec.h"
+#include "core/paxos/ballot.h"
 #include "core/token.h"
 #include "sim/cluster.h"
 #include "sim/scenario_checks.h"
@@ -89,6 +91,15 @@ class LwtTest : public ::testing::Test {
     return response.rows_size() == 0 ? "" : response.rows(0).cells(0).value();
   }
   uint64_t Metric(const std::string& name) { return MetricTotals(cluster_)[name]; }
+  // The Paxos state node `node` keeps for partition `key` of table "t".
+  PaxosState StateOn(NodeId node, const std::string& key) {
+    const auto& contents =
+        cluster_.node(node).storage(ShardOf(TokenOf(key), 2)).contents();
+    auto it = contents.find(storage_codec::PaxosKey("t", key));
+    PaxosState state;
+    if (it != contents.end()) EXPECT_TRUE(state.ParseFromString(it->second));
+    return state;
+  }
 
   Simulator simulator_;
   LoadedScenario scenario_;
@@ -225,6 +236,58 @@ TEST_F(LwtTest, AReplicaWhoseDiskFailedACommitIsRepairedNotFooled) {
   simulator_.RunUntil(simulator_.now() + 1500 * kMillisecond);
   // Node 3 alone: its own table holds the value now.
   EXPECT_EQ(ValueOf(Call(Read("k", CL_ONE), 3)), "v");
+}
+
+TEST_F(LwtTest, ACommitDurableOnAQuorumIsPrunedButItsOriginRemembered) {
+  const ClientResponse written = Call(IfNotExists("k", "v"));
+  ASSERT_TRUE(written.applied());
+  simulator_.RunUntil(simulator_.now() + 50 * kMillisecond);  // commit, then prune
+  EXPECT_EQ(Metric("cas_prune"), 1u);
+  for (NodeId node = 1; node <= 3; node++) {
+    const PaxosState state = StateOn(node, "k");
+    ASSERT_TRUE(state.has_committed()) << "node " << node;
+    EXPECT_TRUE(state.committed().pruned()) << "node " << node;
+    EXPECT_EQ(state.committed().mutation().rows_size(), 0) << "node " << node;
+    ASSERT_EQ(state.recent_commit_origins_size(), 1) << "node " << node;
+    EXPECT_EQ(state.recent_commit_origins(0).micros(), state.committed().origin().micros());
+    EXPECT_TRUE(state.has_promised());  // a promise is never forgotten
+  }
+  // The value itself is in every table.
+  for (NodeId node = 1; node <= 3; node++) {
+    EXPECT_EQ(ValueOf(Call(Read("k", CL_ONE), node)), "v") << "node " << node;
+  }
+}
+
+TEST_F(LwtTest, ANewerCommitIsNotPrunedByAnOlderBallot) {
+  ASSERT_TRUE(Call(IfNotExists("k", "a")).applied());
+  simulator_.RunUntil(simulator_.now() + 50 * kMillisecond);
+  const Ballot first = StateOn(1, "k").committed().ballot();
+  cluster_.Partition({1}, {2, 3}, /*one_way=*/false);
+  simulator_.RunUntil(simulator_.now() + 1500 * kMillisecond);  // node 1 convicted
+  Send(If("k", Condition::EQ, "a", "b"), 2);
+  // As soon as node 3 holds the new commit, cut node 2 off from it, so
+  // node 2's own prune never arrives.
+  for (int i = 0; i < 10000 && StateOn(3, "k").committed().ballot().micros() == first.micros(); i++) {
+    simulator_.RunUntil(simulator_.now() + 10 * kMicrosecond);
+  }
+  cluster_.Partition({2}, {3}, /*one_way=*/true);
+  auto prune_on_3 = [&](const Ballot& ballot) {
+    Envelope message;
+    message.mutable_paxos_prune()->set_table("t");
+    message.mutable_paxos_prune()->set_partition_key("k");
+    *message.mutable_paxos_prune()->mutable_ballot() = ballot;
+    cluster_.network().Send(Address{clients_[0], 0}, Address{3, ShardOf(TokenOf("k"), 2)},
+                            std::move(message));
+    simulator_.RunUntil(simulator_.now() + 50 * kMillisecond);
+  };
+  prune_on_3(first);
+  PaxosState third = StateOn(3, "k");
+  ASSERT_FALSE(BallotEqual(third.committed().ballot(), first));
+  EXPECT_FALSE(third.committed().pruned());
+  EXPECT_EQ(third.committed().mutation().rows_size(), 1);
+  EXPECT_EQ(third.recent_commit_origins_size(), 2);
+  prune_on_3(third.committed().ballot());
+  EXPECT_TRUE(StateOn(3, "k").committed().pruned());
 }
 
 TEST_F(LwtTest, AnAcknowledgedLwtIsVisibleToQuorumReadsEvenBeforeItsCommit) {

@@ -12,6 +12,34 @@ Address SenderOf(const Envelope& message) {
   return Address{message.from_node(), message.from_shard()};
 }
 
+// Enough to cover the commits one lock-step round of many contenders makes
+// while a proposer whose value a minority accepted backs off.
+constexpr int kRecentCommitOrigins = 32;
+
+// Whether `origin` is among the recent commit origins, or provably not.
+PaxosPromise::OriginFate FateOf(const PaxosState& state, const Ballot& origin) {
+  const auto& recent = state.recent_commit_origins();
+  for (const Ballot& committed : recent) {
+    if (BallotEqual(committed, origin)) return PaxosPromise::ORIGIN_COMMITTED;
+  }
+  // The list drops its oldest first: it still covers `origin` while it has
+  // room or its oldest entry is older.
+  if (recent.size() < kRecentCommitOrigins || BallotLess(recent[0], origin)) {
+    return PaxosPromise::ORIGIN_NOT_COMMITTED;
+  }
+  return PaxosPromise::ORIGIN_FORGOTTEN;
+}
+
+void RememberCommitOrigin(PaxosState& state, const Ballot& origin) {
+  auto* recent = state.mutable_recent_commit_origins();
+  int at = recent->size();
+  while (at > 0 && BallotLess(origin, (*recent)[at - 1])) at--;
+  if (at > 0 && BallotEqual((*recent)[at - 1], origin)) return;  // known already
+  *recent->Add() = origin;
+  for (int i = recent->size() - 1; i > at; i--) recent->SwapElements(i, i - 1);
+  if (recent->size() > kRecentCommitOrigins) recent->DeleteSubrange(0, 1);
+}
+
 bool HasUncommittedAccept(const PaxosState& state) {
   if (!state.has_accepted()) return false;
   return !state.has_committed() ||
@@ -93,7 +121,7 @@ void Acceptor::RunNext(const std::string& key) {
     entry.busy = true;
     WriteBatch batch = std::move(decision.extra);
     batch.Put(key, decision.next->SerializeAsString());
-    env_.storage->Apply(std::move(batch), Durability::kSynced,
+    env_.storage->Apply(std::move(batch), decision.durability,
                         [this, key, next = std::move(*decision.next),
                          reply = std::move(decision.reply)](absl::Status status) {
                           Entry& done = partitions_[key];
@@ -132,6 +160,9 @@ void Acceptor::OnPrepare(const Envelope& message) {
     *promise->mutable_promised_ballot() = next.promised();
     if (next.has_accepted()) *promise->mutable_accepted() = next.accepted();
     if (next.has_committed()) *promise->mutable_committed() = next.committed();
+    if (prepare.has_uncertain_origin()) {
+      promise->set_origin_fate(FateOf(next, prepare.uncertain_origin()));
+    }
     decision.next = std::move(next);
     decision.reply = [this, prepare, sender, reply](bool durable) {
       if (!durable) {
@@ -200,7 +231,10 @@ void Acceptor::OnCommit(const Envelope& message) {
     PaxosState next = state;
     if (!next.has_committed() || BallotLess(next.committed().ballot(), proposal.ballot())) {
       *next.mutable_committed() = proposal;
+      // A repair of a pruned commit carries only what this replica lacked.
+      if (proposal.pruned()) next.mutable_committed()->clear_mutation();
     }
+    RememberCommitOrigin(next, proposal.origin());
     if (next.has_accepted() && !BallotLess(next.committed().ballot(), next.accepted().ballot())) {
       next.clear_accepted();  // decided: no longer in progress
     }
@@ -217,6 +251,27 @@ void Acceptor::OnCommit(const Envelope& message) {
       reply.mutable_paxos_commit_ack()->set_ok(durable);
       env_.network->Send(sender, std::move(reply));
     };
+    return decision;
+  });
+}
+
+void Acceptor::OnPrune(const Envelope& message) {
+  const PaxosPrune prune = message.paxos_prune();
+  const std::string key = storage_codec::PaxosKey(prune.table(), prune.partition_key());
+  Submit(key, [prune](const PaxosState& state) {
+    Decision decision;
+    decision.reply = [](bool) {};
+    // Only a commit the proposer saw durable on a quorum; a newer one may
+    // not be yet, and its mutation may still be needed to repair others.
+    if (!state.has_committed() || state.committed().pruned() ||
+        BallotLess(prune.ballot(), state.committed().ballot())) {
+      return decision;
+    }
+    PaxosState next = state;
+    next.mutable_committed()->clear_mutation();
+    next.mutable_committed()->set_pruned(true);
+    decision.next = std::move(next);
+    decision.durability = Durability::kUnsynced;
     return decision;
   });
 }

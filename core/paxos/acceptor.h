@@ -31,6 +31,7 @@ class Acceptor {
   void OnPrepare(const Envelope& message);
   void OnAccept(const Envelope& message);
   void OnCommit(const Envelope& message);
+  void OnPrune(const Envelope& message);
 
   // Whether this shard holds, for the partition, an accepted proposal newer
   // than its latest commit (true until Start has finished: a read must then
@@ -42,6 +43,8 @@ class Acceptor {
   // same batch), or none; then `reply(durable)` answers the proposer.
   struct Decision {
     std::optional<PaxosState> next;
+    // A prune may be lost in a crash: the state it drops is only a copy.
+    Durability durability = Durability::kSynced;
     WriteBatch extra;
     std::function<void(bool durable)> reply;
   };

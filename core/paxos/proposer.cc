@@ -110,6 +110,7 @@ void Proposer::NewRound() {
     *prepare->mutable_ballot() = ballot_;
     prepare->set_table(request_.table);
     prepare->set_partition_key(request_.partition_key);
+    if (uncertain_origin_) *prepare->mutable_uncertain_origin() = *uncertain_origin_;
     context_.SendToReplica(node, request_.token, std::move(message));
   }
 }
@@ -176,10 +177,17 @@ void Proposer::Decide() {
       (latest_commit == nullptr || BallotLess(latest_commit->ballot(), in_progress->ballot()))) {
     // Someone's accepted proposal may have been chosen: finish it first.
     context_.metrics.cas_write_unfinished_commit++;
-    Propose(in_progress->mutation(), /*finishing=*/true);
+    const Ballot origin = in_progress->has_origin() ? in_progress->origin() : in_progress->ballot();
+    Propose(in_progress->mutation(), /*finishing=*/true, origin);
     return;
   }
+  Partition current;
+  for (const auto& [replica, promise] : promises_) current.Merge(Partition::FromProto(promise.data()));
+  if (latest_commit != nullptr) current.Merge(Partition::FromProto(latest_commit->mutation()));
+  current.Compact();
   // Replicas missing the newest commit get it before we read through them.
+  // A pruned commit (durable on a quorum) has no mutation left to send:
+  // they get what they lack of the partition instead, read repair style.
   repairing_.clear();
   if (latest_commit != nullptr) {
     for (const auto& [replica, promise] : promises_) {
@@ -197,16 +205,61 @@ void Proposer::Decide() {
     for (NodeId replica : repairing_) {
       Envelope message;
       message.mutable_paxos_commit()->set_request_id(id);
-      *message.mutable_paxos_commit()->mutable_proposal() = proposal_;
+      Proposal* repair = message.mutable_paxos_commit()->mutable_proposal();
+      *repair = proposal_;
+      if (proposal_.pruned()) {
+        PartitionData* missing = repair->mutable_mutation();
+        missing->set_table(request_.table);
+        missing->set_partition_key(request_.partition_key);
+        Partition::FromProto(promises_[replica].data()).Missing(current).ToProto(missing);
+      }
       context_.SendToReplica(replica, request_.token, std::move(message));
     }
     return;
   }
-  Partition current;
-  for (const auto& [replica, promise] : promises_) current.Merge(Partition::FromProto(promise.data()));
-  if (latest_commit != nullptr) current.Merge(Partition::FromProto(latest_commit->mutation()));
-  current.Compact();
-  Evaluate(current);
+  Evaluate(current, latest_commit);
+}
+
+bool Proposer::ResolveUncertainValue(const Proposal* latest_commit) {
+  bool committed = false;
+  bool forgotten = false;
+  for (const auto& [replica, promise] : promises_) {
+    committed = committed || promise.origin_fate() == PaxosPromise::ORIGIN_COMMITTED;
+    forgotten = forgotten || promise.origin_fate() == PaxosPromise::ORIGIN_FORGOTTEN;
+  }
+  if (committed) {
+    // Someone finished our value: applied, as evaluated.
+    uncertain_origin_.reset();
+    if (latest_commit != nullptr) Prune(latest_commit->ballot());
+    AnswerWrites();
+    return false;
+  }
+  if (forgotten) {
+    AnswerUncertain("too many commits since a minority accepted the proposal: the outcome is uncertain");
+    return false;
+  }
+  // Not chosen: a chosen value is committed on a quorum (ours would say so)
+  // or still accepted on one (Decide would have finished it) before any
+  // other value can be chosen.
+  const bool nothing_decided_since =
+      latest_commit == nullptr ? !evaluated_on_
+                               : evaluated_on_ && BallotEqual(*evaluated_on_, latest_commit->ballot());
+  if (nothing_decided_since) {
+    // Nothing is in progress in this quorum, so Paxos lets us propose any
+    // value; proposing ours again keeps it the only one of ours in play,
+    // and its evaluation still holds.
+    Propose(own_mutation_, /*finishing=*/false, *uncertain_origin_);
+    return false;
+  }
+  if (latest_commit != nullptr && BallotLess(*uncertain_origin_, latest_commit->ballot())) {
+    // Another value was decided above ours: every quorum now sees that
+    // commit, or its accepts, above our value, so ours can never be chosen.
+    // Evaluate afresh.
+    uncertain_origin_.reset();
+    return true;
+  }
+  AnswerUncertain("a minority accepted the proposal: the outcome is uncertain");
+  return false;
 }
 
 namespace {
@@ -237,8 +290,11 @@ void ApplyStatements(const CasOp& op, Timestamp micros, Timestamp now, Partition
 
 }  // namespace
 
-void Proposer::Evaluate(const Partition& current) {
+void Proposer::Evaluate(const Partition& current, const Proposal* latest_commit) {
   const Timestamp now = context_.env.clock->Now() / kMicrosecond;
+  if (!is_read() && uncertain_origin_ && !ResolveUncertainValue(latest_commit)) return;
+  evaluated_on_.reset();
+  if (latest_commit != nullptr) evaluated_on_ = latest_commit->ballot();
   if (is_read()) {
     // A serial read: the quorum agrees on the latest commit and nothing is
     // in progress, so this is the value.
@@ -249,6 +305,7 @@ void Proposer::Evaluate(const Partition& current) {
     AddVisibleRows(current, now, request_.read.range() ? nullptr : &row, response);
     context_.metrics.cas_read_latency.Record(
         std::max<Nanos>(context_.env.clock->Now() - started_, 0) / kMicrosecond);
+    if (latest_commit != nullptr) Prune(latest_commit->ballot());
     Finish(std::move(response));
     return;
   }
@@ -274,23 +331,24 @@ void Proposer::Evaluate(const Partition& current) {
       response.set_write_timestamp(ballot_.micros());
       ApplyStatements(op, ballot_.micros(), now, working, mutation);
     } else {
-      context_.metrics.cas_write_condition_not_met++;
       AddVisibleRows(working, now, &rows, response);
     }
     answers_.push_back(std::move(response));
   }
   if (!any_applied) {
-    AnswerAll(std::move(answers_));
+    // The quorum holds the latest commit now (repaired if it did not).
+    if (latest_commit != nullptr) Prune(latest_commit->ballot());
+    AnswerWrites();
     return;
   }
-  PartitionData data;
-  data.set_table(request_.table);
-  data.set_partition_key(request_.partition_key);
-  mutation.ToProto(&data);
-  Propose(std::move(data), /*finishing=*/false);
+  own_mutation_.Clear();
+  own_mutation_.set_table(request_.table);
+  own_mutation_.set_partition_key(request_.partition_key);
+  mutation.ToProto(&own_mutation_);
+  Propose(own_mutation_, /*finishing=*/false, ballot_);
 }
 
-void Proposer::Propose(PartitionData mutation, bool finishing) {
+void Proposer::Propose(PartitionData mutation, bool finishing, const Ballot& origin) {
   finishing_ = finishing;
   phase_ = Phase::kAccepting;
   round_trips_++;
@@ -308,6 +366,7 @@ void Proposer::Propose(PartitionData mutation, bool finishing) {
   }
   proposal_.Clear();
   *proposal_.mutable_ballot() = ballot_;
+  *proposal_.mutable_origin() = origin;
   PartitionData* data = proposal_.mutable_mutation();
   data->set_table(request_.table);
   data->set_partition_key(request_.partition_key);
@@ -332,13 +391,15 @@ void Proposer::OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) {
   }
   if (accepted_.size() >= request_.quorum) return Chosen();
   if (accepted_.size() + refused_.size() < promises_.size()) return;  // more to come
-  // Every promised replica answered and no quorum accepted.
-  if (finishing_ || accepted_.empty()) {
-    BackOffAndRetry();  // nothing of ours can be chosen: safe to try again
-    return;
-  }
-  // Some accepted our value: a later round may still choose it, so we must
-  // not run it again (Cassandra bug 6013). The outcome is uncertain.
+  // Every promised replica answered and no quorum accepted. If some
+  // accepted our own value, a later round may still choose it, so it must
+  // not be evaluated again (Cassandra bug 6013): the next round learns its
+  // fate instead (ResolveUncertainValue).
+  if (!finishing_ && !accepted_.empty()) uncertain_origin_ = proposal_.origin();
+  BackOffAndRetry();
+}
+
+void Proposer::AnswerUncertain(const char* message) {
   context_.metrics.cas_write_timeout_due_to_uncertainty += replies_.size();
   ClientResponse response;
   response.set_code(ClientResponse::WRITE_TIMEOUT);
@@ -346,31 +407,34 @@ void Proposer::OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) {
   response.set_write_type("CAS");
   response.set_received(static_cast<uint32_t>(accepted_.size()));
   response.set_blocked_for(request_.quorum);
-  response.set_message("a minority accepted the proposal: the outcome is uncertain");
+  response.set_message(message);
   Finish(std::move(response));
 }
 
 void Proposer::Chosen() {
   Commit(proposal_);
   if (finishing_) return;  // our own round starts once the commit is in
+  for (ClientResponse& answer : answers_) {
+    if (answer.applied()) answer.set_write_timestamp(ballot_.micros());
+  }
+  AnswerWrites();
+}
+
+void Proposer::AnswerWrites() {
+  CHARYBDIS_ASSERT(answers_.size() == replies_.size());
+  CHARYBDIS_ASSERT(!replied_);
   context_.metrics.cas_write_latency.Record(
       std::max<Nanos>(context_.env.clock->Now() - started_, 0) / kMicrosecond);
-  // Every answer of the batch, decided when it was evaluated.
+  bool any_applied = false;
   for (size_t i = 0; i < replies_.size(); i++) {
+    any_applied = any_applied || answers_[i].applied();
+    if (!answers_[i].applied()) context_.metrics.cas_write_condition_not_met++;
     answers_[i].set_round_trips(round_trips_);
     replies_[i](std::move(answers_[i]));
   }
   replied_ = true;
-}
-
-void Proposer::AnswerAll(std::vector<ClientResponse> responses) {
-  CHARYBDIS_ASSERT(responses.size() == replies_.size());
-  for (size_t i = 0; i < replies_.size(); i++) {
-    responses[i].set_round_trips(round_trips_);
-    replies_[i](std::move(responses[i]));
-  }
-  replied_ = true;
-  Finish(ClientResponse());
+  // An applied value still has its commit to see through.
+  if (phase_ != Phase::kCommitting) Finish(ClientResponse());
 }
 
 void Proposer::Commit(const Proposal& proposal) {
@@ -417,7 +481,21 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
     NewRound();
     return;
   }
+  Prune(proposal_.ballot());
   if (replied_) Finish(ClientResponse());  // the answer went out already
+}
+
+void Proposer::Prune(const Ballot& ballot) {
+  context_.metrics.cas_prune++;
+  for (NodeId node : context_.ring().ReplicasOf(request_.token)) {
+    if (!context_.liveness.IsUp(node)) continue;
+    Envelope message;
+    PaxosPrune* prune = message.mutable_paxos_prune();
+    prune->set_table(request_.table);
+    prune->set_partition_key(request_.partition_key);
+    *prune->mutable_ballot() = ballot;
+    context_.SendToReplica(node, request_.token, std::move(message));
+  }
 }
 
 void Proposer::Finish(ClientResponse response) {
@@ -443,7 +521,8 @@ void Proposer::OnTimeout() {
   response.set_blocked_for(request_.quorum);
   if (!replied_) {
     const bool uncertain =
-        phase_ == Phase::kAccepting && !accepted_.empty() && !finishing_ && !is_read();
+        !is_read() && (uncertain_origin_.has_value() ||
+                       (phase_ == Phase::kAccepting && !accepted_.empty() && !finishing_));
     if (uncertain) context_.metrics.cas_write_timeout_due_to_uncertainty += replies_.size();
     response.set_received(static_cast<uint32_t>(accepted_.size()));
     response.set_message(uncertain ? "timed out with a partial accept: the outcome is uncertain"

@@ -58,15 +58,23 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   void NewRound();
   void BackOffAndRetry();
   void Decide();
-  void Evaluate(const Partition& current);
-  void Propose(PartitionData mutation, bool finishing);
+  void Evaluate(const Partition& current, const Proposal* latest_commit);
+  // After a partial accept of our own value: what this round's quorum says
+  // about its fate (see docs/lwt.md). False when the round went on to
+  // re-propose it or to answer.
+  bool ResolveUncertainValue(const Proposal* latest_commit);
+  void Propose(PartitionData mutation, bool finishing, const Ballot& origin);
   // A quorum accepted the proposal.
   void Chosen();
   void Commit(const Proposal& proposal);
+  // Commits up to `ballot` are durable on a quorum: replicas may drop them.
+  void Prune(const Ballot& ballot);
+  void AnswerUncertain(const char* message);
   // Sends `response` to every waiting client (if none was answered yet),
   // then forgets this proposer.
   void Finish(ClientResponse response);
-  void AnswerAll(std::vector<ClientResponse> responses);
+  // Sends every conditional write of the batch its evaluated answer.
+  void AnswerWrites();
   bool is_read() const { return request_.batch.empty(); }
   void OnTimeout();
   void SeeBallot(const Ballot& ballot);
@@ -90,6 +98,12 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   Ballot ballot_;
   bool finishing_ = false;  // proposing someone else's accepted value
   Proposal proposal_;
+  // Our own value (as evaluated, before restamping), the latest commit it
+  // was evaluated on, and — once a minority accepted it — its origin, until
+  // a later round learns whether it was chosen.
+  PartitionData own_mutation_;
+  std::optional<Ballot> evaluated_on_;
+  std::optional<Ballot> uncertain_origin_;
   std::map<NodeId, PaxosPromise> promises_;
   std::set<NodeId> accepted_;
   std::set<NodeId> refused_;
