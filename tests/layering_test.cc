@@ -1,4 +1,4 @@
-// Reads the sources of core/ and sim/ and enforces the layering and
+// Reads the sources of core/, sim/ and node/ and enforces the layering and
 // determinism rules (docs/determinism.md), in the spirit of TigerBeetle's
 // tidy.zig.
 
@@ -66,6 +66,11 @@ TEST(LayeringTest, CoreLinksNoGrpcOrRocksdb) {
 
 TEST(LayeringTest, SimDoesNotIncludeNode) {
   const auto found = Violations(SourcesUnder("sim"), std::regex(R"(#include\s+"node/)"));
+  EXPECT_TRUE(found.empty()) << found.front();
+}
+
+TEST(LayeringTest, NodeDoesNotIncludeSim) {
+  const auto found = Violations(SourcesUnder("node"), std::regex(R"(#include\s+"sim/)"));
   EXPECT_TRUE(found.empty()) << found.front();
 }
 

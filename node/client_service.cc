@@ -1,0 +1,42 @@
+#include "node/client_service.h"
+
+#include "node/node.h"
+
+namespace charybdis::node {
+
+grpc::ServerUnaryReactor* ClientService::Execute(grpc::CallbackServerContext* context,
+                                                 const ExecuteRequest* request,
+                                                 ClientResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  node_.Execute(*request, [reactor, response](ClientResponse answer) {
+    *response = std::move(answer);
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientService::Status(grpc::CallbackServerContext* context,
+                                                const StatusRequest*, StatusResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  *response = node_.Status();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientService::Block(grpc::CallbackServerContext* context,
+                                               const BlockRequest* request, BlockResponse*) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  node_.Block({request->node().begin(), request->node().end()});
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientService::Metrics(grpc::CallbackServerContext* context,
+                                                 const MetricsRequest*, MetricsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  response->set_text(node_.MetricsText());
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace charybdis::node

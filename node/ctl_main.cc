@@ -1,0 +1,343 @@
+// charybdis-ctl: the client of real nodes and a local cluster manager
+// (see docs/node.md).
+//
+//   charybdis-ctl [--address=HOST:PORT | --node=N] [--cl=LEVEL] COMMAND ...
+//
+//   put TABLE KEY COLUMN=VALUE...        a write (default QUORUM)
+//   get TABLE KEY                        a read of the partition's row
+//   delete TABLE KEY                     a row delete
+//   cas TABLE KEY COLUMN=VALUE... [--if-not-exists | --if COLUMN=VALUE]
+//                                        a conditional write (--serial=LEVEL)
+//   serial-get TABLE KEY                 a read at SERIAL (--serial=LEVEL)
+//                                        (--json: answers as JSON)
+//   status                               ring, shards, who is up per node
+//   metrics                              the node's /metrics text
+//   cluster up [-n 3] [--smp 2] [--rf 3] start a local cluster in --dir
+//   cluster down                         stop it and delete its directory
+//   cluster kill N | start N | stop N    one node (kill = SIGKILL)
+//   cluster partition N --from M         N and M drop each other's traffic
+//   cluster heal                         undo every partition
+//
+// --dir defaults to $CHARYBDIS_CLUSTER_DIR or /tmp/charybdis-cluster;
+// --node=N talks to node N of that cluster. Exit status: 0 ok, 1 the
+// request failed (the answer says why), 2 bad usage.
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "node/local_cluster.h"
+
+namespace charybdis::node {
+namespace {
+
+struct Arguments {
+  std::vector<std::string> words;                // positional
+  std::map<std::string, std::string> flags;      // --name=value, --name value, -n value
+  std::vector<std::pair<std::string, std::string>> conditions;  // --if COLUMN=VALUE
+};
+
+// Flags that take no value.
+bool IsSwitch(const std::string& name) {
+  return name == "if-not-exists" || name == "if-exists" || name == "json";
+}
+
+Arguments Parse(int argc, char** argv) {
+  Arguments parsed;
+  for (int i = 1; i < argc; i++) {
+    std::string word = argv[i];
+    if (word.rfind("-", 0) != 0 || word == "-") {
+      parsed.words.push_back(word);
+      continue;
+    }
+    std::string name = word.substr(word.rfind("--", 0) == 0 ? 2 : 1);
+    std::string value;
+    const size_t equals = name.find('=');
+    if (equals != std::string::npos) {
+      value = name.substr(equals + 1);
+      name = name.substr(0, equals);
+    } else if (!IsSwitch(name) && i + 1 < argc) {
+      value = argv[++i];
+    }
+    if (name == "if") {
+      const size_t at = value.find('=');
+      parsed.conditions.emplace_back(value.substr(0, at), at == std::string::npos ? "" : value.substr(at + 1));
+      continue;
+    }
+    parsed.flags[name] = value;
+  }
+  return parsed;
+}
+
+int Usage(const std::string& problem) {
+  std::cerr << "charybdis-ctl: " << problem << "\n(see the top of node/ctl_main.cc or docs/node.md)\n";
+  return 2;
+}
+
+std::string ClusterDirectory(const Arguments& arguments) {
+  if (arguments.flags.count("dir")) return arguments.flags.at("dir");
+  const char* environment = std::getenv("CHARYBDIS_CLUSTER_DIR");
+  return environment != nullptr ? environment : "/tmp/charybdis-cluster";
+}
+
+std::optional<ConsistencyLevel> LevelNamed(const std::string& name) {
+  ConsistencyLevel level;
+  if (!ConsistencyLevel_Parse("CL_" + name, &level) || level == CL_UNSET) return std::nullopt;
+  return level;
+}
+
+std::string Json(const google::protobuf::Message& message) {
+  std::string text;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &text, options);
+  return text;
+}
+
+// One answer, readably: the outcome, then one line per row.
+std::string Describe(const ClientResponse& response, bool cas) {
+  std::string text = ClientResponse::Code_Name(response.code());
+  if (response.code() == ClientResponse::OK && cas) {
+    text = response.applied() ? "applied" : "not applied";
+  }
+  if (!response.message().empty()) absl::StrAppend(&text, ": ", response.message());
+  if (response.code() == ClientResponse::UNAVAILABLE) {
+    absl::StrAppend(&text, " (alive ", response.alive(), ", needed ", response.blocked_for(), ")");
+  } else if (response.code() != ClientResponse::OK && response.code() != ClientResponse::INVALID_REQUEST) {
+    absl::StrAppend(&text, " (received ", response.received(), " of ", response.blocked_for(), ")");
+  }
+  if (response.round_trips() > 0) absl::StrAppend(&text, " [", response.round_trips(), " round trips]");
+  absl::StrAppend(&text, "\n");
+  for (const ResultRow& row : response.rows()) {
+    if (!row.clustering_key().empty()) absl::StrAppend(&text, "[", row.clustering_key(), "] ");
+    for (const ResultCell& cell : row.cells()) absl::StrAppend(&text, cell.column(), "=", cell.value(), " ");
+    absl::StrAppend(&text, "\n");
+  }
+  if (response.code() == ClientResponse::OK && response.rows_size() == 0 && !cas &&
+      response.write_timestamp() == 0) {
+    absl::StrAppend(&text, "(no row)\n");
+  }
+  return text;
+}
+
+// Where single requests go: --address, or node --node (default 1) of the
+// local cluster.
+absl::StatusOr<std::string> TargetAddress(const Arguments& arguments) {
+  if (arguments.flags.count("address")) return arguments.flags.at("address");
+  uint32_t node = 1;
+  if (arguments.flags.count("node") && !absl::SimpleAtoi(arguments.flags.at("node"), &node)) {
+    return absl::InvalidArgumentError("--node takes a node number");
+  }
+  auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+  if (!cluster.ok()) return cluster.status();
+  if (node < 1 || node > cluster->nodes().size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the cluster has no node ", node));
+  }
+  return cluster->client_address(node);
+}
+
+std::unique_ptr<Client::Stub> Connect(const std::string& address) { return ConnectClient(address); }
+
+int Request(const Arguments& arguments, const std::string& command) {
+  const auto& words = arguments.words;
+  if (words.size() < 3) return Usage(absl::StrCat(command, " needs TABLE KEY"));
+  const std::string& table = words[1];
+  const std::string& key = words[2];
+  auto level = LevelNamed(arguments.flags.count("cl") ? arguments.flags.at("cl") : "QUORUM");
+  if (!level) return Usage("--cl: not a consistency level (ONE, QUORUM, ALL, LOCAL_QUORUM, ...)");
+  auto serial = LevelNamed(arguments.flags.count("serial") ? arguments.flags.at("serial") : "SERIAL");
+  if (!serial) return Usage("--serial: SERIAL or LOCAL_SERIAL");
+  std::vector<ColumnValue> puts;
+  for (size_t i = 3; i < words.size(); i++) {
+    const size_t at = words[i].find('=');
+    if (at == std::string::npos) return Usage(absl::StrCat("\"", words[i], "\" is not COLUMN=VALUE"));
+    ColumnValue put;
+    put.set_column(words[i].substr(0, at));
+    put.set_value(words[i].substr(at + 1));
+    puts.push_back(put);
+  }
+  ExecuteRequest execute;
+  ClientRequest& request = *execute.mutable_request();
+  request.set_request_id(1);
+  if (command == "put" || command == "delete") {
+    if (command == "put" && puts.empty()) return Usage("put needs COLUMN=VALUE");
+    WriteOp* write = request.mutable_write();
+    write->set_table(table);
+    write->set_partition_key(key);
+    write->set_consistency(*level);
+    for (const ColumnValue& put : puts) *write->add_put() = put;
+    write->set_delete_row(command == "delete");
+  } else if (command == "get" || command == "serial-get") {
+    ReadOp* read = request.mutable_read();
+    read->set_table(table);
+    read->set_partition_key(key);
+    read->set_consistency(command == "get" ? *level : *serial);
+  } else {  // cas
+    if (puts.empty()) return Usage("cas needs COLUMN=VALUE");
+    CasOp* cas = request.mutable_cas();
+    cas->set_serial_consistency(*serial);
+    cas->set_commit_consistency(*level);
+    CasStatement* statement = cas->add_statement();
+    WriteOp* write = statement->mutable_write();
+    write->set_table(table);
+    write->set_partition_key(key);
+    for (const ColumnValue& put : puts) *write->add_put() = put;
+    statement->set_if_not_exists(arguments.flags.count("if-not-exists") > 0);
+    statement->set_if_exists(arguments.flags.count("if-exists") > 0);
+    for (const auto& [column, value] : arguments.conditions) {
+      Condition* condition = statement->add_condition();
+      condition->set_column(column);
+      condition->set_op(Condition::EQ);
+      condition->set_value(value);
+    }
+  }
+  auto address = TargetAddress(arguments);
+  if (!address.ok()) return Usage(std::string(address.status().message()));
+  ClientResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  const grpc::Status status = Connect(*address)->Execute(&context, execute, &response);
+  if (!status.ok()) {
+    std::cerr << "charybdis-ctl: " << *address << ": " << status.error_message() << "\n";
+    return 1;
+  }
+  if (arguments.flags.count("json")) {
+    std::cout << Json(response) << "\n";
+  } else {
+    std::cout << Describe(response, command == "cas");
+  }
+  return response.code() == ClientResponse::OK ? 0 : 1;
+}
+
+int Status(const Arguments& arguments, bool metrics) {
+  // Every node of the local cluster, unless one address is given.
+  std::vector<std::string> addresses;
+  if (arguments.flags.count("address") || arguments.flags.count("node")) {
+    auto address = TargetAddress(arguments);
+    if (!address.ok()) return Usage(std::string(address.status().message()));
+    addresses.push_back(*address);
+  } else {
+    auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+    for (NodeId id : cluster->nodes()) addresses.push_back(cluster->client_address(id));
+  }
+  int failures = 0;
+  for (const std::string& address : addresses) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Status status;
+    if (metrics) {
+      MetricsResponse response;
+      status = Connect(address)->Metrics(&context, MetricsRequest(), &response);
+      if (status.ok()) std::cout << response.text();
+    } else {
+      StatusResponse response;
+      status = Connect(address)->Status(&context, StatusRequest(), &response);
+      if (status.ok()) {
+        std::cout << "node " << response.node_id() << " at " << address << ": " << response.shards()
+                  << " shards, " << response.ring_size() << " vnodes; sees up:";
+        for (uint32_t node : response.up()) std::cout << " " << node;
+        if (response.blocked_size() > 0) {
+          std::cout << "; drops traffic of:";
+          for (uint32_t node : response.blocked()) std::cout << " " << node;
+        }
+        std::cout << "\n";
+      }
+    }
+    if (!status.ok()) {
+      std::cout << address << ": down (" << status.error_message() << ")\n";
+      failures++;
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+int Cluster(const Arguments& arguments) {
+  const auto& words = arguments.words;
+  if (words.size() < 2) return Usage("cluster needs up, down, kill, start, stop, partition or heal");
+  const std::string& action = words[1];
+  const std::string directory = ClusterDirectory(arguments);
+  const std::string binary =
+      arguments.flags.count("node-binary") ? arguments.flags.at("node-binary") : NodeBinaryBesideSelf();
+  auto number = [&](const std::string& text, uint32_t& out) { return absl::SimpleAtoi(text, &out); };
+  absl::Status result;
+  if (action == "up") {
+    LocalCluster::Options options;
+    if (arguments.flags.count("n") && !number(arguments.flags.at("n"), options.nodes)) return Usage("-n takes a number");
+    if (arguments.flags.count("smp") && !number(arguments.flags.at("smp"), options.shards)) return Usage("--smp takes a number");
+    options.replication_factor = std::min<uint32_t>(3, options.nodes);
+    if (arguments.flags.count("rf") && !number(arguments.flags.at("rf"), options.replication_factor)) return Usage("--rf takes a number");
+    auto cluster = LocalCluster::Create(directory, binary, options);
+    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+    std::cout << "starting " << options.nodes << " nodes with " << options.shards << " shards in "
+              << directory << "\n";
+    result = cluster->StartAll();
+    if (result.ok()) {
+      for (NodeId id : cluster->nodes()) {
+        std::cout << "node " << id << ": client " << cluster->client_address(id) << ", metrics http://"
+                  << cluster->metrics_address(id) << "/metrics, log " << cluster->log_path(id) << "\n";
+      }
+    }
+  } else {
+    auto cluster = LocalCluster::Open(directory, binary);
+    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+    uint32_t node = 0;
+    const bool needs_node = action == "kill" || action == "start" || action == "stop" || action == "partition";
+    if (needs_node && (words.size() < 3 || !number(words[2], node))) return Usage(absl::StrCat("cluster ", action, " needs a node number"));
+    if (action == "down") {
+      result = cluster->StopAll();
+      std::error_code error;
+      std::filesystem::remove_all(directory, error);
+    } else if (action == "kill") {
+      result = cluster->Kill(node);
+    } else if (action == "start") {
+      result = cluster->Start(node);
+      if (result.ok()) result = cluster->WaitForViews(30000);
+    } else if (action == "stop") {
+      result = cluster->Stop(node);
+    } else if (action == "partition") {
+      uint32_t from = 0;
+      if (!arguments.flags.count("from") || !number(arguments.flags.at("from"), from)) return Usage("cluster partition N --from M");
+      result = cluster->Partition(node, from);
+    } else if (action == "heal") {
+      result = cluster->Heal();
+    } else {
+      return Usage(absl::StrCat("unknown cluster action \"", action, "\""));
+    }
+  }
+  if (!result.ok()) {
+    std::cerr << "charybdis-ctl: " << result.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  const Arguments arguments = Parse(argc, argv);
+  if (arguments.words.empty() || arguments.flags.count("help") || arguments.flags.count("h")) {
+    return Usage("give a command: put, get, delete, cas, serial-get, status, metrics, cluster");
+  }
+  const std::string& command = arguments.words[0];
+  if (command == "put" || command == "get" || command == "delete" || command == "cas" ||
+      command == "serial-get") {
+    return Request(arguments, command);
+  }
+  if (command == "status") return Status(arguments, /*metrics=*/false);
+  if (command == "metrics") return Status(arguments, /*metrics=*/true);
+  if (command == "cluster") return Cluster(arguments);
+  return Usage(absl::StrCat("unknown command \"", command, "\""));
+}
+
+}  // namespace
+}  // namespace charybdis::node
+
+int main(int argc, char** argv) { return charybdis::node::Main(argc, argv); }

@@ -1,0 +1,364 @@
+#include "node/local_cluster.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+
+namespace charybdis::node {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Free loopback ports, all held until every one is picked (so they differ).
+absl::StatusOr<std::vector<int>> FreePorts(size_t count) {
+  std::vector<int> sockets;
+  std::vector<int> ports;
+  for (size_t i = 0; i < count; i++) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    socklen_t length = sizeof(address);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      for (int open : sockets) close(open);
+      if (fd >= 0) close(fd);
+      return absl::UnavailableError("cannot find a free loopback port");
+    }
+    sockets.push_back(fd);
+    ports.push_back(ntohs(address.sin_port));
+  }
+  for (int fd : sockets) close(fd);
+  return ports;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// The last lines of a log, for error messages.
+std::string Tail(const std::string& path, size_t lines = 5) {
+  const std::string text = ReadFile(path);
+  size_t at = text.size();
+  for (size_t seen = 0; at > 0 && seen <= lines; at--) {
+    if (text[at - 1] == '\n') seen++;
+  }
+  return text.substr(at);
+}
+
+bool Alive(int pid) {
+  if (pid <= 0) return false;
+  int status = 0;
+  const pid_t reaped = waitpid(pid, &status, WNOHANG);
+  if (reaped == pid) return false;  // our child, and it exited
+  return kill(pid, 0) == 0;
+}
+
+}  // namespace
+
+std::string NodeBinaryBesideSelf() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return (self.parent_path() / "charybdis-node").string();
+}
+
+absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
+                                                  const std::string& node_binary, Options options) {
+  if (options.nodes == 0 || options.shards == 0) {
+    return absl::InvalidArgumentError("a cluster needs at least one node and one shard");
+  }
+  if (options.replication_factor == 0 || options.replication_factor > options.nodes) {
+    return absl::InvalidArgumentError(absl::StrCat("replication factor ", options.replication_factor,
+                                                   " must be between 1 and ", options.nodes));
+  }
+  LocalCluster cluster(directory, node_binary);
+  if (fs::exists(cluster.NodeDirectory(1) + "/node.textproto")) {
+    return absl::AlreadyExistsError(absl::StrCat(directory, " holds a cluster already (cluster down first)"));
+  }
+  auto ports = FreePorts(3 * options.nodes);
+  if (!ports.ok()) return ports.status();
+  NodeConfigFile shared;
+  shared.set_shards(options.shards);
+  ReplicationFactor* factor = shared.add_replication();
+  factor->set_datacenter("dc1");
+  factor->set_replication_factor(options.replication_factor);
+  for (const char* name : {"kv", "registers"}) {
+    Table* table = shared.add_table();
+    table->set_name(name);
+    table->add_column("v");
+  }
+  shared.set_token_seed(1);
+  for (NodeId id = 1; id <= options.nodes; id++) {
+    Member* member = shared.add_member();
+    member->set_id(id);
+    member->set_datacenter("dc1");
+    member->set_rack(absl::StrCat("r", id));
+    member->set_internode_address(absl::StrCat("127.0.0.1:", (*ports)[3 * (id - 1)]));
+    member->set_client_address(absl::StrCat("127.0.0.1:", (*ports)[3 * (id - 1) + 1]));
+  }
+  for (NodeId id = 1; id <= options.nodes; id++) {
+    NodeConfigFile config = shared;
+    config.set_node_id(id);
+    config.set_data_directory(fs::absolute(cluster.NodeDirectory(id) + "/data").string());
+    config.set_metrics_address(absl::StrCat("127.0.0.1:", (*ports)[3 * (id - 1) + 2]));
+    std::string text;
+    google::protobuf::TextFormat::PrintToString(config, &text);
+    std::error_code error;
+    fs::create_directories(cluster.NodeDirectory(id), error);
+    std::ofstream file(cluster.NodeDirectory(id) + "/node.textproto");
+    file << text << options.extra_config << "\n";
+    if (!file) return absl::InternalError(absl::StrCat("cannot write the config of node ", id));
+  }
+  if (absl::Status loaded = cluster.Load(); !loaded.ok()) return loaded;
+  return cluster;
+}
+
+absl::StatusOr<LocalCluster> LocalCluster::Open(const std::string& directory,
+                                                const std::string& node_binary) {
+  LocalCluster cluster(directory, node_binary);
+  if (absl::Status loaded = cluster.Load(); !loaded.ok()) return loaded;
+  return cluster;
+}
+
+absl::Status LocalCluster::Load() {
+  configs_.clear();
+  for (NodeId id = 1; fs::exists(NodeDirectory(id) + "/node.textproto"); id++) {
+    NodeConfigFile config;
+    if (!google::protobuf::TextFormat::ParseFromString(ReadFile(NodeDirectory(id) + "/node.textproto"),
+                                                        &config)) {
+      return absl::DataLossError(absl::StrCat("cannot parse the config of node ", id));
+    }
+    configs_.push_back(std::move(config));
+  }
+  if (configs_.empty()) {
+    return absl::NotFoundError(absl::StrCat(directory_, " holds no cluster (cluster up first)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string LocalCluster::NodeDirectory(NodeId id) const {
+  return absl::StrCat(directory_, "/node", id);
+}
+std::string LocalCluster::data_directory(NodeId id) const { return configs_.at(id - 1).data_directory(); }
+std::string LocalCluster::log_path(NodeId id) const { return NodeDirectory(id) + "/node.log"; }
+std::string LocalCluster::metrics_address(NodeId id) const {
+  return configs_.at(id - 1).metrics_address();
+}
+std::string LocalCluster::client_address(NodeId id) const {
+  for (const Member& member : configs_.at(id - 1).member()) {
+    if (member.id() == id) return member.client_address();
+  }
+  return "";
+}
+
+std::vector<NodeId> LocalCluster::nodes() const {
+  std::vector<NodeId> ids;
+  for (NodeId id = 1; id <= configs_.size(); id++) ids.push_back(id);
+  return ids;
+}
+
+int LocalCluster::Pid(NodeId id) const {
+  std::ifstream file(NodeDirectory(id) + "/pid");
+  int pid = 0;
+  file >> pid;
+  return pid;
+}
+
+bool LocalCluster::Running(NodeId id) const { return Alive(Pid(id)); }
+
+std::unique_ptr<Client::Stub> ConnectClient(const std::string& address) {
+  grpc::ChannelArguments arguments;
+  // A node that is starting refuses the first attempts: retry soon.
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+  arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  return Client::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments));
+}
+
+std::unique_ptr<Client::Stub> LocalCluster::Connect(NodeId id) const {
+  return ConnectClient(client_address(id));
+}
+
+absl::Status LocalCluster::Start(NodeId id, int timeout_ms) {
+  if (id < 1 || id > configs_.size()) return absl::InvalidArgumentError(absl::StrCat("no node ", id));
+  if (!Running(id)) {
+    const std::string config = NodeDirectory(id) + "/node.textproto";
+    const std::string log = log_path(id);
+    const pid_t pid = fork();
+    if (pid < 0) return absl::InternalError("fork failed");
+    if (pid == 0) {
+      setsid();  // outlives ctl, and a terminal's ^C
+      const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      const int in = open("/dev/null", O_RDONLY);
+      if (out >= 0) {
+        dup2(out, STDOUT_FILENO);
+        dup2(out, STDERR_FILENO);
+      }
+      if (in >= 0) dup2(in, STDIN_FILENO);
+      const std::string flag = "--config=" + config;
+      execl(node_binary_.c_str(), "charybdis-node", flag.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::ofstream(NodeDirectory(id) + "/pid") << pid << "\n";
+  }
+  // Up when it answers a status request.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    // A fresh channel each time: one that failed to connect waits out its
+    // back-off before trying again.
+    auto stub = Connect(id);
+    if (!Running(id)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("node ", id, " exited at start; its log ends:\n", Tail(log_path(id))));
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    StatusResponse status;
+    if (stub->Status(&context, StatusRequest(), &status).ok()) return absl::OkStatus();
+    if (Clock::now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("node ", id, " did not answer in time"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+absl::Status LocalCluster::StartAll(int timeout_ms) {
+  for (NodeId id : nodes()) {
+    if (absl::Status started = Start(id, timeout_ms); !started.ok()) return started;
+  }
+  return WaitForViews(timeout_ms);
+}
+
+absl::Status LocalCluster::WaitForViews(int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last_problem;
+  while (Clock::now() < deadline) {
+    std::set<NodeId> running;
+    for (NodeId id : nodes()) {
+      if (Running(id)) running.insert(id);
+    }
+    last_problem.clear();
+    for (NodeId id : running) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+      StatusResponse status;
+      if (!Connect(id)->Status(&context, StatusRequest(), &status).ok()) {
+        last_problem = absl::StrCat("node ", id, " does not answer");
+        break;
+      }
+      const std::set<NodeId> up(status.up().begin(), status.up().end());
+      if (up != running) {
+        last_problem = absl::StrCat("node ", id, " sees ", up.size(), " nodes up, not ", running.size());
+        break;
+      }
+    }
+    if (last_problem.empty()) return absl::OkStatus();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("views did not converge: ", last_problem));
+}
+
+absl::Status LocalCluster::Kill(NodeId id) {
+  const int pid = Pid(id);
+  if (!Alive(pid)) return absl::FailedPreconditionError(absl::StrCat("node ", id, " is not running"));
+  kill(pid, SIGKILL);
+  while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  fs::remove(NodeDirectory(id) + "/pid");
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::Stop(NodeId id, int timeout_ms) { return StopNodes({id}, timeout_ms); }
+
+absl::Status LocalCluster::StopAll() { return StopNodes(nodes(), 15000); }
+
+absl::Status LocalCluster::StopNodes(const std::vector<NodeId>& ids, int timeout_ms) {
+  // Signal them all first: they shut down in parallel.
+  std::vector<std::pair<NodeId, int>> stopping;
+  for (NodeId id : ids) {
+    const int pid = Pid(id);
+    if (!Alive(pid)) continue;
+    kill(pid, SIGTERM);
+    stopping.emplace_back(id, pid);
+  }
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  absl::Status result;
+  for (auto [id, pid] : stopping) {
+    while (Alive(pid) && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (Alive(pid)) {
+      kill(pid, SIGKILL);
+      while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      result.Update(absl::DeadlineExceededError(absl::StrCat("node ", id, " did not stop in time: killed")));
+    }
+    fs::remove(NodeDirectory(id) + "/pid");
+  }
+  return result;
+}
+
+namespace {
+
+absl::Status SetBlocked(Client::Stub& stub, const std::set<NodeId>& nodes) {
+  BlockRequest request;
+  for (NodeId node : nodes) request.add_node(node);
+  BlockResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  const grpc::Status status = stub.Block(&context, request, &response);
+  if (!status.ok()) return absl::UnavailableError(status.error_message());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::set<NodeId>> Blocked(Client::Stub& stub) {
+  StatusResponse status;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  const grpc::Status answer = stub.Status(&context, StatusRequest(), &status);
+  if (!answer.ok()) return absl::UnavailableError(answer.error_message());
+  return std::set<NodeId>(status.blocked().begin(), status.blocked().end());
+}
+
+}  // namespace
+
+absl::Status LocalCluster::Partition(NodeId a, NodeId b) {
+  for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+    if (from < 1 || from > configs_.size()) return absl::InvalidArgumentError(absl::StrCat("no node ", from));
+    if (!Running(from)) continue;  // it learns nothing while down
+    auto stub = Connect(from);
+    auto blocked = Blocked(*stub);
+    if (!blocked.ok()) return blocked.status();
+    blocked->insert(to);
+    if (absl::Status set = SetBlocked(*stub, *blocked); !set.ok()) return set;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::Heal() {
+  for (NodeId id : nodes()) {
+    if (!Running(id)) continue;
+    if (absl::Status set = SetBlocked(*Connect(id), {}); !set.ok()) return set;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace charybdis::node

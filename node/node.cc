@@ -1,0 +1,273 @@
+#include "node/node.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "core/assert.h"
+#include "node/client_service.h"
+#include "node/log.h"
+#include "node/metrics_server.h"
+
+namespace charybdis::node {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Which node a data directory belongs to, claimed on first start.
+absl::Status ClaimDataDirectory(const std::string& directory, NodeId id) {
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("data_directory: cannot create ", directory, ": ", error.message()));
+  }
+  const fs::path marker = fs::path(directory) / "NODE_ID";
+  std::ifstream existing(marker);
+  if (existing) {
+    NodeId owner = 0;
+    existing >> owner;
+    if (owner != id) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "data_directory: ", directory, " belongs to node ", owner, ", not node ", id));
+    }
+    return absl::OkStatus();
+  }
+  std::ofstream claim(marker);
+  claim << id << "\n";
+  if (!claim) {
+    return absl::FailedPreconditionError(absl::StrCat("data_directory: cannot write ", marker.string()));
+  }
+  return absl::OkStatus();
+}
+
+std::unique_ptr<grpc::Server> Listen(const std::string& address, grpc::Service* service) {
+  grpc::ServerBuilder builder;
+  // Without this a second process could bind the same port (SO_REUSEPORT).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  builder.RegisterService(service);
+  return builder.BuildAndStart();
+}
+
+std::string Labels(NodeId node, ShardId shard) {
+  return absl::StrCat("{node=\"", node, "\",shard=\"", shard, "\"}");
+}
+
+}  // namespace
+
+Node::Node(LoadedConfig config) : config_(std::move(config)) {}
+
+absl::StatusOr<std::unique_ptr<Node>> Node::Start(LoadedConfig config) {
+  std::unique_ptr<Node> node(new Node(std::move(config)));
+  const absl::Status opened = node->Open();
+  if (!opened.ok()) return opened;
+  return node;
+}
+
+absl::Status Node::Open() {
+  const NodeConfig& node = config_.node;
+  const std::string& directory = config_.file.data_directory();
+  if (absl::Status claimed = ClaimDataDirectory(directory, node.id); !claimed.ok()) return claimed;
+
+  std::random_device entropy;  // a real node is not a replay
+  std::vector<ShardThread*> threads;
+  shards_.resize(node.shards);
+  for (ShardId shard = 0; shard < node.shards; shard++) {
+    ShardParts& parts = shards_[shard];
+    parts.thread = std::make_unique<ShardThread>(absl::StrCat("shard-", shard));
+    threads.push_back(parts.thread.get());
+    const std::string shard_directory = (fs::path(directory) / absl::StrCat("shard-", shard)).string();
+    auto storage = RocksDbStorage::Open(shard_directory, parts.thread.get());
+    if (!storage.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "data_directory: cannot open ", shard_directory, " (in use by another process?): ",
+          storage.status().message()));
+    }
+    parts.storage = std::move(*storage);
+    parts.random = Random((uint64_t{entropy()} << 32) | entropy());
+  }
+  transport_ = std::make_unique<Transport>(node.id, config_.peer_internode_addresses, threads);
+  for (ShardId shard = 0; shard < node.shards; shard++) {
+    ShardParts& parts = shards_[shard];
+    ShardEnv env;
+    env.self = Address{node.id, shard};
+    env.clock = parts.thread.get();
+    env.network = transport_->network(shard);
+    env.storage = parts.storage.get();
+    env.random = &parts.random;
+    env.buggify = &buggify_;
+    env.reactor = parts.thread.get();
+    parts.shard = std::make_unique<Shard>(env, config_.node);
+  }
+
+  internode_service_ = std::make_unique<InternodeService>(*transport_);
+  internode_server_ = Listen(config_.internode_address, internode_service_.get());
+  if (internode_server_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("internode_address: cannot listen on ", config_.internode_address, " (port in use?)"));
+  }
+  client_service_ = std::make_unique<ClientService>(*this);
+  client_server_ = Listen(config_.client_address, client_service_.get());
+  if (client_server_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("client_address: cannot listen on ", config_.client_address, " (port in use?)"));
+  }
+  if (!config_.metrics_address.empty()) {
+    auto metrics = MetricsServer::Start(config_.metrics_address, [this] { return MetricsText(); });
+    if (!metrics.ok()) return metrics.status();
+    metrics_server_ = std::move(*metrics);
+  }
+
+  for (ShardParts& parts : shards_) parts.thread->Start();
+  transport_->Start();
+  for (ShardParts& parts : shards_) {
+    Shard* shard = parts.shard.get();
+    parts.thread->Post([shard] { shard->Start(); });
+  }
+  accepting_ = true;
+  return absl::OkStatus();
+}
+
+Node::~Node() { Shutdown(); }
+
+void Node::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  accepting_ = false;
+  if (transport_ != nullptr) {
+    // In-flight requests end by themselves within their timeout.
+    const Nanos longest = std::max(config_.node.coordinator.write_timeout,
+                                   config_.node.coordinator.read_timeout);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(longest);
+    while (transport_->waiting_clients() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ClientResponse failed;
+    failed.set_code(ClientResponse::WRITE_TIMEOUT);
+    failed.set_message("the node shut down before the request finished: the outcome is unknown");
+    transport_->FailWaitingClients(failed);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto phase = [&](const char* what) {
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    Log("debug", what, {{"node", absl::StrCat(config_.node.id)}, {"ms", absl::StrCat(elapsed.count())}});
+  };
+  phase("drained");
+  const auto soon = std::chrono::system_clock::now() + std::chrono::milliseconds(200);
+  if (client_server_ != nullptr) client_server_->Shutdown(soon);
+  if (internode_server_ != nullptr) internode_server_->Shutdown(soon);
+  phase("servers_stopped");
+  metrics_server_.reset();
+  phase("metrics_stopped");
+  if (transport_ != nullptr) transport_->Stop();
+  phase("transport_stopped");
+  for (ShardParts& parts : shards_) {
+    if (parts.thread != nullptr) parts.thread->Stop();
+  }
+  // The shards go before their storage, which closes RocksDB.
+  for (ShardParts& parts : shards_) parts.shard.reset();
+  for (ShardParts& parts : shards_) parts.storage.reset();
+}
+
+void Node::Execute(const ExecuteRequest& request, std::function<void(ClientResponse)> reply) {
+  ClientResponse refused;
+  refused.set_request_id(request.request().request_id());
+  if (!accepting_) {
+    refused.set_code(ClientResponse::UNAVAILABLE);
+    refused.set_message("the node is shutting down: nothing was done");
+    return reply(std::move(refused));
+  }
+  ShardId shard = 0;
+  if (request.has_shard()) {
+    if (request.shard() >= shards_.size()) {
+      refused.set_code(ClientResponse::INVALID_REQUEST);
+      refused.set_message(absl::StrCat("shard ", request.shard(), " does not exist: this node has ",
+                                       shards_.size(), " shards"));
+      return reply(std::move(refused));
+    }
+    shard = request.shard();
+  } else {
+    shard = static_cast<ShardId>(next_shard_++ % shards_.size());
+  }
+  if (!transport_->SubmitClientRequest(request.request(), shard, reply)) {
+    refused.set_code(ClientResponse::UNAVAILABLE);
+    refused.set_message("the node is shutting down: nothing was done");
+    reply(std::move(refused));
+  }
+}
+
+StatusResponse Node::Status() {
+  StatusResponse status;
+  status.set_node_id(config_.node.id);
+  status.set_shards(config_.node.shards);
+  std::vector<NodeId> up;
+  Shard* first = shards_[0].shard.get();
+  shards_[0].thread->RunAndWait([first, &up] {
+    if (first->failure_detector() != nullptr) up = first->failure_detector()->LiveNodes();
+  });
+  for (NodeId node : up) status.add_up(node);
+  for (NodeId node : transport_->blocked()) status.add_blocked(node);
+  for (const auto& vnode : config_.node.ring->tokens()) {
+    RingEntry* entry = status.add_ring();
+    entry->set_token(vnode.token);
+    entry->set_node(vnode.node);
+  }
+  for (const Member& member : config_.file.member()) *status.add_member() = member;
+  return status;
+}
+
+std::string Node::MetricsText() {
+  struct Snapshot {
+    std::vector<std::pair<std::string, uint64_t>> counters;
+    std::vector<std::pair<std::string, Histogram>> histograms;
+  };
+  std::vector<Snapshot> snapshots(shards_.size());
+  for (ShardId shard = 0; shard < shards_.size(); shard++) {
+    Shard* core = shards_[shard].shard.get();
+    Snapshot& snapshot = snapshots[shard];
+    shards_[shard].thread->RunAndWait([core, &snapshot] {
+      snapshot.counters = core->metrics().Counters();
+      for (const auto& [name, histogram] : core->metrics().Histograms()) {
+        snapshot.histograms.emplace_back(name, *histogram);
+      }
+    });
+  }
+  std::string text;
+  const NodeId id = config_.node.id;
+  if (!snapshots.empty()) {
+    for (size_t i = 0; i < snapshots[0].counters.size(); i++) {
+      const std::string& name = snapshots[0].counters[i].first;
+      absl::StrAppend(&text, "# TYPE ", name, " counter\n");
+      for (ShardId shard = 0; shard < snapshots.size(); shard++) {
+        if (i >= snapshots[shard].counters.size()) continue;
+        absl::StrAppend(&text, name, Labels(id, shard), " ", snapshots[shard].counters[i].second, "\n");
+      }
+    }
+    for (size_t i = 0; i < snapshots[0].histograms.size(); i++) {
+      const std::string& name = snapshots[0].histograms[i].first;
+      absl::StrAppend(&text, "# HELP ", name, " microseconds\n# TYPE ", name, " summary\n");
+      for (ShardId shard = 0; shard < snapshots.size(); shard++) {
+        if (i >= snapshots[shard].histograms.size()) continue;
+        const Histogram& histogram = snapshots[shard].histograms[i].second;
+        const std::string base = absl::StrCat("node=\"", id, "\",shard=\"", shard, "\"");
+        for (double quantile : {0.5, 0.99}) {
+          absl::StrAppend(&text, name, "{", base, ",quantile=\"", quantile, "\"} ",
+                          histogram.count() == 0 ? 0 : histogram.Percentile(quantile * 100), "\n");
+        }
+        absl::StrAppend(&text, name, "_sum{", base, "} ", histogram.sum(), "\n");
+        absl::StrAppend(&text, name, "_count{", base, "} ", histogram.count(), "\n");
+      }
+    }
+  }
+  return text;
+}
+
+}  // namespace charybdis::node

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/buggify.h"
+#include "core/random.h"
+#include "core/shard.h"
+#include "node/config.h"
+#include "node/rocksdb_storage.h"
+#include "node/shard_thread.h"
+#include "node/transport.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace charybdis::node {
+
+class ClientService;
+class MetricsServer;
+
+// A running node: one thread per shard with its reactor, storage (RocksDB)
+// and core Shard; the internode transport; the client API; /metrics.
+class Node {
+ public:
+  // Claims the data directory, opens every shard's RocksDB, listens, and
+  // starts the shards. Errors (a directory of another node or in use, a
+  // port in use) come back as FailedPrecondition.
+  static absl::StatusOr<std::unique_ptr<Node>> Start(LoadedConfig config);
+  ~Node();
+
+  // Graceful: stop accepting requests, let in-flight ones finish (up to
+  // the longest request timeout), fail the rest, close RocksDB.
+  void Shutdown();
+
+  // The client API (any thread).
+  void Execute(const ExecuteRequest& request, std::function<void(ClientResponse)> reply);
+  StatusResponse Status();
+  void Block(std::set<NodeId> nodes) { transport_->Block(std::move(nodes)); }
+  // Prometheus text: one series per shard (label `shard`), core's names.
+  std::string MetricsText();
+
+  const LoadedConfig& config() const { return config_; }
+
+ private:
+  explicit Node(LoadedConfig config);
+  absl::Status Open();
+
+  struct ShardParts {
+    std::unique_ptr<ShardThread> thread;
+    std::unique_ptr<RocksDbStorage> storage;
+    Random random{0};
+    std::unique_ptr<Shard> shard;
+  };
+
+  LoadedConfig config_;
+  NeverBuggify buggify_;
+  std::vector<ShardParts> shards_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<InternodeService> internode_service_;
+  std::unique_ptr<ClientService> client_service_;
+  std::unique_ptr<grpc::Server> internode_server_;
+  std::unique_ptr<grpc::Server> client_server_;
+  std::unique_ptr<MetricsServer> metrics_server_;
+  std::atomic<bool> accepting_{false};
+  std::atomic<uint64_t> next_shard_{0};
+  bool shut_down_ = false;
+};
+
+}  // namespace charybdis::node

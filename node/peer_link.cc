@@ -1,0 +1,101 @@
+#include "node/peer_link.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+
+namespace charybdis::node {
+
+namespace {
+
+constexpr auto kReconnectBackOff = std::chrono::milliseconds(100);
+
+}  // namespace
+
+PeerLink::PeerLink(std::string address) : address_(std::move(address)) {}
+
+PeerLink::~PeerLink() { Stop(); }
+
+void PeerLink::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void PeerLink::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    if (active_context_ != nullptr) active_context_->TryCancel();
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PeerLink::Send(Envelope message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    if (queue_.size() >= kMaxQueued) queue_.pop_front();  // the oldest is lost
+    queue_.push_back(std::move(message));
+  }
+  wake_.notify_one();
+}
+
+void PeerLink::Loop() {
+  grpc::ChannelArguments arguments;
+  // Notice a dead peer quickly, and reconnect quickly once it is back.
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 1000);
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  auto channel = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), arguments);
+  auto stub = Internode::NewStub(channel);
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+    }
+    Pump(*stub);
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    // The peer is unreachable: what was queued meanwhile is stale.
+    queue_.clear();
+    wake_.wait_for(lock, kReconnectBackOff, [this] { return stopping_; });
+  }
+}
+
+void PeerLink::Pump(Internode::Stub& stub) {
+  grpc::ClientContext context;
+  StreamClosed closed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    active_context_ = &context;
+  }
+  std::unique_ptr<grpc::ClientWriter<Envelope>> writer = stub.Stream(&context, &closed);
+  std::deque<Envelope> batch;
+  bool broken = false;
+  while (!broken) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) break;
+      batch.swap(queue_);
+    }
+    for (const Envelope& message : batch) {
+      if (!writer->Write(message)) {
+        broken = true;
+        break;
+      }
+    }
+    batch.clear();
+  }
+  if (!broken) writer->WritesDone();
+  writer->Finish();
+  std::lock_guard<std::mutex> lock(mutex_);
+  active_context_ = nullptr;
+}
+
+}  // namespace charybdis::node

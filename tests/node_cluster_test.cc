@@ -1,0 +1,371 @@
+// Integration tests of real nodes: a 3-node cluster (2 shards each) of
+// charybdis-node processes on loopback, each test with its own free ports
+// and directory, stopped and deleted at the end.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <rocksdb/db.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "core/data/storage_codec.h"
+#include "core/token.h"
+#include "node/local_cluster.h"
+
+namespace charybdis::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kShards = 2;
+
+// The node binary is a data dependency, in the runfiles.
+const char kNodeBinary[] = "node/charybdis-node";
+
+std::string FreshDirectory(const std::string& name) {
+  const char* temp = std::getenv("TEST_TMPDIR");
+  const fs::path path = fs::path(temp != nullptr ? temp : "/tmp") / ("cluster-" + name);
+  fs::remove_all(path);
+  return path.string();
+}
+
+class NodeClusterTest : public ::testing::Test {
+ protected:
+  void StartCluster(const std::string& extra_config = "") {
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    directory_ = FreshDirectory(name);
+    LocalCluster::Options options;
+    options.nodes = 3;
+    options.shards = kShards;
+    options.extra_config = extra_config;
+    auto cluster = LocalCluster::Create(directory_, kNodeBinary, options);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::make_unique<LocalCluster>(std::move(*cluster));
+    const absl::Status started = cluster_->StartAll();
+    ASSERT_TRUE(started.ok()) << started;
+  }
+
+  void TearDown() override {
+    if (cluster_ != nullptr) {
+      (void)cluster_->StopAll();
+      cluster_.reset();
+    }
+    if (!directory_.empty()) fs::remove_all(directory_);
+  }
+
+  ClientResponse Execute(NodeId node, ClientRequest request) {
+    ExecuteRequest execute;
+    *execute.mutable_request() = std::move(request);
+    ClientResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    const grpc::Status status = cluster_->Connect(node)->Execute(&context, execute, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  }
+
+  static ClientRequest Put(const std::string& key, const std::string& value, ConsistencyLevel level) {
+    ClientRequest request;
+    WriteOp* write = request.mutable_write();
+    write->set_table("kv");
+    write->set_partition_key(key);
+    write->set_consistency(level);
+    ColumnValue* put = write->add_put();
+    put->set_column("v");
+    put->set_value(value);
+    return request;
+  }
+  static ClientRequest Get(const std::string& key, ConsistencyLevel level) {
+    ClientRequest request;
+    request.mutable_read()->set_table("kv");
+    request.mutable_read()->set_partition_key(key);
+    request.mutable_read()->set_consistency(level);
+    return request;
+  }
+  static ClientRequest IfNotExists(const std::string& key, const std::string& value) {
+    ClientRequest request;
+    CasStatement* statement = request.mutable_cas()->add_statement();
+    *statement->mutable_write() = Put(key, value, CL_UNSET).write();
+    statement->mutable_write()->clear_consistency();
+    statement->set_if_not_exists(true);
+    return request;
+  }
+  static std::string ValueOf(const ClientResponse& response) {
+    return response.rows_size() == 0 ? "" : response.rows(0).cells(0).value();
+  }
+
+  // A node's metric summed over its shards.
+  uint64_t Metric(NodeId node, const std::string& name) {
+    grpc::ClientContext context;
+    MetricsResponse response;
+    EXPECT_TRUE(cluster_->Connect(node)->Metrics(&context, MetricsRequest(), &response).ok());
+    uint64_t total = 0;
+    std::istringstream lines(response.text());
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.rfind(name + "{", 0) == 0) total += std::stoull(line.substr(line.rfind(' ') + 1));
+    }
+    return total;
+  }
+
+  std::string directory_;
+  std::unique_ptr<LocalCluster> cluster_;
+};
+
+TEST_F(NodeClusterTest, QuorumWritesAreSeenByQuorumReadsOnEveryNode) {
+  StartCluster();
+  for (int i = 0; i < 100; i++) {
+    const ClientResponse written = Execute(1 + i % 3, Put(absl::StrCat("k", i), absl::StrCat("v", i), CL_QUORUM));
+    ASSERT_EQ(written.code(), ClientResponse::OK) << written.message();
+  }
+  for (int i = 0; i < 100; i++) {
+    const ClientResponse read = Execute(1 + (i + 1) % 3, Get(absl::StrCat("k", i), CL_QUORUM));
+    ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+    EXPECT_EQ(ValueOf(read), absl::StrCat("v", i));
+  }
+  EXPECT_EQ(Metric(1, "coordinator_writes") + Metric(2, "coordinator_writes") +
+                Metric(3, "coordinator_writes"),
+            100u);
+}
+
+TEST_F(NodeClusterTest, IfNotExistsAppliesExactlyOnceAmongConcurrentClients) {
+  StartCluster();
+  constexpr int kClients = 8;
+  std::vector<ClientResponse> answers(kClients);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; i++) {
+    clients.emplace_back([this, i, &answers] {
+      answers[i] = Execute(1 + i % 3, IfNotExists("contended", absl::StrCat("client", i)));
+    });
+  }
+  for (auto& client : clients) client.join();
+  int applied = 0;
+  std::string winner;
+  for (int i = 0; i < kClients; i++) {
+    ASSERT_EQ(answers[i].code(), ClientResponse::OK) << answers[i].message();
+    if (answers[i].applied()) {
+      applied++;
+      winner = absl::StrCat("client", i);
+    }
+  }
+  EXPECT_EQ(applied, 1);
+  for (int i = 0; i < kClients; i++) {
+    if (!answers[i].applied()) EXPECT_EQ(ValueOf(answers[i]), winner);
+  }
+  for (NodeId node = 1; node <= 3; node++) {
+    EXPECT_EQ(ValueOf(Execute(node, Get("contended", CL_SERIAL))), winner);
+  }
+}
+
+// What node `id`'s RocksDB directories hold for `key` of table kv, per shard
+// (the node must be stopped).
+std::map<ShardId, std::string> StoredValues(const LocalCluster& cluster, NodeId id, const std::string& key) {
+  std::map<ShardId, std::string> values;
+  for (ShardId shard = 0; shard < kShards; shard++) {
+    const std::string path = absl::StrCat(cluster.data_directory(id), "/shard-", shard);
+    rocksdb::DB* raw = nullptr;
+    const rocksdb::Status opened = rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path, &raw);
+    EXPECT_TRUE(opened.ok()) << path << ": " << opened.ToString();
+    if (!opened.ok()) continue;
+    std::unique_ptr<rocksdb::DB> db(raw);
+    const std::string prefix = storage_codec::PartitionPrefix("kv", key);
+    std::vector<KeyValue> stored;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      stored.push_back(KeyValue{it->key().ToString(), it->value().ToString()});
+    }
+    auto decoded = storage_codec::DecodeScan(stored);
+    EXPECT_TRUE(decoded.ok());
+    if (!decoded.ok() || decoded->partition.rows.empty()) continue;
+    const auto& cells = decoded->partition.rows.begin()->second.cells;
+    if (cells.count("v")) values[shard] = cells.at("v").value;
+  }
+  return values;
+}
+
+TEST_F(NodeClusterTest, AKilledNodeGetsItsHintsAndEveryReplicaHoldsEveryAcknowledgedWrite) {
+  StartCluster("hint_replay_interval_ms: 200");
+  std::map<std::string, std::string> acknowledged;
+  auto write = [&](int from, int to) {
+    for (int i = from; i < to; i++) {
+      const std::string key = absl::StrCat("k", i);
+      const ClientResponse written = Execute(1 + i % 2, Put(key, absl::StrCat("v", i), CL_QUORUM));
+      if (written.code() == ClientResponse::OK) acknowledged[key] = absl::StrCat("v", i);
+    }
+  };
+  write(0, 50);
+  ASSERT_TRUE(cluster_->Kill(3).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // node 3 convicted
+  write(50, 150);
+  const uint64_t hinted = Metric(1, "hints_written") + Metric(2, "hints_written");
+  EXPECT_GE(hinted, 100u);  // every write made while node 3 was down
+  ASSERT_TRUE(cluster_->Start(3).ok());
+  ASSERT_TRUE(cluster_->WaitForViews(20000).ok());
+  // Replay, rate-limited, within a few seconds.
+  for (int i = 0; i < 100; i++) {
+    if (Metric(1, "hints_sent") + Metric(2, "hints_sent") >= hinted) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Metric(1, "hints_sent") + Metric(2, "hints_sent"), hinted);
+  ASSERT_EQ(acknowledged.size(), 150u);
+  ASSERT_TRUE(cluster_->StopAll().ok());
+  for (NodeId node = 1; node <= 3; node++) {
+    for (const auto& [key, value] : acknowledged) {
+      const auto stored = StoredValues(*cluster_, node, key);
+      // In exactly the shard that owns the key, and nowhere else.
+      const ShardId owner = ShardOf(TokenOf(key), kShards);
+      ASSERT_EQ(stored.size(), 1u) << "node " << node << " key " << key;
+      EXPECT_EQ(stored.begin()->first, owner) << "node " << node << " key " << key;
+      EXPECT_EQ(stored.begin()->second, value) << "node " << node << " key " << key;
+    }
+  }
+}
+
+TEST_F(NodeClusterTest, EachShardHasItsOwnRocksDbDirectory) {
+  StartCluster();
+  for (NodeId node = 1; node <= 3; node++) {
+    for (ShardId shard = 0; shard < kShards; shard++) {
+      const fs::path directory = fs::path(cluster_->data_directory(node)) / absl::StrCat("shard-", shard);
+      EXPECT_TRUE(fs::exists(directory / "CURRENT")) << directory;
+      EXPECT_TRUE(fs::exists(directory / "LOCK")) << directory;
+    }
+  }
+}
+
+// A plain HTTP GET on loopback.
+std::string HttpGet(const std::string& address, const std::string& path) {
+  const size_t colon = address.rfind(':');
+  sockaddr_in target{};
+  target.sin_family = AF_INET;
+  target.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, address.substr(0, colon).c_str(), &target.sin_addr);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: ", address, "\r\n\r\n");
+  (void)!write(fd, request.data(), request.size());
+  std::string response;
+  char buffer[4096];
+  for (ssize_t got; (got = read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, got);
+  close(fd);
+  return response;
+}
+
+TEST_F(NodeClusterTest, MetricsPageIsPrometheusTextWithOneSeriesPerShard) {
+  StartCluster();
+  ASSERT_EQ(Execute(1, IfNotExists("m", "1")).code(), ClientResponse::OK);
+  const std::string response = HttpGet(cluster_->metrics_address(1), "/metrics");
+  ASSERT_EQ(response.rfind("HTTP/1.1 200", 0), 0u) << response.substr(0, 200);
+  const std::string body = response.substr(response.find("\r\n\r\n") + 4);
+  // Prometheus text format 0.0.4: comments, and `name{labels} value`.
+  const std::regex comment(R"(# (TYPE [a-z_:][a-z0-9_:]* (counter|summary|gauge)|HELP .*))");
+  const std::regex sample(R"([a-z_:][a-z0-9_:]*\{([a-z_]+="[^"]*",?)+\} -?[0-9.e+]+)");
+  std::map<std::string, std::set<std::string>> shards_of;
+  std::istringstream lines(body);
+  std::string line;
+  int samples = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      EXPECT_TRUE(std::regex_match(line, comment)) << line;
+      continue;
+    }
+    ASSERT_TRUE(std::regex_match(line, sample)) << line;
+    samples++;
+    const std::string name = line.substr(0, line.find('{'));
+    const size_t shard = line.find("shard=\"");
+    ASSERT_NE(shard, std::string::npos) << line;
+    shards_of[name].insert(line.substr(shard + 7, line.find('"', shard + 7) - shard - 7));
+  }
+  EXPECT_GT(samples, 50);
+  for (const char* name : {"cas_total_operations", "cas_prune", "coordinator_writes", "hints_written"}) {
+    EXPECT_EQ(shards_of[name], (std::set<std::string>{"0", "1"})) << name;
+  }
+  EXPECT_EQ(Metric(1, "cas_total_operations"), 1u);
+}
+
+// Runs the node binary on a config text; returns (exit status, stderr).
+std::pair<int, std::string> RunNode(const std::string& directory, const std::string& config) {
+  fs::create_directories(directory);
+  const std::string config_path = directory + "/node.textproto";
+  const std::string errors_path = directory + "/stderr";
+  std::ofstream(config_path) << config;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    (void)!freopen(errors_path.c_str(), "w", stderr);
+    const std::string flag = "--config=" + config_path;
+    execl(kNodeBinary, "charybdis-node", flag.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::stringstream errors;
+  errors << std::ifstream(errors_path).rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, errors.str()};
+}
+
+std::string ValidConfig(const std::string& data, int port) {
+  return absl::StrCat(
+      "node_id: 1\nshards: 1\ndata_directory: \"", data, "\"\n",
+      "member { id: 1 datacenter: \"dc1\" rack: \"r1\" internode_address: \"127.0.0.1:", port,
+      "\" client_address: \"127.0.0.1:", port + 1, "\" }\n",
+      "replication { datacenter: \"dc1\" replication_factor: 1 }\n",
+      "table { name: \"kv\" column: \"v\" }\n");
+}
+
+TEST(NodeConfigTest, AMalformedConfigExitsTwoNamingTheField) {
+  const std::string directory = FreshDirectory("malformed");
+  std::string config = ValidConfig(directory + "/data", 1);
+  config.replace(config.find("replication_factor: 1"), 21, "replication_factor: 4");
+  const auto [status, errors] = RunNode(directory, config);
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(errors.find("node.textproto:5:"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("replication[0].replication_factor"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("must be between 1 and its 1 nodes"), std::string::npos) << errors;
+  const auto [syntax_status, syntax_errors] = RunNode(directory, "node_id: one\n");
+  EXPECT_EQ(syntax_status, 2);
+  EXPECT_NE(syntax_errors.find("node.textproto:1:"), std::string::npos) << syntax_errors;
+  fs::remove_all(directory);
+}
+
+TEST(NodeConfigTest, APortInUseOrAnotherNodesDirectoryExitsTwo) {
+  const std::string directory = FreshDirectory("environment");
+  // Hold a port.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  const int port = ntohs(address.sin_port);
+  auto [status, errors] = RunNode(directory, ValidConfig(directory + "/data", port));
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(errors.find("internode_address: cannot listen"), std::string::npos) << errors;
+  close(fd);
+  // A data directory claimed by node 7.
+  fs::create_directories(directory + "/data7");
+  std::ofstream(directory + "/data7/NODE_ID") << "7\n";
+  std::tie(status, errors) = RunNode(directory, ValidConfig(directory + "/data7", port));
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(errors.find("belongs to node 7"), std::string::npos) << errors;
+  fs::remove_all(directory);
+}
+
+}  // namespace
+}  // namespace charybdis::node
