@@ -12,6 +12,8 @@
 //                                        (--json: answers as JSON)
 //   status                               ring, shards, who is up per node
 //   metrics                              the node's /metrics text
+//   bench put|get|cas [--count 20000]    one client's latency (cas: IF NOT
+//                                        EXISTS on fresh keys; --prefix P)
 //   cluster up [-n 3] [--smp 2] [--rf 3] start a local cluster in --dir
 //   cluster down                         stop it and delete its directory
 //   cluster kill N | start N | stop N    one node (kill = SIGKILL)
@@ -35,6 +37,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "node/ctl_bench.h"
 #include "node/local_cluster.h"
 
 namespace charybdis::node {
@@ -261,6 +264,37 @@ int Status(const Arguments& arguments, bool metrics) {
   return failures == 0 ? 0 : 1;
 }
 
+int Bench(const Arguments& arguments) {
+  BenchOptions options;
+  if (arguments.words.size() < 2) return Usage("bench needs put, get or cas");
+  options.operation = arguments.words[1];
+  if (options.operation != "put" && options.operation != "get" && options.operation != "cas") {
+    return Usage("bench needs put, get or cas");
+  }
+  if (arguments.flags.count("count") && !absl::SimpleAtoi(arguments.flags.at("count"), &options.count)) {
+    return Usage("--count takes a number");
+  }
+  if (arguments.flags.count("cl")) {
+    auto level = LevelNamed(arguments.flags.at("cl"));
+    if (!level) return Usage("--cl: not a consistency level");
+    options.level = *level;
+  }
+  if (arguments.flags.count("prefix")) options.key_prefix = arguments.flags.at("prefix");
+  if (arguments.flags.count("table")) options.table = arguments.flags.at("table");
+  auto address = TargetAddress(arguments);
+  if (!address.ok()) return Usage(std::string(address.status().message()));
+  auto stub = Connect(*address);
+  StatusResponse status;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (!stub->Status(&context, StatusRequest(), &status).ok()) {
+    std::cerr << "charybdis-ctl: " << *address << " does not answer\n";
+    return 1;
+  }
+  options.shards = status.shards();
+  return RunBench(*stub, options) == 0 ? 0 : 1;
+}
+
 int Cluster(const Arguments& arguments) {
   const auto& words = arguments.words;
   if (words.size() < 2) return Usage("cluster needs up, down, kill, start, stop, partition or heal");
@@ -334,6 +368,7 @@ int Main(int argc, char** argv) {
   if (command == "status") return Status(arguments, /*metrics=*/false);
   if (command == "metrics") return Status(arguments, /*metrics=*/true);
   if (command == "cluster") return Cluster(arguments);
+  if (command == "bench") return Bench(arguments);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
 }
 

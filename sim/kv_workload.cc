@@ -7,7 +7,7 @@
 #include "core/assert.h"
 #include "core/coordinator/consistency.h"
 #include "core/token.h"
-#include "sim/percentile.h"
+#include "core/percentile.h"
 
 namespace charybdis::sim {
 

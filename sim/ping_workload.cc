@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
-#include "sim/percentile.h"
+#include "core/percentile.h"
 
 namespace charybdis::sim {
 

@@ -13,7 +13,7 @@
 #include "sim/fault_injector.h"
 #include "sim/history_json.h"
 #include "sim/kv_workload.h"
-#include "sim/percentile.h"
+#include "core/percentile.h"
 #include "sim/ping_workload.h"
 #include "sim/read_your_writes_check.h"
 #include "sim/scenario_checks.h"

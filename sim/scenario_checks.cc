@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/coordinator/consistency.h"
 #include "sim/linearizability.h"
-#include "sim/percentile.h"
+#include "core/percentile.h"
 
 namespace charybdis::sim {
 

@@ -4,9 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-namespace charybdis::sim {
+namespace charybdis {
 
-// Nearest-rank percentile (0 < p <= 100) of the samples; 0 when empty.
+// Nearest-rank percentile (0 < p <= 100) of the samples; 0 when empty. For
+// the reports of the sim/ and node/ tools.
 inline int64_t Percentile(std::vector<int64_t> samples, double p) {
   if (samples.empty()) return 0;
   const auto rank = static_cast<size_t>(p / 100.0 * static_cast<double>(samples.size()) + 0.999999);
@@ -16,4 +17,4 @@ inline int64_t Percentile(std::vector<int64_t> samples, double p) {
   return samples[index];
 }
 
-}  // namespace charybdis::sim
+}  // namespace charybdis
