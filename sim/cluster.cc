@@ -45,27 +45,6 @@ CoordinatorOptions CoordinatorOptionsOf(const scenario::CoordinatorConfig& confi
   return options;
 }
 
-ClusterLayout LayoutOf(const Topology& topology, const scenario::Scenario& spec, uint64_t token_seed) {
-  ClusterLayout layout;
-  for (const NodePlacement& placement : topology.nodes) {
-    layout.nodes.push_back(
-        NodeInfo{placement.id, topology.datacenters[placement.datacenter], placement.rack});
-  }
-  layout.shards_per_node = topology.shards_per_node;
-  if (spec.topology().vnodes_per_node()) layout.vnodes_per_node = spec.topology().vnodes_per_node();
-  layout.token_seed = token_seed;
-  const auto& replication = spec.topology().replication();
-  if (replication.strategy() == scenario::Replication::SIMPLE) {
-    layout.replication.strategy = ReplicationConfig::Strategy::kSimple;
-    layout.replication.replication_factor = replication.replication_factor();
-  } else {
-    for (const auto& datacenter : replication.datacenter()) {
-      layout.replication.per_datacenter[datacenter.name()] = datacenter.replication_factor();
-    }
-  }
-  return layout;
-}
-
 NodeClock DrawClock(const scenario::ClockProfile& profile, Random& random) {
   const auto max_offset = static_cast<int64_t>(profile.max_offset_ms()) * kMillisecond;
   const auto max_drift = static_cast<int64_t>(profile.max_drift_ppm());

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <istream>
 #include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
 
 #include "sim/history.h"
 
@@ -12,5 +16,11 @@ namespace charybdis::sim {
 // Times are simulated nanoseconds; an ok read carries the value it read
 // (null when absent).
 void WriteHistoryJson(const History& history, std::ostream& out);
+
+// Reads what WriteHistoryJson writes (from this simulator or from
+// `charybdis-ctl run-scenario` against real nodes). Operations are taken to
+// be on `table`, from clients in `datacenter`. Errors name the line.
+absl::StatusOr<History> ReadHistoryJson(std::istream& in, const std::string& table,
+                                        const std::string& datacenter);
 
 }  // namespace charybdis::sim

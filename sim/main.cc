@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "sim/history_check.h"
+#include "sim/history_json.h"
 #include "sim/options.h"
 #include "sim/sweep.h"
 
@@ -31,6 +33,35 @@ int WorseExitCode(int a, int b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
+int CheckHistoryFile(const Options& options, const std::vector<LoadedScenario>& scenarios) {
+  if (scenarios.size() != 1) {
+    std::cerr << "charybdis sim: --check_history takes one --scenario\n";
+    return kExitBadInput;
+  }
+  const LoadedScenario& scenario = scenarios[0];
+  std::string table;
+  for (const auto& workload : scenario.spec.workload()) {
+    if (workload.has_kv() && table.empty()) table = workload.kv().table();
+  }
+  std::ifstream in(options.check_history);
+  if (!in) {
+    std::cerr << "charybdis sim: --check_history: cannot read " << options.check_history << "\n";
+    return kExitBadInput;
+  }
+  absl::StatusOr<History> history = ReadHistoryJson(in, table, scenario.topology.datacenters.at(0));
+  if (!history.ok()) {
+    std::cerr << options.check_history << ": " << history.status().message() << "\n";
+    return kExitBadInput;
+  }
+  bool passed = true;
+  for (const CheckResult& check : CheckRecordedHistory(scenario, *history)) {
+    std::cout << "check " << check.name << ": " << (check.passed ? "passed" : "FAILED") << " ("
+              << check.detail << ")\n";
+    passed = passed && check.passed;
+  }
+  return passed ? kExitPassed : 1;
+}
+
 int Main(const std::vector<std::string>& args) {
   absl::StatusOr<Options> parsed = ParseOptions(args);
   if (!parsed.ok()) {
@@ -51,6 +82,7 @@ int Main(const std::vector<std::string>& args) {
     }
     scenarios.push_back(std::move(*loaded));
   }
+  if (!options.check_history.empty()) return CheckHistoryFile(options, scenarios);
   const uint64_t total = (options.last_seed - options.first_seed + 1) * scenarios.size();
   if (!options.history_out.empty() && total != 1) {
     std::cerr << "charybdis sim: --history_out takes one run: one scenario and one seed\n";

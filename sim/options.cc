@@ -24,6 +24,9 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
   --report=FILE          write a JSON report (an object for one run, an array
                          for several)
   --history_out=FILE     write the client operations, one JSON object per line
+  --check_history=FILE   run the scenario's history checks (linearizable,
+                         read_your_writes) on a recorded history (from
+                         --history_out or `charybdis-ctl run-scenario`)
                          (Jepsen-style; one run only)
   --jobs=N               run seeds in N worker processes (not with --trace_out)
 
@@ -111,6 +114,8 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       options.report = value;
     } else if (name == "--history_out" && has_value && !value.empty()) {
       options.history_out = value;
+    } else if (name == "--check_history" && has_value && !value.empty()) {
+      options.check_history = value;
     } else if (name == "--jobs" && has_value) {
       absl::StatusOr<uint64_t> jobs = ParseSeed("--jobs", value);
       if (!jobs.ok()) return jobs.status();

@@ -16,6 +16,9 @@ struct Options {
   std::string trace_out;
   std::string report;
   std::string history_out;
+  // Check a recorded history against the scenario's history checks
+  // instead of running it.
+  std::string check_history;
   unsigned jobs = 1;
   bool help = false;
 };

@@ -31,4 +31,25 @@ uint32_t Topology::NodesIn(uint32_t datacenter) const {
   return count;
 }
 
+ClusterLayout LayoutOf(const Topology& topology, const scenario::Scenario& spec, uint64_t token_seed) {
+  ClusterLayout layout;
+  for (const NodePlacement& placement : topology.nodes) {
+    layout.nodes.push_back(
+        NodeInfo{placement.id, topology.datacenters[placement.datacenter], placement.rack});
+  }
+  layout.shards_per_node = topology.shards_per_node;
+  if (spec.topology().vnodes_per_node()) layout.vnodes_per_node = spec.topology().vnodes_per_node();
+  layout.token_seed = token_seed;
+  const auto& replication = spec.topology().replication();
+  if (replication.strategy() == scenario::Replication::SIMPLE) {
+    layout.replication.strategy = ReplicationConfig::Strategy::kSimple;
+    layout.replication.replication_factor = replication.replication_factor();
+  } else {
+    for (const auto& datacenter : replication.datacenter()) {
+      layout.replication.per_datacenter[datacenter.name()] = datacenter.replication_factor();
+    }
+  }
+  return layout;
+}
+
 }  // namespace charybdis::sim

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/address.h"
+#include "core/cluster_layout.h"
 #include "proto/scenario.pb.h"
 
 namespace charybdis::sim {
@@ -27,5 +28,8 @@ struct Topology {
   int DatacenterIndex(const std::string& name) const;
   uint32_t NodesIn(uint32_t datacenter) const;
 };
+
+// What every node knows of the scenario's cluster (its ring's input).
+ClusterLayout LayoutOf(const Topology& topology, const scenario::Scenario& spec, uint64_t token_seed);
 
 }  // namespace charybdis::sim

@@ -129,5 +129,32 @@ TEST(CliTest, ReportAndTrace) {
   EXPECT_EQ(count, json["events"].get<uint64_t>());
 }
 
+TEST(CliTest, ARecordedHistoryIsCheckedAndATamperedOneFails) {
+  const std::string history = std::string(std::getenv("TEST_TMPDIR")) + "/history.jsonl";
+  const std::string scenario = "--scenario=scenarios/lwt_faults.textproto";
+  ASSERT_EQ(Sim(scenario + " --seed=3 --history_out=" + history).exit_code, 0);
+  const CliRun checked = Sim(scenario + " --check_history=" + history);
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_NE(checked.output.find("check linearizable: passed"), std::string::npos) << checked.output;
+  // The first value a read returned becomes one nobody wrote.
+  std::ifstream in(history);
+  std::string line;
+  std::string tampered;
+  bool changed = false;
+  while (std::getline(in, line)) {
+    nlohmann::json op = nlohmann::json::parse(line);
+    if (!changed && op["type"] == "ok" && op["f"] == "read" && !op["value"].is_null()) {
+      op["value"] = "never-written";
+      changed = true;
+    }
+    tampered += op.dump() + "\n";
+  }
+  ASSERT_TRUE(changed);
+  const CliRun failed = Sim(scenario + " --check_history=" + TempFile("tampered.jsonl", tampered));
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("admit no linearization"), std::string::npos) << failed.output;
+  EXPECT_EQ(Sim(scenario + " --check_history=" + TempFile("garbage.jsonl", "{\"process\": 1}\n")).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace charybdis

@@ -1,0 +1,22 @@
+#include "sim/history_check.h"
+
+#include "core/token_ring.h"
+#include "sim/read_your_writes_check.h"
+#include "sim/scenario_checks.h"
+#include "sim/topology.h"
+
+namespace charybdis::sim {
+
+std::vector<CheckResult> CheckRecordedHistory(const LoadedScenario& scenario, const History& history) {
+  std::vector<CheckResult> results;
+  const auto& checks = scenario.spec.checks();
+  if (checks.linearizable()) results.push_back(CheckLinearizableHistory(history));
+  if (checks.read_your_writes()) {
+    // Only the replication factors matter here, not the token positions.
+    const TokenRing ring(LayoutOf(scenario.topology, scenario.spec, /*token_seed=*/0));
+    results.push_back(CheckReadYourWrites(ring, history));
+  }
+  return results;
+}
+
+}  // namespace charybdis::sim

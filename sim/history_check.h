@@ -1,0 +1,17 @@
+#pragma once
+
+#include <vector>
+
+#include "sim/history.h"
+#include "sim/scenario_loader.h"
+#include "sim/workload.h"
+
+namespace charybdis::sim {
+
+// The checks of a scenario that need nothing but its history
+// (`linearizable`, `read_your_writes`), on a history recorded elsewhere:
+// by `charybdis-ctl run-scenario` against real nodes. The others need the
+// simulated cluster and are left out.
+std::vector<CheckResult> CheckRecordedHistory(const LoadedScenario& scenario, const History& history);
+
+}  // namespace charybdis::sim
