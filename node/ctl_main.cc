@@ -19,6 +19,9 @@
 //   cluster kill N | start N | stop N    one node (kill = SIGKILL)
 //   cluster partition N --from M         N and M drop each other's traffic
 //   cluster heal                         undo every partition
+//   run-scenario FILE [--seed 1] [-n N] [--keep]
+//                                        a scenario's workloads and faults
+//                                        against a fresh local cluster
 //
 // --dir defaults to $CHARYBDIS_CLUSTER_DIR or /tmp/charybdis-cluster;
 // --node=N talks to node N of that cluster. Exit status: 0 ok, 1 the
@@ -39,6 +42,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "node/ctl_bench.h"
 #include "node/local_cluster.h"
+#include "node/scenario_runner.h"
 
 namespace charybdis::node {
 namespace {
@@ -51,7 +55,7 @@ struct Arguments {
 
 // Flags that take no value.
 bool IsSwitch(const std::string& name) {
-  return name == "if-not-exists" || name == "if-exists" || name == "json";
+  return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep";
 }
 
 Arguments Parse(int argc, char** argv) {
@@ -295,6 +299,30 @@ int Bench(const Arguments& arguments) {
   return RunBench(*stub, options) == 0 ? 0 : 1;
 }
 
+int RunScenarioCommand(const Arguments& arguments) {
+  if (arguments.words.size() != 2) return Usage("run-scenario needs one scenario file");
+  RunScenarioOptions options;
+  options.scenario_path = arguments.words[1];
+  options.directory = arguments.flags.count("dir") ? arguments.flags.at("dir")
+                                                   : ClusterDirectory(arguments) + "-scenario";
+  options.keep = arguments.flags.count("keep") > 0;
+  options.node_binary =
+      arguments.flags.count("node-binary") ? arguments.flags.at("node-binary") : NodeBinaryBesideSelf();
+  // Bazel puts the simulator in ../sim beside node/.
+  options.checker_binary = arguments.flags.count("checker")
+                               ? arguments.flags.at("checker")
+                               : (std::filesystem::path(NodeBinaryBesideSelf()).parent_path().parent_path() /
+                                  "sim" / "charybdis_sim")
+                                     .string();
+  if (arguments.flags.count("seed") && !absl::SimpleAtoi(arguments.flags.at("seed"), &options.seed)) {
+    return Usage("--seed takes a number");
+  }
+  if (arguments.flags.count("n") && !absl::SimpleAtoi(arguments.flags.at("n"), &options.nodes)) {
+    return Usage("-n takes a number");
+  }
+  return RunScenario(options);
+}
+
 int Cluster(const Arguments& arguments) {
   const auto& words = arguments.words;
   if (words.size() < 2) return Usage("cluster needs up, down, kill, start, stop, partition or heal");
@@ -369,6 +397,7 @@ int Main(int argc, char** argv) {
   if (command == "metrics") return Status(arguments, /*metrics=*/true);
   if (command == "cluster") return Cluster(arguments);
   if (command == "bench") return Bench(arguments);
+  if (command == "run-scenario") return RunScenarioCommand(arguments);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
 }
 

@@ -103,10 +103,11 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   ReplicationFactor* factor = shared.add_replication();
   factor->set_datacenter("dc1");
   factor->set_replication_factor(options.replication_factor);
-  for (const char* name : {"kv", "registers"}) {
+  if (options.tables.empty()) options.tables = {{"kv", {"v"}}, {"registers", {"v"}}};
+  for (const auto& [name, columns] : options.tables) {
     Table* table = shared.add_table();
     table->set_name(name);
-    table->add_column("v");
+    for (const std::string& column : columns) table->add_column(column);
   }
   shared.set_token_seed(1);
   for (NodeId id = 1; id <= options.nodes; id++) {
@@ -289,6 +290,20 @@ absl::Status LocalCluster::Kill(NodeId id) {
   return absl::OkStatus();
 }
 
+absl::Status LocalCluster::Pause(NodeId id) {
+  const int pid = Pid(id);
+  if (!Alive(pid)) return absl::FailedPreconditionError(absl::StrCat("node ", id, " is not running"));
+  kill(pid, SIGSTOP);
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::Resume(NodeId id) {
+  const int pid = Pid(id);
+  if (!Alive(pid)) return absl::FailedPreconditionError(absl::StrCat("node ", id, " is not running"));
+  kill(pid, SIGCONT);
+  return absl::OkStatus();
+}
+
 absl::Status LocalCluster::Stop(NodeId id, int timeout_ms) { return StopNodes({id}, timeout_ms); }
 
 absl::Status LocalCluster::StopAll() { return StopNodes(nodes(), 15000); }
@@ -299,6 +314,7 @@ absl::Status LocalCluster::StopNodes(const std::vector<NodeId>& ids, int timeout
   for (NodeId id : ids) {
     const int pid = Pid(id);
     if (!Alive(pid)) continue;
+    kill(pid, SIGCONT);  // a paused node could not take the signal
     kill(pid, SIGTERM);
     stopping.emplace_back(id, pid);
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ class LocalCluster {
     uint32_t nodes = 3;
     uint32_t shards = 2;
     uint32_t replication_factor = 3;
+    // Tables (name -> columns); empty: kv and registers, each with column v.
+    std::map<std::string, std::vector<std::string>> tables;
     // Extra lines for every node's config (timeouts, hint window...).
     std::string extra_config;
   };
@@ -40,6 +43,9 @@ class LocalCluster {
   absl::Status StartAll(int timeout_ms = 30000);
   // SIGKILL, no questions asked.
   absl::Status Kill(NodeId id);
+  // SIGSTOP / SIGCONT: a node that is alive but answers nobody.
+  absl::Status Pause(NodeId id);
+  absl::Status Resume(NodeId id);
   // SIGTERM and wait for a graceful exit (SIGKILL after `timeout_ms`).
   absl::Status Stop(NodeId id, int timeout_ms = 15000);
   absl::Status StopAll();

@@ -220,7 +220,13 @@ TEST_F(NodeClusterTest, AKilledNodeGetsItsHintsAndEveryReplicaHoldsEveryAcknowle
   }
   EXPECT_EQ(Metric(1, "hints_sent") + Metric(2, "hints_sent"), hinted);
   ASSERT_EQ(acknowledged.size(), 150u);
+  // A graceful stop (SIGTERM), logged as such, closes RocksDB.
   ASSERT_TRUE(cluster_->StopAll().ok());
+  for (NodeId node = 1; node <= 3; node++) {
+    std::stringstream log;
+    log << std::ifstream(cluster_->log_path(node)).rdbuf();
+    EXPECT_NE(log.str().find("\"event\":\"stopped\""), std::string::npos) << "node " << node;
+  }
   for (NodeId node = 1; node <= 3; node++) {
     for (const auto& [key, value] : acknowledged) {
       const auto stored = StoredValues(*cluster_, node, key);

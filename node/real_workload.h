@@ -1,0 +1,54 @@
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/random.h"
+#include "core/token_ring.h"
+#include "node/history_recorder.h"
+#include "node/local_cluster.h"
+#include "proto/scenario.pb.h"
+
+namespace charybdis::node {
+
+// A scenario's kv workload against real nodes: its clients, one thread
+// each, one request at a time, choosing operations as the simulator's
+// KvWorkload does (reads, writes, deletes, compare-and-sets on k0..kN, or a
+// sweep over the keys), recording every operation.
+class RealKvWorkload {
+ public:
+  struct Outcome {
+    uint64_t ok = 0;
+    uint64_t failed = 0;
+    uint64_t unknown = 0;
+    std::map<std::string, uint64_t> errors;
+  };
+
+  RealKvWorkload(std::string name, const scenario::KvWorkload& spec, const LocalCluster& cluster,
+                 const TokenRing& ring, HistoryRecorder& history,
+                 std::atomic<uint64_t>& next_process, Random random);
+
+  // Runs every client to completion.
+  void Run();
+  const Outcome& outcome() const { return outcome_; }
+  const std::string& name() const { return name_; }
+  // The workload's `expect`, if it has one: "" when it holds.
+  std::string UnmetExpectation() const;
+
+ private:
+  void RunClient(uint32_t index, Random random);
+
+  const std::string name_;
+  const scenario::KvWorkload spec_;
+  const LocalCluster& cluster_;
+  const TokenRing& ring_;
+  HistoryRecorder& history_;
+  std::atomic<uint64_t>& next_process_;
+  Random random_;
+  std::mutex mutex_;
+  Outcome outcome_;  // guarded by mutex_ while clients run
+};
+
+}  // namespace charybdis::node
