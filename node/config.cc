@@ -79,7 +79,10 @@ bool IsHostPort(const std::string& address) {
   return absl::SimpleAtoi(address.substr(colon + 1), &port) && port >= 1 && port <= 65535;
 }
 
+// Ballots name their proposer in 12 bits of node and 8 of shard
+// (core/coordinator/context.h).
 constexpr uint32_t kMaxShards = 256;
+constexpr uint32_t kMaxNodeId = 4095;
 
 }  // namespace
 
@@ -116,7 +119,9 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   const auto* member_type = Member::descriptor();
   for (int i = 0; i < file.member_size(); i++) {
     const Member& member = file.member(i);
-    if (member.id() == 0) problems.Nested("member", i, member_type, "id", "is required (ids start at 1)");
+    if (member.id() == 0 || member.id() > kMaxNodeId) {
+      problems.Nested("member", i, member_type, "id", absl::StrCat("must be between 1 and ", kMaxNodeId));
+    }
     if (member.id() != 0 && !ids.insert(member.id()).second) {
       problems.Nested("member", i, member_type, "id", absl::StrCat("node ", member.id(), " is listed twice"));
     }

@@ -75,6 +75,14 @@ bool Alive(int pid) {
   return kill(pid, 0) == 0;
 }
 
+// Whether `pid` is still the node started with `config` (a pid file can
+// outlive its process, and pids are reused).
+bool IsNode(int pid, const std::string& config) {
+  if (!Alive(pid)) return false;
+  const std::string command_line = ReadFile(absl::StrCat("/proc/", pid, "/cmdline"));
+  return command_line.find("--config=" + config) != std::string::npos;
+}
+
 }  // namespace
 
 std::string NodeBinaryBesideSelf() {
@@ -183,7 +191,7 @@ int LocalCluster::Pid(NodeId id) const {
   std::ifstream file(NodeDirectory(id) + "/pid");
   int pid = 0;
   file >> pid;
-  return pid;
+  return IsNode(pid, NodeDirectory(id) + "/node.textproto") ? pid : 0;
 }
 
 bool LocalCluster::Running(NodeId id) const { return Alive(Pid(id)); }
@@ -204,10 +212,14 @@ std::unique_ptr<Client::Stub> LocalCluster::Connect(NodeId id) const {
 
 absl::Status LocalCluster::Start(NodeId id, int timeout_ms) {
   if (id < 1 || id > configs_.size()) return absl::InvalidArgumentError(absl::StrCat("no node ", id));
-  if (!Running(id)) {
+  int pid = Pid(id);
+  if (pid == 0) {
     const std::string config = NodeDirectory(id) + "/node.textproto";
     const std::string log = log_path(id);
-    const pid_t pid = fork();
+    // Everything the child needs is made before fork: other threads may
+    // hold the allocator's lock at that moment.
+    const std::string flag = "--config=" + config;
+    pid = fork();
     if (pid < 0) return absl::InternalError("fork failed");
     if (pid == 0) {
       setsid();  // outlives ctl, and a terminal's ^C
@@ -218,7 +230,6 @@ absl::Status LocalCluster::Start(NodeId id, int timeout_ms) {
         dup2(out, STDERR_FILENO);
       }
       if (in >= 0) dup2(in, STDIN_FILENO);
-      const std::string flag = "--config=" + config;
       execl(node_binary_.c_str(), "charybdis-node", flag.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -230,7 +241,8 @@ absl::Status LocalCluster::Start(NodeId id, int timeout_ms) {
     // A fresh channel each time: one that failed to connect waits out its
     // back-off before trying again.
     auto stub = Connect(id);
-    if (!Running(id)) {
+    // (Running() would not do yet: until exec the child looks like us.)
+    if (!Alive(pid)) {
       return absl::FailedPreconditionError(
           absl::StrCat("node ", id, " exited at start; its log ends:\n", Tail(log_path(id))));
     }
@@ -357,24 +369,29 @@ absl::StatusOr<std::set<NodeId>> Blocked(Client::Stub& stub) {
 }  // namespace
 
 absl::Status LocalCluster::Partition(NodeId a, NodeId b) {
+  // Both sides are told even if one does not answer (paused, say).
+  absl::Status result;
   for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
     if (from < 1 || from > configs_.size()) return absl::InvalidArgumentError(absl::StrCat("no node ", from));
     if (!Running(from)) continue;  // it learns nothing while down
     auto stub = Connect(from);
     auto blocked = Blocked(*stub);
-    if (!blocked.ok()) return blocked.status();
+    if (!blocked.ok()) {
+      result.Update(blocked.status());
+      continue;
+    }
     blocked->insert(to);
-    if (absl::Status set = SetBlocked(*stub, *blocked); !set.ok()) return set;
+    result.Update(SetBlocked(*stub, *blocked));
   }
-  return absl::OkStatus();
+  return result;
 }
 
 absl::Status LocalCluster::Heal() {
+  absl::Status result;
   for (NodeId id : nodes()) {
-    if (!Running(id)) continue;
-    if (absl::Status set = SetBlocked(*Connect(id), {}); !set.ok()) return set;
+    if (Running(id)) result.Update(SetBlocked(*Connect(id), {}));
   }
-  return absl::OkStatus();
+  return result;
 }
 
 }  // namespace charybdis::node

@@ -51,6 +51,11 @@ std::unique_ptr<grpc::Server> Listen(const std::string& address, grpc::Service* 
   grpc::ServerBuilder builder;
   // Without this a second process could bind the same port (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Peers ping every second to notice a dead node; a stream that carries
+  // nothing back must not be cut for that ("too many pings").
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials());
   builder.RegisterService(service);
   return builder.BuildAndStart();
@@ -106,6 +111,14 @@ absl::Status Node::Open() {
     env.reactor = parts.thread.get();
     parts.shard = std::make_unique<Shard>(env, config_.node);
   }
+  // The shards run before anyone can ask them anything (Status waits on
+  // shard 0), and stop in Shutdown whatever fails next.
+  for (ShardParts& parts : shards_) parts.thread->Start();
+  transport_->Start();
+  for (ShardParts& parts : shards_) {
+    Shard* shard = parts.shard.get();
+    parts.thread->Post([shard] { shard->Start(); });
+  }
 
   internode_service_ = std::make_unique<InternodeService>(*transport_);
   internode_server_ = Listen(config_.internode_address, internode_service_.get());
@@ -125,12 +138,6 @@ absl::Status Node::Open() {
     metrics_server_ = std::move(*metrics);
   }
 
-  for (ShardParts& parts : shards_) parts.thread->Start();
-  transport_->Start();
-  for (ShardParts& parts : shards_) {
-    Shard* shard = parts.shard.get();
-    parts.thread->Post([shard] { shard->Start(); });
-  }
   accepting_ = true;
   return absl::OkStatus();
 }

@@ -44,7 +44,8 @@ void PeerLink::Loop() {
   grpc::ChannelArguments arguments;
   // Notice a dead peer quickly, and reconnect quickly once it is back.
   arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
-  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 1000);
+  // Generous: a loaded 2-core machine must not look like a dead peer.
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   arguments.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);

@@ -133,16 +133,19 @@ void RealFaults::AddRandom(const scenario::RandomFaults& faults, Random& random)
       Add(*at + length, "resume", [this, node] { (void)cluster_.Resume(node); });
     }
   }
+  // A node cut off is as good as down: partitions take turns with the
+  // other outages.
   for (uint64_t i = count(faults.max_partitions_per_minute()); i > 0; i--) {
-    const uint64_t at = start + random.Below(std::max<uint64_t>(end - start, 1));
     const uint64_t length = duration(faults.max_partition_ms());
     const NodeId node = nodes[random.Below(nodes.size())];
     std::vector<NodeId> rest;
     for (NodeId other : nodes) {
       if (other != node) rest.push_back(other);
     }
-    Add(at, "partition", [this, node, rest] { Partition({node}, rest); });
-    Add(at + length, "heal", [this] { (void)cluster_.Heal(); });
+    if (auto at = place(length)) {
+      Add(*at, "partition", [this, node, rest] { Partition({node}, rest); });
+      Add(*at + length, "heal", [this] { (void)cluster_.Heal(); });
+    }
   }
   skipped_ += count(faults.max_clogs_per_minute()) + count(faults.max_disk_faults_per_minute()) +
               count(faults.max_clock_skews_per_minute());

@@ -120,6 +120,13 @@ class NodeClusterTest : public ::testing::Test {
     return total;
   }
 
+  bool SeesUp(NodeId viewer, NodeId node) {
+    grpc::ClientContext context;
+    StatusResponse status;
+    EXPECT_TRUE(cluster_->Connect(viewer)->Status(&context, StatusRequest(), &status).ok());
+    return std::find(status.up().begin(), status.up().end(), node) != status.up().end();
+  }
+
   std::string directory_;
   std::unique_ptr<LocalCluster> cluster_;
 };
@@ -207,7 +214,11 @@ TEST_F(NodeClusterTest, AKilledNodeGetsItsHintsAndEveryReplicaHoldsEveryAcknowle
   };
   write(0, 50);
   ASSERT_TRUE(cluster_->Kill(3).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // node 3 convicted
+  // Until nodes 1 and 2 have convicted node 3 (writes then hint at once).
+  for (int i = 0; i < 100 && (SeesUp(1, 3) || SeesUp(2, 3)); i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(SeesUp(1, 3) || SeesUp(2, 3));
   write(50, 150);
   const uint64_t hinted = Metric(1, "hints_written") + Metric(2, "hints_written");
   EXPECT_GE(hinted, 100u);  // every write made while node 3 was down

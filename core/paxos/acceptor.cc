@@ -234,7 +234,7 @@ void Acceptor::OnCommit(const Envelope& message) {
       // A repair of a pruned commit carries only what this replica lacked.
       if (proposal.pruned()) next.mutable_committed()->clear_mutation();
     }
-    RememberCommitOrigin(next, proposal.origin());
+    RememberCommitOrigin(next, proposal.has_origin() ? proposal.origin() : proposal.ballot());
     if (next.has_accepted() && !BallotLess(next.committed().ballot(), next.accepted().ballot())) {
       next.clear_accepted();  // decided: no longer in progress
     }

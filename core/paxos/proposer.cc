@@ -131,10 +131,12 @@ void Proposer::BackOffAndRetry() {
 }
 
 void Proposer::OnPromise(NodeId replica, const PaxosPromise& promise) {
-  if (phase_ != Phase::kPreparing || promise.request_id() != round_id_ || !promise.ok()) return;
+  if (phase_ != Phase::kPreparing || promise.request_id() != round_id_) return;
   if (promises_.count(replica) || refused_.count(replica)) return;  // a duplicate
   SeeBallot(promise.promised_ballot());
-  if (!promise.promised()) {
+  // A replica whose disk failed promised nothing: a refusal, so the round
+  // moves on instead of waiting for its timeout.
+  if (!promise.ok() || !promise.promised()) {
     refused_.insert(replica);
     // A higher ballot got there first: a quorum is out of reach for this one.
     const size_t live = LiveParticipants().size();
@@ -222,19 +224,33 @@ void Proposer::Decide() {
 
 bool Proposer::ResolveUncertainValue(const Proposal* latest_commit) {
   bool committed = false;
-  bool forgotten = false;
+  bool all_say_not_committed = true;
   for (const auto& [replica, promise] : promises_) {
-    committed = committed || promise.origin_fate() == PaxosPromise::ORIGIN_COMMITTED;
-    forgotten = forgotten || promise.origin_fate() == PaxosPromise::ORIGIN_FORGOTTEN;
+    const bool holds_it = promise.has_committed() && promise.committed().has_origin() &&
+                          BallotEqual(promise.committed().origin(), *uncertain_origin_);
+    committed = committed || holds_it || promise.origin_fate() == PaxosPromise::ORIGIN_COMMITTED;
+    all_say_not_committed =
+        all_say_not_committed && promise.origin_fate() == PaxosPromise::ORIGIN_NOT_COMMITTED;
   }
   if (committed) {
-    // Someone finished our value: applied, as evaluated.
+    // Someone finished our value: applied, as evaluated. Its cells carry the
+    // finisher's ballot time; when that commit is the latest we know it,
+    // else our own ballot's time is a lower bound.
+    if (latest_commit != nullptr && latest_commit->has_origin() &&
+        BallotEqual(latest_commit->origin(), *uncertain_origin_)) {
+      for (ClientResponse& answer : answers_) {
+        if (answer.applied()) answer.set_write_timestamp(latest_commit->ballot().micros());
+      }
+    }
     uncertain_origin_.reset();
     if (latest_commit != nullptr) Prune(latest_commit->ballot());
     AnswerWrites();
     return false;
   }
-  if (forgotten) {
+  // Anything but an explicit "not committed" from every member (a replica
+  // that forgot, or one that did not understand the question) leaves the
+  // fate unknown.
+  if (!all_say_not_committed) {
     AnswerUncertain("too many commits since a minority accepted the proposal: the outcome is uncertain");
     return false;
   }
@@ -381,9 +397,9 @@ void Proposer::Propose(PartitionData mutation, bool finishing, const Ballot& ori
 }
 
 void Proposer::OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) {
-  if (phase_ != Phase::kAccepting || reply.request_id() != round_id_ || !reply.ok()) return;
+  if (phase_ != Phase::kAccepting || reply.request_id() != round_id_) return;
   if (accepted_.count(replica) || refused_.count(replica)) return;  // a duplicate
-  if (reply.accepted()) {
+  if (reply.ok() && reply.accepted()) {
     accepted_.insert(replica);
   } else {
     SeeBallot(reply.promised_ballot());
@@ -405,7 +421,7 @@ void Proposer::AnswerUncertain(const char* message) {
   response.set_code(ClientResponse::WRITE_TIMEOUT);
   response.set_consistency(request_.serial_level);
   response.set_write_type("CAS");
-  response.set_received(static_cast<uint32_t>(accepted_.size()));
+  response.set_received(phase_ == Phase::kAccepting ? static_cast<uint32_t>(accepted_.size()) : 0);
   response.set_blocked_for(request_.quorum);
   response.set_message(message);
   Finish(std::move(response));
@@ -486,7 +502,7 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
 }
 
 void Proposer::Prune(const Ballot& ballot) {
-  context_.metrics.cas_prune++;
+  context_.metrics.cas_prune += replies_.size();
   for (NodeId node : context_.ring().ReplicasOf(request_.token)) {
     if (!context_.liveness.IsUp(node)) continue;
     Envelope message;
