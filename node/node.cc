@@ -149,6 +149,8 @@ void Node::Shutdown() {
   shut_down_ = true;
   accepting_ = false;
   if (transport_ != nullptr) {
+    // No request gets in after this, so the drain below is complete.
+    transport_->RefuseClients();
     // In-flight requests end by themselves within their timeout.
     const Nanos longest = std::max(config_.node.coordinator.write_timeout,
                                    config_.node.coordinator.read_timeout);

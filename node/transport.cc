@@ -101,7 +101,7 @@ bool Transport::SubmitClientRequest(ClientRequest request, ShardId shard, Client
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopped_) return false;
+    if (stopped_ || refusing_clients_) return false;
     id = ++last_client_call_;
     waiting_.emplace(id, std::make_pair(request.request_id(), std::move(reply)));
   }
@@ -114,6 +114,11 @@ bool Transport::SubmitClientRequest(ClientRequest request, ShardId shard, Client
   *message.mutable_client_request() = std::move(request);
   Route(std::move(message));
   return true;
+}
+
+void Transport::RefuseClients() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refusing_clients_ = true;
 }
 
 void Transport::FailWaitingClients(const ClientResponse& response) {

@@ -54,6 +54,8 @@ class Transport {
   // Sends a client request to `shard`; `reply` gets the answer (on some
   // shard's thread). Returns false after Stop.
   bool SubmitClientRequest(ClientRequest request, ShardId shard, ClientReply reply);
+  // From now on SubmitClientRequest refuses (shutdown).
+  void RefuseClients();
   // Answers every waiting client call with `response` (shutdown).
   void FailWaitingClients(const ClientResponse& response);
   size_t waiting_clients() const;
@@ -75,6 +77,7 @@ class Transport {
   std::map<uint64_t, std::pair<uint64_t, ClientReply>> waiting_;  // id -> (client's id, reply)
   uint64_t last_client_call_ = 0;                  // guarded by mutex_
   bool stopped_ = false;                           // guarded by mutex_
+  bool refusing_clients_ = false;                  // guarded by mutex_
 };
 
 // The server side of the internode streams.

@@ -470,7 +470,13 @@ void Proposer::Commit(const Proposal& proposal) {
 }
 
 void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
-  if (ack.request_id() != round_id_ || !ack.ok()) return;
+  if (ack.request_id() != round_id_) return;
+  if (!ack.ok()) {
+    // A replica whose disk failed the repair cannot be read through: try
+    // another round rather than wait for the timeout.
+    if (phase_ == Phase::kRepairing && repairing_.count(replica)) BackOffAndRetry();
+    return;
+  }
   if (phase_ == Phase::kRepairing) {
     if (repairing_.erase(replica) == 0) return;
     // It holds the newest commit now (its table too).
