@@ -165,8 +165,14 @@ void RealKvWorkload::RunClient(uint32_t index, Random random) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
     const grpc::Status status = stubs[coordinator]->Execute(&context, execute, &response);
-    HistoryRecorder::Operation done = op;
-    done.value.reset();
+    // The completion: what the invocation said, but a read's value is what
+    // it read (filled in below), not carried over.
+    HistoryRecorder::Operation done;
+    done.process = op.process;
+    done.function = op.function;
+    done.key = op.key;
+    done.consistency = op.consistency;
+    done.expected = op.expected;
     if (op.function == Function::kWrite || op.function == Function::kCas) done.value = op.value;
     std::string error;
     if (!status.ok()) {

@@ -97,7 +97,9 @@ class LwtTest : public ::testing::Test {
         cluster_.node(node).storage(ShardOf(TokenOf(key), 2)).contents();
     auto it = contents.find(storage_codec::PaxosKey("t", key));
     PaxosState state;
-    if (it != contents.end()) EXPECT_TRUE(state.ParseFromString(it->second));
+    if (it != contents.end()) {
+      EXPECT_TRUE(state.ParseFromString(it->second));
+    }
     return state;
   }
 

@@ -169,7 +169,9 @@ TEST_F(NodeClusterTest, IfNotExistsAppliesExactlyOnceAmongConcurrentClients) {
   }
   EXPECT_EQ(applied, 1);
   for (int i = 0; i < kClients; i++) {
-    if (!answers[i].applied()) EXPECT_EQ(ValueOf(answers[i]), winner);
+    if (!answers[i].applied()) {
+      EXPECT_EQ(ValueOf(answers[i]), winner);
+    }
   }
   for (NodeId node = 1; node <= 3; node++) {
     EXPECT_EQ(ValueOf(Execute(node, Get("contended", CL_SERIAL))), winner);

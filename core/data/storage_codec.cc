@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/data/big_endian.h"
 #include "core/murmur3.h"
 
 namespace charybdis::storage_codec {
@@ -25,10 +26,6 @@ void AppendEscaped(std::string& out, std::string_view component) {
   out.push_back('\x01');
 }
 
-void AppendBigEndian64(std::string& out, uint64_t value) {
-  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(value >> shift));
-}
-
 // Signed timestamps in byte order: flip the sign bit.
 uint64_t Biased(Timestamp timestamp) {
   return static_cast<uint64_t>(timestamp) ^ (uint64_t{1} << 63);
@@ -37,8 +34,8 @@ uint64_t Biased(Timestamp timestamp) {
 std::string EncodeCellValue(const Cell& cell) {
   std::string value;
   value.push_back(cell.tombstone ? 'D' : 'L');
-  AppendBigEndian64(value, static_cast<uint64_t>(cell.expiry));
-  AppendBigEndian64(value, cell.ttl_seconds);
+  AppendBigEndian(value, static_cast<uint64_t>(cell.expiry), 8);
+  AppendBigEndian(value, cell.ttl_seconds, 8);
   value += cell.value;
   return value;
 }
@@ -75,8 +72,7 @@ class KeyReader {
   }
   bool BigEndian64(uint64_t* value) {
     if (rest_.size() < 8) return false;
-    *value = 0;
-    for (int i = 0; i < 8; i++) *value = (*value << 8) | static_cast<unsigned char>(rest_[i]);
+    *value = ReadBigEndian(rest_, 8);
     rest_.remove_prefix(8);
     return true;
   }
@@ -85,12 +81,6 @@ class KeyReader {
  private:
   std::string_view rest_;
 };
-
-uint64_t ReadBigEndian64(std::string_view bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < 8; i++) value = (value << 8) | static_cast<unsigned char>(bytes[i]);
-  return value;
-}
 
 absl::Status Corrupt(const KeyValue& entry) {
   return absl::DataLossError(absl::StrCat("undecodable stored key of ", entry.key.size(), " bytes"));
@@ -135,7 +125,7 @@ void AddMutation(const std::string& table, const std::string& partition_key,
     if (row.tombstone) {
       std::string key = row_prefix;
       key.push_back(kRowTombstoneTag);
-      AppendBigEndian64(key, Biased(*row.tombstone));
+      AppendBigEndian(key, Biased(*row.tombstone), 8);
       batch.Put(std::move(key), "");
     }
     for (const auto& [column, cell] : row.cells) {
@@ -143,8 +133,8 @@ void AddMutation(const std::string& table, const std::string& partition_key,
       std::string key = row_prefix;
       key.push_back(kCellTag);
       AppendEscaped(key, column);
-      AppendBigEndian64(key, Biased(cell.timestamp));
-      AppendBigEndian64(key, CassandraMurmur3(value).low);
+      AppendBigEndian(key, Biased(cell.timestamp), 8);
+      AppendBigEndian(key, CassandraMurmur3(value).low, 8);
       batch.Put(std::move(key), std::move(value));
     }
   }
@@ -188,8 +178,8 @@ absl::StatusOr<Decoded> DecodeScan(const std::vector<KeyValue>& stored) {
       Cell cell;
       cell.timestamp = static_cast<Timestamp>(biased ^ (uint64_t{1} << 63));
       cell.tombstone = value[0] == 'D';
-      cell.expiry = static_cast<Timestamp>(ReadBigEndian64(value.substr(1)));
-      cell.ttl_seconds = static_cast<uint32_t>(ReadBigEndian64(value.substr(9)));
+      cell.expiry = static_cast<Timestamp>(ReadBigEndian(value.substr(1), 8));
+      cell.ttl_seconds = static_cast<uint32_t>(ReadBigEndian(value.substr(9), 8));
       cell.value = std::string(value.substr(17));
       const std::string*& winner = cell_keys[{clustering_key, column}];
       auto [it, inserted] = row.cells.emplace(column, cell);

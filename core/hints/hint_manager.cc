@@ -1,6 +1,7 @@
 #include "core/hints/hint_manager.h"
 
 #include "core/assert.h"
+#include "core/data/big_endian.h"
 #include "core/data/storage_codec.h"
 #include "core/token.h"
 
@@ -9,18 +10,6 @@ namespace charybdis {
 namespace {
 
 constexpr char kHintTag = 'h';
-
-void AppendBigEndian(std::string& out, uint64_t value, int bytes) {
-  for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) {
-    out.push_back(static_cast<char>(value >> shift));
-  }
-}
-
-uint64_t ReadBigEndian(const std::string& bytes, size_t offset, int count) {
-  uint64_t value = 0;
-  for (int i = 0; i < count; i++) value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
-  return value;
-}
 
 std::string TargetPrefix(NodeId target) {
   std::string prefix(1, kHintTag);
@@ -52,8 +41,8 @@ void HintManager::Start() {
     }
     for (const KeyValue& hint : *hints) {
       CHARYBDIS_ASSERT(hint.key.size() == kHintKeySize);
-      targets_.insert(static_cast<NodeId>(ReadBigEndian(hint.key, 1, 4)));
-      next_sequence_ = std::max(next_sequence_, ReadBigEndian(hint.key, 5, 8) + 1);
+      targets_.insert(static_cast<NodeId>(ReadBigEndian(std::string_view(hint.key).substr(1), 4)));
+      next_sequence_ = std::max(next_sequence_, ReadBigEndian(std::string_view(hint.key).substr(5), 8) + 1);
     }
     started_ = true;
     Tick();
