@@ -18,8 +18,10 @@ grpc::ServerUnaryReactor* ClientService::Execute(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* ClientService::Status(grpc::CallbackServerContext* context,
                                                 const StatusRequest*, StatusResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  *response = node_.Status();
-  reactor->Finish(grpc::Status::OK);
+  node_.Status([reactor, response](StatusResponse status) {
+    *response = std::move(status);
+    reactor->Finish(grpc::Status::OK);
+  });
   return reactor;
 }
 
@@ -34,8 +36,10 @@ grpc::ServerUnaryReactor* ClientService::Block(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* ClientService::Metrics(grpc::CallbackServerContext* context,
                                                  const MetricsRequest*, MetricsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  response->set_text(node_.MetricsText());
-  reactor->Finish(grpc::Status::OK);
+  node_.Metrics([reactor, response](std::string text) {
+    response->set_text(std::move(text));
+    reactor->Finish(grpc::Status::OK);
+  });
   return reactor;
 }
 

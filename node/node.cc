@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <future>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -63,6 +64,58 @@ std::unique_ptr<grpc::Server> Listen(const std::string& address, grpc::Service* 
 
 std::string Labels(NodeId node, ShardId shard) {
   return absl::StrCat("{node=\"", node, "\",shard=\"", shard, "\"}");
+}
+
+// Calls `done` exactly once: with the answer, or with `fallback` if the
+// work carrying it is dropped (a stopping shard thread) before it answers.
+template <typename T>
+class AnswerOnce {
+ public:
+  AnswerOnce(std::function<void(T)> done, T fallback)
+      : done_(std::move(done)), fallback_(std::move(fallback)) {}
+  ~AnswerOnce() {
+    if (done_) done_(std::move(fallback_));
+  }
+  void Send(T answer) {
+    auto done = std::move(done_);
+    done_ = nullptr;
+    done(std::move(answer));
+  }
+
+ private:
+  std::function<void(T)> done_;
+  T fallback_;
+};
+
+// Prometheus text: one series per shard (labels node and shard).
+std::string RenderMetrics(NodeId id, const std::vector<MetricsSnapshot>& snapshots) {
+  std::string text;
+  if (!snapshots.empty()) {
+    for (size_t i = 0; i < snapshots[0].counters.size(); i++) {
+      const std::string& name = snapshots[0].counters[i].first;
+      absl::StrAppend(&text, "# TYPE ", name, " counter\n");
+      for (ShardId shard = 0; shard < snapshots.size(); shard++) {
+        if (i >= snapshots[shard].counters.size()) continue;
+        absl::StrAppend(&text, name, Labels(id, shard), " ", snapshots[shard].counters[i].second, "\n");
+      }
+    }
+    for (size_t i = 0; i < snapshots[0].histograms.size(); i++) {
+      const std::string& name = snapshots[0].histograms[i].first;
+      absl::StrAppend(&text, "# HELP ", name, " microseconds\n# TYPE ", name, " summary\n");
+      for (ShardId shard = 0; shard < snapshots.size(); shard++) {
+        if (i >= snapshots[shard].histograms.size()) continue;
+        const Histogram& histogram = snapshots[shard].histograms[i].second;
+        const std::string base = absl::StrCat("node=\"", id, "\",shard=\"", shard, "\"");
+        for (double quantile : {0.5, 0.99}) {
+          absl::StrAppend(&text, name, "{", base, ",quantile=\"", quantile, "\"} ",
+                          histogram.count() == 0 ? 0 : histogram.Percentile(quantile * 100), "\n");
+        }
+        absl::StrAppend(&text, name, "_sum{", base, "} ", histogram.sum(), "\n");
+        absl::StrAppend(&text, name, "_count{", base, "} ", histogram.count(), "\n");
+      }
+    }
+  }
+  return text;
 }
 
 }  // namespace
@@ -213,70 +266,58 @@ void Node::Execute(const ExecuteRequest& request, std::function<void(ClientRespo
   }
 }
 
-StatusResponse Node::Status() {
-  StatusResponse status;
-  status.set_node_id(config_.node.id);
-  status.set_shards(config_.node.shards);
-  std::vector<NodeId> up;
-  Shard* first = shards_[0].shard.get();
-  shards_[0].thread->RunAndWait([first, &up] {
-    if (first->failure_detector() != nullptr) up = first->failure_detector()->LiveNodes();
-  });
-  for (NodeId node : up) status.add_up(node);
-  for (NodeId node : transport_->blocked()) status.add_blocked(node);
+void Node::Status(std::function<void(StatusResponse)> done) {
+  auto status = std::make_shared<StatusResponse>();
+  status->set_node_id(config_.node.id);
+  status->set_shards(config_.node.shards);
+  for (NodeId node : transport_->blocked()) status->add_blocked(node);
   for (const auto& vnode : config_.node.ring->tokens()) {
-    RingEntry* entry = status.add_ring();
+    RingEntry* entry = status->add_ring();
     entry->set_token(vnode.token);
     entry->set_node(vnode.node);
   }
-  for (const Member& member : config_.file.member()) *status.add_member() = member;
-  return status;
+  for (const Member& member : config_.file.member()) *status->add_member() = member;
+  // Who is up is shard 0's to say; the answer goes out from its thread (or,
+  // if the node stops first, without it, when the work is dropped).
+  auto answer = std::make_shared<AnswerOnce<StatusResponse>>(std::move(done), *status);
+  Shard* first = shards_[0].shard.get();
+  shards_[0].thread->Post([first, status, answer] {
+    if (first->failure_detector() != nullptr) {
+      for (NodeId node : first->failure_detector()->LiveNodes()) status->add_up(node);
+    }
+    answer->Send(*status);
+  });
 }
 
-std::string Node::MetricsText() {
-  struct Snapshot {
-    std::vector<std::pair<std::string, uint64_t>> counters;
-    std::vector<std::pair<std::string, Histogram>> histograms;
+void Node::Metrics(std::function<void(std::string)> done) {
+  // Each shard snapshots itself on its own thread; the last one renders.
+  struct Gathering {
+    std::vector<MetricsSnapshot> snapshots;
+    std::atomic<size_t> remaining;
   };
-  std::vector<Snapshot> snapshots(shards_.size());
+  auto gathering = std::make_shared<Gathering>();
+  gathering->snapshots.resize(shards_.size());
+  gathering->remaining = shards_.size();
+  auto answer = std::make_shared<AnswerOnce<std::string>>(std::move(done), std::string());
+  const NodeId id = config_.node.id;
   for (ShardId shard = 0; shard < shards_.size(); shard++) {
     Shard* core = shards_[shard].shard.get();
-    Snapshot& snapshot = snapshots[shard];
-    shards_[shard].thread->RunAndWait([core, &snapshot] {
+    shards_[shard].thread->Post([core, shard, gathering, answer, id] {
+      MetricsSnapshot& snapshot = gathering->snapshots[shard];
       snapshot.counters = core->metrics().Counters();
       for (const auto& [name, histogram] : core->metrics().Histograms()) {
         snapshot.histograms.emplace_back(name, *histogram);
       }
+      if (--gathering->remaining == 0) answer->Send(RenderMetrics(id, gathering->snapshots));
     });
   }
-  std::string text;
-  const NodeId id = config_.node.id;
-  if (!snapshots.empty()) {
-    for (size_t i = 0; i < snapshots[0].counters.size(); i++) {
-      const std::string& name = snapshots[0].counters[i].first;
-      absl::StrAppend(&text, "# TYPE ", name, " counter\n");
-      for (ShardId shard = 0; shard < snapshots.size(); shard++) {
-        if (i >= snapshots[shard].counters.size()) continue;
-        absl::StrAppend(&text, name, Labels(id, shard), " ", snapshots[shard].counters[i].second, "\n");
-      }
-    }
-    for (size_t i = 0; i < snapshots[0].histograms.size(); i++) {
-      const std::string& name = snapshots[0].histograms[i].first;
-      absl::StrAppend(&text, "# HELP ", name, " microseconds\n# TYPE ", name, " summary\n");
-      for (ShardId shard = 0; shard < snapshots.size(); shard++) {
-        if (i >= snapshots[shard].histograms.size()) continue;
-        const Histogram& histogram = snapshots[shard].histograms[i].second;
-        const std::string base = absl::StrCat("node=\"", id, "\",shard=\"", shard, "\"");
-        for (double quantile : {0.5, 0.99}) {
-          absl::StrAppend(&text, name, "{", base, ",quantile=\"", quantile, "\"} ",
-                          histogram.count() == 0 ? 0 : histogram.Percentile(quantile * 100), "\n");
-        }
-        absl::StrAppend(&text, name, "_sum{", base, "} ", histogram.sum(), "\n");
-        absl::StrAppend(&text, name, "_count{", base, "} ", histogram.count(), "\n");
-      }
-    }
-  }
-  return text;
+}
+
+std::string Node::MetricsText() {
+  std::promise<std::string> text;
+  std::future<std::string> rendered = text.get_future();
+  Metrics([&text](std::string metrics) { text.set_value(std::move(metrics)); });
+  return rendered.get();
 }
 
 }  // namespace charybdis::node

@@ -24,6 +24,12 @@ namespace charybdis::node {
 class ClientService;
 class MetricsServer;
 
+// One shard's metrics, copied on its own thread.
+struct MetricsSnapshot {
+  std::vector<std::pair<std::string, uint64_t>> counters;
+  std::vector<std::pair<std::string, Histogram>> histograms;
+};
+
 // A running node: one thread per shard with its reactor, storage (RocksDB)
 // and core Shard; the internode transport; the client API; /metrics.
 class Node {
@@ -38,11 +44,13 @@ class Node {
   // the longest request timeout), fail the rest, close RocksDB.
   void Shutdown();
 
-  // The client API (any thread).
+  // The client API (any thread; answers come on a shard's thread).
   void Execute(const ExecuteRequest& request, std::function<void(ClientResponse)> reply);
-  StatusResponse Status();
+  void Status(std::function<void(StatusResponse)> done);
   void Block(std::set<NodeId> nodes) { transport_->Block(std::move(nodes)); }
   // Prometheus text: one series per shard (label `shard`), core's names.
+  void Metrics(std::function<void(std::string)> done);
+  // The same, waiting for it (for the HTTP page's own threads).
   std::string MetricsText();
 
   const LoadedConfig& config() const { return config_; }

@@ -3,7 +3,6 @@
 #include <pthread.h>
 
 #include <chrono>
-#include <future>
 
 #include "core/assert.h"
 
@@ -28,22 +27,6 @@ void ShardThread::Stop() {
   }
   wake_.notify_one();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-}
-
-bool ShardThread::RunAndWait(std::function<void()> fn) {
-  auto done = std::make_shared<std::promise<void>>();
-  std::future<void> ran = done->get_future();
-  Post([fn = std::move(fn), done] {
-    fn();
-    done->set_value();
-  });
-  // A stopping thread drops the work, and with it the promise.
-  try {
-    ran.get();
-    return true;
-  } catch (const std::future_error&) {
-    return false;
-  }
 }
 
 Nanos ShardThread::Now() const {

@@ -28,9 +28,6 @@ class ShardThread final : public Clock, public Reactor {
   // Stops once the work running now is done; queued and later posts are
   // dropped (a graceful shutdown drains requests before this).
   void Stop();
-  // Posts `fn` and waits for it to have run (for callers on other
-  // threads); false if the thread stopped first.
-  bool RunAndWait(std::function<void()> fn);
 
   Nanos Now() const override;
   TimerId After(Nanos delay, std::function<void()> fn) override;
