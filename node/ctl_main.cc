@@ -153,7 +153,6 @@ absl::StatusOr<std::string> TargetAddress(const Arguments& arguments) {
   return cluster->client_address(node);
 }
 
-std::unique_ptr<Client::Stub> Connect(const std::string& address) { return ConnectClient(address); }
 
 int Request(const Arguments& arguments, const std::string& command) {
   const auto& words = arguments.words;
@@ -213,7 +212,7 @@ int Request(const Arguments& arguments, const std::string& command) {
   ClientResponse response;
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  const grpc::Status status = Connect(*address)->Execute(&context, execute, &response);
+  const grpc::Status status = ConnectClient(*address)->Execute(&context, execute, &response);
   if (!status.ok()) {
     std::cerr << "charybdis-ctl: " << *address << ": " << status.error_message() << "\n";
     return 1;
@@ -268,11 +267,11 @@ int Status(const Arguments& arguments, bool metrics) {
     grpc::Status status;
     if (metrics) {
       MetricsResponse response;
-      status = Connect(address)->Metrics(&context, MetricsRequest(), &response);
+      status = ConnectClient(address)->Metrics(&context, MetricsRequest(), &response);
       if (status.ok()) std::cout << response.text();
     } else {
       StatusResponse response;
-      status = Connect(address)->Status(&context, StatusRequest(), &response);
+      status = ConnectClient(address)->Status(&context, StatusRequest(), &response);
       if (status.ok() && printed_ring.empty()) {
         printed_ring = RingSummary(response);
         std::cout << printed_ring << "\n";
@@ -315,7 +314,7 @@ int Bench(const Arguments& arguments) {
   if (arguments.flags.count("table")) options.table = arguments.flags.at("table");
   auto address = TargetAddress(arguments);
   if (!address.ok()) return Usage(std::string(address.status().message()));
-  auto stub = Connect(*address);
+  auto stub = ConnectClient(*address);
   StatusResponse status;
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));

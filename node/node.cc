@@ -191,7 +191,7 @@ absl::Status Node::Open() {
     metrics_server_ = std::move(*metrics);
   }
 
-  accepting_ = true;
+  transport_->AcceptClients();
   return absl::OkStatus();
 }
 
@@ -200,7 +200,6 @@ Node::~Node() { Shutdown(); }
 void Node::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  accepting_ = false;
   if (transport_ != nullptr) {
     // No request gets in after this, so the drain below is complete.
     transport_->RefuseClients();
@@ -242,11 +241,6 @@ void Node::Shutdown() {
 void Node::Execute(const ExecuteRequest& request, std::function<void(ClientResponse)> reply) {
   ClientResponse refused;
   refused.set_request_id(request.request().request_id());
-  if (!accepting_) {
-    refused.set_code(ClientResponse::UNAVAILABLE);
-    refused.set_message("the node is shutting down: nothing was done");
-    return reply(std::move(refused));
-  }
   ShardId shard = 0;
   if (request.has_shard()) {
     if (request.shard() >= shards_.size()) {
@@ -261,7 +255,7 @@ void Node::Execute(const ExecuteRequest& request, std::function<void(ClientRespo
   }
   if (!transport_->SubmitClientRequest(request.request(), shard, reply)) {
     refused.set_code(ClientResponse::UNAVAILABLE);
-    refused.set_message("the node is shutting down: nothing was done");
+    refused.set_message("the node is starting or shutting down: nothing was done");
     reply(std::move(refused));
   }
 }

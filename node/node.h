@@ -75,7 +75,6 @@ class Node {
   std::unique_ptr<grpc::Server> internode_server_;
   std::unique_ptr<grpc::Server> client_server_;
   std::unique_ptr<MetricsServer> metrics_server_;
-  std::atomic<bool> accepting_{false};
   std::atomic<uint64_t> next_shard_{0};
   bool shut_down_ = false;
 };

@@ -45,6 +45,13 @@ void RealFaults::Partition(const std::vector<NodeId>& a, const std::vector<NodeI
   applied_++;
 }
 
+void RealFaults::AddPause(uint64_t at_ms, NodeId node, uint64_t length_ms) {
+  Add(at_ms, "pause", [this, node] {
+    if (cluster_.Pause(node).ok()) applied_++;
+  });
+  Add(at_ms + length_ms, "resume", [this, node] { (void)cluster_.Resume(node); });
+}
+
 void RealFaults::AddScripted(const scenario::FaultAction& action) {
   const uint64_t at = action.at_ms();
   switch (action.kind_case()) {
@@ -71,13 +78,8 @@ void RealFaults::AddScripted(const scenario::FaultAction& action) {
         (void)cluster_.Heal();
         applied_++;
       });
-    case scenario::FaultAction::kPause: {
-      const NodeId node = action.pause().node();
-      Add(at, "pause", [this, node] {
-        if (cluster_.Pause(node).ok()) applied_++;
-      });
-      return Add(at + action.pause().duration_ms(), "resume", [this, node] { (void)cluster_.Resume(node); });
-    }
+    case scenario::FaultAction::kPause:
+      return AddPause(at, action.pause().node(), action.pause().duration_ms());
     default:
       skipped_++;  // no real counterpart (clog, disk, clock)
   }
@@ -126,12 +128,7 @@ void RealFaults::AddRandom(const scenario::RandomFaults& faults, Random& random)
   for (uint64_t i = count(faults.max_pauses_per_minute()); i > 0; i--) {
     const uint64_t length = duration(faults.max_pause_ms());
     const NodeId node = nodes[random.Below(nodes.size())];
-    if (auto at = place(length)) {
-      Add(*at, "pause", [this, node] {
-        if (cluster_.Pause(node).ok()) applied_++;
-      });
-      Add(*at + length, "resume", [this, node] { (void)cluster_.Resume(node); });
-    }
+    if (auto at = place(length)) AddPause(*at, node, length);
   }
   // A node cut off is as good as down: partitions take turns with the
   // other outages.

@@ -45,6 +45,8 @@ class RealFaults {
     std::function<void()> act;
   };
   void Add(uint64_t at_ms, std::string what, std::function<void()> act);
+  // SIGSTOP at `at_ms`, SIGCONT `length_ms` later.
+  void AddPause(uint64_t at_ms, NodeId node, uint64_t length_ms);
   void AddScripted(const scenario::FaultAction& action);
   void AddRandom(const scenario::RandomFaults& faults, Random& random);
   void Run();

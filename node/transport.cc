@@ -50,10 +50,7 @@ void Transport::Start() {
 }
 
 void Transport::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopped_ = true;
-  }
+  RefuseClients();
   for (auto& [node, link] : links_) link->Stop();
 }
 
@@ -101,7 +98,7 @@ bool Transport::SubmitClientRequest(ClientRequest request, ShardId shard, Client
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopped_ || refusing_clients_) return false;
+    if (!accepting_clients_) return false;
     id = ++last_client_call_;
     waiting_.emplace(id, std::make_pair(request.request_id(), std::move(reply)));
   }
@@ -116,9 +113,14 @@ bool Transport::SubmitClientRequest(ClientRequest request, ShardId shard, Client
   return true;
 }
 
+void Transport::AcceptClients() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  accepting_clients_ = true;
+}
+
 void Transport::RefuseClients() {
   std::lock_guard<std::mutex> lock(mutex_);
-  refusing_clients_ = true;
+  accepting_clients_ = false;
 }
 
 void Transport::FailWaitingClients(const ClientResponse& response) {

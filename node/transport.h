@@ -52,9 +52,11 @@ class Transport {
   void OnInbound(const Envelope& message);
 
   // Sends a client request to `shard`; `reply` gets the answer (on some
-  // shard's thread). Returns false after Stop.
+  // shard's thread). Returns false unless clients are accepted.
   bool SubmitClientRequest(ClientRequest request, ShardId shard, ClientReply reply);
-  // From now on SubmitClientRequest refuses (shutdown).
+  // Clients are refused until the node has started, and from the start of
+  // its shutdown (or Stop) on.
+  void AcceptClients();
   void RefuseClients();
   // Answers every waiting client call with `response` (shutdown).
   void FailWaitingClients(const ClientResponse& response);
@@ -76,8 +78,7 @@ class Transport {
   std::set<NodeId> blocked_;                       // guarded by mutex_
   std::map<uint64_t, std::pair<uint64_t, ClientReply>> waiting_;  // id -> (client's id, reply)
   uint64_t last_client_call_ = 0;                  // guarded by mutex_
-  bool stopped_ = false;                           // guarded by mutex_
-  bool refusing_clients_ = false;                  // guarded by mutex_
+  bool accepting_clients_ = false;                 // guarded by mutex_
 };
 
 // The server side of the internode streams.

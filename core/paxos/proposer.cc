@@ -536,20 +536,18 @@ void Proposer::Finish(ClientResponse response) {
 
 void Proposer::OnTimeout() {
   if (phase_ == Phase::kDone) return;
+  if (replied_) return Finish(ClientResponse());  // only the commit was left
+  const bool uncertain =
+      !is_read() && (uncertain_origin_.has_value() ||
+                     (phase_ == Phase::kAccepting && !accepted_.empty() && !finishing_));
+  if (uncertain) return AnswerUncertain("timed out with a partial accept: the outcome is uncertain");
   ClientResponse response;
   response.set_code(is_read() ? ClientResponse::READ_TIMEOUT : ClientResponse::WRITE_TIMEOUT);
   response.set_consistency(request_.serial_level);
   if (!is_read()) response.set_write_type("CAS");
   response.set_blocked_for(request_.quorum);
-  if (!replied_) {
-    const bool uncertain =
-        !is_read() && (uncertain_origin_.has_value() ||
-                       (phase_ == Phase::kAccepting && !accepted_.empty() && !finishing_));
-    if (uncertain) context_.metrics.cas_write_timeout_due_to_uncertainty += replies_.size();
-    response.set_received(static_cast<uint32_t>(accepted_.size()));
-    response.set_message(uncertain ? "timed out with a partial accept: the outcome is uncertain"
-                                   : "timed out before a quorum promised or accepted");
-  }
+  response.set_received(static_cast<uint32_t>(accepted_.size()));
+  response.set_message("timed out before a quorum promised or accepted");
   Finish(std::move(response));
 }
 
