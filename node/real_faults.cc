@@ -81,7 +81,7 @@ void RealFaults::AddScripted(const scenario::FaultAction& action) {
     case scenario::FaultAction::kPause:
       return AddPause(at, action.pause().node(), action.pause().duration_ms());
     default:
-      skipped_++;  // no real counterpart (clog, disk, clock)
+      skipped_++;  // no real counterpart (clog, disk, clock, crash point)
   }
 }
 
@@ -145,7 +145,8 @@ void RealFaults::AddRandom(const scenario::RandomFaults& faults, Random& random)
     }
   }
   skipped_ += count(faults.max_clogs_per_minute()) + count(faults.max_disk_faults_per_minute()) +
-              count(faults.max_clock_skews_per_minute());
+              count(faults.max_clock_skews_per_minute()) +
+              count(faults.max_crash_points_per_minute());
 }
 
 void RealFaults::Start() {

@@ -113,10 +113,24 @@ void Cluster::Log(const std::string& what) {
   fault_log_.push_back(absl::StrCat(simulator_.now() / kMillisecond, "ms ", what));
 }
 
-void Cluster::Crash(NodeId id) {
+void Cluster::Crash(NodeId id, CrashKind kind) {
   if (!node(id).running()) return;
-  Log(absl::StrCat("crash node ", id));
-  node(id).Crash();
+  Log(absl::StrCat(kind == CrashKind::kPowerCut ? "power cut of node " : "crash node ", id));
+  node(id).Crash(kind);
+}
+
+void Cluster::ArmCrashPoint(NodeId id, CrashPoint point) {
+  if (!node(id).running()) return;
+  const std::string name = scenario::CrashPointFault::Point_Name(point.point);
+  Log(absl::StrCat("crash point ", name, " armed on node ", id,
+                   point.kind == CrashKind::kPowerCut ? " (power cut)" : ""));
+  point.fire = [this, id, name, kind = point.kind, then = std::move(point.fire)] {
+    if (!node(id).running()) return;
+    Log(absl::StrCat("crash point ", name, " reached on node ", id));
+    Crash(id, kind);
+    if (then) then();
+  };
+  node(id).ArmCrashPoint(std::move(point));
 }
 
 void Cluster::Restart(NodeId id) {

@@ -37,7 +37,10 @@ class Cluster {
   // Crashed or paused nodes.
   uint32_t nodes_down() const;
 
-  void Crash(NodeId id);
+  void Crash(NodeId id, CrashKind kind = CrashKind::kCrash);
+  // Arms a crash point on a running node: at its moment the node crashes,
+  // then `point.fire` runs (no effect if the node is down).
+  void ArmCrashPoint(NodeId id, CrashPoint point);
   void Restart(NodeId id);
   void Pause(NodeId id, Nanos duration);
   void Resume(NodeId id);

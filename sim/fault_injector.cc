@@ -4,16 +4,18 @@
 
 #include "absl/strings/str_format.h"
 #include "core/assert.h"
+#include "sim/envelope_kinds.h"
 
 namespace charybdis::sim {
 
 std::string FaultWorld::ToString() const {
   return absl::StrFormat(
       "crashes/min=%.2f partitions/min=%.2f clogs/min=%.2f pauses/min=%.2f "
-      "disk_faults/min=%.2f clock_skews/min=%.2f loss=%.4f duplicate=%.4f reorder=%.4f",
+      "disk_faults/min=%.2f clock_skews/min=%.2f crash_points/min=%.2f power_cuts=%.2f "
+      "loss=%.4f duplicate=%.4f reorder=%.4f",
       crashes_per_minute, partitions_per_minute, clogs_per_minute, pauses_per_minute,
-      disk_faults_per_minute, clock_skews_per_minute, messages.loss, messages.duplicate,
-      messages.reorder);
+      disk_faults_per_minute, clock_skews_per_minute, crash_points_per_minute,
+      power_cut_fraction, messages.loss, messages.duplicate, messages.reorder);
 }
 
 namespace {
@@ -46,6 +48,11 @@ FaultInjector::FaultInjector(Simulator& simulator, Cluster& cluster,
   world_.messages.duplicate =
       std::max(baseline.duplicate, DrawRate(random_, faults.max_duplicate()));
   world_.messages.reorder = std::max(baseline.reorder, DrawRate(random_, faults.max_reorder()));
+  // A stream of its own, so that worlds drawn before these kinds existed
+  // stay the same.
+  Random later_kinds = random.Fork(1);
+  world_.crash_points_per_minute = DrawRate(later_kinds, faults.max_crash_points_per_minute());
+  world_.power_cut_fraction = DrawRate(later_kinds, faults.max_power_cut_fraction());
   max_nodes_down_ = faults.max_nodes_down() != 0
                         ? faults.max_nodes_down()
                         : static_cast<uint32_t>((cluster.size() - 1) / 2);
@@ -71,7 +78,11 @@ void FaultInjector::ScheduleAction(const scenario::FaultAction& action) {
 void FaultInjector::Apply(const scenario::FaultAction& action) {
   switch (action.kind_case()) {
     case scenario::FaultAction::kCrash:
-      cluster_.Crash(action.crash().node());
+      cluster_.Crash(action.crash().node(),
+                     action.crash().power_cut() ? CrashKind::kPowerCut : CrashKind::kCrash);
+      return;
+    case scenario::FaultAction::kCrashPoint:
+      ArmScriptedCrashPoint(action.crash_point());
       return;
     case scenario::FaultAction::kRestart:
       cluster_.Restart(action.restart().node());
@@ -126,6 +137,7 @@ void FaultInjector::ScheduleRandom() {
     Arrivals(world_.pauses_per_minute, 204, [this] { RandomPause(); });
     Arrivals(world_.disk_faults_per_minute, 205, [this] { RandomDiskFault(); });
     Arrivals(world_.clock_skews_per_minute, 206, [this] { RandomClockSkew(); });
+    Arrivals(world_.crash_points_per_minute, 207, [this] { RandomCrashPoint(); });
   });
   simulator_.Schedule(random_end_, EventTag{EventKind::kFault, 0, 0, 299}, false,
                       [this] { EndRandomFaults(); });
@@ -158,10 +170,30 @@ NodeId FaultInjector::PickNodeToTakeDown() {
   return candidates[random_.Below(candidates.size())];
 }
 
-void FaultInjector::RandomCrash() {
-  const NodeId id = PickNodeToTakeDown();
-  if (id == 0) return;
-  cluster_.Crash(id);
+void FaultInjector::ArmScriptedCrashPoint(const scenario::CrashPointFault& spec) {
+  CrashPoint point;
+  point.point = spec.point();
+  point.reply = EnvelopeBodyNamed(spec.message());
+  point.kind = spec.power_cut() ? CrashKind::kPowerCut : CrashKind::kCrash;
+  const NodeId id = spec.node();
+  const Nanos restart_after = static_cast<Nanos>(spec.restart_after_ms()) * kMillisecond;
+  point.fire = [this, id, restart_after] {
+    if (restart_after == 0) return;
+    const Nanos at = simulator_.now() + restart_after;
+    quiet_from_ = std::max(quiet_from_, at);  // the run settles after the restart
+    simulator_.Schedule(at, EventTag{EventKind::kFault, 0, 0, 120}, false,
+                        [this, id] { cluster_.Restart(id); });
+  };
+  cluster_.ArmCrashPoint(id, std::move(point));
+}
+
+CrashKind FaultInjector::DrawCrashKind() {
+  // No draw when power cuts are off, so older worlds keep their numbers.
+  if (world_.power_cut_fraction <= 0) return CrashKind::kCrash;
+  return random_.Chance(world_.power_cut_fraction) ? CrashKind::kPowerCut : CrashKind::kCrash;
+}
+
+void FaultInjector::ScheduleRandomRestart(NodeId id) {
   crashed_at_random_.insert(id);
   const Nanos restart_at =
       simulator_.now() + DrawDuration(spec_.random_faults().max_downtime_ms());
@@ -169,6 +201,31 @@ void FaultInjector::RandomCrash() {
   simulator_.Schedule(restart_at, EventTag{EventKind::kFault, 0, 0, 211}, false, [this, id] {
     if (crashed_at_random_.erase(id)) cluster_.Restart(id);
   });
+}
+
+void FaultInjector::RandomCrash() {
+  const NodeId id = PickNodeToTakeDown();
+  if (id == 0) return;
+  cluster_.Crash(id, DrawCrashKind());
+  ScheduleRandomRestart(id);
+}
+
+void FaultInjector::RandomCrashPoint() {
+  const NodeId id = PickNodeToTakeDown();
+  if (id == 0) return;
+  static constexpr scenario::CrashPointFault::Point kPoints[] = {
+      scenario::CrashPointFault::AFTER_REPLY, scenario::CrashPointFault::BEFORE_SYNC,
+      scenario::CrashPointFault::AFTER_SYNC};
+  CrashPoint point;
+  point.point = kPoints[random_.Below(3)];
+  point.kind = DrawCrashKind();
+  // The moment may come late: by then the limit on nodes down still holds,
+  // and after the random faults end it never fires.
+  point.allowed = [this] {
+    return simulator_.now() < random_end_ && cluster_.nodes_down() < max_nodes_down_;
+  };
+  point.fire = [this, id] { ScheduleRandomRestart(id); };
+  cluster_.ArmCrashPoint(id, std::move(point));
 }
 
 void FaultInjector::RandomPartition() {

@@ -18,6 +18,9 @@ struct FaultWorld {
   double pauses_per_minute = 0;
   double disk_faults_per_minute = 0;
   double clock_skews_per_minute = 0;
+  double crash_points_per_minute = 0;
+  // The share of random crashes and crash points that cut the power.
+  double power_cut_fraction = 0;
   MessageFaults messages;
 
   std::string ToString() const;
@@ -44,6 +47,12 @@ class FaultInjector {
   // Calls `fault` at the arrivals of a Poisson process of the given rate.
   void Arrivals(double per_minute, uint64_t detail, std::function<void()> fault);
   void RandomCrash();
+  void RandomCrashPoint();
+  CrashKind DrawCrashKind();
+  // Restarts a randomly crashed node after a random downtime (or at the
+  // end of the random faults).
+  void ScheduleRandomRestart(NodeId id);
+  void ArmScriptedCrashPoint(const scenario::CrashPointFault& spec);
   void RandomPartition();
   void RandomClog();
   void RandomPause();

@@ -165,13 +165,15 @@ nlohmann::json Details(const Cluster& cluster, const FaultInjector& faults,
       storage.reads += s.reads;
       storage.failed += s.failed;
       storage.batches_lost_in_crashes += s.batches_lost_in_crashes;
+      storage.issued_batches_kept_in_crashes += s.issued_batches_kept_in_crashes;
     }
   }
   details["storage"] = {{"writes", storage.writes},
                         {"synced_writes", storage.synced_writes},
                         {"reads", storage.reads},
                         {"failed", storage.failed},
-                        {"batches_lost_in_crashes", storage.batches_lost_in_crashes}};
+                        {"batches_lost_in_crashes", storage.batches_lost_in_crashes},
+                        {"issued_batches_kept_in_crashes", storage.issued_batches_kept_in_crashes}};
   nlohmann::json sites = nlohmann::json::object();
   for (const auto& [site, state] : buggify.sites()) {
     sites[site] = {{"enabled", state.enabled}, {"fired", state.fired}};

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/coordinator/consistency.h"
 #include "core/metrics.h"
+#include "sim/envelope_kinds.h"
 #include "sim/topology.h"
 
 namespace charybdis::sim {
@@ -467,10 +468,32 @@ class Validator {
           CheckDuration({{"faults"}, {"action", a}, {"pause"}, {"duration_ms"}},
                         action.pause().duration_ms());
           break;
+        case scenario::FaultAction::kCrashPoint:
+          CheckCrashPoint(a, action.crash_point());
+          break;
         case scenario::FaultAction::KIND_NOT_SET:
           problems_.Add({{"faults"}, {"action", a}}, "say what happens (crash, restart, partition, ...)");
           break;
       }
+    }
+  }
+
+  void CheckCrashPoint(int a, const scenario::CrashPointFault& point) {
+    CheckNode({{"faults"}, {"action", a}, {"crash_point"}, {"node"}}, point.node());
+    if (point.point() == scenario::CrashPointFault::POINT_UNSET) {
+      problems_.Add({{"faults"}, {"action", a}, {"crash_point"}, {"point"}},
+                    "say when: AFTER_REPLY, BEFORE_SYNC or AFTER_SYNC");
+    }
+    if (point.message().empty()) return;
+    if (point.point() != scenario::CrashPointFault::AFTER_REPLY) {
+      problems_.Add({{"faults"}, {"action", a}, {"crash_point"}, {"message"}},
+                    "only AFTER_REPLY waits for a kind of message");
+    } else if (!IsReply(EnvelopeBodyNamed(point.message()))) {
+      problems_.Add({{"faults"}, {"action", a}, {"crash_point"}, {"message"}},
+                    absl::StrCat("\"", point.message(),
+                                 "\" is not a reply (replica_write_ack, replica_read_response, "
+                                 "paxos_promise, paxos_accept_reply, paxos_commit_ack, "
+                                 "client_response, pong)"));
     }
   }
 
@@ -507,6 +530,7 @@ class Validator {
     }
     const std::pair<const char*, double> probabilities[] = {
         {"max_loss", faults.max_loss()},
+        {"max_power_cut_fraction", faults.max_power_cut_fraction()},
         {"max_duplicate", faults.max_duplicate()},
         {"max_reorder", faults.max_reorder()}};
     for (const auto& [field, value] : probabilities) {
@@ -518,7 +542,8 @@ class Validator {
         {"max_clogs_per_minute", faults.max_clogs_per_minute()},
         {"max_pauses_per_minute", faults.max_pauses_per_minute()},
         {"max_disk_faults_per_minute", faults.max_disk_faults_per_minute()},
-        {"max_clock_skews_per_minute", faults.max_clock_skews_per_minute()}};
+        {"max_clock_skews_per_minute", faults.max_clock_skews_per_minute()},
+        {"max_crash_points_per_minute", faults.max_crash_points_per_minute()}};
     for (const auto& [field, value] : rates) {
       if (value < 0 || value > 10'000) {
         problems_.Add({{"random_faults"}, {field}}, "must be between 0 and 10000");

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/network.h"
@@ -78,12 +79,17 @@ class SimNetwork {
   std::vector<std::vector<bool>> blocked_;  // [from][to], grown with hosts
 };
 
-// The core/ Network of one shard, sending from its address.
+// The core/ Network of one shard, sending from its address. `sent` (may
+// be empty) hears of every message once it is on its way.
 class ShardNetwork final : public Network {
  public:
-  ShardNetwork(SimNetwork& network, Address self) : network_(network), self_(self) {}
+  using Sent = std::function<void(Envelope::BodyCase)>;
+  ShardNetwork(SimNetwork& network, Address self, Sent sent = nullptr)
+      : network_(network), self_(self), sent_(std::move(sent)) {}
   void Send(const Address& to, Envelope message) override {
+    const Envelope::BodyCase body = message.body_case();
     network_.Send(self_, to, std::move(message));
+    if (sent_) sent_(body);
   }
   void SetReceiver(Receiver receiver) override {
     network_.SetReceiver(self_, std::move(receiver));
@@ -92,6 +98,7 @@ class ShardNetwork final : public Network {
  private:
   SimNetwork& network_;
   Address self_;
+  Sent sent_;
 };
 
 }  // namespace charybdis::sim

@@ -1,6 +1,7 @@
 #include "sim/sim_node.h"
 
 #include "core/assert.h"
+#include "sim/envelope_kinds.h"
 
 namespace charybdis::sim {
 
@@ -11,7 +12,9 @@ class SimNode::ShardRuntime final : public Clock, public Reactor {
       : node_(node),
         shard_id_(shard),
         random_(random),
-        network_(node.network_, Address{node.config_.id, shard}) {
+        network_(node.network_, Address{node.config_.id, shard}, [&node](Envelope::BodyCase body) {
+          node.AtMoment(scenario::CrashPointFault::AFTER_REPLY, body);
+        }) {
     ShardEnv env;
     env.self = Address{node.config_.id, shard};
     env.clock = this;
@@ -81,7 +84,27 @@ SimNode::SimNode(Simulator& simulator, SimNetwork& network, SimBuggify& buggify,
   for (ShardId shard = 0; shard < config_.shards; shard++) {
     storages_.push_back(std::make_unique<SimStorage>(simulator, host, shard,
                                                      random_.Fork(shard), storage));
+    storages_.back()->set_moment_observer([this](StorageMoment moment) {
+      return AtMoment(moment == StorageMoment::kSyncIssued ? scenario::CrashPointFault::BEFORE_SYNC
+                                                           : scenario::CrashPointFault::AFTER_SYNC,
+                      Envelope::BODY_NOT_SET);
+    });
   }
+}
+
+bool SimNode::AtMoment(scenario::CrashPointFault::Point point, Envelope::BodyCase body) {
+  if (!crash_point_ || crash_point_->point != point) return false;
+  if (point == scenario::CrashPointFault::AFTER_REPLY) {
+    const bool wanted = crash_point_->reply == Envelope::BODY_NOT_SET ? IsReply(body)
+                                                                       : body == crash_point_->reply;
+    if (!wanted) return false;
+  }
+  CHARYBDIS_ASSERT(running());
+  if (crash_point_->allowed && !crash_point_->allowed()) return false;
+  std::function<void()> fire = std::move(crash_point_->fire);
+  crash_point_.reset();
+  simulator_.AfterCurrentEvent(std::move(fire));
+  return true;
 }
 
 SimNode::~SimNode() { network_.ClearReceivers(host_); }
@@ -97,8 +120,9 @@ void SimNode::Start() {
   for (auto& runtime : shards_) runtime->shard().Start();
 }
 
-void SimNode::Crash() {
+void SimNode::Crash(CrashKind kind) {
   CHARYBDIS_ASSERT(running());
+  crash_point_.reset();
   for (ShardId shard = 0; shard < config_.shards; shard++) {
     for (const auto& [name, value] : shards_[shard]->shard().metrics().Counters()) {
       retired_counters_[shard][name] += value;
@@ -110,7 +134,7 @@ void SimNode::Crash() {
   simulator_.Crash(host_);
   network_.ClearReceivers(host_);
   shards_.clear();
-  for (auto& storage : storages_) storage->Crash();
+  for (auto& storage : storages_) storage->Crash(kind);
 }
 
 void SimNode::Pause() {

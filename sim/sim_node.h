@@ -2,11 +2,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <set>
 #include <vector>
 
 #include "core/shard.h"
+#include "sim/crash_point.h"
 #include "sim/node_clock.h"
 #include "sim/sim_buggify.h"
 #include "sim/sim_network.h"
@@ -27,8 +29,11 @@ class SimNode {
   ~SimNode();
 
   void Start();
-  // All memory state is lost; disks keep what was synced (and maybe more).
-  void Crash();
+  // All memory state is lost; disks keep what was synced (and, unless the
+  // power was cut, maybe more). Disarms the crash point.
+  void Crash(CrashKind kind = CrashKind::kCrash);
+  // Arms a crash point (replacing any armed one).
+  void ArmCrashPoint(CrashPoint point) { crash_point_ = std::move(point); }
   void Pause();
   void Resume();
 
@@ -54,6 +59,9 @@ class SimNode {
  private:
   class ShardRuntime;
 
+  // True when the armed crash point fires at this moment.
+  bool AtMoment(scenario::CrashPointFault::Point point, Envelope::BodyCase body);
+
   Simulator& simulator_;
   SimNetwork& network_;
   SimBuggify& buggify_;
@@ -64,6 +72,7 @@ class SimNode {
   uint64_t starts_ = 0;
   std::vector<std::unique_ptr<SimStorage>> storages_;
   std::vector<std::unique_ptr<ShardRuntime>> shards_;
+  std::optional<CrashPoint> crash_point_;
   // Counters of the shards' earlier lives (memory is lost in a crash; the
   // report still wants the totals).
   std::vector<std::map<std::string, uint64_t>> retired_counters_;

@@ -52,24 +52,33 @@ void SimStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) 
   const bool synced = durability == Durability::kSynced;
   const Nanos extra = synced ? DrawLatency(profile_.sync(), random_) : 0;
   const Nanos at = CompletionTime(profile_.write(), extra);
-  const bool fail = faults_.fail_writes;
-  Complete(at, synced ? 2 : 1, [this, batch = std::move(batch), synced, fail, done] {
-    if (fail) {
-      stats_.failed++;
-      done(absl::UnavailableError("simulated disk write failure"));
-      return;
-    }
-    stats_.writes++;
-    if (synced) {
-      stats_.synced_writes++;
-      unsynced_.clear();  // everything before it is durable now
-      ApplyBatch(batch, nullptr);
-    } else {
-      unsynced_.emplace_back();
-      ApplyBatch(batch, &unsynced_.back());
-    }
-    done(absl::OkStatus());
-  });
+  const uint64_t id = ++last_write_id_;
+  issued_.push_back(IssuedWrite{id, std::move(batch), synced, faults_.fail_writes});
+  Complete(at, synced ? 2 : 1, [this, id, done = std::move(done)] { FinishWrite(id, done); });
+  if (synced) Observe(StorageMoment::kSyncIssued);
+}
+
+void SimStorage::FinishWrite(uint64_t write_id, WriteDone done) {
+  CHARYBDIS_ASSERT(!issued_.empty());
+  CHARYBDIS_ASSERT(issued_.front().id == write_id);  // writes finish in issue order
+  const IssuedWrite write = std::move(issued_.front());
+  issued_.pop_front();
+  if (write.fails) {
+    stats_.failed++;
+    done(absl::UnavailableError("simulated disk write failure"));
+    return;
+  }
+  stats_.writes++;
+  if (write.synced) {
+    stats_.synced_writes++;
+    unsynced_.clear();  // everything before it is durable now
+    ApplyBatch(write.batch, nullptr);
+    if (Observe(StorageMoment::kSyncDurable)) return;  // the node dies before it hears
+  } else {
+    unsynced_.emplace_back();
+    ApplyBatch(write.batch, &unsynced_.back());
+  }
+  done(absl::OkStatus());
 }
 
 void SimStorage::Get(std::string key, GetDone done) {
@@ -110,12 +119,9 @@ void SimStorage::Scan(std::string begin, std::string end, size_t limit, ScanDone
            });
 }
 
-void SimStorage::Crash() {
-  // The OS may have written back some of the unsynced batches, in order:
-  // take back the others, newest first.
-  const uint64_t survivors = random_.Below(unsynced_.size() + 1);
-  stats_.batches_lost_in_crashes += unsynced_.size() - survivors;
-  while (unsynced_.size() > survivors) {
+void SimStorage::RollBackUnsyncedAfter(size_t keep) {
+  CHARYBDIS_ASSERT(keep <= unsynced_.size());
+  while (unsynced_.size() > keep) {
     const Undo& undo = unsynced_.back();
     for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
       if (it->second.has_value()) {
@@ -126,7 +132,29 @@ void SimStorage::Crash() {
     }
     unsynced_.pop_back();
   }
+}
+
+void SimStorage::Crash(CrashKind kind) {
+  // What is not durable, in order: the unsynced batches applied, then the
+  // writes issued and unfinished (failing ones never reach the disk). The
+  // OS may have written back any prefix of it; a power cut keeps none.
+  std::vector<const WriteBatch*> issued;
+  for (const IssuedWrite& write : issued_) {
+    if (!write.fails) issued.push_back(&write.batch);
+  }
+  const size_t not_durable = unsynced_.size() + issued.size();
+  const size_t survivors = kind == CrashKind::kPowerCut ? 0 : random_.Below(not_durable + 1);
+  stats_.batches_lost_in_crashes += not_durable - survivors;
+  if (survivors <= unsynced_.size()) {
+    RollBackUnsyncedAfter(survivors);
+  } else {
+    const size_t kept = survivors - unsynced_.size();
+    CHARYBDIS_ASSERT(kept <= issued.size());
+    for (size_t i = 0; i < kept; i++) ApplyBatch(*issued[i], nullptr);
+    stats_.issued_batches_kept_in_crashes += kept;
+  }
   unsynced_.clear();
+  issued_.clear();
   last_completion_ = simulator_.now();
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -25,13 +27,31 @@ struct StorageStats {
   uint64_t synced_writes = 0;
   uint64_t reads = 0;
   uint64_t failed = 0;
+  // Writes not yet durable (applied unsynced, or issued and unfinished)
+  // that a crash took back, and issued writes it kept.
   uint64_t batches_lost_in_crashes = 0;
+  uint64_t issued_batches_kept_in_crashes = 0;
+};
+
+enum class CrashKind {
+  // The process dies; the OS may already have written back any prefix of
+  // what was not synced, including writes issued but not finished.
+  kCrash,
+  // The power goes: only what a finished synced write made durable stays.
+  kPowerCut,
+};
+
+// The moments of a disk that a crash point can wait for.
+enum class StorageMoment {
+  kSyncIssued,   // a synced write was issued (not durable yet)
+  kSyncDurable,  // a synced write is durable; its caller has not heard
 };
 
 // One shard's disk, in memory, in the spirit of LevelDB's fault-injection
-// env: it outlives crashes of its node and forgets, on a crash, a random
-// suffix of the writes that no synced write has made durable yet.
-// Operations complete in order (one queue per disk) after a drawn latency.
+// env: it outlives crashes of its node and forgets, on a crash, what no
+// finished synced write made durable: a random suffix of it, or all of it
+// in a power cut. Operations complete in order (one queue per disk) after a
+// drawn latency.
 class SimStorage final : public Storage {
  public:
   SimStorage(Simulator& simulator, uint32_t host, uint32_t shard, Random random,
@@ -42,8 +62,14 @@ class SimStorage final : public Storage {
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
 
   // The node crashed: its in-flight operations are gone (their completions
-  // were bound to the dead incarnation) and so is part of its unsynced data.
-  void Crash();
+  // were bound to the dead incarnation) and so is part or all of the data
+  // not yet durable.
+  void Crash(CrashKind kind = CrashKind::kCrash);
+
+  // Told of each moment; returns true when the node crashes right there
+  // (then a durable write's caller is never told).
+  using MomentObserver = std::function<bool(StorageMoment)>;
+  void set_moment_observer(MomentObserver observer) { moment_observer_ = std::move(observer); }
 
   void set_faults(DiskFaults faults) { faults_ = faults; }
   const StorageStats& stats() const { return stats_; }
@@ -59,6 +85,19 @@ class SimStorage final : public Storage {
 
   // Applies the batch; with `undo`, records how to take it back.
   void ApplyBatch(const WriteBatch& batch, Undo* undo);
+  void FinishWrite(uint64_t write_id, WriteDone done);
+  // Takes back the unsynced batches after the first `keep`.
+  void RollBackUnsyncedAfter(size_t keep);
+  bool Observe(StorageMoment moment) { return moment_observer_ && moment_observer_(moment); }
+
+  // A write issued and not finished: the OS may have it (a crash can keep
+  // it) though nobody was told it is done.
+  struct IssuedWrite {
+    uint64_t id = 0;
+    WriteBatch batch;
+    bool synced = false;
+    bool fails = false;  // a disk fault: it never reaches the disk
+  };
 
   Simulator& simulator_;
   uint32_t host_;
@@ -74,6 +113,9 @@ class SimStorage final : public Storage {
   // can take back a suffix of them.
   Contents contents_;
   std::vector<Undo> unsynced_;  // in the order the batches were applied
+  std::deque<IssuedWrite> issued_;  // in issue (= completion) order
+  uint64_t last_write_id_ = 0;
+  MomentObserver moment_observer_;
 };
 
 }  // namespace charybdis::sim

@@ -163,6 +163,11 @@ void Simulator::Step() {
   std::function<void()> fn = std::move(slot.fn);
   Release(entry.slot);
   fn();
+  while (!after_event_.empty()) {
+    std::vector<std::function<void()>> due = std::move(after_event_);
+    after_event_.clear();
+    for (auto& run : due) run();
+  }
 }
 
 void Simulator::RunUntil(Nanos time) {

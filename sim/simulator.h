@@ -62,6 +62,11 @@ class Simulator {
   // is waiting for its paused host (such an event still runs on resume).
   bool Cancel(EventId id);
 
+  // Runs `fn` as soon as the event being processed returns, before any
+  // other event: a crash point fires there, so a node never dies inside
+  // its own callback.
+  void AfterCurrentEvent(std::function<void()> fn) { after_event_.push_back(std::move(fn)); }
+
   void Crash(uint32_t host);
   void Pause(uint32_t host);
   void Resume(uint32_t host);
@@ -114,6 +119,7 @@ class Simulator {
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   std::vector<Host> hosts_;
+  std::vector<std::function<void()>> after_event_;
   std::FILE* trace_file_ = nullptr;
 };
 

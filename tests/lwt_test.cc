@@ -305,5 +305,44 @@ TEST_F(LwtTest, AnAcknowledgedLwtIsVisibleToQuorumReadsEvenBeforeItsCommit) {
   EXPECT_EQ(ValueOf(read), "v");
 }
 
+TEST_F(LwtTest, APromiseSentRightBeforeAPowerCutIsStillKeptAfterRestart) {
+  CrashPoint point;
+  point.point = scenario::CrashPointFault::AFTER_REPLY;
+  point.reply = Envelope::kPaxosPromise;
+  point.kind = CrashKind::kPowerCut;
+  cluster_.ArmCrashPoint(2, std::move(point));
+  ASSERT_TRUE(Call(IfNotExists("k", "v")).applied());  // nodes 1 and 3 are a quorum
+  ASSERT_FALSE(cluster_.node(2).running()) << "the crash point never fired";
+  cluster_.Restart(2);
+  // The promise was durable before it was sent, so the power cut kept it.
+  EXPECT_GT(StateOn(2, "k").promised().micros(), 0);
+}
+
+TEST_F(LwtTest, AQuorumThatLosesPowerRightAfterAcceptingStillKnowsTheValue) {
+  // Node 1 coordinates but its disk refuses everything: the quorum is 2, 3.
+  cluster_.FailDisk(1, DiskFaults{false, true, 0}, 2 * kSecond);
+  for (NodeId node : {2, 3}) {
+    CrashPoint point;
+    point.point = scenario::CrashPointFault::AFTER_REPLY;
+    point.reply = Envelope::kPaxosAcceptReply;
+    point.kind = CrashKind::kPowerCut;
+    cluster_.ArmCrashPoint(node, std::move(point));
+  }
+  const uint64_t id = Send(IfNotExists("k", "v"));
+  simulator_.RunUntil(simulator_.now() + 3 * kSecond);
+  ASSERT_FALSE(cluster_.node(2).running());
+  ASSERT_FALSE(cluster_.node(3).running());
+  // Node 1 goes too: only the accepts on nodes 2 and 3 remain.
+  cluster_.Crash(1, CrashKind::kPowerCut);
+  cluster_.Restart(2);
+  cluster_.Restart(3);
+  simulator_.RunUntil(simulator_.now() + 1500 * kMillisecond);  // node 1 convicted
+  const ClientResponse read = Call(Read("k", CL_SERIAL), 2);
+  ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+  // Accepted by a quorum: chosen, so every later round must find it.
+  EXPECT_EQ(ValueOf(read), "v");
+  if (responses_.count(id)) EXPECT_NE(responses_[id].code(), ClientResponse::UNAVAILABLE);
+}
+
 }  // namespace
 }  // namespace charybdis::sim

@@ -102,5 +102,31 @@ TEST(ScenarioLoaderTest, FailureDetectorDefaults) {
   EXPECT_EQ(loaded.spec.failure_detector().convict_after_ms(), 1000u);
 }
 
+TEST(ScenarioLoaderTest, CrashPointsNeedAPointAndAReplyKind) {
+  MustParse(BaseScenario(
+      "faults { action { at_ms: 10 crash_point { node: 2 point: AFTER_REPLY "
+      "message: \"paxos_promise\" power_cut: true restart_after_ms: 100 } } }"));
+  const std::string no_point =
+      ErrorOf(BaseScenario("faults { action { at_ms: 10 crash_point { node: 2 } } }"));
+  EXPECT_NE(no_point.find("faults.action[0].crash_point.point"), std::string::npos) << no_point;
+  const std::string not_a_reply = ErrorOf(BaseScenario(
+      "faults { action { at_ms: 10 crash_point { node: 2 point: AFTER_REPLY "
+      "message: \"paxos_prepare\" } } }"));
+  EXPECT_NE(not_a_reply.find("\"paxos_prepare\" is not a reply"), std::string::npos) << not_a_reply;
+  const std::string message_on_sync = ErrorOf(BaseScenario(
+      "faults { action { at_ms: 10 crash_point { node: 4 point: BEFORE_SYNC "
+      "message: \"paxos_promise\" } } }"));
+  EXPECT_NE(message_on_sync.find("only AFTER_REPLY"), std::string::npos) << message_on_sync;
+  EXPECT_NE(message_on_sync.find("no node 4"), std::string::npos) << message_on_sync;
+}
+
+TEST(ScenarioLoaderTest, PowerCutFractionIsAProbability) {
+  const std::string error = ErrorOf(BaseScenario(
+      "random_faults { start_ms: 1 end_ms: 100 max_power_cut_fraction: 1.5 "
+      "max_crash_points_per_minute: -1 }"));
+  EXPECT_NE(error.find("random_faults.max_power_cut_fraction"), std::string::npos) << error;
+  EXPECT_NE(error.find("random_faults.max_crash_points_per_minute"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace charybdis::sim
