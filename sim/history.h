@@ -39,6 +39,12 @@ struct HistoryOp {
   // Ok writes and deletes: the write's timestamp. Ok reads: the newest
   // timestamp of what was read, tombstones included (0 if nothing).
   Timestamp timestamp = 0;
+  // The write carried the client's own timestamp (else the coordinator's).
+  bool client_timestamp = false;
+  // Completions: the coordinator shard that answered, and its life.
+  uint32_t coordinator_node = 0;
+  uint32_t coordinator_shard = 0;
+  uint64_t coordinator_life = 0;
 };
 
 using History = std::vector<HistoryOp>;

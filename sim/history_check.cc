@@ -3,6 +3,7 @@
 #include "core/token_ring.h"
 #include "sim/read_your_writes_check.h"
 #include "sim/scenario_checks.h"
+#include "sim/semantics_checks.h"
 #include "sim/topology.h"
 
 namespace charybdis::sim {
@@ -11,11 +12,12 @@ std::vector<CheckResult> CheckRecordedHistory(const LoadedScenario& scenario, co
   std::vector<CheckResult> results;
   const auto& checks = scenario.spec.checks();
   if (checks.linearizable()) results.push_back(CheckLinearizableHistory(history));
-  if (checks.read_your_writes()) {
-    // Only the replication factors matter here, not the token positions.
-    const TokenRing ring(LayoutOf(scenario.topology, scenario.spec, /*token_seed=*/0));
-    results.push_back(CheckReadYourWrites(ring, history));
-  }
+  // Only the replication factors matter here, not the token positions.
+  const TokenRing ring(LayoutOf(scenario.topology, scenario.spec, /*token_seed=*/0));
+  if (checks.read_your_writes()) results.push_back(CheckReadYourWrites(ring, history));
+  if (checks.monotonic_reads()) results.push_back(CheckMonotonicReads(ring, history));
+  if (checks.last_write_wins()) results.push_back(CheckLastWriteWins(ring, history));
+  if (checks.coordinator_timestamps()) results.push_back(CheckCoordinatorTimestamps(history));
   return results;
 }
 

@@ -9,7 +9,8 @@
 namespace charybdis::sim {
 
 // The checks of a scenario that need nothing but its history
-// (`linearizable`, `read_your_writes`), on a history recorded elsewhere:
+// (`linearizable`, `read_your_writes`, `monotonic_reads`,
+// `last_write_wins`, `coordinator_timestamps`), on a history recorded elsewhere:
 // by `charybdis-ctl run-scenario` against real nodes. The others need the
 // simulated cluster and are left out.
 std::vector<CheckResult> CheckRecordedHistory(const LoadedScenario& scenario, const History& history);

@@ -51,6 +51,10 @@ void WriteHistoryJson(const History& history, std::ostream& out) {
       if (op.type == HistoryOp::Type::kOk) line["applied"] = op.applied;
     }
     if (op.type == HistoryOp::Type::kOk) line["timestamp"] = op.timestamp;
+    if (op.client_timestamp) line["client_timestamp"] = true;
+    if (op.coordinator_life != 0) {
+      line["coordinator"] = {op.coordinator_node, op.coordinator_shard, op.coordinator_life};
+    }
     out << line.dump() << "\n";
   }
 }
@@ -103,6 +107,16 @@ absl::StatusOr<HistoryOp> ParseOperation(const nlohmann::json& line, const std::
   }
   if (line.contains("applied")) op.applied = line.at("applied").get<bool>();
   if (line.contains("timestamp")) op.timestamp = line.at("timestamp").get<Timestamp>();
+  if (line.contains("client_timestamp")) op.client_timestamp = line.at("client_timestamp").get<bool>();
+  if (line.contains("coordinator")) {
+    const nlohmann::json& coordinator = line.at("coordinator");
+    if (!coordinator.is_array() || coordinator.size() != 3) {
+      return absl::InvalidArgumentError("a coordinator is [node, shard, life]");
+    }
+    op.coordinator_node = coordinator[0].get<uint32_t>();
+    op.coordinator_shard = coordinator[1].get<uint32_t>();
+    op.coordinator_life = coordinator[2].get<uint64_t>();
+  }
   return op;
 }
 

@@ -44,6 +44,7 @@ struct KvWorkload::Client {
   EventId timeout;
   Operation op;
   Address coordinator;
+  Address answered_by;  // the shard whose answer completed the operation
   Nanos started = 0;
 };
 
@@ -285,6 +286,13 @@ void KvWorkload::Issue(Client& client) {
     } else {
       write->set_consistency(op.consistency);
     }
+    const uint64_t granularity_us = spec_.client_timestamp_granularity_us();
+    if (granularity_us > 0 && !op.lwt) {
+      // USING TIMESTAMP from a coarse client clock: writes in one slot tie.
+      const auto now_us = static_cast<uint64_t>(simulator_.now() / kMicrosecond);
+      write->set_timestamp(static_cast<int64_t>(std::max<uint64_t>(now_us / granularity_us * granularity_us, 1)));
+      invoke.client_timestamp = true;
+    }
     if (op.function == HistoryOp::Function::kDelete) {
       write->set_delete_row(true);
     } else {
@@ -328,6 +336,7 @@ void KvWorkload::OnResponse(Client& client, const Envelope& message) {
   CHARYBDIS_ASSERT(message.has_client_response());
   const ClientResponse& response = message.client_response();
   if (!client.in_flight || response.request_id() != client.request_id) return;  // stale
+  client.answered_by = Address{message.from_node(), message.from_shard()};
   switch (response.code()) {
     case ClientResponse::OK:
       return Complete(client, HistoryOp::Type::kOk, &response);
@@ -368,6 +377,13 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
   if (op.function == HistoryOp::Function::kCas || op.function == HistoryOp::Function::kWrite) {
     completion.has_value = true;
     completion.value = op.value;
+  }
+  completion.client_timestamp = spec_.client_timestamp_granularity_us() > 0 && !op.lwt &&
+                                op.function != HistoryOp::Function::kRead;
+  if (response != nullptr) {
+    completion.coordinator_node = client.answered_by.node;
+    completion.coordinator_shard = client.answered_by.shard;
+    completion.coordinator_life = response->coordinator_life();
   }
   completion.has_expected = op.expected.has_value();
   if (op.expected) completion.expected = *op.expected;

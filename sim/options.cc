@@ -25,7 +25,8 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
                          for several)
   --history_out=FILE     write the client operations, one JSON object per line
   --check_history=FILE   run the scenario's history checks (linearizable,
-                         read_your_writes) on a recorded history (from
+                         read_your_writes, monotonic_reads, last_write_wins,
+                         coordinator_timestamps) on a recorded history (from
                          --history_out or `charybdis-ctl run-scenario`)
                          (Jepsen-style; one run only)
   --jobs=N               run seeds in N worker processes (not with --trace_out)

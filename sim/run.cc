@@ -17,6 +17,7 @@
 #include "sim/ping_workload.h"
 #include "sim/read_your_writes_check.h"
 #include "sim/scenario_checks.h"
+#include "sim/semantics_checks.h"
 #include "sim/view_check.h"
 
 namespace charybdis::sim {
@@ -223,6 +224,15 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   if (spec.checks().views_converge()) result.checks.push_back(CheckViewsConverge(cluster));
   if (spec.checks().read_your_writes()) {
     result.checks.push_back(CheckReadYourWrites(cluster.ring(), history));
+  }
+  if (spec.checks().monotonic_reads()) {
+    result.checks.push_back(CheckMonotonicReads(cluster.ring(), history));
+  }
+  if (spec.checks().last_write_wins()) {
+    result.checks.push_back(CheckLastWriteWins(cluster.ring(), history));
+  }
+  if (spec.checks().coordinator_timestamps()) {
+    result.checks.push_back(CheckCoordinatorTimestamps(history));
   }
   if (spec.checks().replicas_converge()) {
     result.checks.push_back(CheckReplicasConverge(cluster, history));

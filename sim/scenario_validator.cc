@@ -364,8 +364,13 @@ class Validator {
   void CheckDataChecks() {
     bool kv = false;
     for (const auto& workload : spec_.workload()) kv = kv || workload.has_kv();
-    if (spec_.checks().read_your_writes() && !kv) {
-      problems_.Add({{"checks"}, {"read_your_writes"}}, "needs a kv workload to check");
+    const std::pair<const char*, bool> history_checks[] = {
+        {"read_your_writes", spec_.checks().read_your_writes()},
+        {"monotonic_reads", spec_.checks().monotonic_reads()},
+        {"last_write_wins", spec_.checks().last_write_wins()},
+        {"coordinator_timestamps", spec_.checks().coordinator_timestamps()}};
+    for (const auto& [field, wanted] : history_checks) {
+      if (wanted && !kv) problems_.Add({{"checks"}, {field}}, "needs a kv workload to check");
     }
     if (spec_.checks().replicas_converge() && spec_.schema().table_size() == 0) {
       problems_.Add({{"checks"}, {"replicas_converge"}}, "needs a schema with tables");

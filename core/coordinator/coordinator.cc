@@ -129,6 +129,7 @@ bool Coordinator::ForwardIfNotOwner(const Envelope& message, const Address& clie
 
 void Coordinator::Reply(const Address& client, uint64_t client_request_id, ClientResponse response) {
   response.set_request_id(client_request_id);
+  response.set_coordinator_life(context_.request_id_base >> 32);
   Envelope message;
   *message.mutable_client_response() = std::move(response);
   context_.env.network->Send(client, std::move(message));

@@ -224,6 +224,17 @@ void ReadExecutor::SendRepair(NodeId replica, const Partition& missing) {
   write->mutable_mutation()->set_partition_key(read_.partition_key());
   missing.ToProto(write->mutable_mutation());
   context_.metrics.replica_writes_sent++;
+  // The network may hold a write back this long anyway; the answer must
+  // still wait for the repaired replica's ack.
+  if (context_.env.buggify->Fires("read_repair.delay_write_back")) {
+    const Nanos delay = static_cast<Nanos>(1 + context_.env.random->Below(20)) * kMillisecond;
+    CoordinatorContext* context = &context_;  // lives as long as the shard, unlike this read
+    context_.env.clock->After(delay, [context, replica, token = token_,
+                                      message = std::move(message)]() mutable {
+      context->SendToReplica(replica, token, std::move(message));
+    });
+    return;
+  }
   context_.SendToReplica(replica, token_, std::move(message));
 }
 
