@@ -61,6 +61,9 @@ void HistoryRecorder::WriteJson(std::ostream& out) const {
       if (op.type == Type::kOk) line["applied"] = op.applied;
     }
     if (op.type == Type::kOk) line["timestamp"] = op.timestamp;
+    if (op.coordinator_life != 0) {
+      line["coordinator"] = {op.coordinator_node, 0, op.coordinator_life};
+    }
     out << line.dump() << "\n";
   }
 }

@@ -36,6 +36,11 @@ class HistoryRecorder {
     // Ok writes: their timestamp; ok reads: the newest timestamp read.
     int64_t timestamp = 0;
     int64_t time = 0;
+    // Completions: the node called and the answering shard's life
+    // (ClientResponse.coordinator_life; the shard itself is not known, its
+    // life's random nonce tells shards apart).
+    uint32_t coordinator_node = 0;
+    uint64_t coordinator_life = 0;
   };
 
   HistoryRecorder() : start_(std::chrono::steady_clock::now()) {}

@@ -183,6 +183,8 @@ void RealKvWorkload::RunClient(uint32_t index, Random random) {
       avoid_until[coordinator] = std::chrono::steady_clock::now() + kAvoidAfterFailure;
     } else if (response.code() == ClientResponse::OK) {
       done.type = Type::kOk;
+      done.coordinator_node = coordinator;
+      done.coordinator_life = response.coordinator_life();
       if (op.function == Function::kRead) {
         done.timestamp = response.newest_timestamp();
         for (const ResultRow& row : response.rows()) {

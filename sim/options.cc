@@ -27,8 +27,11 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
   --check_history=FILE   run the scenario's history checks (linearizable,
                          read_your_writes, monotonic_reads, last_write_wins,
                          coordinator_timestamps) on a recorded history (from
-                         --history_out or `charybdis-ctl run-scenario`)
-                         (Jepsen-style; one run only)
+                         --history_out or `charybdis-ctl run-scenario`);
+                         without --scenario, check a Jepsen-style history
+                         for linearizability alone (operations without a
+                         consistency are register operations). A check
+                         with nothing to check fails
   --jobs=N               run seeds in N worker processes (not with --trace_out)
 
 exit codes: 0 all checks passed, 1 a correctness check failed, 2 bad input or
@@ -134,6 +137,7 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   if (!options.trace_out.empty() && options.jobs > 1) {
     return absl::InvalidArgumentError("--trace_out writes one file: use it with --jobs=1");
   }
+  options.scenarios_given = !scenario_flags.empty();
   if (scenario_flags.empty()) scenario_flags.push_back("scenarios");
   for (const std::string& path : scenario_flags) {
     if (absl::Status status = AddScenario(path, options.scenarios); !status.ok()) return status;

@@ -10,6 +10,7 @@ namespace charybdis::sim {
 
 struct Options {
   std::vector<std::string> scenarios;  // files, after expanding directories
+  bool scenarios_given = false;        // else every scenario in scenarios/
   uint64_t first_seed = 1;
   uint64_t last_seed = 1;
   bool check_determinism = false;

@@ -169,6 +169,11 @@ CheckResult CheckLinearizableHistory(const History& history) {
     }
     operations.push_back(std::move(reg));
   }
+  if (operations.empty()) {
+    return CheckResult{"linearizable", false,
+                       "nothing to check: no Paxos operations (SERIAL or LOCAL_SERIAL reads, "
+                       "LWT writes, cas) in the history"};
+  }
   const LinearizabilityResult checked = CheckLinearizable(operations);
   CheckResult result{"linearizable", checked.linearizable && !checked.exhausted, ""};
   result.detail = checked.detail.empty()

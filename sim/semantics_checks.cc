@@ -112,6 +112,7 @@ CheckResult CheckReadsReflect(const std::string& name, const std::string& source
       }
     }
   }
+  if (reads == 0) return CheckResult{name, false, "nothing to check: no successful reads"};
   CheckResult result{name, violations == 0, ""};
   result.detail = violations == 0
                       ? absl::StrCat(reads, " reads checked against ", checked,
@@ -198,6 +199,10 @@ CheckResult CheckCoordinatorTimestamps(const History& history) {
                                   newest[before - 1], " had completed"));
       }
     }
+  }
+  if (writes == 0) {
+    return CheckResult{"coordinator_timestamps", false,
+                       "nothing to check: no acknowledged writes that name their coordinator"};
   }
   CheckResult result{"coordinator_timestamps", violations == 0, ""};
   result.detail = violations == 0

@@ -156,5 +156,45 @@ TEST(CliTest, ARecordedHistoryIsCheckedAndATamperedOneFails) {
   EXPECT_EQ(Sim(scenario + " --check_history=" + TempFile("garbage.jsonl", "{\"process\": 1}\n")).exit_code, 2);
 }
 
+TEST(CliTest, JepsenStyleHistoriesAreCheckedForLinearizability) {
+  for (const char* name : {"register_linearizable", "cas_linearizable"}) {
+    const CliRun run = Sim(std::string("--check_history=tests/histories/") + name + ".jsonl");
+    EXPECT_EQ(run.exit_code, 0) << name << ": " << run.output;
+    EXPECT_NE(run.output.find("check linearizable: passed"), std::string::npos) << run.output;
+  }
+  for (const char* name : {"stale_read", "double_cas"}) {
+    const CliRun run = Sim(std::string("--check_history=tests/histories/") + name + ".jsonl");
+    EXPECT_EQ(run.exit_code, 1) << name << ": " << run.output;
+    EXPECT_NE(run.output.find("check linearizable: FAILED"), std::string::npos) << run.output;
+  }
+}
+
+TEST(CliTest, AHistoryWithNothingToCheckFailsAndSaysSo) {
+  // Only plain (QUORUM) operations: nothing for the linearizability check.
+  const std::string plain = TempFile(
+      "plain.jsonl",
+      "{\"process\": 0, \"type\": \"invoke\", \"f\": \"write\", \"key\": \"k\", \"value\": \"a\", "
+      "\"consistency\": \"QUORUM\"}\n"
+      "{\"process\": 0, \"type\": \"ok\", \"f\": \"write\", \"key\": \"k\", \"value\": \"a\", "
+      "\"consistency\": \"QUORUM\", \"timestamp\": 5}\n");
+  const CliRun run = Sim("--check_history=" + plain);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("nothing to check"), std::string::npos) << run.output;
+}
+
+TEST(CliTest, MalformedHistoriesAreBadInputNamingTheLine) {
+  const CliRun twice = Sim("--check_history=" +
+                           TempFile("twice.jsonl",
+                                    "{\"process\": 0, \"type\": \"invoke\", \"f\": \"read\"}\n"
+                                    "{\"process\": 0, \"type\": \"invoke\", \"f\": \"read\"}\n"));
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("history line 2: process 0 invokes again"), std::string::npos)
+      << twice.output;
+  const CliRun orphan = Sim("--check_history=" +
+                            TempFile("orphan.jsonl", "{\"process\": 4, \"type\": \"ok\", \"f\": \"read\"}\n"));
+  EXPECT_EQ(orphan.exit_code, 2) << orphan.output;
+  EXPECT_NE(orphan.output.find("never invoked"), std::string::npos) << orphan.output;
+}
+
 }  // namespace
 }  // namespace charybdis
