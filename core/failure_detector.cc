@@ -89,7 +89,10 @@ void FailureDetector::ConvictSilentPeers() {
   // back keep the dead alive.
   for (auto& [node, peer] : peers_) {
     const Nanos silent = static_cast<Nanos>(ticks_ - peer.last_heard_tick) * options_.heartbeat_interval;
-    if (peer.up && silent > options_.convict_after) peer.up = false;
+    if (peer.up && silent > options_.convict_after) {
+      CHARYBDIS_PROBE(env_.probes, "failure_detector.convicted");
+      peer.up = false;
+    }
   }
 }
 
@@ -102,6 +105,7 @@ void FailureDetector::OnHeartbeat(NodeId from, const Heartbeat& heartbeat) {
   peer.generation = heartbeat.generation();
   peer.last_heard_tick = ticks_;
   if (!peer.up) {
+    CHARYBDIS_PROBE(env_.probes, "failure_detector.recovered");
     peer.up = true;
     NotifyIfChanged();
   }

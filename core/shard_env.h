@@ -4,6 +4,7 @@
 #include "core/buggify.h"
 #include "core/clock.h"
 #include "core/network.h"
+#include "core/probe.h"
 #include "core/random.h"
 #include "core/reactor.h"
 #include "core/storage.h"
@@ -19,6 +20,7 @@ struct ShardEnv {
   Storage* storage = nullptr;
   Random* random = nullptr;
   Buggify* buggify = nullptr;
+  Probes* probes = NoProbes::Instance();
   Reactor* reactor = nullptr;
 };
 

@@ -55,7 +55,7 @@ NodeClock DrawClock(const scenario::ClockProfile& profile, Random& random) {
 }  // namespace
 
 Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random random,
-                 SimBuggify& buggify)
+                 SimBuggify& buggify, Probes* probes)
     : simulator_(simulator),
       topology_(scenario.topology),
       random_(random),
@@ -87,7 +87,9 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
     }
     const uint32_t host = simulator.AddHost();
     network_.AddHost(placement.datacenter, topology_.shards_per_node);
-    nodes_.push_back(std::make_unique<SimNode>(simulator, network_, buggify, std::move(config),
+    nodes_.push_back(std::make_unique<SimNode>(simulator, network_, buggify,
+                                               probes != nullptr ? *probes : *NoProbes::Instance(),
+                                               std::move(config),
                                                host, random.Fork(100 + placement.id),
                                                spec.storage(), DrawClock(spec.clocks(), clocks)));
   }

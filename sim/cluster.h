@@ -18,8 +18,9 @@ namespace charybdis::sim {
 // applied fault is logged with its time.
 class Cluster {
  public:
+  // `probes` counts the rare paths the nodes reach (none when null).
   Cluster(Simulator& simulator, const LoadedScenario& scenario, Random random,
-          SimBuggify& buggify);
+          SimBuggify& buggify, Probes* probes = nullptr);
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 

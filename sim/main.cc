@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "sim/coverage.h"
 #include "sim/history_check.h"
 #include "sim/history_json.h"
 #include "sim/options.h"
@@ -153,6 +154,11 @@ int Main(const std::vector<std::string>& args) {
       std::cerr << "charybdis sim: --report: cannot write " << options.report << "\n";
       return kExitBadInput;
     }
+  }
+  // A sweep says what it covered; a single run's summary has its report.
+  if (options.last_seed > options.first_seed &&
+      !ReportCoverage(scenarios, records, options.first_seed, options.last_seed, std::cout)) {
+    exit_code = WorseExitCode(exit_code, 1);
   }
   size_t failures = 0;
   for (const RunRecord& record : records) failures += record.exit_code != 0;

@@ -17,6 +17,7 @@
 #include "sim/ping_workload.h"
 #include "sim/read_your_writes_check.h"
 #include "sim/scenario_checks.h"
+#include "sim/sim_probes.h"
 #include "sim/semantics_checks.h"
 #include "sim/view_check.h"
 
@@ -192,7 +193,8 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   Simulator simulator;
   simulator.set_trace_file(trace);
   SimBuggify buggify(spec.buggify(), root.Fork(1));
-  Cluster cluster(simulator, scenario, root.Fork(2), buggify);
+  SimProbes probes;
+  Cluster cluster(simulator, scenario, root.Fork(2), buggify, &probes);
   FaultInjector faults(simulator, cluster, spec, root.Fork(3));
   History history;
   Workloads workloads(simulator, cluster, spec, root.Fork(4), history);
@@ -258,6 +260,7 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   }
   if (history_out != nullptr) WriteHistoryJson(history, *history_out);
   result.details = Details(cluster, faults, buggify);
+  result.details["probes"] = probes.hits();
   result.details["metrics"] = Metrics(cluster);
   if (!workloads.kv().empty()) result.details["by_cl"] = ByConsistencyLevel(latencies);
   for (const CheckResult& check : result.checks) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/coordinator/consistency.h"
 #include "core/metrics.h"
+#include "core/probe.h"
 #include "sim/envelope_kinds.h"
 #include "sim/topology.h"
 
@@ -413,6 +414,13 @@ class Validator {
       }
       if (latency.at_most() < 0 || latency.at_least() < 0) {
         problems_.Add({{"checks"}, {"latency", i}}, "bounds may not be negative");
+      }
+    }
+    for (int i = 0; i < checks.sweep_reaches_probe_size(); i++) {
+      if (!IsProbe(checks.sweep_reaches_probe(i))) {
+        problems_.Add({{"checks"}, {"sweep_reaches_probe", i}},
+                      absl::StrCat("no probe \"", checks.sweep_reaches_probe(i),
+                                   "\" (core/probe.h lists them)"));
       }
     }
     if (checks.hints_cover_missed_writes_of_node() != 0) {

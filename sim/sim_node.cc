@@ -22,6 +22,7 @@ class SimNode::ShardRuntime final : public Clock, public Reactor {
     env.storage = node.storages_[shard].get();
     env.random = &random_;
     env.buggify = &node.buggify_;
+    env.probes = &node.probes_;
     env.reactor = this;
     shard_ = std::make_unique<Shard>(env, node.config_);
   }
@@ -69,11 +70,12 @@ class SimNode::ShardRuntime final : public Clock, public Reactor {
 };
 
 SimNode::SimNode(Simulator& simulator, SimNetwork& network, SimBuggify& buggify,
-                 NodeConfig config, uint32_t host, Random random,
+                 Probes& probes, NodeConfig config, uint32_t host, Random random,
                  const scenario::StorageProfile& storage, NodeClock clock)
     : simulator_(simulator),
       network_(network),
       buggify_(buggify),
+      probes_(probes),
       config_(std::move(config)),
       host_(host),
       random_(random),

@@ -21,7 +21,7 @@ namespace charybdis::sim {
 // its disks and clock, which survive crashes.
 class SimNode {
  public:
-  SimNode(Simulator& simulator, SimNetwork& network, SimBuggify& buggify,
+  SimNode(Simulator& simulator, SimNetwork& network, SimBuggify& buggify, Probes& probes,
           NodeConfig config, uint32_t host, Random random,
           const scenario::StorageProfile& storage, NodeClock clock);
   SimNode(const SimNode&) = delete;
@@ -65,6 +65,7 @@ class SimNode {
   Simulator& simulator_;
   SimNetwork& network_;
   SimBuggify& buggify_;
+  Probes& probes_;
   NodeConfig config_;
   uint32_t host_;
   Random random_;

@@ -69,6 +69,9 @@ RunRecord RunOne(const std::vector<LoadedScenario>& scenarios, size_t index, uin
     }
   }
   if (options.want_report) record.report = ReportJson(result, wall_ms);
+  nlohmann::json fires = nlohmann::json::object();
+  for (const auto& [site, state] : result.details["buggify"].items()) fires[site] = state["fired"];
+  record.coverage = {{"probes", result.details["probes"]}, {"buggify", fires}};
   return record;
 }
 
@@ -154,7 +157,7 @@ std::vector<RunRecord> SweepInWorkers(const std::vector<LoadedScenario>& scenari
 nlohmann::json RunRecord::ToJson() const {
   return {{"scenario", scenario}, {"seed", seed},       {"exit_code", exit_code},
           {"summary_line", summary_line}, {"summary", summary}, {"why", why},
-          {"report", report}};
+          {"report", report},   {"coverage", coverage}};
 }
 
 RunRecord RunRecord::FromJson(const nlohmann::json& json) {
@@ -166,6 +169,7 @@ RunRecord RunRecord::FromJson(const nlohmann::json& json) {
   record.summary = json.at("summary").get<std::string>();
   record.why = json.at("why").get<std::string>();
   record.report = json.at("report");
+  record.coverage = json.at("coverage");
   return record;
 }
 

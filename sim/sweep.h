@@ -21,6 +21,9 @@ struct RunRecord {
   std::string summary;  // the readable account
   std::string why;      // for failures
   nlohmann::json report;
+  // {"probes": {name: hits}, "buggify": {site: fires}}, always kept: a
+  // sweep adds them up.
+  nlohmann::json coverage;
 
   nlohmann::json ToJson() const;
   static RunRecord FromJson(const nlohmann::json& json);

@@ -196,5 +196,21 @@ TEST(CliTest, MalformedHistoriesAreBadInputNamingTheLine) {
   EXPECT_NE(orphan.output.find("never invoked"), std::string::npos) << orphan.output;
 }
 
+TEST(CliTest, ASweepReportsItsCoverageAndFailsWhenARequiredProbeIsMissed) {
+  const CliRun covered = Sim(std::string(kSmoke) + " --seeds=1-3");
+  EXPECT_EQ(covered.exit_code, 0) << covered.output;
+  EXPECT_NE(covered.output.find("probes reached ("), std::string::npos) << covered.output;
+  EXPECT_NE(covered.output.find("failure_detector.convicted="), std::string::npos) << covered.output;
+  EXPECT_NE(covered.output.find("probes never reached: "), std::string::npos) << covered.output;
+  // A failure detector under no fault never convicts anyone.
+  const std::string quiet = TempFile(
+      "quiet.textproto",
+      sim::testing::BaseScenario("checks { sweep_reaches_probe: \"failure_detector.convicted\" }"));
+  const CliRun missed = Sim("--scenario=" + quiet + " --seeds=1-2");
+  EXPECT_EQ(missed.exit_code, 1) << missed.output;
+  EXPECT_NE(missed.output.find("FAILED: probe failure_detector.convicted"), std::string::npos)
+      << missed.output;
+}
+
 }  // namespace
 }  // namespace charybdis

@@ -128,5 +128,13 @@ TEST(ScenarioLoaderTest, PowerCutFractionIsAProbability) {
   EXPECT_NE(error.find("random_faults.max_crash_points_per_minute"), std::string::npos) << error;
 }
 
+TEST(ScenarioLoaderTest, RequiredProbesMustExist) {
+  MustParse(BaseScenario("checks { sweep_reaches_probe: \"paxos.fate.committed\" }"));
+  const std::string error =
+      ErrorOf(BaseScenario("checks { sweep_reaches_probe: \"paxos.fate.kommitted\" }"));
+  EXPECT_NE(error.find("checks.sweep_reaches_probe[0]"), std::string::npos) << error;
+  EXPECT_NE(error.find("no probe \"paxos.fate.kommitted\""), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace charybdis::sim

@@ -39,6 +39,7 @@ void ReadExecutor::SendFirstRequests() {
 void ReadExecutor::FinishPaxosThenRestart() {
   phase_ = Phase::kFinishingPaxos;
   paxos_finished_ = true;
+  CHARYBDIS_PROBE(context_.env.probes, "read.finish_paxos_first");
   std::weak_ptr<ReadExecutor> self = weak_from_this();
   context_.finish_paxos(token_, read_.table(), read_.partition_key(), [self](bool ok) {
     auto executor = self.lock();
@@ -111,7 +112,10 @@ void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& res
       break;
     case Phase::kRepairReading: {
       // A late digest (a spare answering now) must send its data too.
-      if (!answer.has_data) Ask(replica, /*digest_only=*/false);
+      if (!answer.has_data) {
+        CHARYBDIS_PROBE(context_.env.probes, "read.repair.late_digest");
+        Ask(replica, /*digest_only=*/false);
+      }
       const bool all_data = std::all_of(answers_.begin(), answers_.end(),
                                         [](const auto& entry) { return entry.second.has_data; });
       if (all_data) RepairWrites();
@@ -175,6 +179,7 @@ void ReadExecutor::RepairWrites() {
     // Once the repair write lands the replica holds the result.
     answer.digest = repaired_digest;
     if (missing.empty()) continue;
+    CHARYBDIS_PROBE(context_.env.probes, "read.repair.foreground_write_back");
     repairing_.insert(replica);
     SendRepair(replica, missing);
   }
@@ -213,6 +218,7 @@ void ReadExecutor::RepairInBackground(NodeId replica, const Answer& answer) {
   const Partition missing = answer.data.Missing(result_);
   if (missing.empty()) return;
   context_.metrics.background_read_repairs++;
+  CHARYBDIS_PROBE(context_.env.probes, "read.repair.background");
   SendRepair(replica, missing);
 }
 
@@ -241,6 +247,7 @@ void ReadExecutor::SendRepair(NodeId replica, const Partition& missing) {
 void ReadExecutor::Speculate() {
   if (phase_ != Phase::kCollecting || next_target_ >= targets_.size()) return;
   context_.metrics.speculative_retries++;
+  CHARYBDIS_PROBE(context_.env.probes, "read.speculative_retry");
   Ask(targets_[next_target_++], /*digest_only=*/false);
 }
 

@@ -89,6 +89,7 @@ void WriteHandler::MaybeReply() {
 void WriteHandler::OnTimeout() {
   timed_out_ = true;
   // Replicas that never answered get a hint, as in Cassandra.
+  if (!pending_.empty()) CHARYBDIS_PROBE(context_.env.probes, "write.hint_on_timeout");
   for (NodeId replica : pending_) Hint(replica);
   if (!replied_) {
     replied_ = true;

@@ -60,6 +60,7 @@ void HintManager::Store(NodeId target, const PartitionData& mutation,
                         std::function<void(bool)> done) {
   const Nanos down_for = liveness_.DownFor(target, env_.clock->Now());
   if (!started_ || down_for >= config_.coordinator.max_hint_window) {
+    if (started_) CHARYBDIS_PROBE(env_.probes, "hints.expired_window");
     metrics_.hints_dropped++;
     done(false);
     return;
@@ -136,6 +137,7 @@ void HintManager::OnReplayTimeout(NodeId target, uint64_t request_id) {
   Replay& replay = replays_[target];
   auto it = replay.in_flight.find(request_id);
   if (it == replay.in_flight.end()) return;  // acknowledged in time
+  CHARYBDIS_PROBE(env_.probes, "hints.replay_timed_out");
   replay.sent.erase(it->second);
   replay.in_flight.erase(it);
 }
@@ -148,10 +150,12 @@ void HintManager::OnAck(NodeId from, uint64_t request_id, bool ok) {
     const std::string key = it->second;
     replay.in_flight.erase(it);
     if (!ok) {
+      CHARYBDIS_PROBE(env_.probes, "hints.replay_refused_by_disk");
       replay.sent.erase(key);  // the target's disk failed: resend later
       return;
     }
     metrics_.hints_sent++;
+    CHARYBDIS_PROBE(env_.probes, "hints.replayed");
     WriteBatch batch;
     batch.Delete(key);
     // Unsynced: if the delete is lost in a crash the hint is sent again,

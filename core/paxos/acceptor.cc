@@ -149,6 +149,7 @@ void Acceptor::OnPrepare(const Envelope& message) {
     Decision decision;
     // An equal ballot is the same proposer asking again (a duplicate).
     if (BallotLess(prepare.ballot(), state.promised())) {
+      CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.refuse_prepare");
       promise->set_promised(false);
       *promise->mutable_promised_ballot() = state.promised();
       decision.reply = [this, sender, reply](bool) { env_.network->Send(sender, std::move(*reply)); };
@@ -203,6 +204,7 @@ void Acceptor::OnAccept(const Envelope& message) {
     answer->set_request_id(accept.request_id());
     Decision decision;
     if (BallotLess(accept.proposal().ballot(), state.promised())) {
+      CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.refuse_accept");
       answer->set_ok(true);
       answer->set_accepted(false);
       *answer->mutable_promised_ballot() = state.promised();

@@ -137,6 +137,11 @@ void Proposer::OnPromise(NodeId replica, const PaxosPromise& promise) {
   // A replica whose disk failed promised nothing: a refusal, so the round
   // moves on instead of waiting for its timeout.
   if (!promise.ok() || !promise.promised()) {
+    if (!promise.ok()) {
+      CHARYBDIS_PROBE(context_.env.probes, "paxos.disk_refused_promise");
+    } else {
+      CHARYBDIS_PROBE(context_.env.probes, "paxos.refused_by_higher_ballot");
+    }
     refused_.insert(replica);
     // A higher ballot got there first: a quorum is out of reach for this one.
     const size_t live = LiveParticipants().size();
@@ -172,6 +177,7 @@ void Proposer::Decide() {
     Ballot floor = latest_commit->ballot();
     floor.set_micros(floor.micros() + 1);
     SeeBallot(floor);  // the next ballot is at least two above it
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.retry_above_latest_commit");
     NewRound();
     return;
   }
@@ -179,6 +185,7 @@ void Proposer::Decide() {
       (latest_commit == nullptr || BallotLess(latest_commit->ballot(), in_progress->ballot()))) {
     // Someone's accepted proposal may have been chosen: finish it first.
     context_.metrics.cas_write_unfinished_commit++;
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.finish_in_progress_round");
     const Ballot origin = in_progress->has_origin() ? in_progress->origin() : in_progress->ballot();
     Propose(in_progress->mutation(), /*finishing=*/true, origin);
     return;
@@ -200,6 +207,11 @@ void Proposer::Decide() {
     }
   }
   if (!repairing_.empty()) {
+    if (latest_commit->pruned()) {
+      CHARYBDIS_PROBE(context_.env.probes, "paxos.repair_after_prune");
+    } else {
+      CHARYBDIS_PROBE(context_.env.probes, "paxos.repair_missing_commit");
+    }
     phase_ = Phase::kRepairing;
     round_trips_++;
     proposal_ = *latest_commit;
@@ -242,6 +254,7 @@ bool Proposer::ResolveUncertainValue(const Proposal* latest_commit) {
         if (answer.applied()) answer.set_write_timestamp(latest_commit->ballot().micros());
       }
     }
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.fate.committed");
     uncertain_origin_.reset();
     if (latest_commit != nullptr) Prune(latest_commit->ballot());
     AnswerWrites();
@@ -251,6 +264,7 @@ bool Proposer::ResolveUncertainValue(const Proposal* latest_commit) {
   // that forgot, or one that did not understand the question) leaves the
   // fate unknown.
   if (!all_say_not_committed) {
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.fate.unknown");
     AnswerUncertain("too many commits since a minority accepted the proposal: the outcome is uncertain");
     return false;
   }
@@ -264,6 +278,7 @@ bool Proposer::ResolveUncertainValue(const Proposal* latest_commit) {
     // Nothing is in progress in this quorum, so Paxos lets us propose any
     // value; proposing ours again keeps it the only one of ours in play,
     // and its evaluation still holds.
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.fate.propose_again");
     Propose(own_mutation_, /*finishing=*/false, *uncertain_origin_);
     return false;
   }
@@ -271,9 +286,11 @@ bool Proposer::ResolveUncertainValue(const Proposal* latest_commit) {
     // Another value was decided above ours: every quorum now sees that
     // commit, or its accepts, above our value, so ours can never be chosen.
     // Evaluate afresh.
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.fate.decided_above");
     uncertain_origin_.reset();
     return true;
   }
+  CHARYBDIS_PROBE(context_.env.probes, "paxos.fate.uncertain");
   AnswerUncertain("a minority accepted the proposal: the outcome is uncertain");
   return false;
 }
@@ -411,7 +428,10 @@ void Proposer::OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) {
   // accepted our own value, a later round may still choose it, so it must
   // not be evaluated again (Cassandra bug 6013): the next round learns its
   // fate instead (ResolveUncertainValue).
-  if (!finishing_ && !accepted_.empty()) uncertain_origin_ = proposal_.origin();
+  if (!finishing_ && !accepted_.empty()) {
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.partial_accept");
+    uncertain_origin_ = proposal_.origin();
+  }
   BackOffAndRetry();
 }
 
@@ -474,7 +494,10 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
   if (!ack.ok()) {
     // A replica whose disk failed the repair cannot be read through: try
     // another round rather than wait for the timeout.
-    if (phase_ == Phase::kRepairing && repairing_.count(replica)) BackOffAndRetry();
+    if (phase_ == Phase::kRepairing && repairing_.count(replica)) {
+      CHARYBDIS_PROBE(context_.env.probes, "paxos.commit_repair_failed");
+      BackOffAndRetry();
+    }
     return;
   }
   if (phase_ == Phase::kRepairing) {
