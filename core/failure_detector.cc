@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/assert.h"
+#include "core/buggify_actions.h"
 
 namespace charybdis {
 
@@ -79,7 +80,7 @@ void FailureDetector::SendHeartbeats() {
     Heartbeat* heartbeat = message.mutable_heartbeat();
     heartbeat->set_generation(generation_);
     heartbeat->set_sequence(sequence_);
-    env_.network->Send(Address{node, 0}, std::move(message));
+    SendPerhapsTwice(env_, "failure_detector.heartbeat_duplicate", Address{node, 0}, std::move(message));
   }
 }
 

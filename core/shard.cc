@@ -1,6 +1,7 @@
 #include "core/shard.h"
 
 #include "core/assert.h"
+#include "core/buggify_actions.h"
 
 namespace charybdis {
 
@@ -35,7 +36,8 @@ void Shard::OnLiveNodes(const std::vector<NodeId>& live) {
     Envelope update;
     for (NodeId node : live) update.mutable_liveness()->add_up(node);
     update.mutable_liveness()->set_version(liveness_version_);
-    env_.network->Send(Address{env_.self.node, shard}, std::move(update));
+    // Views are versioned: a late update is dropped for a newer one.
+    SendPerhapsLate(env_, "shard.liveness_update_late", Address{env_.self.node, shard}, std::move(update));
   }
   for (NodeId node : liveness_.Update(live, env_.clock->Now())) hints_.OnTargetUp(node);
 }

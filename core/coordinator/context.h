@@ -61,9 +61,13 @@ struct CoordinatorContext {
 
   const TokenRing& ring() const { return *config.ring; }
   uint64_t NextRequestId() { return request_id_base | ++last_request_id; }
+  // The shard of `replica` that owns `token`.
+  Address ReplicaAddress(NodeId replica, Token token) const {
+    return Address{replica, ShardOf(token, config.shards)};
+  }
   // Sends to the shard of `replica` that owns `token`.
   void SendToReplica(NodeId replica, Token token, Envelope message) {
-    env.network->Send(Address{replica, ShardOf(token, config.shards)}, std::move(message));
+    env.network->Send(ReplicaAddress(replica, token), std::move(message));
   }
 };
 

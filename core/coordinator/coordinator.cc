@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
+#include "core/buggify_actions.h"
 #include "core/coordinator/read_executor.h"
 #include "core/coordinator/write_handler.h"
 
@@ -123,7 +124,8 @@ bool Coordinator::ForwardIfNotOwner(const Envelope& message, const Address& clie
   request->set_forwarded(true);
   request->set_reply_node(client.node);
   request->set_reply_shard(client.shard);
-  context_.env.network->Send(Address{context_.env.self.node, owner}, std::move(forward));
+  SendPerhapsLate(context_.env, "coordinator.forward_late", Address{context_.env.self.node, owner},
+                  std::move(forward));
   return true;
 }
 
@@ -132,7 +134,7 @@ void Coordinator::Reply(const Address& client, uint64_t client_request_id, Clien
   response.set_coordinator_life(context_.request_id_base >> 32);
   Envelope message;
   *message.mutable_client_response() = std::move(response);
-  context_.env.network->Send(client, std::move(message));
+  SendPerhapsTwice(context_.env, "coordinator.reply_duplicate", client, std::move(message));
 }
 
 void Coordinator::Reject(const Address& client, uint64_t client_request_id,
@@ -355,7 +357,10 @@ void Coordinator::RunQueued(const std::string& queue) {
     cas_queues_.erase(it);  // idle again
     return;
   }
-  const size_t take = std::min(it->second.size(), kMaxCasBatch);
+  // A round of one is what the naive mode always runs.
+  const size_t take = context_.env.buggify->Fires("coordinator.lwt_batch_of_one")
+                          ? 1
+                          : std::min(it->second.size(), kMaxCasBatch);
   std::vector<CasOp> batch;
   std::vector<std::function<void(ClientResponse)>> replies;
   for (size_t i = 0; i < take; i++) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/assert.h"
+#include "core/buggify_actions.h"
 #include "core/coordinator/result_rows.h"
 
 namespace charybdis {
@@ -65,9 +66,14 @@ void ReadExecutor::Start() {
   });
   const double percentile = context_.config.coordinator.speculative_retry_percentile;
   const Histogram& latency = context_.metrics.read_latency_us;
-  if (percentile > 0 && next_target_ < targets_.size() &&
-      latency.count() >= kSamplesBeforeSpeculating) {
-    const Nanos after = std::max<Nanos>(latency.Percentile(percentile) * kMicrosecond, kMillisecond);
+  // Speculating at once only asks one replica more than needed.
+  const bool at_once = next_target_ < targets_.size() &&
+                       context_.env.buggify->Fires("read.speculate_at_once");
+  if (at_once || (percentile > 0 && next_target_ < targets_.size() &&
+                  latency.count() >= kSamplesBeforeSpeculating)) {
+    const Nanos after =
+        at_once ? kMicrosecond
+                : std::max<Nanos>(latency.Percentile(percentile) * kMicrosecond, kMillisecond);
     speculation_timer_ = context_.env.clock->After(after, [self] {
       if (auto executor = self.lock()) executor->Speculate();
     });
@@ -82,7 +88,12 @@ void ReadExecutor::Ask(NodeId replica, bool digest_only) {
   *request->mutable_read() = read_;
   request->set_digest_only(digest_only);
   context_.metrics.replica_reads_sent++;
-  context_.SendToReplica(replica, token_, std::move(message));
+  const Address to = context_.ReplicaAddress(replica, token_);
+  if (digest_only) {
+    SendPerhapsTwice(context_.env, "read.digest_request_duplicate", to, std::move(message));
+  } else {
+    SendPerhapsLate(context_.env, "read.data_request_late", to, std::move(message));
+  }
 }
 
 uint32_t ReadExecutor::Counted() const {
@@ -230,18 +241,9 @@ void ReadExecutor::SendRepair(NodeId replica, const Partition& missing) {
   write->mutable_mutation()->set_partition_key(read_.partition_key());
   missing.ToProto(write->mutable_mutation());
   context_.metrics.replica_writes_sent++;
-  // The network may hold a write back this long anyway; the answer must
-  // still wait for the repaired replica's ack.
-  if (context_.env.buggify->Fires("read_repair.delay_write_back")) {
-    const Nanos delay = static_cast<Nanos>(1 + context_.env.random->Below(20)) * kMillisecond;
-    CoordinatorContext* context = &context_;  // lives as long as the shard, unlike this read
-    context_.env.clock->After(delay, [context, replica, token = token_,
-                                      message = std::move(message)]() mutable {
-      context->SendToReplica(replica, token, std::move(message));
-    });
-    return;
-  }
-  context_.SendToReplica(replica, token_, std::move(message));
+  // A late write-back must still hold up the answer until its ack.
+  SendPerhapsLate(context_.env, "read_repair.delay_write_back",
+                  context_.ReplicaAddress(replica, token_), std::move(message));
 }
 
 void ReadExecutor::Speculate() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/assert.h"
+#include "core/buggify_actions.h"
 #include "core/hints/hint_manager.h"
 
 namespace charybdis {
@@ -33,10 +34,14 @@ void WriteHandler::Start() {
     *write->mutable_mutation() = mutation_;
     pending_.push_back(replica);
     context_.metrics.replica_writes_sent++;
-    context_.SendToReplica(replica, token_, std::move(message));
+    // One replica may get the write well after the others.
+    SendPerhapsLate(context_.env, "write_handler.replica_write_late",
+                    context_.ReplicaAddress(replica, token_), std::move(message));
   }
   std::weak_ptr<WriteHandler> self = weak_from_this();
-  timer_ = context_.env.clock->After(context_.config.coordinator.write_timeout, [self] {
+  const Nanos timeout = PerhapsShorter(context_.env, "write_handler.short_timeout",
+                                       context_.config.coordinator.write_timeout);
+  timer_ = context_.env.clock->After(timeout, [self] {
     if (auto handler = self.lock()) handler->OnTimeout();
   });
   MaybeReply();

@@ -1,6 +1,7 @@
 #include "core/hints/hint_manager.h"
 
 #include "core/assert.h"
+#include "core/buggify_actions.h"
 #include "core/data/big_endian.h"
 #include "core/data/storage_codec.h"
 #include "core/token.h"
@@ -50,8 +51,11 @@ void HintManager::Start() {
 }
 
 void HintManager::Tick() {
-  for (NodeId target : targets_) {
-    if (liveness_.IsUp(target)) ReplayTo(target);
+  // A busy shard may miss a tick: replays only come later.
+  if (!env_.buggify->Fires("hints.skip_replay_tick")) {
+    for (NodeId target : targets_) {
+      if (liveness_.IsUp(target)) ReplayTo(target);
+    }
   }
   env_.clock->After(config_.coordinator.hint_replay_interval, [this] { Tick(); });
 }
@@ -128,8 +132,10 @@ void HintManager::Send(NodeId target, const KeyValue& hint) {
   Replay& replay = replays_[target];
   replay.in_flight[request_id] = hint.key;
   replay.sent.insert(hint.key);
-  env_.network->Send(Address{target, ShardOf(token, config_.shards)}, std::move(message));
-  env_.clock->After(config_.coordinator.write_timeout,
+  // Replays are idempotent (original timestamps): twice changes nothing.
+  SendPerhapsTwice(env_, "hints.replay_twice", Address{target, ShardOf(token, config_.shards)},
+                   std::move(message));
+  env_.clock->After(PerhapsShorter(env_, "hints.short_replay_timeout", config_.coordinator.write_timeout),
                     [this, target, request_id] { OnReplayTimeout(target, request_id); });
 }
 

@@ -1,6 +1,7 @@
 #include "core/paxos/acceptor.h"
 
 #include "core/assert.h"
+#include "core/buggify_actions.h"
 #include "core/data/storage_codec.h"
 #include "core/paxos/ballot.h"
 
@@ -186,7 +187,7 @@ void Acceptor::OnPrepare(const Envelope& message) {
                            } else {
                              promise->set_ok(false);
                            }
-                           env_.network->Send(sender, std::move(*reply));
+                           SendPerhapsLate(env_, "paxos.acceptor.promise_late", sender, std::move(*reply));
                          });
     };
     return decision;
@@ -217,7 +218,7 @@ void Acceptor::OnAccept(const Envelope& message) {
     }
     decision.reply = [this, sender, reply](bool durable) mutable {
       reply.mutable_paxos_accept_reply()->set_ok(durable);
-      env_.network->Send(sender, std::move(reply));
+      SendPerhapsTwice(env_, "paxos.acceptor.accept_reply_duplicate", sender, std::move(reply));
     };
     return decision;
   });
@@ -251,7 +252,7 @@ void Acceptor::OnCommit(const Envelope& message) {
       Envelope reply;
       reply.mutable_paxos_commit_ack()->set_request_id(request_id);
       reply.mutable_paxos_commit_ack()->set_ok(durable);
-      env_.network->Send(sender, std::move(reply));
+      SendPerhapsLate(env_, "paxos.acceptor.commit_ack_late", sender, std::move(reply));
     };
     return decision;
   });

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/assert.h"
+#include "core/buggify_actions.h"
 #include "core/coordinator/result_rows.h"
 #include "core/paxos/ballot.h"
 
@@ -111,7 +112,8 @@ void Proposer::NewRound() {
     prepare->set_table(request_.table);
     prepare->set_partition_key(request_.partition_key);
     if (uncertain_origin_) *prepare->mutable_uncertain_origin() = *uncertain_origin_;
-    context_.SendToReplica(node, request_.token, std::move(message));
+    SendPerhapsLate(context_.env, "paxos.proposer.prepare_late",
+                    context_.ReplicaAddress(node, request_.token), std::move(message));
   }
 }
 
@@ -123,6 +125,7 @@ void Proposer::BackOffAndRetry() {
   Nanos ceiling = kBackOffBase;
   for (uint32_t i = 1; i < attempts_ && ceiling < kBackOffCap; i++) ceiling = ceiling * 9 / 5;
   ceiling = std::min(ceiling, kBackOffCap);
+  ceiling = PerhapsShorter(context_.env, "paxos.proposer.short_backoff", ceiling);
   const Nanos wait = static_cast<Nanos>(context_.env.random->Below(static_cast<uint64_t>(ceiling) + 1));
   std::weak_ptr<Proposer> self = weak_from_this();
   context_.env.clock->After(wait, [self] {
@@ -409,7 +412,8 @@ void Proposer::Propose(PartitionData mutation, bool finishing, const Ballot& ori
     Envelope message;
     message.mutable_paxos_accept()->set_request_id(id);
     *message.mutable_paxos_accept()->mutable_proposal() = proposal_;
-    context_.SendToReplica(replica, request_.token, std::move(message));
+    SendPerhapsTwice(context_.env, "paxos.proposer.accept_duplicate",
+                     context_.ReplicaAddress(replica, request_.token), std::move(message));
   }
 }
 
@@ -485,7 +489,9 @@ void Proposer::Commit(const Proposal& proposal) {
     Envelope message;
     message.mutable_paxos_commit()->set_request_id(id);
     *message.mutable_paxos_commit()->mutable_proposal() = proposal;
-    context_.SendToReplica(node, request_.token, std::move(message));
+    // Commit to one replica well before the others.
+    SendPerhapsLate(context_.env, "paxos.proposer.commit_late",
+                    context_.ReplicaAddress(node, request_.token), std::move(message));
   }
 }
 
@@ -531,6 +537,8 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
 }
 
 void Proposer::Prune(const Ballot& ballot) {
+  // Pruning only saves space: skipping it leaves state a later round reads.
+  if (context_.env.buggify->Fires("paxos.proposer.skip_prune")) return;
   context_.metrics.cas_prune += replies_.size();
   for (NodeId node : context_.ring().ReplicasOf(request_.token)) {
     if (!context_.liveness.IsUp(node)) continue;

@@ -1,5 +1,6 @@
 #include "core/replica/replica.h"
 
+#include "core/buggify_actions.h"
 #include "core/data/storage_codec.h"
 
 namespace charybdis {
@@ -32,7 +33,7 @@ void Replica::OnWrite(const Envelope& message) {
                         Envelope reply;
                         reply.mutable_replica_write_ack()->set_request_id(request_id);
                         reply.mutable_replica_write_ack()->set_ok(status.ok());
-                        env_.network->Send(sender, std::move(reply));
+                        SendPerhapsLate(env_, "replica.write_ack_late", sender, std::move(reply));
                       });
 }
 
@@ -76,7 +77,7 @@ void Replica::OnRead(const Envelope& message) {
         } else {
           metrics_.database_failed_reads++;
         }
-        env_.network->Send(sender, std::move(reply));
+        SendPerhapsTwice(env_, "replica.read_response_duplicate", sender, std::move(reply));
       });
 }
 
