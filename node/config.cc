@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "core/paxos/ballot.h"
 
 namespace charybdis::node {
 
@@ -79,10 +80,9 @@ bool IsHostPort(const std::string& address) {
   return absl::SimpleAtoi(address.substr(colon + 1), &port) && port >= 1 && port <= 65535;
 }
 
-// Ballots name their proposer in 12 bits of node and 8 of shard
-// (core/coordinator/context.h).
-constexpr uint32_t kMaxShards = 256;
-constexpr uint32_t kMaxNodeId = 4095;
+// Ballots name their proposer in a few bits of node and shard.
+constexpr uint32_t kMaxShards = BallotLayout::kMaxShards;
+constexpr uint32_t kMaxNodeId = BallotLayout::kMaxNodeId;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/coordinator/consistency.h"
 #include "core/metrics.h"
+#include "core/paxos/ballot.h"
 #include "core/probe.h"
 #include "sim/envelope_kinds.h"
 #include "sim/topology.h"
@@ -99,8 +100,9 @@ class Validator {
     if (topology.datacenter_size() == 0) {
       problems_.Add({{"topology"}, {"datacenter"}}, "at least one datacenter is needed");
     }
-    if (topology.shards_per_node() == 0 || topology.shards_per_node() > 256) {
-      problems_.Add({{"topology"}, {"shards_per_node"}}, "must be between 1 and 256");
+    if (topology.shards_per_node() == 0 || topology.shards_per_node() > BallotLayout::kMaxShards) {
+      problems_.Add({{"topology"}, {"shards_per_node"}},
+                    absl::StrCat("must be between 1 and ", BallotLayout::kMaxShards));
     }
     std::set<std::string> names;
     for (int d = 0; d < topology.datacenter_size(); d++) {
@@ -121,6 +123,8 @@ class Validator {
         }
       }
     }
+    // Far below what ballots can name (BallotLayout::kMaxNodeId).
+    static_assert(1000 <= BallotLayout::kMaxNodeId);
     if (topology_.nodes.size() > 1000) {
       problems_.Add({{"topology"}}, "at most 1000 nodes can be simulated");
     }

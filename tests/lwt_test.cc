@@ -344,5 +344,17 @@ TEST_F(LwtTest, AQuorumThatLosesPowerRightAfterAcceptingStillKnowsTheValue) {
   if (responses_.count(id)) EXPECT_NE(responses_[id].code(), ClientResponse::UNAVAILABLE);
 }
 
+TEST_F(LwtTest, CorruptPaxosStateOnOneReplicaIsRefusedNotFatal) {
+  // Field 1 with wire type 7: no parser accepts it.
+  WriteBatch garbage;
+  garbage.Put(storage_codec::PaxosKey("t", "k"), std::string("\x0f\x01", 2));
+  cluster_.node(2).storage(ShardOf(TokenOf("k"), 2)).Apply(std::move(garbage), Durability::kSynced,
+                                                            [](absl::Status) {});
+  simulator_.RunUntil(simulator_.now() + 10 * kMillisecond);
+  ASSERT_TRUE(Call(IfNotExists("k", "v")).applied());  // nodes 1 and 3 decide
+  EXPECT_TRUE(cluster_.node(2).running());
+  EXPECT_EQ(ValueOf(Call(Read("k", CL_SERIAL), 3)), "v");
+}
+
 }  // namespace
 }  // namespace charybdis::sim

@@ -8,6 +8,7 @@
 #include "core/liveness.h"
 #include "core/metrics.h"
 #include "core/node_config.h"
+#include "core/paxos/ballot.h"
 #include "core/shard_env.h"
 #include "core/token.h"
 #include "proto/data.pb.h"
@@ -39,12 +40,15 @@ struct CoordinatorContext {
   uint32_t ballot_counter = 0;
 
   Ballot NewBallot() {
+    const int64_t previous = highest_ballot_micros;
     Ballot ballot;
     const int64_t now = env.clock->Now() / kMicrosecond;
     highest_ballot_micros = std::max(now, highest_ballot_micros + 1);
     ballot.set_micros(highest_ballot_micros);
-    ballot.set_unique(uint64_t{env.self.node} << 52 | uint64_t{env.self.shard} << 44 |
-                      ballot_nonce << 24 | (++ballot_counter & 0xffffff));
+    ballot.set_unique(BallotUnique(env.self.node, env.self.shard, ballot_nonce, ++ballot_counter));
+    // Strictly above every ballot this shard made or saw, whatever the clock did.
+    CHARYBDIS_ASSERT(ballot.micros() > previous);
+    CHARYBDIS_ASSERT(ballot.micros() >= now);
     return ballot;
   }
   void SeeBallot(const Ballot& ballot) {

@@ -16,7 +16,7 @@ Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& l
                config.ring->layout().node(env.self.node).datacenter} {
   // 31 random bits: the top bit marks hint replays (HintManager).
   context_.request_id_base = (env.random->Next() >> 33) << 32;
-  context_.ballot_nonce = env.random->Next() >> 44;
+  context_.ballot_nonce = env.random->Next() >> (64 - BallotLayout::kNonceBits);
   context_.track = [this](uint64_t id, std::shared_ptr<PendingRequest> request) {
     Track(id, std::move(request));
   };
@@ -148,7 +148,10 @@ void Coordinator::Reject(const Address& client, uint64_t client_request_id,
 
 Timestamp Coordinator::NewTimestamp() {
   // Strictly increasing on this shard even if the clock steps back.
+  const Timestamp previous = last_timestamp_;
   last_timestamp_ = std::max(last_timestamp_ + 1, context_.env.clock->Now() / kMicrosecond);
+  CHARYBDIS_ASSERT(last_timestamp_ > previous);
+  CHARYBDIS_ASSERT(last_timestamp_ > 0);
   return last_timestamp_;
 }
 
@@ -437,6 +440,7 @@ void Coordinator::OnPaxosReply(const Envelope& message) {
 }
 
 void Coordinator::Track(uint64_t id, std::shared_ptr<PendingRequest> request) {
+  CHARYBDIS_ASSERT(request != nullptr);
   const bool inserted = pending_.emplace(id, std::move(request)).second;
   CHARYBDIS_ASSERT(inserted);
 }

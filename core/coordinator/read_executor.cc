@@ -179,6 +179,8 @@ void ReadExecutor::StartRepair() {
 }
 
 void ReadExecutor::RepairWrites() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kRepairReading || phase_ == Phase::kCollecting);
+  CHARYBDIS_ASSERT(Counted() >= requirement_.blocked_for());
   phase_ = Phase::kRepairWriting;
   context_.metrics.foreground_read_repairs++;
   result_ = Partition();
@@ -205,6 +207,8 @@ void ReadExecutor::OnWriteAck(NodeId replica, bool ok) {
 }
 
 void ReadExecutor::ReplyWith(const Partition& result) {
+  CHARYBDIS_ASSERT(phase_ != Phase::kReplied);  // one answer per read
+  CHARYBDIS_ASSERT(Counted() >= requirement_.blocked_for());
   phase_ = Phase::kReplied;
   result_digest_ = Digest(result);
   const Nanos now = context_.env.clock->Now();

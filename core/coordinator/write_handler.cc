@@ -70,7 +70,9 @@ void WriteHandler::OnWriteAck(NodeId replica, bool ok) {
   if (it == pending_.end()) return;  // a duplicate, or after the timeout
   if (!ok) return;                   // the replica's disk failed: it stays pending
   pending_.erase(it);
+  CHARYBDIS_ASSERT(std::find(acked_.begin(), acked_.end(), replica) == acked_.end());
   acked_.push_back(replica);
+  CHARYBDIS_ASSERT(acked_.size() <= replicas_.size());
   MaybeReply();
   MaybeDone();
 }
@@ -81,6 +83,7 @@ void WriteHandler::MaybeReply() {
                        ? acked_.size() + hints_stored_ >= 1
                        : requirement_.SatisfiedBy(acked_);
   if (!met) return;
+  CHARYBDIS_ASSERT(!timed_out_);  // a timeout answers first and sets replied_
   replied_ = true;
   const Nanos latency = context_.env.clock->Now() - started_;
   context_.metrics.write_latency_us.Record(std::max<Nanos>(latency, 0) / kMicrosecond);

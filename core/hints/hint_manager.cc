@@ -125,7 +125,15 @@ void HintManager::OnScanned(NodeId target, uint64_t stored_before,
 void HintManager::Send(NodeId target, const KeyValue& hint) {
   Envelope message;
   ReplicaWrite* write = message.mutable_replica_write();
-  CHARYBDIS_ASSERT(write->mutable_mutation()->ParseFromString(hint.value));
+  if (!write->mutable_mutation()->ParseFromString(hint.value)) {
+    // Data loss: a hint that does not parse cannot be replayed. Drop it;
+    // read repair is what is left for that write.
+    metrics_.hints_dropped++;
+    WriteBatch batch;
+    batch.Delete(hint.key);
+    env_.storage->Apply(std::move(batch), Durability::kSynced, [](absl::Status) {});
+    return;
+  }
   const uint64_t request_id = request_id_base_ | ++last_request_id_;
   write->set_request_id(request_id);
   const Token token = TokenOf(write->mutation().partition_key());

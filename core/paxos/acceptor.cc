@@ -41,6 +41,26 @@ void RememberCommitOrigin(PaxosState& state, const Ballot& origin) {
   if (recent->size() > kRecentCommitOrigins) recent->DeleteSubrange(0, 1);
 }
 
+// What every change of a partition's durable state keeps: the promise
+// never goes back, nothing is accepted above the promise, the commit only
+// moves forward, and the recent commit origins stay sorted and bounded.
+void AssertTransition(const PaxosState& before, const PaxosState& after) {
+  CHARYBDIS_ASSERT(!BallotLess(after.promised(), before.promised()));
+  if (after.has_accepted()) {
+    CHARYBDIS_ASSERT(!BallotLess(after.promised(), after.accepted().ballot()));
+  }
+  if (before.has_committed()) {
+    CHARYBDIS_ASSERT(after.has_committed());
+    CHARYBDIS_ASSERT(!BallotLess(after.committed().ballot(), before.committed().ballot()));
+  }
+  if (after.has_committed() && after.committed().pruned()) {
+    CHARYBDIS_ASSERT(after.committed().mutation().rows_size() == 0);
+  }
+  const auto& recent = after.recent_commit_origins();
+  CHARYBDIS_ASSERT(recent.size() <= kRecentCommitOrigins);
+  for (int i = 1; i < recent.size(); i++) CHARYBDIS_ASSERT(BallotLess(recent[i - 1], recent[i]));
+}
+
 bool HasUncommittedAccept(const PaxosState& state) {
   if (!state.has_accepted()) return false;
   return !state.has_committed() ||
@@ -63,8 +83,11 @@ void Acceptor::Start() {
       auto it = partitions_.find(entry.key);
       if (it != partitions_.end() && it->second.loaded) continue;
       PaxosState state;
-      CHARYBDIS_ASSERT(state.ParseFromString(entry.value));
-      if (HasUncommittedAccept(state)) in_progress_.insert(entry.key);
+      // Unreadable state may hide an accept: treat it as in progress, so
+      // plain reads finish a round (which reads a quorum) before answering.
+      if (!state.ParseFromString(entry.value) || HasUncommittedAccept(state)) {
+        in_progress_.insert(entry.key);
+      }
     }
     started_ = true;
   });
@@ -93,13 +116,15 @@ void Acceptor::Load(const std::string& key) {
   env_.storage->Get(key, [this, key](absl::StatusOr<std::optional<std::string>> stored) {
     Entry& loading = partitions_[key];
     loading.loading = false;
-    if (!stored.ok()) {
-      // No decision without the durable state: drop the requests (their
-      // proposers time out); the next one loads again.
+    // No decision without the durable state, nor on state that does not
+    // parse (data loss: promising anything could break an earlier
+    // promise): drop the requests (their proposers time out and go to
+    // other replicas); the next one loads again.
+    if (!stored.ok() || (stored->has_value() && !loading.state.ParseFromString(**stored))) {
+      loading.state.Clear();
       loading.waiting.clear();
       return;
     }
-    if (stored->has_value()) CHARYBDIS_ASSERT(loading.state.ParseFromString(**stored));
     loading.loaded = true;
     RunNext(key);
   });
@@ -119,6 +144,7 @@ void Acceptor::RunNext(const std::string& key) {
       decision.reply(true);
       continue;
     }
+    AssertTransition(entry.state, *decision.next);
     entry.busy = true;
     WriteBatch batch = std::move(decision.extra);
     batch.Put(key, decision.next->SerializeAsString());
@@ -126,6 +152,8 @@ void Acceptor::RunNext(const std::string& key) {
                         [this, key, next = std::move(*decision.next),
                          reply = std::move(decision.reply)](absl::Status status) {
                           Entry& done = partitions_[key];
+                          CHARYBDIS_ASSERT(done.busy);  // one decision at a time
+                          CHARYBDIS_ASSERT(done.loaded);
                           done.busy = false;
                           if (status.ok()) {
                             done.state = next;

@@ -98,7 +98,11 @@ void Proposer::Start() {
 void Proposer::NewRound() {
   if (phase_ == Phase::kDone) return;
   attempts_++;
+  CHARYBDIS_ASSERT(request_.quorum >= 1);
+  CHARYBDIS_ASSERT(request_.quorum <= request_.participants.size());
+  const Ballot previous = ballot_;
   ballot_ = context_.NewBallot();
+  CHARYBDIS_ASSERT(BallotLess(previous, ballot_));  // every round above the last
   promises_.clear();
   refused_.clear();
   phase_ = Phase::kPreparing;
@@ -120,6 +124,8 @@ void Proposer::NewRound() {
 void Proposer::SeeBallot(const Ballot& ballot) { context_.SeeBallot(ballot); }
 
 void Proposer::BackOffAndRetry() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kPreparing || phase_ == Phase::kAccepting ||
+                   phase_ == Phase::kRepairing);
   context_.metrics.cas_write_contention++;
   phase_ = Phase::kIdle;
   Nanos ceiling = kBackOffBase;
@@ -156,6 +162,8 @@ void Proposer::OnPromise(NodeId replica, const PaxosPromise& promise) {
 }
 
 void Proposer::Decide() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kPreparing);
+  CHARYBDIS_ASSERT(promises_.size() >= request_.quorum);
   // The newest commit and the newest accepted proposal the quorum knows.
   const Proposal* latest_commit = nullptr;
   const Proposal* in_progress = nullptr;
@@ -327,6 +335,8 @@ void ApplyStatements(const CasOp& op, Timestamp micros, Timestamp now, Partition
 }  // namespace
 
 void Proposer::Evaluate(const Partition& current, const Proposal* latest_commit) {
+  CHARYBDIS_ASSERT(phase_ == Phase::kPreparing);
+  CHARYBDIS_ASSERT(promises_.size() >= request_.quorum);
   const Timestamp now = context_.env.clock->Now() / kMicrosecond;
   if (!is_read() && uncertain_origin_ && !ResolveUncertainValue(latest_commit)) return;
   evaluated_on_.reset();
@@ -385,6 +395,9 @@ void Proposer::Evaluate(const Partition& current, const Proposal* latest_commit)
 }
 
 void Proposer::Propose(PartitionData mutation, bool finishing, const Ballot& origin) {
+  CHARYBDIS_ASSERT(phase_ == Phase::kPreparing);
+  CHARYBDIS_ASSERT(promises_.size() >= request_.quorum);
+  CHARYBDIS_ASSERT(!BallotLess(ballot_, origin));  // an origin is a ballot of ours or older
   finishing_ = finishing;
   phase_ = Phase::kAccepting;
   round_trips_++;
@@ -452,6 +465,9 @@ void Proposer::AnswerUncertain(const char* message) {
 }
 
 void Proposer::Chosen() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kAccepting);
+  CHARYBDIS_ASSERT(accepted_.size() >= request_.quorum);
+  CHARYBDIS_ASSERT(BallotEqual(proposal_.ballot(), ballot_));  // chosen under our ballot
   Commit(proposal_);
   if (finishing_) return;  // our own round starts once the commit is in
   for (ClientResponse& answer : answers_) {
@@ -524,6 +540,7 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
     return;
   }
   committed_.insert(replica);
+  CHARYBDIS_ASSERT(committed_.size() <= request_.participants.size());
   if (committed_.size() < request_.quorum) return;
   if (finishing_) {
     // The round we finished is committed on a quorum: now our own.
