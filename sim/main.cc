@@ -10,6 +10,8 @@
 #include <iostream>
 
 #include "sim/coverage.h"
+#include "sim/exit_codes.h"
+#include "sim/merge.h"
 #include "sim/history_check.h"
 #include "sim/history_json.h"
 #include "sim/options.h"
@@ -18,22 +20,6 @@
 
 namespace charybdis::sim {
 namespace {
-
-constexpr int kExitPassed = 0;
-constexpr int kExitBadInput = 2;
-
-// Nondeterminism (4) beats a failed check (1) beats liveness (3).
-int WorseExitCode(int a, int b) {
-  auto rank = [](int code) {
-    switch (code) {
-      case 4: return 3;
-      case 1: return 2;
-      case 3: return 1;
-      default: return 0;
-    }
-  };
-  return rank(a) >= rank(b) ? a : b;
-}
 
 int CheckHistoryFile(const Options& options, const std::vector<LoadedScenario>& scenarios) {
   if (options.scenarios_given && scenarios.size() != 1) {
@@ -74,7 +60,7 @@ int CheckHistoryFile(const Options& options, const std::vector<LoadedScenario>& 
               << check.detail << ")\n";
     passed = passed && check.passed;
   }
-  return passed ? kExitPassed : 1;
+  return passed ? kExitPassed : kExitCheckFailed;
 }
 
 int Main(const std::vector<std::string>& args) {
@@ -88,6 +74,7 @@ int Main(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return kExitPassed;
   }
+  if (!options.merge.empty()) return MergeReports(options.merge, options.report, std::cout, std::cerr);
   std::vector<LoadedScenario> scenarios;
   for (const std::string& path : options.scenarios) {
     absl::StatusOr<LoadedScenario> loaded = LoadScenario(path);
@@ -98,7 +85,16 @@ int Main(const std::vector<std::string>& args) {
     scenarios.push_back(std::move(*loaded));
   }
   if (!options.check_history.empty()) return CheckHistoryFile(options, scenarios);
-  const uint64_t total = (options.last_seed - options.first_seed + 1) * scenarios.size();
+  const uint64_t seeds = options.last_seed - options.first_seed + 1;
+  // The seeds of this slice (all of them without --shard).
+  const uint64_t slice_seeds =
+      seeds / options.shard_count + (options.shard_index < seeds % options.shard_count ? 1 : 0);
+  const uint64_t total = slice_seeds * scenarios.size();
+  if (total == 0) {
+    std::cerr << "charybdis sim: --shard " << options.shard_index + 1 << "/" << options.shard_count
+              << " holds no seed of " << options.first_seed << "-" << options.last_seed << "\n";
+    return kExitBadInput;
+  }
   if (!options.history_out.empty() && total != 1) {
     std::cerr << "charybdis sim: --history_out takes one run: one scenario and one seed\n";
     return kExitBadInput;
@@ -108,6 +104,8 @@ int Main(const std::vector<std::string>& args) {
   sweep.check_determinism = options.check_determinism;
   sweep.want_report = !options.report.empty();
   sweep.jobs = options.jobs;
+  sweep.shard_index = options.shard_index;
+  sweep.shard_count = options.shard_count;
   if (!options.trace_out.empty()) {
     sweep.trace = std::fopen(options.trace_out.c_str(), "w");
     if (sweep.trace == nullptr) {
@@ -158,7 +156,7 @@ int Main(const std::vector<std::string>& args) {
   // A sweep says what it covered; a single run's summary has its report.
   if (options.last_seed > options.first_seed &&
       !ReportCoverage(scenarios, records, options.first_seed, options.last_seed, std::cout)) {
-    exit_code = WorseExitCode(exit_code, 1);
+    exit_code = WorseExitCode(exit_code, kExitCheckFailed);
   }
   size_t failures = 0;
   for (const RunRecord& record : records) failures += record.exit_code != 0;

@@ -33,6 +33,14 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
                          consistency are register operations). A check
                          with nothing to check fails
   --jobs=N               run seeds in N worker processes (not with --trace_out)
+  --shard=I/N            run only slice I of N of the seeds (1 <= I <= N):
+                         seeds A+I-1, A+I-1+N, ...; N machines with I = 1..N
+                         together run the whole range (a CI matrix, indexed
+                         Jobs, Slurm arrays); give each --report=FILE
+  --merge=F1,F2,...      combine the --report files of slices: the failing
+                         seeds with their replay commands, the probes no
+                         slice reached, the worst exit code (with --report,
+                         the merged report)
 
 exit codes: 0 all checks passed, 1 a correctness check failed, 2 bad input or
 usage, 3 liveness (work unfinished at the time limit), 4 nondeterminism
@@ -120,6 +128,20 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       options.history_out = value;
     } else if (name == "--check_history" && has_value && !value.empty()) {
       options.check_history = value;
+    } else if (name == "--shard" && has_value) {
+      std::vector<std::string> parts = absl::StrSplit(value, '/');
+      absl::StatusOr<uint64_t> index =
+          parts.size() == 2 ? ParseSeed("--shard", parts[0]) : absl::InvalidArgumentError("");
+      absl::StatusOr<uint64_t> count =
+          parts.size() == 2 ? ParseSeed("--shard", parts[1]) : absl::InvalidArgumentError("");
+      if (!index.ok() || !count.ok() || *index < 1 || *index > *count) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--shard: \"", value, "\" is not I/N with 1 <= I <= N"));
+      }
+      options.shard_index = *index - 1;
+      options.shard_count = *count;
+    } else if (name == "--merge" && has_value && !value.empty()) {
+      options.merge = absl::StrSplit(value, ',', absl::SkipEmpty());
     } else if (name == "--jobs" && has_value) {
       absl::StatusOr<uint64_t> jobs = ParseSeed("--jobs", value);
       if (!jobs.ok()) return jobs.status();

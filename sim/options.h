@@ -21,6 +21,11 @@ struct Options {
   // instead of running it.
   std::string check_history;
   unsigned jobs = 1;
+  // --shard=I/N: the 0-based slice index and the slice count.
+  uint64_t shard_index = 0;
+  uint64_t shard_count = 1;
+  // --merge: report files of slices to combine instead of running.
+  std::vector<std::string> merge;
   bool help = false;
 };
 

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
+#include "sim/exit_codes.h"
 #include "sim/report.h"
 #include "sim/run.h"
 #include "sim/trace_diff.h"
@@ -24,11 +25,11 @@ namespace {
 
 int ExitCodeOf(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kPassed: return 0;
-    case Outcome::kCheckFailed: return 1;
-    case Outcome::kLiveness: return 3;
+    case Outcome::kPassed: return kExitPassed;
+    case Outcome::kCheckFailed: return kExitCheckFailed;
+    case Outcome::kLiveness: return kExitLiveness;
   }
-  return 1;
+  return kExitCheckFailed;
 }
 
 std::string FailedChecks(const RunResult& result) {
@@ -61,14 +62,20 @@ RunRecord RunOne(const std::vector<LoadedScenario>& scenarios, size_t index, uin
   if (options.check_determinism) {
     const RunResult again = RunScenario(scenario, seed, nullptr);
     if (again.trace_hash != result.trace_hash || again.events != result.events) {
-      record.exit_code = 4;
+      record.exit_code = kExitNondeterministic;
       // Run the seed twice more with tracing to name the first divergence.
       record.why = absl::StrCat("nondeterministic: trace_hash ", HexHash(result.trace_hash),
                                 " then ", HexHash(again.trace_hash), "; ",
                                 FirstDivergence(TraceOfRun(scenario, seed), TraceOfRun(scenario, seed)));
     }
   }
-  if (options.want_report) record.report = ReportJson(result, wall_ms);
+  if (options.want_report) {
+    record.report = ReportJson(result, wall_ms);
+    // What --merge needs to combine slices and replay their failures.
+    record.report["scenario_path"] = scenario.path;
+    record.report["exit_code"] = record.exit_code;
+    record.report["why"] = record.why;
+  }
   nlohmann::json fires = nlohmann::json::object();
   for (const auto& [site, state] : result.details["buggify"].items()) fires[site] = state["fired"];
   record.coverage = {{"probes", result.details["probes"]}, {"buggify", fires}};
@@ -179,7 +186,10 @@ std::vector<RunRecord> Sweep(const std::vector<LoadedScenario>& scenarios, uint6
   std::vector<std::pair<size_t, uint64_t>> tasks;
   for (size_t scenario = 0; scenario < scenarios.size(); scenario++) {
     for (uint64_t seed = first;; seed++) {
-      tasks.emplace_back(scenario, seed);
+      // A slice of the range: every shard_count-th seed, from shard_index.
+      if ((seed - first) % options.shard_count == options.shard_index) {
+        tasks.emplace_back(scenario, seed);
+      }
       if (seed == last) break;
     }
   }

@@ -33,6 +33,9 @@ struct SweepOptions {
   bool check_determinism = false;
   bool want_report = false;
   unsigned jobs = 1;
+  // Runs only seeds first + shard_index, first + shard_index + shard_count, ...
+  uint64_t shard_index = 0;
+  uint64_t shard_count = 1;
   std::FILE* trace = nullptr;       // jobs == 1 only
   std::ostream* history = nullptr;  // one run only
 };

@@ -212,5 +212,28 @@ TEST(CliTest, ASweepReportsItsCoverageAndFailsWhenARequiredProbeIsMissed) {
       << missed.output;
 }
 
+TEST(CliTest, SlicesOfASweepRunEverySeedOnceAndMergeIntoOneVerdict) {
+  const std::string a = TempFile("slice1.json", "");
+  const std::string b = TempFile("slice2.json", "");
+  const CliRun first = Sim(std::string(kSmoke) + " --seeds=1-5 --shard=1/2 --report=" + a);
+  const CliRun second = Sim(std::string(kSmoke) + " --seeds=1-5 --shard=2/2 --report=" + b);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  // Slice 1 holds seeds 1, 3, 5 and slice 2 seeds 2, 4.
+  EXPECT_NE(first.output.find("smoke seed=5 "), std::string::npos) << first.output;
+  EXPECT_EQ(first.output.find("smoke seed=2 "), std::string::npos) << first.output;
+  EXPECT_NE(second.output.find("smoke seed=4 "), std::string::npos) << second.output;
+  const std::string merged = TempFile("merged.json", "");
+  const CliRun merge = Sim("--merge=" + a + "," + b + " --report=" + merged);
+  EXPECT_EQ(merge.exit_code, 0) << merge.output;
+  EXPECT_NE(merge.output.find("5 runs from 2 slices: 0 failed"), std::string::npos) << merge.output;
+  std::ifstream in(merged);
+  EXPECT_EQ(nlohmann::json::parse(in).size(), 5u);
+  // The same slice twice is a mistake, not twice the evidence.
+  EXPECT_EQ(Sim("--merge=" + a + "," + a).exit_code, 2);
+  EXPECT_EQ(Sim(std::string(kSmoke) + " --seeds=1-5 --shard=3/2").exit_code, 2);
+  EXPECT_EQ(Sim(std::string(kSmoke) + " --seeds=1-1 --shard=2/2").exit_code, 2);
+}
+
 }  // namespace
 }  // namespace charybdis
