@@ -263,12 +263,21 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   result.details["probes"] = probes.hits();
   result.details["metrics"] = Metrics(cluster);
   if (!workloads.kv().empty()) result.details["by_cl"] = ByConsistencyLevel(latencies);
+  if (spec.checks().finish_after_heal_ms() > 0) {
+    result.checks.push_back(CheckFinishAfterHeal(
+        history, faults.quiet_from(),
+        static_cast<Nanos>(spec.checks().finish_after_heal_ms()) * kMillisecond, simulator.now()));
+  }
+  bool unfinished = !workloads.AllDone();
   for (const CheckResult& check : result.checks) {
-    if (!check.passed) result.outcome = Outcome::kCheckFailed;
+    if (check.passed) continue;
+    if (check.liveness) {
+      unfinished = true;
+    } else {
+      result.outcome = Outcome::kCheckFailed;
+    }
   }
-  if (result.outcome == Outcome::kPassed && !workloads.AllDone()) {
-    result.outcome = Outcome::kLiveness;
-  }
+  if (result.outcome == Outcome::kPassed && unfinished) result.outcome = Outcome::kLiveness;
   return result;
 }
 

@@ -183,6 +183,39 @@ CheckResult CheckLinearizableHistory(const History& history) {
   return result;
 }
 
+CheckResult CheckFinishAfterHeal(const History& history, Nanos healed, Nanos bound, Nanos end) {
+  CheckResult result{"finish_after_heal", true, "", /*liveness=*/true};
+  uint64_t checked = 0, late = 0;
+  Nanos slowest = 0;
+  for (const CompletedOp& op : PairOperations(history)) {
+    if (op.invoke->time < healed) continue;
+    checked++;
+    const Nanos took = (op.completion != nullptr ? op.completion->time : end) - op.invoke->time;
+    slowest = std::max(slowest, took);
+    if (took <= bound && op.completion != nullptr) continue;
+    if (++late <= 3) {
+      absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "process ", op.invoke->process,
+                      " key ", op.invoke->key, " invoked at ", op.invoke->time / kMillisecond, "ms ",
+                      op.completion != nullptr ? absl::StrCat("took ", took / kMillisecond, "ms")
+                                               : std::string("never finished"));
+    }
+  }
+  if (checked == 0) {
+    return CheckResult{"finish_after_heal", false,
+                       absl::StrCat("nothing to check: no operation began after the heal at ",
+                                    healed / kMillisecond, "ms")};
+  }
+  result.passed = late == 0;
+  result.detail = result.passed
+                      ? absl::StrCat(checked, " operations after the heal at ", healed / kMillisecond,
+                                     "ms, slowest ", slowest / kMillisecond, "ms (bound ",
+                                     bound / kMillisecond, "ms)")
+                      : absl::StrCat(late, " of ", checked, " operations after the heal at ",
+                                     healed / kMillisecond, "ms missed the ", bound / kMillisecond,
+                                     "ms bound: ", result.detail);
+  return result;
+}
+
 CheckResult CheckHintsCoverMissedWrites(NodeId node, const Cluster& cluster, const History& history) {
   uint64_t attempted = 0;
   for (const CompletedOp& op : PairOperations(history)) {

@@ -28,6 +28,10 @@ CheckResult CheckMetric(const scenario::MetricCheck& check, const Cluster& clust
 // a linearizable register per key.
 CheckResult CheckLinearizableHistory(const History& history);
 
+// Liveness mode: every operation invoked at or after `healed` finished
+// within `bound` (those still open at `end` count as unfinished).
+CheckResult CheckFinishAfterHeal(const History& history, Nanos healed, Nanos bound, Nanos end);
+
 // hints_written equals the writes `node` missed (see proto/scenario.proto).
 CheckResult CheckHintsCoverMissedWrites(NodeId node, const Cluster& cluster, const History& history);
 

@@ -10,6 +10,8 @@ struct CheckResult {
   std::string name;
   bool passed = false;
   std::string detail;
+  // A failure means work did not finish (exit 3), not a wrong answer.
+  bool liveness = false;
 };
 
 // A source of client operations in a simulation.

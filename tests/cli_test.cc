@@ -235,5 +235,28 @@ TEST(CliTest, SlicesOfASweepRunEverySeedOnceAndMergeIntoOneVerdict) {
   EXPECT_EQ(Sim(std::string(kSmoke) + " --seeds=1-1 --shard=2/2").exit_code, 2);
 }
 
+TEST(CliTest, LivenessModeExitsThreeWhenWorkOutlastsTheBoundAfterTheHeal) {
+  const std::string workload =
+      "schema { table { name: \"kv\" column: \"v\" } }\n"
+      "workload { name: \"w\" kv { clients: 2 operations_per_client: 50 table: \"kv\" "
+      "key_count: 5 read_fraction: 0.5 write_consistency: CL_QUORUM read_consistency: CL_QUORUM "
+      "start_ms: 600 think_time_ms: 5 } }\n"
+      "faults { action { at_ms: 700 crash { node: 3 } } action { at_ms: 800 restart { node: 3 } } }\n";
+  const std::string loose = TempFile(
+      "loose.textproto", sim::testing::BaseScenario(workload + "checks { finish_after_heal_ms: 5000 }"));
+  EXPECT_EQ(Sim("--scenario=" + loose + " --seed=1").exit_code, 0);
+  // QUORUM operations on this network take about a millisecond: some
+  // take longer than a 1 ms bound (the run is deterministic: seed 1).
+  const std::string tight = TempFile(
+      "tight.textproto", sim::testing::BaseScenario(workload + "checks { finish_after_heal_ms: 0 }"));
+  const std::string tighter = TempFile(
+      "tighter.textproto",
+      sim::testing::BaseScenario(workload + "checks { finish_after_heal_ms: 1 }"));
+  EXPECT_EQ(Sim("--scenario=" + tight + " --seed=1").exit_code, 0);  // 0: off
+  const CliRun run = Sim("--scenario=" + tighter + " --seed=1");
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("finish_after_heal: FAILED"), std::string::npos) << run.output;
+}
+
 }  // namespace
 }  // namespace charybdis

@@ -3,6 +3,8 @@
 
 #include "sim/semantics_checks.h"
 
+#include "sim/scenario_checks.h"
+
 #include <gtest/gtest.h>
 
 namespace charybdis::sim {
@@ -163,6 +165,22 @@ TEST_F(SemanticsChecksTest, CoordinatorTimestampsLeaveClientTimestampsAlone) {
   own.coordinator_node = 1;
   own.coordinator_life = 7;
   EXPECT_TRUE(CheckCoordinatorTimestamps(history_).passed);
+}
+
+TEST_F(SemanticsChecksTest, FinishAfterHealBoundsEveryOperationBegunAfterTheHeal) {
+  Invoke(1, HistoryOp::Function::kWrite, CL_ONE);  // before the heal: not bounded
+  Read(2, CL_QUORUM, 0, "");
+  Ok(1, HistoryOp::Function::kWrite, CL_ONE, 5, "a");
+  // Times are history positions: the heal is at 1, the bound 2.
+  const CheckResult quick = CheckFinishAfterHeal(history_, 1, 2, 100);
+  EXPECT_TRUE(quick.passed) << quick.detail;
+  EXPECT_TRUE(quick.liveness);
+  Invoke(3, HistoryOp::Function::kRead, CL_QUORUM);  // never finishes
+  const CheckResult stuck = CheckFinishAfterHeal(history_, 1, 2, 100);
+  EXPECT_FALSE(stuck.passed);
+  EXPECT_TRUE(stuck.liveness);  // a liveness failure, exit 3
+  EXPECT_NE(stuck.detail.find("never finished"), std::string::npos) << stuck.detail;
+  EXPECT_FALSE(CheckFinishAfterHeal(history_, 1000, 2, 2000).passed);  // nothing to check
 }
 
 }  // namespace

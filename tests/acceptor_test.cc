@@ -1,0 +1,119 @@
+// The acceptor stepped one message and one disk completion at a time, on
+// the fakes of tests/fake_env.h: no cluster, no simulator.
+
+#include "core/paxos/acceptor.h"
+
+#include <gtest/gtest.h>
+
+#include "core/data/storage_codec.h"
+#include "core/paxos/ballot.h"
+#include "tests/fake_env.h"
+
+namespace charybdis {
+namespace {
+
+class AcceptorTest : public ::testing::Test {
+ protected:
+  AcceptorTest() : fake_(Address{2, 0}), acceptor_(fake_.env, metrics_) {
+    acceptor_.Start();
+    fake_.storage.CompleteAll();
+  }
+
+  static Ballot At(int64_t micros, uint64_t unique = 1) {
+    Ballot ballot;
+    ballot.set_micros(micros);
+    ballot.set_unique(unique);
+    return ballot;
+  }
+  static Envelope Prepare(const Ballot& ballot) {
+    Envelope message;
+    message.set_from_node(1);
+    PaxosPrepare* prepare = message.mutable_paxos_prepare();
+    prepare->set_request_id(7);
+    *prepare->mutable_ballot() = ballot;
+    prepare->set_table("t");
+    prepare->set_partition_key("k");
+    return message;
+  }
+  static Envelope Accept(const Ballot& ballot, const std::string& value) {
+    Envelope message;
+    message.set_from_node(1);
+    PaxosAccept* accept = message.mutable_paxos_accept();
+    accept->set_request_id(8);
+    Proposal* proposal = accept->mutable_proposal();
+    *proposal->mutable_ballot() = ballot;
+    *proposal->mutable_origin() = ballot;
+    PartitionData* data = proposal->mutable_mutation();
+    data->set_table("t");
+    data->set_partition_key("k");
+    RowData* row = data->add_rows();
+    CellData* cell = row->add_cells();
+    cell->set_column("v");
+    cell->set_value(value);
+    cell->set_timestamp(ballot.micros());
+    return message;
+  }
+  PaxosState Durable() {
+    PaxosState state;
+    auto it = fake_.storage.contents().find(storage_codec::PaxosKey("t", "k"));
+    if (it != fake_.storage.contents().end()) EXPECT_TRUE(state.ParseFromString(it->second));
+    return state;
+  }
+
+  testing::FakeEnv fake_;
+  ShardMetrics metrics_;
+  Acceptor acceptor_;
+};
+
+TEST_F(AcceptorTest, APromiseIsSentOnlyOnceItIsDurable) {
+  acceptor_.OnPrepare(Prepare(At(100)));
+  ASSERT_TRUE(fake_.storage.CompleteNext());  // load the partition's state
+  ASSERT_TRUE(fake_.storage.CompleteNext());  // ... write the promise
+  EXPECT_TRUE(fake_.network.TakeSent().empty()) << "replied before the read folded into the prepare";
+  EXPECT_EQ(Durable().promised().micros(), 100);  // durable before any reply
+  fake_.storage.CompleteAll();                     // the read of the partition
+  const std::vector<Envelope> sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  ASSERT_TRUE(sent[0].has_paxos_promise());
+  EXPECT_TRUE(sent[0].paxos_promise().promised());
+  EXPECT_EQ(sent[0].to_node(), 1u);
+}
+
+TEST_F(AcceptorTest, ALowerBallotIsRefusedWithThePromiseItLost) {
+  acceptor_.OnPrepare(Prepare(At(200)));
+  fake_.storage.CompleteAll();
+  fake_.network.TakeSent();
+  acceptor_.OnPrepare(Prepare(At(150)));
+  fake_.storage.CompleteAll();
+  std::vector<Envelope> sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_FALSE(sent[0].paxos_promise().promised());
+  EXPECT_EQ(sent[0].paxos_promise().promised_ballot().micros(), 200);
+  acceptor_.OnAccept(Accept(At(150), "late"));
+  fake_.storage.CompleteAll();
+  sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_FALSE(sent[0].paxos_accept_reply().accepted());
+  EXPECT_FALSE(Durable().has_accepted());  // nothing accepted below the promise
+  EXPECT_EQ(Durable().promised().micros(), 200);
+}
+
+TEST_F(AcceptorTest, DecisionsOnOnePartitionWaitForTheDiskOneAtATime) {
+  acceptor_.OnPrepare(Prepare(At(100)));
+  acceptor_.OnAccept(Accept(At(100), "v"));
+  ASSERT_TRUE(fake_.storage.CompleteNext());  // load
+  EXPECT_EQ(fake_.storage.pending(), 1u);     // the promise's write only: the accept waits
+  fake_.storage.CompleteAll();
+  EXPECT_EQ(Durable().accepted().ballot().micros(), 100);
+  bool promised = false, accepted = false;
+  for (const Envelope& message : fake_.network.TakeSent()) {
+    promised = promised || message.has_paxos_promise();
+    accepted = accepted || (message.has_paxos_accept_reply() && message.paxos_accept_reply().accepted());
+  }
+  EXPECT_TRUE(promised);
+  EXPECT_TRUE(accepted);
+  EXPECT_TRUE(acceptor_.InProgress("t", "k"));  // accepted, not committed
+}
+
+}  // namespace
+}  // namespace charybdis
