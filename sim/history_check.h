@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/token_ring.h"
 #include "sim/history.h"
 #include "sim/scenario_loader.h"
 #include "sim/workload.h"
@@ -14,5 +15,10 @@ namespace charybdis::sim {
 // by `charybdis-ctl run-scenario` against real nodes. The others need the
 // simulated cluster and are left out.
 std::vector<CheckResult> CheckRecordedHistory(const LoadedScenario& scenario, const History& history);
+
+// Those checks on any history, simulated or recorded, with the ring that
+// gives the replication factors.
+std::vector<CheckResult> CheckHistory(const scenario::Checks& checks, const TokenRing& ring,
+                                      const History& history);
 
 }  // namespace charybdis::sim

@@ -11,14 +11,13 @@
 #include "sim/cluster.h"
 #include "sim/convergence_check.h"
 #include "sim/fault_injector.h"
+#include "sim/history_check.h"
 #include "sim/history_json.h"
 #include "sim/kv_workload.h"
 #include "core/percentile.h"
 #include "sim/ping_workload.h"
-#include "sim/read_your_writes_check.h"
 #include "sim/scenario_checks.h"
 #include "sim/sim_probes.h"
-#include "sim/semantics_checks.h"
 #include "sim/view_check.h"
 
 namespace charybdis::sim {
@@ -224,17 +223,9 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   result.events = simulator.events_processed();
   result.simulated = simulator.now();
   if (spec.checks().views_converge()) result.checks.push_back(CheckViewsConverge(cluster));
-  if (spec.checks().read_your_writes()) {
-    result.checks.push_back(CheckReadYourWrites(cluster.ring(), history));
-  }
-  if (spec.checks().monotonic_reads()) {
-    result.checks.push_back(CheckMonotonicReads(cluster.ring(), history));
-  }
-  if (spec.checks().last_write_wins()) {
-    result.checks.push_back(CheckLastWriteWins(cluster.ring(), history));
-  }
-  if (spec.checks().coordinator_timestamps()) {
-    result.checks.push_back(CheckCoordinatorTimestamps(history));
+  // The same history checks as for histories recorded on real nodes.
+  for (CheckResult& check : CheckHistory(spec.checks(), cluster.ring(), history)) {
+    result.checks.push_back(std::move(check));
   }
   if (spec.checks().replicas_converge()) {
     result.checks.push_back(CheckReplicasConverge(cluster, history));
@@ -249,7 +240,6 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   for (const auto& check : spec.checks().metric()) {
     result.checks.push_back(CheckMetric(check, cluster, history));
   }
-  if (spec.checks().linearizable()) result.checks.push_back(CheckLinearizableHistory(history));
   if (spec.checks().hints_cover_missed_writes_of_node() != 0) {
     result.checks.push_back(
         CheckHintsCoverMissedWrites(spec.checks().hints_cover_missed_writes_of_node(), cluster, history));
