@@ -1,10 +1,12 @@
 #include "core/failure_detector.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 
 #include "core/assert.h"
 #include "core/buggify_actions.h"
+#include "core/data/checked_value.h"
 
 namespace charybdis {
 
@@ -18,6 +20,19 @@ FailureDetector::FailureDetector(ShardEnv env, std::vector<NodeId> peers,
     peers_[peer] = Peer{};
   }
 }
+
+namespace {
+
+bool ParseGeneration(const std::string& stored, uint64_t& generation) {
+  const std::optional<std::string_view> text = checked_value::Open(FailureDetector::kGenerationKey, stored);
+  if (!text) return false;
+  auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), generation);
+  CHARYBDIS_ASSERT(error == std::errc());  // the checksum vouches for what we wrote
+  CHARYBDIS_ASSERT(end == text->data() + text->size());
+  return true;
+}
+
+}  // namespace
 
 void FailureDetector::Start() { BumpGeneration(); }
 
@@ -36,15 +51,15 @@ void FailureDetector::OnGenerationRead(
     return;
   }
   uint64_t previous = 0;
-  if (stored->has_value()) {
-    const std::string& text = **stored;
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), previous);
-    CHARYBDIS_ASSERT(error == std::errc());
-    CHARYBDIS_ASSERT(end == text.data() + text.size());
+  if (stored->has_value() && !ParseGeneration(**stored, previous)) {
+    // Data loss: the last life's number is gone. The clock in seconds, as
+    // Cassandra numbers generations, is far above any count of restarts.
+    CHARYBDIS_PROBE(env_.probes, "storage.corrupt_generation");
+    previous = std::max<uint64_t>(generation_, env_.clock->Now() / kSecond);
   }
   const uint64_t next = previous + 1;
   WriteBatch batch;
-  batch.Put(kGenerationKey, std::to_string(next));
+  batch.Put(kGenerationKey, checked_value::Seal(kGenerationKey, std::to_string(next)));
   env_.storage->Apply(std::move(batch), Durability::kSynced,
                       [this, next](absl::Status status) {
                         if (!status.ok()) {

@@ -38,6 +38,8 @@ struct ShardMetrics {
   uint64_t database_total_writes = 0;
   uint64_t database_failed_writes = 0;
   uint64_t database_failed_reads = 0;
+  // Stored versions that failed their checksum and were dropped.
+  uint64_t database_corrupt_entries = 0;
   // Coordinator side.
   uint64_t coordinator_writes = 0;
   uint64_t coordinator_reads = 0;
@@ -45,6 +47,7 @@ struct ShardMetrics {
   uint64_t write_unavailable = 0;
   uint64_t read_timeouts = 0;
   uint64_t read_unavailable = 0;
+  uint64_t read_failures = 0;  // too many replicas refused
   uint64_t invalid_requests = 0;
   uint64_t foreground_read_repairs = 0;
   uint64_t background_read_repairs = 0;

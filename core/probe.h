@@ -31,6 +31,8 @@ inline constexpr std::string_view kProbes[] = {
     "paxos.acceptor.refuse_accept",
     // Reads (core/coordinator/read_executor.cc).
     "read.speculative_retry",
+    "read.replace_refused_replica",
+    "read.failed_refused",
     "read.repair.foreground_write_back",
     "read.repair.background",
     "read.repair.late_digest",
@@ -41,6 +43,12 @@ inline constexpr std::string_view kProbes[] = {
     "hints.replayed",
     "hints.replay_timed_out",
     "hints.replay_refused_by_disk",
+    // Storage (core/replica/stored_partition.cc, core/paxos/acceptor.cc,
+    // core/hints/hint_manager.cc, core/failure_detector.cc).
+    "storage.corrupt_entry",
+    "storage.corrupt_paxos_state",
+    "storage.corrupt_hint",
+    "storage.corrupt_generation",
     // Failure detection (core/failure_detector.cc).
     "failure_detector.convicted",
     "failure_detector.recovered",

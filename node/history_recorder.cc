@@ -64,7 +64,7 @@ void HistoryRecorder::WriteJson(std::ostream& out) const {
     if (op.coordinator_life != 0) {
       line["coordinator"] = {op.coordinator_node, 0, op.coordinator_life};
     }
-    out << line.dump() << "\n";
+    out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
 }
 

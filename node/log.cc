@@ -28,7 +28,7 @@ void Log(const std::string& level, const std::string& event,
   for (const auto& [key, value] : fields) line[key] = value;
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  std::fprintf(stderr, "%s\n", line.dump().c_str());
+  std::fprintf(stderr, "%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   std::fflush(stderr);
 }
 

@@ -214,7 +214,8 @@ void RealKvWorkload::RunClient(uint32_t index, Random random) {
       error = ClientResponse::Code_Name(response.code());
       const bool nothing_done = response.code() == ClientResponse::UNAVAILABLE ||
                                 response.code() == ClientResponse::INVALID_REQUEST ||
-                                response.code() == ClientResponse::READ_TIMEOUT;
+                                response.code() == ClientResponse::READ_TIMEOUT ||
+                                response.code() == ClientResponse::READ_FAILURE;
       done.type = nothing_done ? Type::kFail : Type::kInfo;
     }
     history_.Record(done);

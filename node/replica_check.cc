@@ -39,9 +39,12 @@ ReplicaCheck CheckReplicasConverge(const LocalCluster& cluster, const TokenRing&
       for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
         stored.push_back(KeyValue{it->key().ToString(), it->value().ToString()});
       }
-      auto decoded = storage_codec::DecodeScan(stored);
-      if (!decoded.ok()) return {false, absl::StrCat("node ", node, " key ", key, ": ", decoded.status().message())};
-      held[node] = std::move(decoded->partition);
+      storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+      if (!decoded.corrupt_keys.empty()) {
+        return {false, absl::StrCat("node ", node, " key ", key, ": ", decoded.corrupt_keys.size(),
+                                    " stored versions fail their checksum")};
+      }
+      held[node] = std::move(decoded.partition);
     }
     for (const auto& [node, partition] : held) {
       if (partition == held.begin()->second) continue;

@@ -8,8 +8,10 @@ namespace charybdis::sim {
 
 namespace {
 
-// The replica's reconciled data for a partition.
-Partition OnDisk(const SimStorage& storage, const std::string& table, const std::string& key) {
+// The replica's reconciled data for a partition, and how many of its
+// stored versions fail their checksum (corrupt bytes left on a replica
+// are not converged data).
+std::pair<Partition, size_t> OnDisk(const SimStorage& storage, const std::string& table, const std::string& key) {
   const std::string prefix = storage_codec::PartitionPrefix(table, key);
   const std::string end = storage_codec::PrefixEnd(prefix);
   std::vector<KeyValue> stored;
@@ -17,8 +19,8 @@ Partition OnDisk(const SimStorage& storage, const std::string& table, const std:
   for (auto it = contents.lower_bound(prefix); it != contents.end() && it->first < end; ++it) {
     stored.push_back(KeyValue{it->first, it->second});
   }
-  absl::StatusOr<storage_codec::Decoded> decoded = storage_codec::DecodeScan(stored);
-  return decoded.ok() ? decoded->partition : Partition();
+  storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+  return {std::move(decoded.partition), decoded.corrupt_keys.size()};
 }
 
 // "node 2: row '' cells v@1234 tombstone@99" for a failure report.
@@ -52,11 +54,12 @@ CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history
     for (NodeId replica : cluster.ring().ReplicasOf(token)) {
       const SimNode& node = cluster.node(replica);
       if (!node.running()) continue;
-      const Partition partition = OnDisk(node.storage(ShardOf(token, shards)), table, key);
+      const auto [partition, corrupt] = OnDisk(node.storage(ShardOf(token, shards)), table, key);
       const uint64_t digest = Digest(partition);
-      if (agreed && *agreed != digest) differs = true;
+      if ((agreed && *agreed != digest) || corrupt > 0) differs = true;
       agreed = digest;
       absl::StrAppend(&copies, copies.empty() ? "" : "; ", Describe(replica, partition));
+      if (corrupt > 0) absl::StrAppend(&copies, " and ", corrupt, " corrupt versions");
     }
     if (!differs) continue;
     diverged++;

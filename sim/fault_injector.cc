@@ -113,7 +113,9 @@ void FaultInjector::Apply(const scenario::FaultAction& action) {
       const auto& disk = action.disk();
       cluster_.FailDisk(disk.node(),
                         DiskFaults{disk.fail_reads(), disk.fail_writes(),
-                                   static_cast<Nanos>(disk.extra_latency_us()) * kMicrosecond},
+                                   static_cast<Nanos>(disk.extra_latency_us()) * kMicrosecond,
+                                   disk.corrupt_read_probability(),
+                                   disk.misdirect_write_probability(), disk.torn_writes()},
                         disk.duration_ms() * kMillisecond);
       return;
     }

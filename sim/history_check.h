@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/token_ring.h"
@@ -9,9 +10,8 @@
 
 namespace charybdis::sim {
 
-// The checks of a scenario that need nothing but its history
-// (`linearizable`, `read_your_writes`, `monotonic_reads`,
-// `last_write_wins`, `coordinator_timestamps`), on a history recorded elsewhere:
+// The checks of a scenario that need nothing but its history (the list of
+// sim/history_checks.h), on a history recorded elsewhere:
 // by `charybdis-ctl run-scenario` against real nodes. The others need the
 // simulated cluster and are left out.
 std::vector<CheckResult> CheckRecordedHistory(const LoadedScenario& scenario, const History& history);
@@ -20,5 +20,8 @@ std::vector<CheckResult> CheckRecordedHistory(const LoadedScenario& scenario, co
 // gives the replication factors.
 std::vector<CheckResult> CheckHistory(const scenario::Checks& checks, const TokenRing& ring,
                                       const History& history);
+
+// "linearizable, read_your_writes, ...", for messages.
+std::string HistoryCheckNames();
 
 }  // namespace charybdis::sim

@@ -5,6 +5,7 @@
 #include "core/coordinator/consistency.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "sim/json_text.h"
 
 namespace charybdis::sim {
 
@@ -57,7 +58,7 @@ void WriteHistoryJson(const History& history, std::ostream& out) {
     if (op.coordinator_life != 0) {
       line["coordinator"] = {op.coordinator_node, op.coordinator_shard, op.coordinator_life};
     }
-    out << line.dump() << "\n";
+    out << JsonText(line) << "\n";
   }
 }
 

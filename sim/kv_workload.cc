@@ -343,6 +343,7 @@ void KvWorkload::OnResponse(Client& client, const Envelope& message) {
     case ClientResponse::UNAVAILABLE:
     case ClientResponse::INVALID_REQUEST:
     case ClientResponse::READ_TIMEOUT:  // a read that failed changed nothing
+    case ClientResponse::READ_FAILURE:
       return Complete(client, HistoryOp::Type::kFail, &response);
     case ClientResponse::WRITE_TIMEOUT:
       return Complete(client, HistoryOp::Type::kInfo, &response);

@@ -11,6 +11,7 @@
 
 #include "sim/coverage.h"
 #include "sim/exit_codes.h"
+#include "sim/json_text.h"
 #include "sim/merge.h"
 #include "sim/history_check.h"
 #include "sim/history_json.h"
@@ -50,8 +51,8 @@ int CheckHistoryFile(const Options& options, const std::vector<LoadedScenario>& 
                                                ? CheckRecordedHistory(*scenario, *history)
                                                : std::vector<CheckResult>{CheckLinearizableHistory(*history)};
   if (results.empty()) {
-    std::cerr << "charybdis sim: the scenario asks for no history check (linearizable, "
-                 "read_your_writes, monotonic_reads, last_write_wins, coordinator_timestamps)\n";
+    std::cerr << "charybdis sim: the scenario asks for no history check (" << HistoryCheckNames()
+              << ")\n";
     return kExitBadInput;
   }
   bool passed = true;
@@ -147,7 +148,7 @@ int Main(const std::vector<std::string>& args) {
   }
   if (sweep.want_report) {
     std::ofstream out(options.report);
-    out << (total == 1 ? reports[0] : reports).dump(2) << "\n";
+    out << JsonText(total == 1 ? reports[0] : reports, 2) << "\n";
     if (!out) {
       std::cerr << "charybdis sim: --report: cannot write " << options.report << "\n";
       return kExitBadInput;

@@ -7,6 +7,7 @@
 
 #include "nlohmann/json.hpp"
 #include "sim/exit_codes.h"
+#include "sim/json_text.h"
 
 namespace charybdis::sim {
 
@@ -82,7 +83,7 @@ int MergeReports(const std::vector<std::string>& files, const std::string& repor
   out << (missed.empty() ? " none\n" : "\n");
   if (!report.empty()) {
     std::ofstream file(report);
-    file << merged.dump(2) << "\n";
+    file << JsonText(merged, 2) << "\n";
     if (!file) {
       err << "charybdis sim: --report: cannot write " << report << "\n";
       return kExitBadInput;

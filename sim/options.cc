@@ -24,9 +24,9 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
   --report=FILE          write a JSON report (an object for one run, an array
                          for several)
   --history_out=FILE     write the client operations, one JSON object per line
-  --check_history=FILE   run the scenario's history checks (linearizable,
-                         read_your_writes, monotonic_reads, last_write_wins,
-                         coordinator_timestamps) on a recorded history (from
+  --check_history=FILE   run the scenario's history checks (those of
+                         docs/scenarios.md that need only the history,
+                         e.g. linearizable) on a recorded history (from
                          --history_out or `charybdis-ctl run-scenario`);
                          without --scenario, check a Jepsen-style history
                          for linearizability alone (operations without a

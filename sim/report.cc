@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sim/json_text.h"
 
 namespace charybdis::sim {
 
@@ -64,7 +65,7 @@ std::string Summary(const RunResult& result) {
                     "\n");
   }
   for (const auto& workload : result.workloads) {
-    absl::StrAppend(&text, "  workload ", workload.dump(), "\n");
+    absl::StrAppend(&text, "  workload ", JsonText(workload), "\n");
   }
   return text;
 }

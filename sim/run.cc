@@ -157,24 +157,15 @@ nlohmann::json Details(const Cluster& cluster, const FaultInjector& faults,
                         {"lost", network.lost},
                         {"duplicated", network.duplicated},
                         {"undeliverable", network.undeliverable}};
-  StorageStats storage;
+  nlohmann::json storage = nlohmann::json::object();
   for (NodeId id = 1; id <= cluster.size(); id++) {
     for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
-      const StorageStats& s = cluster.node(id).storage(shard).stats();
-      storage.writes += s.writes;
-      storage.synced_writes += s.synced_writes;
-      storage.reads += s.reads;
-      storage.failed += s.failed;
-      storage.batches_lost_in_crashes += s.batches_lost_in_crashes;
-      storage.issued_batches_kept_in_crashes += s.issued_batches_kept_in_crashes;
+      for (const auto& [name, value] : cluster.node(id).storage(shard).stats().Counters()) {
+        storage[name] = storage.value(name, uint64_t{0}) + value;
+      }
     }
   }
-  details["storage"] = {{"writes", storage.writes},
-                        {"synced_writes", storage.synced_writes},
-                        {"reads", storage.reads},
-                        {"failed", storage.failed},
-                        {"batches_lost_in_crashes", storage.batches_lost_in_crashes},
-                        {"issued_batches_kept_in_crashes", storage.issued_batches_kept_in_crashes}};
+  details["storage"] = storage;
   nlohmann::json sites = nlohmann::json::object();
   for (const auto& [site, state] : buggify.sites()) {
     sites[site] = {{"enabled", state.enabled}, {"fired", state.fired}};

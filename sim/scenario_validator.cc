@@ -10,6 +10,7 @@
 #include "core/paxos/ballot.h"
 #include "core/probe.h"
 #include "sim/envelope_kinds.h"
+#include "sim/history_checks.h"
 #include "sim/topology.h"
 
 namespace charybdis::sim {
@@ -369,13 +370,10 @@ class Validator {
   void CheckDataChecks() {
     bool kv = false;
     for (const auto& workload : spec_.workload()) kv = kv || workload.has_kv();
-    const std::pair<const char*, bool> history_checks[] = {
-        {"read_your_writes", spec_.checks().read_your_writes()},
-        {"monotonic_reads", spec_.checks().monotonic_reads()},
-        {"last_write_wins", spec_.checks().last_write_wins()},
-        {"coordinator_timestamps", spec_.checks().coordinator_timestamps()}};
-    for (const auto& [field, wanted] : history_checks) {
-      if (wanted && !kv) problems_.Add({{"checks"}, {field}}, "needs a kv workload to check");
+    for (const HistoryCheckField& check : kHistoryChecks) {
+      if (check.needs_kv && (spec_.checks().*check.wanted)() && !kv) {
+        problems_.Add({{"checks"}, {check.name}}, "needs a kv workload to check");
+      }
     }
     if (spec_.checks().replicas_converge() && spec_.schema().table_size() == 0) {
       problems_.Add({{"checks"}, {"replicas_converge"}}, "needs a schema with tables");
@@ -440,6 +438,10 @@ class Validator {
     }
   }
 
+  void CheckProbability(std::initializer_list<Step> steps, double value) {
+    if (!IsProbability(value)) problems_.Add(steps, "must be in [0, 1]");
+  }
+
   void CheckDuration(std::initializer_list<Step> steps, uint64_t duration_ms) {
     if (duration_ms == 0) problems_.Add(steps, "must be at least 1");
   }
@@ -479,6 +481,10 @@ class Validator {
           CheckNode({{"faults"}, {"action", a}, {"disk"}, {"node"}}, action.disk().node());
           CheckDuration({{"faults"}, {"action", a}, {"disk"}, {"duration_ms"}},
                         action.disk().duration_ms());
+          CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"corrupt_read_probability"}},
+                           action.disk().corrupt_read_probability());
+          CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"misdirect_write_probability"}},
+                           action.disk().misdirect_write_probability());
           break;
         case scenario::FaultAction::kPause:
           CheckNode({{"faults"}, {"action", a}, {"pause"}, {"node"}}, action.pause().node());

@@ -7,6 +7,18 @@
 
 namespace charybdis::sim {
 
+namespace {
+
+// The key of the batch's last put, or "" when it only deletes.
+std::string LastPut(const WriteBatch& batch) {
+  for (auto it = batch.operations.rbegin(); it != batch.operations.rend(); ++it) {
+    if (it->value.has_value()) return it->key;
+  }
+  return "";
+}
+
+}  // namespace
+
 SimStorage::SimStorage(Simulator& simulator, uint32_t host, uint32_t shard,
                        Random random, scenario::StorageProfile profile)
     : simulator_(simulator),
@@ -61,7 +73,7 @@ void SimStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) 
 void SimStorage::FinishWrite(uint64_t write_id, WriteDone done) {
   CHARYBDIS_ASSERT(!issued_.empty());
   CHARYBDIS_ASSERT(issued_.front().id == write_id);  // writes finish in issue order
-  const IssuedWrite write = std::move(issued_.front());
+  IssuedWrite write = std::move(issued_.front());
   issued_.pop_front();
   if (write.fails) {
     stats_.failed++;
@@ -69,14 +81,18 @@ void SimStorage::FinishWrite(uint64_t write_id, WriteDone done) {
     return;
   }
   stats_.writes++;
+  WriteBatch batch = std::move(write.batch);
+  if (faults_.misdirect_write_probability > 0) Misdirect(batch);
   if (write.synced) {
     stats_.synced_writes++;
     unsynced_.clear();  // everything before it is durable now
-    ApplyBatch(write.batch, nullptr);
+    unsynced_last_puts_.clear();
+    ApplyBatch(batch, nullptr);
     if (Observe(StorageMoment::kSyncDurable)) return;  // the node dies before it hears
   } else {
     unsynced_.emplace_back();
-    ApplyBatch(write.batch, &unsynced_.back());
+    unsynced_last_puts_.push_back(LastPut(batch));
+    ApplyBatch(batch, &unsynced_.back());
   }
   done(absl::OkStatus());
 }
@@ -94,7 +110,9 @@ void SimStorage::Get(std::string key, GetDone done) {
     if (it == contents_.end()) {
       done(std::optional<std::string>());
     } else {
-      done(std::optional<std::string>(it->second));
+      std::string value = it->second;
+      PerhapsCorrupt(key, value);
+      done(std::optional<std::string>(std::move(value)));
     }
   });
 }
@@ -115,6 +133,10 @@ void SimStorage::Scan(std::string begin, std::string end, size_t limit, ScanDone
                   ++it) {
                rows.push_back(KeyValue{it->first, it->second});
              }
+             if (!rows.empty() && faults_.corrupt_read_probability > 0) {
+               KeyValue& row = rows[random_.Below(rows.size())];
+               PerhapsCorrupt(row.key, row.value);
+             }
              done(std::move(rows));
            });
 }
@@ -131,7 +153,39 @@ void SimStorage::RollBackUnsyncedAfter(size_t keep) {
       }
     }
     unsynced_.pop_back();
+    unsynced_last_puts_.pop_back();
   }
+}
+
+void SimStorage::Misdirect(WriteBatch& batch) {
+  std::vector<WriteBatch::Operation> landed;
+  for (WriteBatch::Operation& operation : batch.operations) {
+    if (!operation.value.has_value() || !random_.Chance(faults_.misdirect_write_probability)) {
+      landed.push_back(std::move(operation));
+      continue;
+    }
+    stats_.misdirected_puts++;
+    auto neighbour = contents_.upper_bound(operation.key);
+    if (neighbour == contents_.end()) continue;  // past the last key: it lands nowhere
+    operation.key = neighbour->first;
+    landed.push_back(std::move(operation));
+  }
+  batch.operations = std::move(landed);
+}
+
+void SimStorage::PerhapsCorrupt(const std::string& key, std::string& returned) {
+  if (returned.empty() || !random_.Chance(faults_.corrupt_read_probability)) return;
+  const uint64_t bit = random_.Below(8 * returned.size());
+  returned[bit / 8] ^= static_cast<char>(1 << (bit % 8));
+  contents_[key] = returned;  // for good: the sector is bad
+  stats_.corrupted_reads++;
+}
+
+void SimStorage::Tear(const std::string& key) {
+  auto it = contents_.find(key);
+  if (key.empty() || it == contents_.end() || it->second.empty()) return;
+  it->second.resize(random_.Below(it->second.size()));
+  stats_.torn_writes++;
 }
 
 void SimStorage::Crash(CrashKind kind) {
@@ -145,15 +199,21 @@ void SimStorage::Crash(CrashKind kind) {
   const size_t not_durable = unsynced_.size() + issued.size();
   const size_t survivors = kind == CrashKind::kPowerCut ? 0 : random_.Below(not_durable + 1);
   stats_.batches_lost_in_crashes += not_durable - survivors;
+  // The last write kept is the one the OS was writing back when it died.
+  std::string last_kept;
   if (survivors <= unsynced_.size()) {
     RollBackUnsyncedAfter(survivors);
+    if (survivors > 0) last_kept = unsynced_last_puts_.back();
   } else {
     const size_t kept = survivors - unsynced_.size();
     CHARYBDIS_ASSERT(kept <= issued.size());
     for (size_t i = 0; i < kept; i++) ApplyBatch(*issued[i], nullptr);
     stats_.issued_batches_kept_in_crashes += kept;
+    last_kept = LastPut(*issued[kept - 1]);
   }
+  if (faults_.torn_writes && survivors > 0) Tear(last_kept);
   unsynced_.clear();
+  unsynced_last_puts_.clear();
   issued_.clear();
   last_completion_ = simulator_.now();
 }

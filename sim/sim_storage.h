@@ -20,6 +20,17 @@ struct DiskFaults {
   bool fail_reads = false;
   bool fail_writes = false;
   Nanos extra_latency = 0;
+  // Corruption, after TigerBeetle's storage faults. Each read flips one bit
+  // of one stored version it returns, for good, with this probability (a
+  // latent sector error found when read).
+  double corrupt_read_probability = 0;
+  // Each put of a finished write lands on the next stored key instead of
+  // its own with this probability: its own key is not written, and the
+  // other key's value is overwritten (a misdirected write).
+  double misdirect_write_probability = 0;
+  // A crash (not a power cut) tears the last not yet durable write it
+  // keeps: that write's last put keeps only a prefix of its bytes.
+  bool torn_writes = false;
 };
 
 struct StorageStats {
@@ -31,6 +42,23 @@ struct StorageStats {
   // that a crash took back, and issued writes it kept.
   uint64_t batches_lost_in_crashes = 0;
   uint64_t issued_batches_kept_in_crashes = 0;
+  // Corruption injected (DiskFaults).
+  uint64_t corrupted_reads = 0;
+  uint64_t misdirected_puts = 0;
+  uint64_t torn_writes = 0;
+
+  // Each counter by its report name.
+  std::vector<std::pair<const char*, uint64_t>> Counters() const {
+    return {{"writes", writes},
+            {"synced_writes", synced_writes},
+            {"reads", reads},
+            {"failed", failed},
+            {"batches_lost_in_crashes", batches_lost_in_crashes},
+            {"issued_batches_kept_in_crashes", issued_batches_kept_in_crashes},
+            {"corrupted_reads", corrupted_reads},
+            {"misdirected_puts", misdirected_puts},
+            {"torn_writes", torn_writes}};
+  }
 };
 
 enum class CrashKind {
@@ -88,6 +116,10 @@ class SimStorage final : public Storage {
   void FinishWrite(uint64_t write_id, WriteDone done);
   // Takes back the unsynced batches after the first `keep`.
   void RollBackUnsyncedAfter(size_t keep);
+  // The corruption faults (DiskFaults).
+  void Misdirect(WriteBatch& batch);
+  void PerhapsCorrupt(const std::string& key, std::string& returned);
+  void Tear(const std::string& key);
   bool Observe(StorageMoment moment) { return moment_observer_ && moment_observer_(moment); }
 
   // A write issued and not finished: the OS may have it (a crash can keep
@@ -113,6 +145,8 @@ class SimStorage final : public Storage {
   // can take back a suffix of them.
   Contents contents_;
   std::vector<Undo> unsynced_;  // in the order the batches were applied
+  // The last put of each unsynced batch (what a torn write tears), or "".
+  std::vector<std::string> unsynced_last_puts_;
   std::deque<IssuedWrite> issued_;  // in issue (= completion) order
   uint64_t last_write_id_ = 0;
   MomentObserver moment_observer_;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
 #include "sim/exit_codes.h"
+#include "sim/json_text.h"
 #include "sim/report.h"
 #include "sim/run.h"
 #include "sim/trace_diff.h"
@@ -82,12 +83,12 @@ RunRecord RunOne(const std::vector<LoadedScenario>& scenarios, size_t index, uin
   return record;
 }
 
-// Runs tasks worker, worker + jobs, ... and writes one JSON line per run.
+// Runs tasks first, first + jobs, ... and writes one JSON line per run.
 [[noreturn]] void Worker(const std::vector<LoadedScenario>& scenarios,
-                         const std::vector<std::pair<size_t, uint64_t>>& tasks, unsigned worker,
+                         const std::vector<std::pair<size_t, uint64_t>>& tasks, size_t first,
                          const SweepOptions& options, int out) {
-  for (size_t i = worker; i < tasks.size(); i += options.jobs) {
-    const std::string line = RunOne(scenarios, tasks[i].first, tasks[i].second, options).ToJson().dump() + "\n";
+  for (size_t i = first; i < tasks.size(); i += options.jobs) {
+    const std::string line = JsonText(RunOne(scenarios, tasks[i].first, tasks[i].second, options).ToJson()) + "\n";
     for (size_t written = 0; written < line.size();) {
       const ssize_t n = write(out, line.data() + written, line.size() - written);
       if (n <= 0) _exit(70);
@@ -98,59 +99,104 @@ RunRecord RunOne(const std::vector<LoadedScenario>& scenarios, size_t index, uin
   _exit(0);
 }
 
+// A worker process and the task it is on (its records arrive in order).
+struct WorkerProcess {
+  pid_t pid = -1;
+  int pipe = -1;  // -1 once it has ended
+  size_t task = 0;
+  std::string partial;
+};
+
+WorkerProcess StartWorker(const std::vector<LoadedScenario>& scenarios,
+                          const std::vector<std::pair<size_t, uint64_t>>& tasks, size_t first,
+                          const SweepOptions& options, const std::vector<WorkerProcess>& others) {
+  int fds[2];
+  CHARYBDIS_ASSERT(pipe(fds) == 0);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  CHARYBDIS_ASSERT(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    for (const WorkerProcess& other : others) {
+      if (other.pipe >= 0) close(other.pipe);
+    }
+    Worker(scenarios, tasks, first, options, fds[1]);
+  }
+  close(fds[1]);
+  return WorkerProcess{pid, fds[0], first, ""};
+}
+
+// The record of a run that killed its worker (an assertion, a signal): the
+// sweep goes on and names the seed to replay.
+RunRecord CrashRecord(const std::vector<LoadedScenario>& scenarios, size_t scenario, uint64_t seed,
+                      int status, bool want_report) {
+  const std::string how = WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
+                                              : absl::StrCat("exit ", WEXITSTATUS(status));
+  RunRecord record;
+  record.scenario = scenario;
+  record.seed = seed;
+  record.exit_code = kExitCheckFailed;
+  record.summary_line = absl::StrCat(scenarios[scenario].spec.name(), " seed=", seed, " CRASHED (", how, ")");
+  record.why = absl::StrCat("the run crashed (", how,
+                            "): an invariant assertion failed or the simulator broke; replay the "
+                            "seed alone to see where");
+  if (want_report) {
+    record.report = {{"scenario_path", scenarios[scenario].path}, {"seed", seed},
+                     {"exit_code", record.exit_code}, {"why", record.why}};
+  }
+  record.coverage = {{"probes", nlohmann::json::object()}, {"buggify", nlohmann::json::object()}};
+  return record;
+}
+
 std::vector<RunRecord> SweepInWorkers(const std::vector<LoadedScenario>& scenarios,
                                       const std::vector<std::pair<size_t, uint64_t>>& tasks,
                                       const SweepOptions& options,
                                       const std::function<void(size_t, size_t)>& progress) {
-  std::vector<int> pipes;
-  std::vector<pid_t> workers;
-  std::fflush(nullptr);
-  for (unsigned worker = 0; worker < options.jobs; worker++) {
-    int fds[2];
-    CHARYBDIS_ASSERT(pipe(fds) == 0);
-    const pid_t pid = fork();
-    CHARYBDIS_ASSERT(pid >= 0);
-    if (pid == 0) {
-      close(fds[0]);
-      for (int other : pipes) close(other);
-      Worker(scenarios, tasks, worker, options, fds[1]);
-    }
-    close(fds[1]);
-    pipes.push_back(fds[0]);
-    workers.push_back(pid);
+  std::vector<WorkerProcess> workers;
+  for (size_t first = 0; first < options.jobs && first < tasks.size(); first++) {
+    workers.push_back(StartWorker(scenarios, tasks, first, options, workers));
   }
   std::vector<RunRecord> records;
-  std::vector<std::string> partial(pipes.size());
-  size_t open = pipes.size();
   size_t failed = 0;
-  while (open > 0) {
+  auto add = [&](RunRecord record) {
+    failed += record.exit_code != 0;
+    records.push_back(std::move(record));
+    progress(records.size(), failed);
+  };
+  while (std::any_of(workers.begin(), workers.end(), [](const auto& w) { return w.pipe >= 0; })) {
     std::vector<pollfd> polls;
-    for (int fd : pipes) polls.push_back(pollfd{fd, POLLIN, 0});
+    for (const WorkerProcess& worker : workers) polls.push_back(pollfd{worker.pipe, POLLIN, 0});
     CHARYBDIS_ASSERT(poll(polls.data(), polls.size(), -1) >= 0);
     for (size_t i = 0; i < polls.size(); i++) {
-      if (pipes[i] < 0 || !(polls[i].revents & (POLLIN | POLLHUP))) continue;
+      if (workers[i].pipe < 0 || !(polls[i].revents & (POLLIN | POLLHUP))) continue;
       char buffer[65536];
-      const ssize_t n = read(pipes[i], buffer, sizeof buffer);
-      if (n <= 0) {
-        close(pipes[i]);
-        pipes[i] = -1;
-        open--;
+      const ssize_t n = read(workers[i].pipe, buffer, sizeof buffer);
+      if (n > 0) {
+        WorkerProcess& worker = workers[i];
+        worker.partial.append(buffer, static_cast<size_t>(n));
+        size_t newline;
+        while ((newline = worker.partial.find('\n')) != std::string::npos) {
+          add(RunRecord::FromJson(nlohmann::json::parse(worker.partial.substr(0, newline))));
+          worker.partial.erase(0, newline + 1);
+          worker.task += options.jobs;
+        }
         continue;
       }
-      partial[i].append(buffer, static_cast<size_t>(n));
-      size_t newline;
-      while ((newline = partial[i].find('\n')) != std::string::npos) {
-        records.push_back(RunRecord::FromJson(nlohmann::json::parse(partial[i].substr(0, newline))));
-        partial[i].erase(0, newline + 1);
-        failed += records.back().exit_code != 0;
-        progress(records.size(), failed);
+      close(workers[i].pipe);
+      workers[i].pipe = -1;
+      int status = 0;
+      waitpid(workers[i].pid, &status, 0);
+      const size_t task = workers[i].task;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        CHARYBDIS_ASSERT(task >= tasks.size());
+        continue;
+      }
+      CHARYBDIS_ASSERT(task < tasks.size());
+      add(CrashRecord(scenarios, tasks[task].first, tasks[task].second, status, options.want_report));
+      if (task + options.jobs < tasks.size()) {
+        workers[i] = StartWorker(scenarios, tasks, task + options.jobs, options, workers);
       }
     }
-  }
-  for (pid_t pid : workers) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHARYBDIS_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   CHARYBDIS_ASSERT(records.size() == tasks.size());
   std::sort(records.begin(), records.end(), [](const RunRecord& a, const RunRecord& b) {

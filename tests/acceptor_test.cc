@@ -55,8 +55,10 @@ class AcceptorTest : public ::testing::Test {
   }
   PaxosState Durable() {
     PaxosState state;
-    auto it = fake_.storage.contents().find(storage_codec::PaxosKey("t", "k"));
-    if (it != fake_.storage.contents().end()) EXPECT_TRUE(state.ParseFromString(it->second));
+    const std::string key = storage_codec::PaxosKey("t", "k");
+    auto it = fake_.storage.contents().find(key);
+    if (it == fake_.storage.contents().end()) return state;
+    EXPECT_TRUE(ParseStoredPaxosState(key, it->second, state));
     return state;
   }
 

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "core/data/cell.h"
+#include "core/data/checked_value.h"
 #include "core/data/partition.h"
 #include "core/data/storage_codec.h"
 
@@ -137,15 +139,15 @@ TEST(StorageCodecTest, StoredVersionsReconcileOnRead) {
     EXPECT_EQ(entry.key.compare(0, prefix.size(), prefix), 0);
     EXPECT_LT(entry.key, storage_codec::PrefixEnd(prefix));
   }
-  absl::StatusOr<storage_codec::Decoded> decoded = storage_codec::DecodeScan(stored);
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
-  const Partition& read = decoded->partition;
+  const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+  EXPECT_TRUE(decoded.corrupt_keys.empty());
+  const Partition& read = decoded.partition;
   EXPECT_EQ(read.rows.at("r").cells.at("x").value, "new");
   EXPECT_EQ(read.rows.at("r").tombstone, 2);
   EXPECT_TRUE(read.rows.at(std::string("\0", 1)).cells.at("z").tombstone);
   // The old version of x lost: it is the one obsolete key.
-  ASSERT_EQ(decoded->obsolete_keys.size(), 1u);
-  EXPECT_EQ(decoded->obsolete_keys[0], batch.operations[0].key);
+  ASSERT_EQ(decoded.obsolete_keys.size(), 1u);
+  EXPECT_EQ(decoded.obsolete_keys[0], batch.operations[0].key);
 }
 
 TEST(StorageCodecTest, ShadowedVersionsAreObsoleteAndDroppingThemChangesNothing) {
@@ -164,7 +166,7 @@ TEST(StorageCodecTest, ShadowedVersionsAreObsoleteAndDroppingThemChangesNothing)
   auto scan = [&] {
     std::vector<KeyValue> rows;
     for (const auto& [key, value] : stored) rows.push_back({key, value});
-    return *storage_codec::DecodeScan(rows);
+    return storage_codec::DecodeScan(rows);
   };
   const storage_codec::Decoded before = scan();
   EXPECT_EQ(before.obsolete_keys.size(), 2u);  // x under the tombstone, the older tombstone
@@ -187,9 +189,54 @@ TEST(StorageCodecTest, PrefixesDoNotCaptureOtherKeys) {
   }
 }
 
-TEST(StorageCodecTest, CorruptDataIsAnError) {
-  EXPECT_FALSE(storage_codec::DecodeScan({{"xyz", ""}}).ok());
-  EXPECT_FALSE(storage_codec::DecodeScan({{storage_codec::RowPrefix("t", "p", "r") + "c", "L"}}).ok());
+TEST(StorageCodecTest, EntriesTheCodecDidNotWriteAreCorrupt) {
+  const std::string cell_key = storage_codec::RowPrefix("t", "p", "r") + "c";
+  const storage_codec::Decoded decoded = storage_codec::DecodeScan(
+      {{"xyz", checked_value::Seal("xyz", "")}, {cell_key, checked_value::Seal(cell_key, "L")}});
+  EXPECT_EQ(decoded.corrupt_keys, (std::vector<std::string>{"xyz", cell_key}));
+}
+
+// The stored entries of one cell and one row tombstone.
+std::vector<KeyValue> StoredRow() {
+  Partition partition = OneCell("r", "x", Live(7, "value"));
+  partition.rows["r"].tombstone = 3;
+  WriteBatch batch;
+  storage_codec::AddMutation("t", "p", partition, batch);
+  std::vector<KeyValue> stored;
+  for (const auto& operation : batch.operations) stored.push_back({operation.key, *operation.value});
+  std::sort(stored.begin(), stored.end(), [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; });
+  return stored;
+}
+
+TEST(StorageCodecTest, EveryFlippedBitOfAStoredVersionIsCaught) {
+  const std::vector<KeyValue> clean = StoredRow();
+  ASSERT_TRUE(storage_codec::DecodeScan(clean).corrupt_keys.empty());
+  for (size_t entry = 0; entry < clean.size(); entry++) {
+    for (size_t bit = 0; bit < 8 * clean[entry].value.size(); bit++) {
+      std::vector<KeyValue> stored = clean;
+      stored[entry].value[bit / 8] ^= static_cast<char>(1 << (bit % 8));
+      const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+      EXPECT_EQ(decoded.corrupt_keys, std::vector<std::string>{clean[entry].key})
+          << "entry " << entry << " bit " << bit;
+    }
+  }
+}
+
+TEST(StorageCodecTest, TornAndMisdirectedVersionsAreCaught) {
+  const std::vector<KeyValue> clean = StoredRow();
+  ASSERT_EQ(clean.size(), 2u);
+  for (size_t cut = 0; cut < clean[1].value.size(); cut++) {
+    std::vector<KeyValue> torn = clean;
+    torn[1].value.resize(cut);
+    EXPECT_EQ(storage_codec::DecodeScan(torn).corrupt_keys, std::vector<std::string>{clean[1].key})
+        << "cut at " << cut;
+  }
+  // Correct bytes under the wrong key: the cell's value landed on the
+  // tombstone's key.
+  std::vector<KeyValue> misdirected = clean;
+  misdirected[1].value = clean[0].value;
+  misdirected[0].value = clean[1].value;
+  EXPECT_EQ(storage_codec::DecodeScan(misdirected).corrupt_keys.size(), 2u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/data/storage_codec.h"
+#include "core/paxos/acceptor.h"
 #include "core/paxos/ballot.h"
 #include "core/token.h"
 #include "sim/cluster.h"
@@ -98,7 +99,7 @@ class LwtTest : public ::testing::Test {
     auto it = contents.find(storage_codec::PaxosKey("t", key));
     PaxosState state;
     if (it != contents.end()) {
-      EXPECT_TRUE(state.ParseFromString(it->second));
+      EXPECT_TRUE(ParseStoredPaxosState(it->first, it->second, state));
     }
     return state;
   }

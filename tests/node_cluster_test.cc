@@ -195,10 +195,10 @@ std::map<ShardId, std::string> StoredValues(const LocalCluster& cluster, NodeId 
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
       stored.push_back(KeyValue{it->key().ToString(), it->value().ToString()});
     }
-    auto decoded = storage_codec::DecodeScan(stored);
-    EXPECT_TRUE(decoded.ok());
-    if (!decoded.ok() || decoded->partition.rows.empty()) continue;
-    const auto& cells = decoded->partition.rows.begin()->second.cells;
+    const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+    EXPECT_TRUE(decoded.corrupt_keys.empty());
+    if (!decoded.corrupt_keys.empty() || decoded.partition.rows.empty()) continue;
+    const auto& cells = decoded.partition.rows.begin()->second.cells;
     if (cells.count("v")) values[shard] = cells.at("v").value;
   }
   return values;

@@ -4,6 +4,7 @@
 #include "sim/semantics_checks.h"
 
 #include "sim/scenario_checks.h"
+#include "sim/written_values_check.h"
 
 #include <gtest/gtest.h>
 
@@ -33,8 +34,8 @@ class SemanticsChecksTest : public ::testing::Test {
     history_.push_back(op);
     return history_.back();
   }
-  void Invoke(uint64_t process, HistoryOp::Function function, ConsistencyLevel level) {
-    Add(process, HistoryOp::Type::kInvoke, function, level);
+  HistoryOp& Invoke(uint64_t process, HistoryOp::Function function, ConsistencyLevel level) {
+    return Add(process, HistoryOp::Type::kInvoke, function, level);
   }
   HistoryOp& Ok(uint64_t process, HistoryOp::Function function, ConsistencyLevel level,
                 Timestamp timestamp, const std::string& value) {
@@ -51,7 +52,9 @@ class SemanticsChecksTest : public ::testing::Test {
   // A write acknowledged by coordinator shard (node 1, shard 0) in `life`.
   void Write(uint64_t process, ConsistencyLevel level, Timestamp timestamp, const std::string& value,
              uint64_t life = 7) {
-    Invoke(process, HistoryOp::Function::kWrite, level);
+    HistoryOp& invoke = Invoke(process, HistoryOp::Function::kWrite, level);
+    invoke.has_value = true;
+    invoke.value = value;
     HistoryOp& done = Ok(process, HistoryOp::Function::kWrite, level, timestamp, value);
     done.coordinator_node = 1;
     done.coordinator_life = life;
@@ -181,6 +184,66 @@ TEST_F(SemanticsChecksTest, FinishAfterHealBoundsEveryOperationBegunAfterTheHeal
   EXPECT_TRUE(stuck.liveness);  // a liveness failure, exit 3
   EXPECT_NE(stuck.detail.find("never finished"), std::string::npos) << stuck.detail;
   EXPECT_FALSE(CheckFinishAfterHeal(history_, 1000, 2, 2000).passed);  // nothing to check
+}
+
+// A write of `value` whose client never learned the outcome (`type` info)
+// or learned it had none (fail).
+void AddUnfinishedWrite(History& history, uint64_t process, HistoryOp::Type type,
+                        const std::string& value) {
+  HistoryOp invoke;
+  invoke.process = process;
+  invoke.function = HistoryOp::Function::kWrite;
+  invoke.key = "k";
+  invoke.consistency = CL_QUORUM;
+  invoke.has_value = true;
+  invoke.value = value;
+  history.push_back(invoke);
+  HistoryOp completion = invoke;
+  completion.type = type;
+  history.push_back(completion);
+}
+
+TEST_F(SemanticsChecksTest, ReadsOfWrittenValuesPass) {
+  Write(1, CL_QUORUM, 10, "a");
+  AddUnfinishedWrite(history_, 2, HistoryOp::Type::kInfo, "maybe");
+  Write(3, CL_SERIAL, 20, "paxos");
+  Read(4, CL_QUORUM, 10, "a");
+  Read(4, CL_QUORUM, 15, "maybe");  // its timestamp was never learned
+  Read(4, CL_QUORUM, 21, "paxos");  // a later ballot finished that round
+  Read(4, CL_QUORUM, 0, "");        // nothing: for the other checks
+  const CheckResult result = CheckReadsReturnWrittenValues(history_);
+  EXPECT_TRUE(result.passed) << result.detail;
+}
+
+TEST_F(SemanticsChecksTest, AnInventedValueFails) {
+  Write(1, CL_QUORUM, 10, "a");
+  Read(2, CL_QUORUM, 10, "b");  // a flipped bit
+  const CheckResult result = CheckReadsReturnWrittenValues(history_);
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.detail.find("\"b\", which no write wrote"), std::string::npos) << result.detail;
+}
+
+TEST_F(SemanticsChecksTest, AValueUnderAnotherTimestampFails) {
+  Write(1, CL_QUORUM, 10, "a");
+  Write(2, CL_QUORUM, 12, "b");
+  Read(3, CL_QUORUM, 12, "a");  // a's bytes under b's version: a misdirected write
+  const CheckResult result = CheckReadsReturnWrittenValues(history_);
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.detail.find("written @10"), std::string::npos) << result.detail;
+}
+
+TEST_F(SemanticsChecksTest, TheValueOfAWriteThatFailedFails) {
+  AddUnfinishedWrite(history_, 1, HistoryOp::Type::kFail, "never");
+  Read(2, CL_QUORUM, 5, "never");
+  EXPECT_FALSE(CheckReadsReturnWrittenValues(history_).passed);
+}
+
+TEST_F(SemanticsChecksTest, NoValueReadIsNothingToCheck) {
+  Write(1, CL_QUORUM, 10, "a");
+  Read(2, CL_QUORUM, 0, "");
+  const CheckResult result = CheckReadsReturnWrittenValues(history_);
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.detail.find("nothing to check"), std::string::npos);
 }
 
 }  // namespace

@@ -197,5 +197,83 @@ TEST_F(SimStorageTest, MomentsReachTheObserverAndAFiringOneSilencesTheCaller) {
   EXPECT_TRUE(storage.contents().count("s"));  // durable although nobody heard
 }
 
+DiskFaults Corruption(double corrupt_read, double misdirect_write, bool torn) {
+  DiskFaults faults;
+  faults.corrupt_read_probability = corrupt_read;
+  faults.misdirect_write_probability = misdirect_write;
+  faults.torn_writes = torn;
+  return faults;
+}
+
+TEST_F(SimStorageTest, ACorruptReadFlipsOneBitForGood) {
+  SimStorage storage(simulator_, host_, 0, Random(1), Profile());
+  Put(storage, "a", Durability::kSynced);
+  RunAll();
+  storage.set_faults(Corruption(1, 0, false));
+  absl::StatusOr<std::optional<std::string>> read;
+  storage.Get("a", [&](auto result) { read = result; });
+  RunAll();
+  ASSERT_TRUE(read.ok() && read->has_value());
+  ASSERT_EQ((*read)->size(), 3u);
+  int flipped_bits = 0;
+  for (size_t i = 0; i < 3; i++) {
+    flipped_bits += __builtin_popcount(static_cast<unsigned char>((**read)[i] ^ "v-a"[i]));
+  }
+  EXPECT_EQ(flipped_bits, 1);
+  EXPECT_EQ(storage.contents().at("a"), **read);  // a latent error, not a glitch of one read
+  EXPECT_EQ(storage.stats().corrupted_reads, 1u);
+}
+
+TEST_F(SimStorageTest, AMisdirectedPutOverwritesTheNextKeyAndMissesItsOwn) {
+  SimStorage storage(simulator_, host_, 0, Random(1), Profile());
+  Put(storage, "b", Durability::kSynced);
+  RunAll();
+  storage.set_faults(Corruption(0, 1, false));
+  absl::Status status = absl::UnknownError("not done");
+  Put(storage, "a", Durability::kSynced, &status);
+  RunAll();
+  EXPECT_TRUE(status.ok());  // nobody can tell
+  EXPECT_FALSE(storage.contents().count("a"));
+  EXPECT_EQ(storage.contents().at("b"), "v-a");
+  EXPECT_EQ(storage.stats().misdirected_puts, 1u);
+}
+
+TEST_F(SimStorageTest, ACrashTearsTheLastWriteItKeepsAndNeverADurableOne) {
+  int torn = 0;
+  for (uint64_t seed = 1; seed <= 50; seed++) {
+    SimStorage storage(simulator_, host_, 0, Random(seed), Profile());
+    Put(storage, "0", Durability::kSynced);
+    for (char c = '1'; c <= '3'; c++) Put(storage, std::string(1, c), Durability::kUnsynced);
+    RunAll();
+    storage.set_faults(Corruption(0, 0, true));
+    storage.Crash();
+    EXPECT_EQ(storage.contents().at("0"), "v-0") << "seed " << seed;
+    const size_t kept = storage.contents().size();
+    for (size_t i = 1; i < kept; i++) {
+      const std::string key = std::to_string(i);
+      const std::string& value = storage.contents().at(key);
+      if (i + 1 < kept) {
+        EXPECT_EQ(value, "v-" + key) << "seed " << seed;
+      } else {
+        EXPECT_LT(value.size(), 3u) << "seed " << seed;  // the last one kept
+        EXPECT_EQ(value, std::string("v-" + key).substr(0, value.size()));
+        torn++;
+      }
+    }
+  }
+  EXPECT_GT(torn, 0);
+}
+
+TEST_F(SimStorageTest, APowerCutKeepsNothingToTear) {
+  SimStorage storage(simulator_, host_, 0, Random(1), Profile());
+  Put(storage, "0", Durability::kSynced);
+  Put(storage, "1", Durability::kUnsynced);
+  RunAll();
+  storage.set_faults(Corruption(0, 0, true));
+  storage.Crash(CrashKind::kPowerCut);
+  EXPECT_EQ(storage.contents(), (SimStorage::Contents{{"0", "v-0"}}));
+  EXPECT_EQ(storage.stats().torn_writes, 0u);
+}
+
 }  // namespace
 }  // namespace charybdis::sim

@@ -103,7 +103,11 @@ uint32_t ReadExecutor::Counted() const {
 }
 
 void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& response) {
-  if (!asked_.count(replica) || !response.ok()) return;
+  if (!asked_.count(replica)) return;
+  if (!response.ok()) {
+    ReplaceRefused(replica);
+    return;
+  }
   auto existing = answers_.find(replica);
   if (response.digest_only()) {
     if (existing != answers_.end()) return;  // a duplicate
@@ -255,6 +259,36 @@ void ReadExecutor::Speculate() {
   context_.metrics.speculative_retries++;
   CHARYBDIS_PROBE(context_.env.probes, "read.speculative_retry");
   Ask(targets_[next_target_++], /*digest_only=*/false);
+}
+
+void ReadExecutor::ReplaceRefused(NodeId replica) {
+  if (!refused_.insert(replica).second) return;  // a duplicate refusal
+  if (phase_ != Phase::kCollecting) return;
+  std::vector<NodeId> could_answer;
+  for (NodeId target : targets_) {
+    if (!refused_.count(target)) could_answer.push_back(target);
+  }
+  if (!requirement_.SatisfiedBy(could_answer)) return FailRefused();
+  if (next_target_ >= targets_.size()) return;
+  CHARYBDIS_PROBE(context_.env.probes, "read.replace_refused_replica");
+  Ask(targets_[next_target_++], /*digest_only=*/false);
+}
+
+void ReadExecutor::FailRefused() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kCollecting);
+  CHARYBDIS_ASSERT(!refused_.empty());
+  CHARYBDIS_PROBE(context_.env.probes, "read.failed_refused");
+  phase_ = Phase::kReplied;
+  context_.metrics.read_failures++;
+  ClientResponse response;
+  response.set_code(ClientResponse::READ_FAILURE);
+  response.set_consistency(requirement_.level());
+  response.set_received(Counted());
+  response.set_blocked_for(requirement_.blocked_for());
+  response.set_failures(static_cast<uint32_t>(refused_.size()));
+  response.set_message("too many replicas could not read");
+  reply_(std::move(response));
+  // The timeout still ends the executor: refusers never answer.
 }
 
 void ReadExecutor::OnTimeout() {

@@ -56,6 +56,12 @@ class ReadExecutor final : public PendingRequest,
   void RepairWrites();
   void ReplyWith(const Partition& result);
   void Speculate();
+  // A replica that cannot answer (its disk failed, or it found corrupt
+  // bytes and dropped them) is as good as down for this read: ask the next
+  // replica now rather than wait for speculation or the timeout.
+  void ReplaceRefused(NodeId replica);
+  // Too many refused for the level: the client hears READ_FAILURE now.
+  void FailRefused();
   void OnTimeout();
   void RepairInBackground(NodeId replica, const Answer& answer);
   void SendRepair(NodeId replica, const Partition& missing);
@@ -76,6 +82,7 @@ class ReadExecutor final : public PendingRequest,
   Phase phase_ = Phase::kCollecting;
   size_t next_target_ = 0;
   std::set<NodeId> asked_;
+  std::set<NodeId> refused_;  // answered that they cannot read
   std::map<NodeId, Answer> answers_;
   std::set<NodeId> repairing_;  // repair writes awaiting an ack
   Partition result_;

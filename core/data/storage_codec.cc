@@ -4,8 +4,8 @@
 #include <string_view>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "core/data/big_endian.h"
+#include "core/data/checked_value.h"
 #include "core/murmur3.h"
 
 namespace charybdis::storage_codec {
@@ -82,10 +82,6 @@ class KeyReader {
   std::string_view rest_;
 };
 
-absl::Status Corrupt(const KeyValue& entry) {
-  return absl::DataLossError(absl::StrCat("undecodable stored key of ", entry.key.size(), " bytes"));
-}
-
 }  // namespace
 
 std::string PartitionPrefix(const std::string& table, const std::string& partition_key) {
@@ -126,7 +122,8 @@ void AddMutation(const std::string& table, const std::string& partition_key,
       std::string key = row_prefix;
       key.push_back(kRowTombstoneTag);
       AppendBigEndian(key, Biased(*row.tombstone), 8);
-      batch.Put(std::move(key), "");
+      std::string sealed = checked_value::Seal(key, "");
+      batch.Put(std::move(key), std::move(sealed));
     }
     for (const auto& [column, cell] : row.cells) {
       std::string value = EncodeCellValue(cell);
@@ -135,83 +132,113 @@ void AddMutation(const std::string& table, const std::string& partition_key,
       AppendEscaped(key, column);
       AppendBigEndian(key, Biased(cell.timestamp), 8);
       AppendBigEndian(key, CassandraMurmur3(value).low, 8);
-      batch.Put(std::move(key), std::move(value));
+      std::string sealed = checked_value::Seal(key, value);
+      batch.Put(std::move(key), std::move(sealed));
     }
   }
 }
 
-absl::StatusOr<Decoded> DecodeScan(const std::vector<KeyValue>& stored) {
-  Decoded decoded;
-  Partition& partition = decoded.partition;
-  // Which stored key holds the current winner of each cell and each row's
-  // tombstone, to list the losers.
-  std::map<std::pair<std::string, std::string>, const std::string*> cell_keys;
-  std::map<std::string, const std::string*> tombstone_keys;
-  std::string table, partition_key, clustering_key, column;
-  for (const KeyValue& entry : stored) {
+namespace {
+
+// Adds one stored version to the partition being decoded; false when the
+// entry is not one this codec wrote (then nothing was added).
+class ScanDecoder {
+ public:
+  explicit ScanDecoder(Decoded& decoded) : decoded_(decoded) {}
+
+  bool Add(const KeyValue& entry, std::string_view value) {
     KeyReader reader(entry.key);
     char tag = 0;
-    if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table) ||
-        !reader.Escaped(&partition_key) || !reader.Escaped(&clustering_key) || !reader.Tag(&tag)) {
-      return Corrupt(entry);
+    if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table_) ||
+        !reader.Escaped(&partition_key_) || !reader.Escaped(&clustering_key_) || !reader.Tag(&tag)) {
+      return false;
     }
-    Row& row = partition.rows[clustering_key];
     uint64_t biased = 0;
     if (tag == kRowTombstoneTag) {
-      if (!reader.BigEndian64(&biased) || !reader.done()) return Corrupt(entry);
-      const auto timestamp = static_cast<Timestamp>(biased ^ (uint64_t{1} << 63));
-      const std::string*& winner = tombstone_keys[clustering_key];
-      if (!row.tombstone || timestamp > *row.tombstone) {
-        if (winner != nullptr) decoded.obsolete_keys.push_back(*winner);
-        row.tombstone = timestamp;
-        winner = &entry.key;
-      } else if (entry.key != *winner) {
-        decoded.obsolete_keys.push_back(entry.key);
-      }
-    } else if (tag == kCellTag) {
-      uint64_t hash = 0;
-      if (!reader.Escaped(&column) || !reader.BigEndian64(&biased) || !reader.BigEndian64(&hash) ||
-          !reader.done() || entry.value.size() < 17) {
-        return Corrupt(entry);
-      }
-      const std::string_view value = entry.value;
-      Cell cell;
-      cell.timestamp = static_cast<Timestamp>(biased ^ (uint64_t{1} << 63));
-      cell.tombstone = value[0] == 'D';
-      cell.expiry = static_cast<Timestamp>(ReadBigEndian(value.substr(1), 8));
-      cell.ttl_seconds = static_cast<uint32_t>(ReadBigEndian(value.substr(9), 8));
-      cell.value = std::string(value.substr(17));
-      const std::string*& winner = cell_keys[{clustering_key, column}];
-      auto [it, inserted] = row.cells.emplace(column, cell);
-      if (inserted) {
-        winner = &entry.key;
-      } else if (CompareForMerge(cell, it->second) > 0) {
-        decoded.obsolete_keys.push_back(*winner);
-        it->second = std::move(cell);
-        winner = &entry.key;
-      } else if (entry.key != *winner) {  // a distinct, losing version
-        decoded.obsolete_keys.push_back(entry.key);
-      }
-    } else {
-      return Corrupt(entry);
+      if (!reader.BigEndian64(&biased) || !reader.done() || !value.empty()) return false;
+      AddRowTombstone(entry.key, static_cast<Timestamp>(biased ^ (uint64_t{1} << 63)));
+      return true;
     }
+    uint64_t hash = 0;
+    if (tag != kCellTag || !reader.Escaped(&column_) || !reader.BigEndian64(&biased) ||
+        !reader.BigEndian64(&hash) || !reader.done() || value.size() < 17) {
+      return false;
+    }
+    Cell cell;
+    cell.timestamp = static_cast<Timestamp>(biased ^ (uint64_t{1} << 63));
+    cell.tombstone = value[0] == 'D';
+    cell.expiry = static_cast<Timestamp>(ReadBigEndian(value.substr(1), 8));
+    cell.ttl_seconds = static_cast<uint32_t>(ReadBigEndian(value.substr(9), 8));
+    cell.value = std::string(value.substr(17));
+    AddCell(entry.key, std::move(cell));
+    return true;
   }
+
   // Cells at or before their row's tombstone can never be seen again.
-  for (const auto& [key, cell_key] : cell_keys) {
-    const Row& row = partition.rows[key.first];
-    if (row.tombstone && row.cells.at(key.second).timestamp <= *row.tombstone) {
-      decoded.obsolete_keys.push_back(*cell_key);
+  void ListShadowedCells() {
+    for (const auto& [key, cell_key] : cell_keys_) {
+      const Row& row = decoded_.partition.rows[key.first];
+      if (row.tombstone && row.cells.at(key.second).timestamp <= *row.tombstone) {
+        decoded_.obsolete_keys.push_back(*cell_key);
+      }
     }
   }
+
+ private:
+  void AddRowTombstone(const std::string& key, Timestamp timestamp) {
+    Row& row = decoded_.partition.rows[clustering_key_];
+    const std::string*& winner = tombstone_keys_[clustering_key_];
+    if (!row.tombstone || timestamp > *row.tombstone) {
+      if (winner != nullptr) decoded_.obsolete_keys.push_back(*winner);
+      row.tombstone = timestamp;
+      winner = &key;
+    } else if (key != *winner) {
+      decoded_.obsolete_keys.push_back(key);
+    }
+  }
+
+  void AddCell(const std::string& key, Cell cell) {
+    Row& row = decoded_.partition.rows[clustering_key_];
+    const std::string*& winner = cell_keys_[{clustering_key_, column_}];
+    auto [it, inserted] = row.cells.emplace(column_, cell);
+    if (inserted) {
+      winner = &key;
+    } else if (CompareForMerge(cell, it->second) > 0) {
+      decoded_.obsolete_keys.push_back(*winner);
+      it->second = std::move(cell);
+      winner = &key;
+    } else if (key != *winner) {  // a distinct, losing version
+      decoded_.obsolete_keys.push_back(key);
+    }
+  }
+
+  Decoded& decoded_;
+  // Which stored key holds the current winner of each cell and each row's
+  // tombstone, to list the losers.
+  std::map<std::pair<std::string, std::string>, const std::string*> cell_keys_;
+  std::map<std::string, const std::string*> tombstone_keys_;
+  std::string table_, partition_key_, clustering_key_, column_;
+};
+
+}  // namespace
+
+Decoded DecodeScan(const std::vector<KeyValue>& stored) {
+  Decoded decoded;
+  ScanDecoder decoder(decoded);
+  for (const KeyValue& entry : stored) {
+    const std::optional<std::string_view> value = checked_value::Open(entry.key, entry.value);
+    if (!value || !decoder.Add(entry, *value)) decoded.corrupt_keys.push_back(entry.key);
+  }
+  decoder.ListShadowedCells();
   // Replicas that did and did not drop shadowed versions yet must agree.
-  partition.Compact();
+  decoded.partition.Compact();
   return decoded;
 }
 
-void DeleteObsolete(Storage& storage, const std::vector<std::string>& obsolete_keys) {
-  if (obsolete_keys.empty()) return;
+void DropKeys(Storage& storage, const std::vector<std::string>& keys) {
+  if (keys.empty()) return;
   WriteBatch batch;
-  for (const std::string& key : obsolete_keys) batch.Delete(key);
+  for (const std::string& key : keys) batch.Delete(key);
   storage.Apply(std::move(batch), Durability::kUnsynced, [](absl::Status) {});
 }
 

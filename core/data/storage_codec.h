@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "core/data/partition.h"
 #include "core/storage.h"
 
@@ -20,6 +19,8 @@ namespace charybdis {
 //   'd' esc(table) esc(partition key) esc(clustering key) 'r' be64(ts)
 //   'd' esc(table) esc(partition key) esc(clustering key) 'c' esc(column)
 //       be64(ts) be64(hash of the version)
+//
+// Every value ends in the checksum of core/data/checked_value.h.
 //
 // esc() escapes 0x00 as 0x00 0xff and ends with 0x00 0x01, which keeps
 // byte order and makes every component self-delimiting.
@@ -41,21 +42,27 @@ void AddMutation(const std::string& table, const std::string& partition_key,
                  const Partition& partition, WriteBatch& batch);
 
 struct Decoded {
-  // Reconciled and compacted (no cells a row tombstone shadows).
+  // Reconciled and compacted (no cells a row tombstone shadows). Incomplete
+  // when corrupt_keys is not empty: then it must not be served.
   Partition partition;
   // Stored versions that lost the merge (older versions of a cell, cells a
   // row tombstone shadows, older row tombstones): deleting them changes
   // nothing a read can see, and keeps scans short (our compaction).
   std::vector<std::string> obsolete_keys;
+  // Stored entries whose bytes fail their checksum or that this codec did
+  // not write: a flipped bit, a torn or a misdirected write.
+  std::vector<std::string> corrupt_keys;
 };
 
 // Reconciles the stored versions read by scanning a partition or row
-// prefix. Fails on keys or values this codec did not write.
-absl::StatusOr<Decoded> DecodeScan(const std::vector<KeyValue>& stored);
+// prefix, setting aside the entries that do not check out.
+Decoded DecodeScan(const std::vector<KeyValue>& stored);
 
-// Deletes the versions a read found obsolete (unsynced: if a crash brings
-// them back they still lose), so the next scan of the partition is short.
-void DeleteObsolete(Storage& storage, const std::vector<std::string>& obsolete_keys);
+// Deletes stored versions no read needs: obsolete ones (they lose every
+// merge, so the next scan of the partition is short) and corrupt ones
+// (unreadable; repair writes what they held again). Unsynced: if a crash
+// brings them back, they still lose, or fail their checksum again.
+void DropKeys(Storage& storage, const std::vector<std::string>& keys);
 
 }  // namespace storage_codec
 }  // namespace charybdis

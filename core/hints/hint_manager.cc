@@ -3,6 +3,7 @@
 #include "core/assert.h"
 #include "core/buggify_actions.h"
 #include "core/data/big_endian.h"
+#include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
 #include "core/token.h"
 
@@ -72,7 +73,8 @@ void HintManager::Store(NodeId target, const PartitionData& mutation,
   std::string key = TargetPrefix(target);
   AppendBigEndian(key, next_sequence_++, 8);
   WriteBatch batch;
-  batch.Put(std::move(key), mutation.SerializeAsString());
+  std::string sealed = checked_value::Seal(key, mutation.SerializeAsString());
+  batch.Put(std::move(key), std::move(sealed));
   env_.storage->Apply(std::move(batch), Durability::kSynced,
                       [this, target, done = std::move(done)](absl::Status status) {
                         if (!status.ok()) {
@@ -125,9 +127,12 @@ void HintManager::OnScanned(NodeId target, uint64_t stored_before,
 void HintManager::Send(NodeId target, const KeyValue& hint) {
   Envelope message;
   ReplicaWrite* write = message.mutable_replica_write();
-  if (!write->mutable_mutation()->ParseFromString(hint.value)) {
-    // Data loss: a hint that does not parse cannot be replayed. Drop it;
-    // read repair is what is left for that write.
+  const std::optional<std::string_view> payload = checked_value::Open(hint.key, hint.value);
+  if (!payload || !write->mutable_mutation()->ParseFromArray(payload->data(),
+                                                             static_cast<int>(payload->size()))) {
+    // Data loss: a hint that fails its checksum cannot be replayed. Drop
+    // it; read repair is what is left for that write.
+    CHARYBDIS_PROBE(env_.probes, "storage.corrupt_hint");
     metrics_.hints_dropped++;
     WriteBatch batch;
     batch.Delete(hint.key);

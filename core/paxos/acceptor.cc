@@ -2,8 +2,10 @@
 
 #include "core/assert.h"
 #include "core/buggify_actions.h"
+#include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
 #include "core/paxos/ballot.h"
+#include "core/replica/stored_partition.h"
 
 namespace charybdis {
 
@@ -69,6 +71,11 @@ bool HasUncommittedAccept(const PaxosState& state) {
 
 }  // namespace
 
+bool ParseStoredPaxosState(const std::string& key, const std::string& stored, PaxosState& state) {
+  const std::optional<std::string_view> payload = checked_value::Open(key, stored);
+  return payload && state.ParseFromArray(payload->data(), static_cast<int>(payload->size()));
+}
+
 Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics) : env_(env), metrics_(metrics) {}
 
 void Acceptor::Start() {
@@ -85,7 +92,7 @@ void Acceptor::Start() {
       PaxosState state;
       // Unreadable state may hide an accept: treat it as in progress, so
       // plain reads finish a round (which reads a quorum) before answering.
-      if (!state.ParseFromString(entry.value) || HasUncommittedAccept(state)) {
+      if (!ParseStoredPaxosState(entry.key, entry.value, state) || HasUncommittedAccept(state)) {
         in_progress_.insert(entry.key);
       }
     }
@@ -120,7 +127,9 @@ void Acceptor::Load(const std::string& key) {
     // parse (data loss: promising anything could break an earlier
     // promise): drop the requests (their proposers time out and go to
     // other replicas); the next one loads again.
-    if (!stored.ok() || (stored->has_value() && !loading.state.ParseFromString(**stored))) {
+    const bool corrupt = stored.ok() && stored->has_value() && !ParseStoredPaxosState(key, **stored, loading.state);
+    if (corrupt) CHARYBDIS_PROBE(env_.probes, "storage.corrupt_paxos_state");
+    if (!stored.ok() || corrupt) {
       loading.state.Clear();
       loading.waiting.clear();
       return;
@@ -147,7 +156,7 @@ void Acceptor::RunNext(const std::string& key) {
     AssertTransition(entry.state, *decision.next);
     entry.busy = true;
     WriteBatch batch = std::move(decision.extra);
-    batch.Put(key, decision.next->SerializeAsString());
+    batch.Put(key, checked_value::Seal(key, decision.next->SerializeAsString()));
     env_.storage->Apply(std::move(batch), decision.durability,
                         [this, key, next = std::move(*decision.next),
                          reply = std::move(decision.reply)](absl::Status status) {
@@ -204,14 +213,11 @@ void Acceptor::OnPrepare(const Envelope& message) {
       const std::string prefix = storage_codec::PartitionPrefix(prepare.table(), prepare.partition_key());
       env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), SIZE_MAX,
                          [this, sender, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
-                           absl::StatusOr<storage_codec::Decoded> data =
-                               stored.ok() ? storage_codec::DecodeScan(*stored)
-                                           : absl::StatusOr<storage_codec::Decoded>(stored.status());
+                           absl::StatusOr<Partition> data =
+                               ServablePartition(env_, metrics_, std::move(stored));
                            PaxosPromise* promise = reply->mutable_paxos_promise();
                            if (data.ok()) {
-                             metrics_.database_total_reads++;
-                             data->partition.ToProto(promise->mutable_data());
-                             storage_codec::DeleteObsolete(*env_.storage, data->obsolete_keys);
+                             data->ToProto(promise->mutable_data());
                            } else {
                              promise->set_ok(false);
                            }

@@ -12,6 +12,10 @@
 
 namespace charybdis {
 
+// A Paxos state as an acceptor stores it under `key`; false when its bytes
+// fail their checksum or do not parse (data loss: the acceptor refuses).
+bool ParseStoredPaxosState(const std::string& key, const std::string& stored, PaxosState& state);
+
 // The acceptor side of Paxos on one shard, per partition: promise, accept,
 // commit. Its state (promised ballot, accepted proposal, latest commit) is
 // durable before any reply. Decisions for one partition are made one at a

@@ -2,6 +2,7 @@
 
 #include "core/buggify_actions.h"
 #include "core/data/storage_codec.h"
+#include "core/replica/stored_partition.h"
 
 namespace charybdis {
 
@@ -62,20 +63,14 @@ void Replica::OnRead(const Envelope& message) {
         response->set_request_id(request_id);
         response->set_digest_only(digest_only);
         response->set_paxos_in_progress(in_progress);
-        absl::StatusOr<storage_codec::Decoded> data =
-            stored.ok() ? storage_codec::DecodeScan(*stored)
-                        : absl::StatusOr<storage_codec::Decoded>(stored.status());
+        absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored));
         if (data.ok()) {
-          metrics_.database_total_reads++;
           response->set_ok(true);
           if (digest_only) {
-            response->set_digest(Digest(data->partition));
+            response->set_digest(Digest(*data));
           } else {
-            data->partition.ToProto(response->mutable_data());
+            data->ToProto(response->mutable_data());
           }
-          storage_codec::DeleteObsolete(*env_.storage, data->obsolete_keys);
-        } else {
-          metrics_.database_failed_reads++;
         }
         SendPerhapsTwice(env_, "replica.read_response_duplicate", sender, std::move(reply));
       });

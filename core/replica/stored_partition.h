@@ -1,0 +1,22 @@
+#pragma once
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/data/partition.h"
+#include "core/metrics.h"
+#include "core/shard_env.h"
+#include "core/storage.h"
+
+namespace charybdis {
+
+// The partition a shard scanned from its storage, fit to serve to a
+// coordinator or a proposer, or why not: the scan's own error when the disk
+// failed, DataLoss when an entry failed its checksum. A replica never
+// serves bytes it cannot vouch for: it answers an error, drops the corrupt
+// entries, and read repair or a Paxos commit writes their data back.
+// Obsolete versions are dropped too. Counts the read in `metrics`.
+absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& metrics,
+                                            absl::StatusOr<std::vector<KeyValue>> stored);
+
+}  // namespace charybdis
