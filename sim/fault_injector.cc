@@ -59,13 +59,36 @@ FaultInjector::FaultInjector(Simulator& simulator, Cluster& cluster,
   random_end_ = static_cast<Nanos>(faults.end_ms()) * kMillisecond;
 }
 
+namespace {
+
+uint64_t CeilMs(Nanos duration) {
+  return std::max<uint64_t>(1, static_cast<uint64_t>((duration + kMillisecond - 1) / kMillisecond));
+}
+
+void SetMessageFaults(scenario::MessageFaultsAction& action, const MessageFaults& faults) {
+  action.set_loss(faults.loss);
+  action.set_duplicate(faults.duplicate);
+  action.set_reorder(faults.reorder);
+}
+
+}  // namespace
+
+scenario::FaultAction& FaultInjector::Record() {
+  scenario::FaultAction& action = *happened_.add_action();
+  action.set_at_ms(static_cast<uint64_t>(simulator_.now() / kMillisecond));
+  action.set_at_us(static_cast<uint32_t>(simulator_.now() % kMillisecond / kMicrosecond));
+  return action;
+}
+
 void FaultInjector::Schedule() {
+  happened_ = spec_.faults();
   for (const auto& action : spec_.faults().action()) ScheduleAction(action);
   if (spec_.has_random_faults()) ScheduleRandom();
 }
 
 void FaultInjector::ScheduleAction(const scenario::FaultAction& action) {
-  const Nanos at = static_cast<Nanos>(action.at_ms()) * kMillisecond;
+  const Nanos at = static_cast<Nanos>(action.at_ms()) * kMillisecond +
+                   static_cast<Nanos>(action.at_us()) * kMicrosecond;
   const Nanos lasts = static_cast<Nanos>(action.clog().duration_ms() +
                                          action.pause().duration_ms() +
                                          action.disk().duration_ms()) *
@@ -122,6 +145,11 @@ void FaultInjector::Apply(const scenario::FaultAction& action) {
     case scenario::FaultAction::kPause:
       cluster_.Pause(action.pause().node(), action.pause().duration_ms() * kMillisecond);
       return;
+    case scenario::FaultAction::kMessages:
+      cluster_.network().set_faults(MessageFaults{action.messages().loss(),
+                                                  action.messages().duplicate(),
+                                                  action.messages().reorder()});
+      return;
     case scenario::FaultAction::KIND_NOT_SET:
       break;
   }
@@ -133,6 +161,7 @@ void FaultInjector::ScheduleRandom() {
   quiet_from_ = std::max(quiet_from_, random_end_);
   simulator_.Schedule(start, EventTag{EventKind::kFault, 0, 0, 200}, false, [this] {
     cluster_.network().set_faults(world_.messages);
+    SetMessageFaults(*Record().mutable_messages(), world_.messages);
     Arrivals(world_.crashes_per_minute, 201, [this] { RandomCrash(); });
     Arrivals(world_.partitions_per_minute, 202, [this] { RandomPartition(); });
     Arrivals(world_.clogs_per_minute, 203, [this] { RandomClog(); });
@@ -201,14 +230,20 @@ void FaultInjector::ScheduleRandomRestart(NodeId id) {
       simulator_.now() + DrawDuration(spec_.random_faults().max_downtime_ms());
   if (restart_at >= random_end_) return;  // EndRandomFaults restarts it
   simulator_.Schedule(restart_at, EventTag{EventKind::kFault, 0, 0, 211}, false, [this, id] {
-    if (crashed_at_random_.erase(id)) cluster_.Restart(id);
+    if (!crashed_at_random_.erase(id)) return;
+    cluster_.Restart(id);
+    Record().mutable_restart()->set_node(id);
   });
 }
 
 void FaultInjector::RandomCrash() {
   const NodeId id = PickNodeToTakeDown();
   if (id == 0) return;
-  cluster_.Crash(id, DrawCrashKind());
+  const CrashKind kind = DrawCrashKind();
+  cluster_.Crash(id, kind);
+  scenario::NodeFault& crash = *Record().mutable_crash();
+  crash.set_node(id);
+  crash.set_power_cut(kind == CrashKind::kPowerCut);
   ScheduleRandomRestart(id);
 }
 
@@ -226,7 +261,13 @@ void FaultInjector::RandomCrashPoint() {
   point.allowed = [this] {
     return simulator_.now() < random_end_ && cluster_.nodes_down() < max_nodes_down_;
   };
-  point.fire = [this, id] { ScheduleRandomRestart(id); };
+  point.fire = [this, id, moment = point.point, power_cut = point.kind == CrashKind::kPowerCut] {
+    scenario::CrashPointFault& fired = *Record().mutable_crash_point();
+    fired.set_node(id);
+    fired.set_point(moment);
+    fired.set_power_cut(power_cut);
+    ScheduleRandomRestart(id);
+  };
   cluster_.ArmCrashPoint(id, std::move(point));
 }
 
@@ -236,24 +277,39 @@ void FaultInjector::RandomPartition() {
     (random_.Chance(0.5) ? side_a : side_b).push_back(id);
   }
   if (side_a.empty() || side_b.empty()) return;
-  cluster_.Partition(side_a, side_b, /*one_way=*/random_.Chance(0.25));
+  const bool one_way = random_.Chance(0.25);
+  cluster_.Partition(side_a, side_b, one_way);
+  scenario::PartitionFault& partition = *Record().mutable_partition();
+  for (NodeId id : side_a) partition.add_side_a(id);
+  for (NodeId id : side_b) partition.add_side_b(id);
+  partition.set_one_way(one_way);
   const Nanos heal_at = simulator_.now() + DrawDuration(spec_.random_faults().max_partition_ms());
   if (heal_at >= random_end_) return;
-  simulator_.Schedule(heal_at, EventTag{EventKind::kFault, 0, 0, 212}, false,
-                      [this] { cluster_.Heal(); });
+  simulator_.Schedule(heal_at, EventTag{EventKind::kFault, 0, 0, 212}, false, [this] {
+    cluster_.Heal();
+    Record().mutable_heal();
+  });
 }
 
 void FaultInjector::RandomClog() {
   const NodeId id = static_cast<NodeId>(1 + random_.Below(cluster_.size()));
-  const Nanos duration = DrawDuration(spec_.random_faults().max_clog_ms());
-  cluster_.Clog(id, std::min(duration, random_end_ - simulator_.now()));
+  const Nanos duration = std::min(DrawDuration(spec_.random_faults().max_clog_ms()),
+                                  random_end_ - simulator_.now());
+  cluster_.Clog(id, duration);
+  scenario::ClogFault& clog = *Record().mutable_clog();
+  clog.set_node(id);
+  clog.set_duration_ms(CeilMs(duration));
 }
 
 void FaultInjector::RandomPause() {
   const NodeId id = PickNodeToTakeDown();
   if (id == 0) return;
-  const Nanos duration = DrawDuration(spec_.random_faults().max_pause_ms());
-  cluster_.Pause(id, std::min(duration, random_end_ - simulator_.now()));
+  const Nanos duration = std::min(DrawDuration(spec_.random_faults().max_pause_ms()),
+                                  random_end_ - simulator_.now());
+  cluster_.Pause(id, duration);
+  scenario::PauseFault& pause = *Record().mutable_pause();
+  pause.set_node(id);
+  pause.set_duration_ms(CeilMs(duration));
 }
 
 void FaultInjector::RandomDiskFault() {
@@ -264,27 +320,47 @@ void FaultInjector::RandomDiskFault() {
   disk.fail_writes = random_.Chance(0.3);
   disk.extra_latency = static_cast<Nanos>(random_.Below(faults.max_disk_extra_latency_us() + 1)) *
                        kMicrosecond;
-  const Nanos duration = DrawDuration(faults.max_disk_fault_ms());
-  cluster_.FailDisk(id, disk, std::min(duration, random_end_ - simulator_.now()));
+  const Nanos duration =
+      std::min(DrawDuration(faults.max_disk_fault_ms()), random_end_ - simulator_.now());
+  cluster_.FailDisk(id, disk, duration);
+  scenario::DiskFault& recorded = *Record().mutable_disk();
+  recorded.set_node(id);
+  recorded.set_fail_reads(disk.fail_reads);
+  recorded.set_fail_writes(disk.fail_writes);
+  recorded.set_extra_latency_us(static_cast<uint64_t>(disk.extra_latency / kMicrosecond));
+  recorded.set_duration_ms(CeilMs(duration));
 }
 
 void FaultInjector::RandomClockSkew() {
   const NodeId id = static_cast<NodeId>(1 + random_.Below(cluster_.size()));
   const auto max_step = static_cast<int64_t>(spec_.random_faults().max_clock_skew_ms());
   const auto max_drift = static_cast<int64_t>(spec_.clocks().max_drift_ppm());
-  cluster_.SkewClock(id, random_.Between(-max_step, max_step) * kMillisecond,
-                     static_cast<int32_t>(random_.Between(-max_drift, max_drift)));
+  const int64_t offset_ms = random_.Between(-max_step, max_step);
+  const auto drift_ppm = static_cast<int32_t>(random_.Between(-max_drift, max_drift));
+  cluster_.SkewClock(id, offset_ms * kMillisecond, drift_ppm);
+  scenario::ClockSkewFault& skew = *Record().mutable_clock_skew();
+  skew.set_node(id);
+  skew.set_offset_ms(offset_ms);
+  skew.set_drift_ppm(drift_ppm);
 }
 
 void FaultInjector::EndRandomFaults() {
-  cluster_.network().set_faults(MessageFaults{spec_.network().loss(), spec_.network().duplicate(),
-                                              spec_.network().reorder()});
+  const MessageFaults normal{spec_.network().loss(), spec_.network().duplicate(),
+                             spec_.network().reorder()};
+  cluster_.network().set_faults(normal);
+  SetMessageFaults(*Record().mutable_messages(), normal);
   cluster_.Heal();
+  Record().mutable_heal();
+  // Pauses and disk faults drawn at random end by now (their durations
+  // stop at the end); scripted ones are cut short here.
   for (NodeId id = 1; id <= cluster_.size(); id++) {
     cluster_.Resume(id);
     cluster_.node(id).set_disk_faults(DiskFaults{});
   }
-  for (NodeId id : crashed_at_random_) cluster_.Restart(id);
+  for (NodeId id : crashed_at_random_) {
+    cluster_.Restart(id);
+    Record().mutable_restart()->set_node(id);
+  }
   crashed_at_random_.clear();
 }
 

@@ -39,6 +39,9 @@ class FaultInjector {
   // From then on no fault is active (the checks may expect a healed cluster).
   Nanos quiet_from() const { return quiet_from_; }
   const FaultWorld& world() const { return world_; }
+  // Every fault that happened, scripted or random, as a scripted schedule
+  // (to the millisecond): what --shrink starts from.
+  const scenario::FaultSchedule& happened() const { return happened_; }
 
  private:
   void ScheduleAction(const scenario::FaultAction& action);
@@ -62,6 +65,8 @@ class FaultInjector {
   // A node that is running and not paused, or 0 if none may go down now.
   NodeId PickNodeToTakeDown();
   Nanos DrawDuration(uint64_t max_ms);
+  // Adds a random fault, happening now, to happened_.
+  scenario::FaultAction& Record();
 
   Simulator& simulator_;
   Cluster& cluster_;
@@ -72,6 +77,7 @@ class FaultInjector {
   Nanos random_end_ = 0;
   Nanos quiet_from_ = 0;
   std::set<NodeId> crashed_at_random_;
+  scenario::FaultSchedule happened_;
 };
 
 }  // namespace charybdis::sim

@@ -4,11 +4,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "sim/coverage.h"
 #include "sim/exit_codes.h"
 #include "sim/json_text.h"
@@ -17,6 +20,7 @@
 #include "sim/history_json.h"
 #include "sim/options.h"
 #include "sim/scenario_checks.h"
+#include "sim/shrink.h"
 #include "sim/sweep.h"
 
 namespace charybdis::sim {
@@ -64,28 +68,38 @@ int CheckHistoryFile(const Options& options, const std::vector<LoadedScenario>& 
   return passed ? kExitPassed : kExitCheckFailed;
 }
 
-int Main(const std::vector<std::string>& args) {
-  absl::StatusOr<Options> parsed = ParseOptions(args);
-  if (!parsed.ok()) {
-    std::cerr << "charybdis sim: " << parsed.status().message() << "\n";
+int ShrinkSeed(const Options& options, const LoadedScenario& scenario) {
+  const uint64_t seed = options.first_seed;
+  absl::StatusOr<ShrinkResult> shrunk = Shrink(scenario, seed, options.shrink_runs, std::cerr);
+  if (!shrunk.ok()) {
+    std::cerr << "charybdis sim: --shrink: " << shrunk.status().message() << "\n";
     return kExitBadInput;
   }
-  const Options& options = *parsed;
-  if (options.help) {
-    std::cout << kUsage;
-    return kExitPassed;
+  const std::string name = scenario.spec.name().empty() ? "scenario" : scenario.spec.name();
+  const std::string out = !options.shrink_out.empty()
+                              ? options.shrink_out
+                              : absl::StrCat(name, "-seed", seed, "-shrunk.textproto");
+  std::ofstream file(out, std::ios::trunc);
+  file << ShrunkScenarioText(*shrunk, scenario.path, out, seed);
+  if (!file) {
+    std::cerr << "charybdis sim: --shrink_out: cannot write " << out << "\n";
+    return kExitBadInput;
   }
-  if (!options.merge.empty()) return MergeReports(options.merge, options.report, std::cout, std::cerr);
-  std::vector<LoadedScenario> scenarios;
-  for (const std::string& path : options.scenarios) {
-    absl::StatusOr<LoadedScenario> loaded = LoadScenario(path);
-    if (!loaded.ok()) {
-      std::cerr << loaded.status().message() << "\n";
-      return kExitBadInput;
-    }
-    scenarios.push_back(std::move(*loaded));
-  }
-  if (!options.check_history.empty()) return CheckHistoryFile(options, scenarios);
+  const double percent = 100.0 * static_cast<double>(shrunk->events_after) /
+                         static_cast<double>(std::max<uint64_t>(shrunk->events_before, 1));
+  std::cout << "shrunk " << scenario.path << " seed " << seed << " in " << shrunk->runs
+            << " runs: events " << shrunk->events_before << " -> " << shrunk->events_after << " ("
+            << absl::StrFormat("%.1f", percent) << "%), faults " << shrunk->faults_before << " -> "
+            << shrunk->faults_after
+            << (shrunk->faults_scripted ? ""
+                                        : " scripted (the faults that happened, replayed as a "
+                                          "script, passed: random_faults stay, cut kind by kind)")
+            << "\nwrote " << out << "\nreplay: ./charybdis sim --scenario=" << out
+            << " --seed=" << seed << "\n";
+  return kExitPassed;
+}
+
+int RunSeeds(const Options& options, const std::vector<LoadedScenario>& scenarios) {
   const uint64_t seeds = options.last_seed - options.first_seed + 1;
   // The seeds of this slice (all of them without --shard).
   const uint64_t slice_seeds =
@@ -174,6 +188,32 @@ int Main(const std::vector<std::string>& args) {
     std::cout << "all " << total << " runs passed\n";
   }
   return exit_code;
+}
+
+int Main(const std::vector<std::string>& args) {
+  absl::StatusOr<Options> parsed = ParseOptions(args);
+  if (!parsed.ok()) {
+    std::cerr << "charybdis sim: " << parsed.status().message() << "\n";
+    return kExitBadInput;
+  }
+  const Options& options = *parsed;
+  if (options.help) {
+    std::cout << kUsage;
+    return kExitPassed;
+  }
+  if (!options.merge.empty()) return MergeReports(options.merge, options.report, std::cout, std::cerr);
+  std::vector<LoadedScenario> scenarios;
+  for (const std::string& path : options.scenarios) {
+    absl::StatusOr<LoadedScenario> loaded = LoadScenario(path);
+    if (!loaded.ok()) {
+      std::cerr << loaded.status().message() << "\n";
+      return kExitBadInput;
+    }
+    scenarios.push_back(std::move(*loaded));
+  }
+  if (!options.check_history.empty()) return CheckHistoryFile(options, scenarios);
+  if (options.shrink) return ShrinkSeed(options, scenarios[0]);
+  return RunSeeds(options, scenarios);
 }
 
 }  // namespace

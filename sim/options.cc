@@ -37,6 +37,14 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
                          seeds A+I-1, A+I-1+N, ...; N machines with I = 1..N
                          together run the whole range (a CI matrix, indexed
                          Jobs, Slurm arrays); give each --report=FILE
+  --shrink               reduce the failing run of one --scenario at one --seed
+                         to a small scenario that fails the same check: the
+                         faults that happened become a script, which delta
+                         debugging cuts and shortens; then workloads,
+                         clients, operations, keys and nodes are cut. Writes
+                         the scenario and prints the command that replays it
+  --shrink_out=FILE      where --shrink writes (default NAME-seedN-shrunk.textproto)
+  --shrink_runs=N        at most N candidate runs (default 400)
   --merge=F1,F2,...      combine the --report files of slices: the failing
                          seeds with their replay commands, the probes no
                          slice reached, the worst exit code (with --report,
@@ -94,6 +102,15 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
     const bool has_value = equals != std::string::npos;
     if (name == "--help" || name == "-h") {
       options.help = true;
+    } else if (name == "--shrink" && !has_value) {
+      options.shrink = true;
+    } else if (name == "--shrink_out" && has_value && !value.empty()) {
+      options.shrink_out = value;
+    } else if (name == "--shrink_runs" && has_value) {
+      absl::StatusOr<uint64_t> runs = ParseSeed("--shrink_runs", value);
+      if (!runs.ok()) return runs.status();
+      if (*runs < 1) return absl::InvalidArgumentError("--shrink_runs: at least 1");
+      options.shrink_runs = *runs;
     } else if (name == "--check_determinism" && !has_value) {
       options.check_determinism = true;
     } else if (name == "--scenario" && has_value) {
@@ -158,6 +175,9 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   }
   if (!options.trace_out.empty() && options.jobs > 1) {
     return absl::InvalidArgumentError("--trace_out writes one file: use it with --jobs=1");
+  }
+  if (options.shrink && (scenario_flags.size() != 1 || options.first_seed != options.last_seed)) {
+    return absl::InvalidArgumentError("--shrink takes one --scenario and one --seed");
   }
   options.scenarios_given = !scenario_flags.empty();
   if (scenario_flags.empty()) scenario_flags.push_back("scenarios");

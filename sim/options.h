@@ -26,6 +26,10 @@ struct Options {
   uint64_t shard_count = 1;
   // --merge: report files of slices to combine instead of running.
   std::vector<std::string> merge;
+  // --shrink: reduce the failing run of one scenario at one seed.
+  bool shrink = false;
+  std::string shrink_out;  // default: next to the working directory
+  uint64_t shrink_runs = 400;
   bool help = false;
 };
 

@@ -132,7 +132,7 @@ CheckResult CheckReadYourWrites(const TokenRing& ring, const History& history) {
       }
     }
   }
-  if (reads.empty()) return CheckResult{"read_your_writes", false, "nothing to check: no successful reads"};
+  if (reads.empty()) return NothingToCheck("read_your_writes", "no successful reads");
   result.passed = violations == 0;
   if (result.passed) {
     result.detail = absl::StrCat(reads.size(), " reads checked against ", checked,

@@ -241,6 +241,7 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   }
   if (history_out != nullptr) WriteHistoryJson(history, *history_out);
   result.details = Details(cluster, faults, buggify);
+  result.faults_happened = faults.happened();
   result.details["probes"] = probes.hits();
   result.details["metrics"] = Metrics(cluster);
   if (!workloads.kv().empty()) result.details["by_cl"] = ByConsistencyLevel(latencies);

@@ -30,6 +30,8 @@ struct RunResult {
   // The seed's world, faults applied, network and storage counts, buggify.
   nlohmann::json details = nlohmann::json::object();
   Outcome outcome = Outcome::kPassed;
+  // Every fault that happened, as a scripted schedule (for --shrink).
+  scenario::FaultSchedule faults_happened;
 };
 
 // Runs one scenario at one seed from start to finish. Deterministic: the

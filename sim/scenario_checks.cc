@@ -170,9 +170,9 @@ CheckResult CheckLinearizableHistory(const History& history) {
     operations.push_back(std::move(reg));
   }
   if (operations.empty()) {
-    return CheckResult{"linearizable", false,
-                       "nothing to check: no Paxos operations (SERIAL or LOCAL_SERIAL reads, "
-                       "LWT writes, cas) in the history"};
+    return NothingToCheck("linearizable",
+                          "no Paxos operations (SERIAL or LOCAL_SERIAL reads, LWT writes, cas) in "
+                          "the history");
   }
   const LinearizabilityResult checked = CheckLinearizable(operations);
   CheckResult result{"linearizable", checked.linearizable && !checked.exhausted, ""};
@@ -201,9 +201,8 @@ CheckResult CheckFinishAfterHeal(const History& history, Nanos healed, Nanos bou
     }
   }
   if (checked == 0) {
-    return CheckResult{"finish_after_heal", false,
-                       absl::StrCat("nothing to check: no operation began after the heal at ",
-                                    healed / kMillisecond, "ms")};
+    return NothingToCheck("finish_after_heal", absl::StrCat("no operation began after the heal at ",
+                                                            healed / kMillisecond, "ms"));
   }
   result.passed = late == 0;
   result.detail = result.passed

@@ -453,6 +453,9 @@ class Validator {
       if (action.at_ms() >= spec_.time_limit_ms()) {
         problems_.Add({{"faults"}, {"action", a}, {"at_ms"}}, "is after the time limit");
       }
+      if (action.at_us() >= 1000) {
+        problems_.Add({{"faults"}, {"action", a}, {"at_us"}}, "below 1000 (more is at_ms)");
+      }
       switch (action.kind_case()) {
         case scenario::FaultAction::kCrash:
           CheckNode({{"faults"}, {"action", a}, {"crash"}, {"node"}}, action.crash().node());
@@ -493,6 +496,13 @@ class Validator {
           break;
         case scenario::FaultAction::kCrashPoint:
           CheckCrashPoint(a, action.crash_point());
+          break;
+        case scenario::FaultAction::kMessages:
+          CheckProbability({{"faults"}, {"action", a}, {"messages"}, {"loss"}}, action.messages().loss());
+          CheckProbability({{"faults"}, {"action", a}, {"messages"}, {"duplicate"}},
+                           action.messages().duplicate());
+          CheckProbability({{"faults"}, {"action", a}, {"messages"}, {"reorder"}},
+                           action.messages().reorder());
           break;
         case scenario::FaultAction::KIND_NOT_SET:
           problems_.Add({{"faults"}, {"action", a}}, "say what happens (crash, restart, partition, ...)");

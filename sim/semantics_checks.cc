@@ -112,7 +112,7 @@ CheckResult CheckReadsReflect(const std::string& name, const std::string& source
       }
     }
   }
-  if (reads == 0) return CheckResult{name, false, "nothing to check: no successful reads"};
+  if (reads == 0) return NothingToCheck(name, "no successful reads");
   CheckResult result{name, violations == 0, ""};
   result.detail = violations == 0
                       ? absl::StrCat(reads, " reads checked against ", checked,
@@ -201,8 +201,8 @@ CheckResult CheckCoordinatorTimestamps(const History& history) {
     }
   }
   if (writes == 0) {
-    return CheckResult{"coordinator_timestamps", false,
-                       "nothing to check: no acknowledged writes that name their coordinator"};
+    return NothingToCheck("coordinator_timestamps",
+                          "no acknowledged writes that name their coordinator");
   }
   CheckResult result{"coordinator_timestamps", violations == 0, ""};
   result.detail = violations == 0

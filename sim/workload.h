@@ -12,7 +12,17 @@ struct CheckResult {
   std::string detail;
   // A failure means work did not finish (exit 3), not a wrong answer.
   bool liveness = false;
+  // It failed because the history held nothing it could check.
+  bool nothing_checked = false;
 };
+
+// A check that fails for want of anything to check: a green verdict over
+// zero operations would hide an unchecked history.
+inline CheckResult NothingToCheck(std::string name, const std::string& what) {
+  CheckResult result{std::move(name), false, "nothing to check: " + what};
+  result.nothing_checked = true;
+  return result;
+}
 
 // A source of client operations in a simulation.
 class Workload {

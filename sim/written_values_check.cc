@@ -80,7 +80,7 @@ CheckResult CheckReadsReturnWrittenValues(const History& history) {
     if (++violations <= 5) absl::StrAppend(&examples, examples.empty() ? "" : "; ", why);
   }
   if (checked == 0) {
-    return CheckResult{"reads_return_written_values", false, "nothing to check: no read returned a value"};
+    return NothingToCheck("reads_return_written_values", "no read returned a value");
   }
   if (violations > 0) {
     return CheckResult{"reads_return_written_values", false,
