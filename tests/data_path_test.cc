@@ -8,6 +8,7 @@
 #include "core/token.h"
 #include "sim/cluster.h"
 #include "sim/scenario_checks.h"
+#include "tests/requests.h"
 #include "tests/scenario_text.h"
 
 namespace charybdis::sim {
@@ -50,28 +51,17 @@ class DataPathTest : public ::testing::Test {
 
   static ClientRequest Put(const std::string& key, const std::string& value, ConsistencyLevel level,
                            const std::string& clustering = "", uint32_t ttl = 0) {
-    ClientRequest request;
-    WriteOp* write = request.mutable_write();
-    write->set_table("t");
-    write->set_partition_key(key);
-    write->set_clustering_key(clustering);
-    write->set_consistency(level);
-    write->set_ttl_seconds(ttl);
-    ColumnValue* put = write->add_put();
-    put->set_column("a");
-    put->set_value(value);
+    ClientRequest request = ::charybdis::testing::PutRequest("t", "a", key, value, level);
+    request.mutable_write()->set_clustering_key(clustering);
+    request.mutable_write()->set_ttl_seconds(ttl);
     return request;
   }
   static ClientRequest Get(const std::string& key, ConsistencyLevel level) {
-    ClientRequest request;
-    request.mutable_read()->set_table("t");
-    request.mutable_read()->set_partition_key(key);
-    request.mutable_read()->set_consistency(level);
-    return request;
+    return ::charybdis::testing::GetRequest("t", key, level);
   }
   static std::optional<std::string> ValueOf(const ClientResponse& response) {
     if (response.rows_size() == 0) return std::nullopt;
-    return response.rows(0).cells(0).value();
+    return ::charybdis::testing::FirstValue(response);
   }
   uint64_t Metric(const std::string& name) { return MetricTotals(cluster_)[name]; }
 

@@ -9,6 +9,7 @@
 #include "core/token.h"
 #include "sim/cluster.h"
 #include "sim/scenario_checks.h"
+#include "tests/requests.h"
 #include "tests/scenario_text.h"
 
 namespace charybdis::sim {
@@ -55,42 +56,20 @@ class LwtTest : public ::testing::Test {
 
   static CasStatement Statement(const std::string& key, const std::string& value) {
     CasStatement statement;
-    WriteOp* write = statement.mutable_write();
-    write->set_table("t");
-    write->set_partition_key(key);
-    ColumnValue* put = write->add_put();
-    put->set_column("v");
-    put->set_value(value);
+    *statement.mutable_write() = ::charybdis::testing::PutOp("t", "v", key, value);
     return statement;
   }
   static ClientRequest IfNotExists(const std::string& key, const std::string& value) {
-    ClientRequest request;
-    CasStatement* statement = request.mutable_cas()->add_statement();
-    *statement = Statement(key, value);
-    statement->set_if_not_exists(true);
-    return request;
+    return ::charybdis::testing::IfNotExistsRequest("t", "v", key, value);
   }
   static ClientRequest If(const std::string& key, Condition::Op op, const std::string& expected,
                           const std::string& value) {
-    ClientRequest request;
-    CasStatement* statement = request.mutable_cas()->add_statement();
-    *statement = Statement(key, value);
-    Condition* condition = statement->add_condition();
-    condition->set_column("v");
-    condition->set_op(op);
-    condition->set_value(expected);
-    return request;
+    return ::charybdis::testing::IfRequest("t", "v", key, op, expected, value);
   }
   static ClientRequest Read(const std::string& key, ConsistencyLevel level) {
-    ClientRequest request;
-    request.mutable_read()->set_table("t");
-    request.mutable_read()->set_partition_key(key);
-    request.mutable_read()->set_consistency(level);
-    return request;
+    return ::charybdis::testing::GetRequest("t", key, level);
   }
-  static std::string ValueOf(const ClientResponse& response) {
-    return response.rows_size() == 0 ? "" : response.rows(0).cells(0).value();
-  }
+  static std::string ValueOf(const ClientResponse& response) { return ::charybdis::testing::FirstValue(response); }
   uint64_t Metric(const std::string& name) { return MetricTotals(cluster_)[name]; }
   // The Paxos state node `node` keeps for partition `key` of table "t".
   PaxosState StateOn(NodeId node, const std::string& key) {

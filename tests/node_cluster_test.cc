@@ -23,6 +23,7 @@
 #include "core/data/storage_codec.h"
 #include "core/token.h"
 #include "node/local_cluster.h"
+#include "tests/requests.h"
 
 namespace charybdis::node {
 namespace {
@@ -77,34 +78,15 @@ class NodeClusterTest : public ::testing::Test {
   }
 
   static ClientRequest Put(const std::string& key, const std::string& value, ConsistencyLevel level) {
-    ClientRequest request;
-    WriteOp* write = request.mutable_write();
-    write->set_table("kv");
-    write->set_partition_key(key);
-    write->set_consistency(level);
-    ColumnValue* put = write->add_put();
-    put->set_column("v");
-    put->set_value(value);
-    return request;
+    return testing::PutRequest("kv", "v", key, value, level);
   }
   static ClientRequest Get(const std::string& key, ConsistencyLevel level) {
-    ClientRequest request;
-    request.mutable_read()->set_table("kv");
-    request.mutable_read()->set_partition_key(key);
-    request.mutable_read()->set_consistency(level);
-    return request;
+    return testing::GetRequest("kv", key, level);
   }
   static ClientRequest IfNotExists(const std::string& key, const std::string& value) {
-    ClientRequest request;
-    CasStatement* statement = request.mutable_cas()->add_statement();
-    *statement->mutable_write() = Put(key, value, CL_UNSET).write();
-    statement->mutable_write()->clear_consistency();
-    statement->set_if_not_exists(true);
-    return request;
+    return testing::IfNotExistsRequest("kv", "v", key, value);
   }
-  static std::string ValueOf(const ClientResponse& response) {
-    return response.rows_size() == 0 ? "" : response.rows(0).cells(0).value();
-  }
+  static std::string ValueOf(const ClientResponse& response) { return testing::FirstValue(response); }
 
   // A node's metric summed over its shards.
   uint64_t Metric(NodeId node, const std::string& name) {

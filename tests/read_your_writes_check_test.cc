@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/history_builder.h"
+
 namespace charybdis::sim {
 namespace {
 
-class ReadYourWritesCheckTest : public ::testing::Test {
+class ReadYourWritesCheckTest : public ::testing::Test, protected testing::HistoryBuilder {
  protected:
   ReadYourWritesCheckTest() {
     ClusterLayout layout;
@@ -18,29 +20,17 @@ class ReadYourWritesCheckTest : public ::testing::Test {
   }
 
   void Op(uint64_t process, HistoryOp::Type type, HistoryOp::Function function, ConsistencyLevel level,
-          Timestamp timestamp, const std::string& dc = "dc1") {
-    HistoryOp op;
-    op.process = process;
-    op.type = type;
-    op.function = function;
-    op.key = "k";
-    op.consistency = level;
-    op.timestamp = timestamp;
-    op.datacenter = dc;
-    op.time = static_cast<Nanos>(history_.size());
-    history_.push_back(op);
+          Timestamp timestamp) {
+    Add(process, type, function, level, timestamp);
   }
   void Write(uint64_t process, ConsistencyLevel level, Timestamp timestamp, const std::string& dc = "dc1") {
-    Op(process, HistoryOp::Type::kInvoke, HistoryOp::Function::kWrite, level, 0, dc);
-    Op(process, HistoryOp::Type::kOk, HistoryOp::Function::kWrite, level, timestamp, dc);
+    Completed(process, HistoryOp::Type::kOk, HistoryOp::Function::kWrite, level, timestamp, "", dc);
   }
   void Read(uint64_t process, ConsistencyLevel level, Timestamp seen, const std::string& dc = "dc1") {
-    Op(process, HistoryOp::Type::kInvoke, HistoryOp::Function::kRead, level, 0, dc);
-    Op(process, HistoryOp::Type::kOk, HistoryOp::Function::kRead, level, seen, dc);
+    Completed(process, HistoryOp::Type::kOk, HistoryOp::Function::kRead, level, seen, "", dc);
   }
 
   std::unique_ptr<TokenRing> ring_;
-  History history_;
 };
 
 TEST_F(ReadYourWritesCheckTest, OverlappingLevels) {

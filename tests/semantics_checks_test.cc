@@ -5,13 +5,14 @@
 
 #include "sim/scenario_checks.h"
 #include "sim/written_values_check.h"
+#include "tests/history_builder.h"
 
 #include <gtest/gtest.h>
 
 namespace charybdis::sim {
 namespace {
 
-class SemanticsChecksTest : public ::testing::Test {
+class SemanticsChecksTest : public ::testing::Test, protected testing::HistoryBuilder {
  protected:
   SemanticsChecksTest() {
     ClusterLayout layout;
@@ -20,52 +21,22 @@ class SemanticsChecksTest : public ::testing::Test {
     ring_ = std::make_unique<TokenRing>(layout);
   }
 
-  // One event of an operation of `process`, at the next history position.
-  HistoryOp& Add(uint64_t process, HistoryOp::Type type, HistoryOp::Function function,
-                 ConsistencyLevel level) {
-    HistoryOp op;
-    op.process = process;
-    op.type = type;
-    op.function = function;
-    op.key = "k";
-    op.consistency = level;
-    op.datacenter = "dc1";
-    op.time = static_cast<Nanos>(history_.size());
-    history_.push_back(op);
-    return history_.back();
-  }
-  HistoryOp& Invoke(uint64_t process, HistoryOp::Function function, ConsistencyLevel level) {
-    return Add(process, HistoryOp::Type::kInvoke, function, level);
-  }
-  HistoryOp& Ok(uint64_t process, HistoryOp::Function function, ConsistencyLevel level,
-                Timestamp timestamp, const std::string& value) {
-    HistoryOp& op = Add(process, HistoryOp::Type::kOk, function, level);
-    op.timestamp = timestamp;
-    op.has_value = !value.empty();
-    op.value = value;
-    return op;
-  }
   void Read(uint64_t process, ConsistencyLevel level, Timestamp timestamp, const std::string& value) {
-    Invoke(process, HistoryOp::Function::kRead, level);
-    Ok(process, HistoryOp::Function::kRead, level, timestamp, value);
+    Completed(process, HistoryOp::Type::kOk, HistoryOp::Function::kRead, level, timestamp, value);
   }
   // A write acknowledged by coordinator shard (node 1, shard 0) in `life`.
   void Write(uint64_t process, ConsistencyLevel level, Timestamp timestamp, const std::string& value,
              uint64_t life = 7) {
-    HistoryOp& invoke = Invoke(process, HistoryOp::Function::kWrite, level);
-    invoke.has_value = true;
-    invoke.value = value;
-    HistoryOp& done = Ok(process, HistoryOp::Function::kWrite, level, timestamp, value);
+    HistoryOp& done =
+        Completed(process, HistoryOp::Type::kOk, HistoryOp::Function::kWrite, level, timestamp, value);
     done.coordinator_node = 1;
     done.coordinator_life = life;
   }
   void Delete(uint64_t process, ConsistencyLevel level, Timestamp timestamp) {
-    Invoke(process, HistoryOp::Function::kDelete, level);
-    Ok(process, HistoryOp::Function::kDelete, level, timestamp, "");
+    Completed(process, HistoryOp::Type::kOk, HistoryOp::Function::kDelete, level, timestamp, "");
   }
 
   std::unique_ptr<TokenRing> ring_;
-  History history_;
 };
 
 TEST(VersionOrderTest, FollowsScyllaDbsLastWriteWins) {
@@ -186,26 +157,9 @@ TEST_F(SemanticsChecksTest, FinishAfterHealBoundsEveryOperationBegunAfterTheHeal
   EXPECT_FALSE(CheckFinishAfterHeal(history_, 1000, 2, 2000).passed);  // nothing to check
 }
 
-// A write of `value` whose client never learned the outcome (`type` info)
-// or learned it had none (fail).
-void AddUnfinishedWrite(History& history, uint64_t process, HistoryOp::Type type,
-                        const std::string& value) {
-  HistoryOp invoke;
-  invoke.process = process;
-  invoke.function = HistoryOp::Function::kWrite;
-  invoke.key = "k";
-  invoke.consistency = CL_QUORUM;
-  invoke.has_value = true;
-  invoke.value = value;
-  history.push_back(invoke);
-  HistoryOp completion = invoke;
-  completion.type = type;
-  history.push_back(completion);
-}
-
 TEST_F(SemanticsChecksTest, ReadsOfWrittenValuesPass) {
   Write(1, CL_QUORUM, 10, "a");
-  AddUnfinishedWrite(history_, 2, HistoryOp::Type::kInfo, "maybe");
+  Completed(2, HistoryOp::Type::kInfo, HistoryOp::Function::kWrite, CL_QUORUM, 0, "maybe");
   Write(3, CL_SERIAL, 20, "paxos");
   Read(4, CL_QUORUM, 10, "a");
   Read(4, CL_QUORUM, 15, "maybe");  // its timestamp was never learned
@@ -233,7 +187,7 @@ TEST_F(SemanticsChecksTest, AValueUnderAnotherTimestampFails) {
 }
 
 TEST_F(SemanticsChecksTest, TheValueOfAWriteThatFailedFails) {
-  AddUnfinishedWrite(history_, 1, HistoryOp::Type::kFail, "never");
+  Completed(1, HistoryOp::Type::kFail, HistoryOp::Function::kWrite, CL_QUORUM, 0, "never");
   Read(2, CL_QUORUM, 5, "never");
   EXPECT_FALSE(CheckReadsReturnWrittenValues(history_).passed);
 }
