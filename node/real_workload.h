@@ -1,22 +1,26 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/random.h"
 #include "core/token_ring.h"
+#include "core/workload/kv_model.h"
 #include "node/history_recorder.h"
 #include "node/local_cluster.h"
+#include "proto/node.grpc.pb.h"
 #include "proto/scenario.pb.h"
 
 namespace charybdis::node {
 
 // A scenario's kv workload against real nodes: its clients, one thread
-// each, one request at a time, choosing operations as the simulator's
-// KvWorkload does (reads, writes, deletes, compare-and-sets on k0..kN, or a
-// sweep over the keys), recording every operation.
+// each, one request at a time, choosing operations, building requests and
+// reading answers with the client model the simulator uses
+// (core/workload/kv_model.h), recording every operation.
 class RealKvWorkload {
  public:
   struct Outcome {
@@ -39,6 +43,10 @@ class RealKvWorkload {
 
  private:
   void RunClient(uint32_t index, Random random);
+  NodeId CoordinatorFor(const KvOperation& op, const std::vector<NodeId>& nodes,
+                        std::map<NodeId, std::chrono::steady_clock::time_point>& avoid_until,
+                        Random& random, ExecuteRequest& execute) const;
+  void Count(HistoryOp::Type type, const std::string& error);
 
   const std::string name_;
   const scenario::KvWorkload spec_;

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "sim/cluster.h"
-#include "sim/history.h"
+#include "core/workload/history.h"
 #include "sim/workload.h"
 
 namespace charybdis::sim {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/token_ring.h"
-#include "sim/history.h"
+#include "core/workload/history.h"
 #include "sim/scenario_loader.h"
 #include "sim/workload.h"
 

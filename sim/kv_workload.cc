@@ -25,17 +25,12 @@ const char* CodeName(ClientResponse::Code code) {
 }  // namespace
 
 struct KvWorkload::Client {
-  uint32_t index = 0;
+  KvClientMemory memory;  // what the shared client model remembers
   NodeId id = 0;
   uint32_t host = 0;
   uint64_t process = 0;
   uint32_t remaining = 0;
-  uint64_t fresh_keys = 0;
-  std::vector<std::string> written;
-  // The value this client last saw for each key (nullopt: absent).
-  std::map<std::string, std::optional<std::string>> last_seen;
   std::optional<Operation> read_next;
-  uint64_t sweep_next = 0;
   uint64_t step = 0;  // lock-step: even steps read, odd steps write
   std::map<NodeId, Nanos> avoid_until;
 
@@ -46,6 +41,7 @@ struct KvWorkload::Client {
   Address coordinator;
   Address answered_by;  // the shard whose answer completed the operation
   Nanos started = 0;
+  int64_t client_timestamp_us = 0;  // the USING TIMESTAMP it sent (0: none)
 };
 
 KvWorkload::KvWorkload(Simulator& simulator, Cluster& cluster, std::string name,
@@ -66,12 +62,12 @@ KvWorkload::KvWorkload(Simulator& simulator, Cluster& cluster, std::string name,
   datacenter_ = cluster.topology().datacenters[datacenter];
   for (uint32_t i = 0; i < spec.clients(); i++) {
     auto client = std::make_unique<Client>();
-    client->index = i;
+    client->memory.index = i;
+    client->memory.sweep_next = i;
     client->id = cluster.AddClient(static_cast<uint32_t>(datacenter));
     client->host = SimNetwork::HostOf(client->id);
     client->process = next_process_++;
     client->remaining = spec.operations_per_client();
-    client->sweep_next = i;
     Client* raw = client.get();
     cluster.network().SetReceiver(Address{client->id, 0}, [this, raw](const Envelope& message) {
       OnResponse(*raw, message);
@@ -93,63 +89,6 @@ void KvWorkload::Start() {
   }
 }
 
-KvWorkload::Operation KvWorkload::NextOperation(Client& client) {
-  Operation op;
-  auto draw = [this](const auto& levels) {
-    return static_cast<ConsistencyLevel>(levels.Get(static_cast<int>(random_.Below(levels.size()))));
-  };
-  if (spec_.sweep_keys() || spec_.preload_keys()) {
-    op.key = absl::StrCat("k", client.sweep_next);
-    client.sweep_next += spec_.clients();
-    if (spec_.preload_keys()) {
-      op.function = HistoryOp::Function::kWrite;
-      op.consistency = draw(spec_.write_consistency());
-    } else {
-      op.consistency = draw(spec_.read_consistency());
-    }
-    return op;
-  }
-  const ConsistencyLevel serial = spec_.serial_consistency() == CL_UNSET
-                                      ? CL_SERIAL
-                                      : static_cast<ConsistencyLevel>(spec_.serial_consistency());
-  const double u = random_.Unit();
-  if (u < spec_.read_fraction()) {
-    op.function = HistoryOp::Function::kRead;
-    op.consistency = draw(spec_.read_consistency());
-  } else if (u < spec_.read_fraction() + spec_.delete_fraction()) {
-    op.function = HistoryOp::Function::kDelete;
-    op.lwt = spec_.lwt_writes();
-    op.consistency = op.lwt ? serial : draw(spec_.write_consistency());
-  } else if (u < spec_.read_fraction() + spec_.delete_fraction() + spec_.cas_fraction()) {
-    op.function = HistoryOp::Function::kCas;
-    op.lwt = true;
-    op.consistency = serial;
-  } else {
-    op.function = HistoryOp::Function::kWrite;
-    op.lwt = spec_.lwt_writes();
-    op.consistency = op.lwt ? serial : draw(spec_.write_consistency());
-  }
-  if (spec_.key_count() > 0) {
-    op.key = absl::StrCat("k", random_.Below(spec_.key_count()));
-  } else if (op.function == HistoryOp::Function::kWrite ||
-             op.function == HistoryOp::Function::kCas || client.written.empty()) {
-    // Fresh keys: only writes (and IF NOT EXISTS) make new ones.
-    if (op.function != HistoryOp::Function::kWrite && op.function != HistoryOp::Function::kCas) {
-      op.function = HistoryOp::Function::kWrite;
-      op.lwt = spec_.lwt_writes();
-      op.consistency = op.lwt ? serial : draw(spec_.write_consistency());
-    }
-    op.key = absl::StrCat(name_, "-", client.index, "-", client.fresh_keys++);
-  } else {
-    op.key = client.written[random_.Below(client.written.size())];
-  }
-  if (op.function == HistoryOp::Function::kCas) {
-    auto seen = client.last_seen.find(op.key);
-    if (seen != client.last_seen.end()) op.expected = seen->second;
-  }
-  return op;
-}
-
 KvWorkload::Operation KvWorkload::LockStepOperation(Client& client) {
   Operation op;
   op.key = "k0";
@@ -160,11 +99,9 @@ KvWorkload::Operation KvWorkload::LockStepOperation(Client& client) {
   }
   op.function = HistoryOp::Function::kCas;
   op.lwt = true;
-  op.consistency = spec_.serial_consistency() == CL_UNSET
-                       ? CL_SERIAL
-                       : static_cast<ConsistencyLevel>(spec_.serial_consistency());
-  auto seen = client.last_seen.find(op.key);
-  if (seen != client.last_seen.end()) op.expected = seen->second;
+  op.consistency = SerialLevelOf(spec_);
+  auto seen = client.memory.last_seen.find(op.key);
+  if (seen != client.memory.last_seen.end()) op.expected = seen->second;
   return op;
 }
 
@@ -196,13 +133,13 @@ void KvWorkload::Next(Client& client) {
   } else if (client.read_next) {
     client.op = *client.read_next;
     client.read_next.reset();
-  } else if (sweeping() ? client.sweep_next >= spec_.key_count() : client.remaining == 0) {
+  } else if (Sweeps(spec_) ? client.memory.sweep_next >= spec_.key_count() : client.remaining == 0) {
     clients_done_++;
     CHARYBDIS_ASSERT(clients_done_ <= clients_.size());
     return;
   } else {
-    if (!sweeping()) client.remaining--;
-    client.op = NextOperation(client);
+    if (!Sweeps(spec_)) client.remaining--;
+    client.op = NextKvOperation(spec_, name_, client.memory, random_);
   }
   Issue(client);
 }
@@ -256,10 +193,8 @@ Address KvWorkload::CoordinatorFor(Client& client, const std::string& key) {
 }
 
 void KvWorkload::Issue(Client& client) {
-  const Operation& op = client.op;
-  Envelope message;
-  ClientRequest* request = message.mutable_client_request();
-  request->set_request_id(++client.request_id);
+  Operation& op = client.op;
+  op.value = KvValue(spec_, name_, client.memory.index, ++client.request_id);
   HistoryOp invoke;
   invoke.process = client.process;
   invoke.function = op.function;
@@ -268,54 +203,24 @@ void KvWorkload::Issue(Client& client) {
   invoke.time = simulator_.now();
   invoke.consistency = op.consistency;
   invoke.datacenter = datacenter_;
-  std::string value = absl::StrCat(name_, ":", client.index, ":", client.request_id);
-  if (spec_.value_bytes() > value.size()) value.resize(spec_.value_bytes(), '.');
-  client.op.value = value;
-  if (op.function == HistoryOp::Function::kRead) {
-    ReadOp* read = request->mutable_read();
-    read->set_table(table_);
-    read->set_partition_key(op.key);
-    read->set_consistency(op.consistency);
-  } else {
-    WriteOp* write = op.lwt ? request->mutable_cas()->add_statement()->mutable_write()
-                            : request->mutable_write();
-    write->set_table(table_);
-    write->set_partition_key(op.key);
-    if (op.lwt) {
-      request->mutable_cas()->set_serial_consistency(op.consistency);
-    } else {
-      write->set_consistency(op.consistency);
-    }
-    const uint64_t granularity_us = spec_.client_timestamp_granularity_us();
-    if (granularity_us > 0 && !op.lwt) {
-      // USING TIMESTAMP from a coarse client clock: writes in one slot tie.
-      const auto now_us = static_cast<uint64_t>(simulator_.now() / kMicrosecond);
-      write->set_timestamp(static_cast<int64_t>(std::max<uint64_t>(now_us / granularity_us * granularity_us, 1)));
-      invoke.client_timestamp = true;
-    }
-    if (op.function == HistoryOp::Function::kDelete) {
-      write->set_delete_row(true);
-    } else {
-      invoke.has_value = true;
-      invoke.value = value;
-      ColumnValue* put = write->add_put();
-      put->set_column(column_);
-      put->set_value(value);
-    }
-    if (op.function == HistoryOp::Function::kCas) {
-      CasStatement* statement = request->mutable_cas()->mutable_statement(0);
-      if (op.expected) {
-        invoke.has_expected = true;
-        invoke.expected = *op.expected;
-        Condition* condition = statement->add_condition();
-        condition->set_column(column_);
-        condition->set_op(Condition::EQ);
-        condition->set_value(*op.expected);
-      } else {
-        statement->set_if_not_exists(true);
-      }
-    }
+  int64_t client_timestamp_us = 0;
+  const uint64_t granularity_us = spec_.client_timestamp_granularity_us();
+  if (granularity_us > 0 && !op.lwt && op.function != HistoryOp::Function::kRead) {
+    // USING TIMESTAMP from a coarse client clock: writes in one slot tie.
+    const auto now_us = static_cast<uint64_t>(simulator_.now() / kMicrosecond);
+    client_timestamp_us = static_cast<int64_t>(std::max<uint64_t>(now_us / granularity_us * granularity_us, 1));
+    invoke.client_timestamp = true;
   }
+  if (op.function == HistoryOp::Function::kWrite || op.function == HistoryOp::Function::kCas) {
+    invoke.has_value = true;
+    invoke.value = op.value;
+  }
+  invoke.has_expected = op.expected.has_value();
+  if (op.expected) invoke.expected = *op.expected;
+  client.client_timestamp_us = client_timestamp_us;
+  Envelope message;
+  *message.mutable_client_request() = KvRequest(table_, column_, op, client_timestamp_us);
+  message.mutable_client_request()->set_request_id(client.request_id);
   history_.push_back(std::move(invoke));
   client.in_flight = true;
   client.started = simulator_.now();
@@ -337,20 +242,8 @@ void KvWorkload::OnResponse(Client& client, const Envelope& message) {
   const ClientResponse& response = message.client_response();
   if (!client.in_flight || response.request_id() != client.request_id) return;  // stale
   client.answered_by = Address{message.from_node(), message.from_shard()};
-  switch (response.code()) {
-    case ClientResponse::OK:
-      return Complete(client, HistoryOp::Type::kOk, &response);
-    case ClientResponse::UNAVAILABLE:
-    case ClientResponse::INVALID_REQUEST:
-    case ClientResponse::READ_TIMEOUT:  // a read that failed changed nothing
-    case ClientResponse::READ_FAILURE:
-      return Complete(client, HistoryOp::Type::kFail, &response);
-    case ClientResponse::WRITE_TIMEOUT:
-      return Complete(client, HistoryOp::Type::kInfo, &response);
-    default:
-      break;
-  }
-  CHARYBDIS_ASSERT(false && "unknown response code");
+  CHARYBDIS_ASSERT(ClientResponse::Code_IsValid(response.code()));
+  Complete(client, KvOutcome(response.code()), &response);
 }
 
 void KvWorkload::OnTimeout(Client& client, uint64_t request_id) {
@@ -392,48 +285,18 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
   if (type == HistoryOp::Type::kOk) {
     ok_++;
     const int64_t latency_us = (simulator_.now() - client.started) / kMicrosecond;
-    completion.round_trips = response->round_trips();
-    if (read) {
-      latencies_[op.consistency].read_us.push_back(latency_us);
-      completion.timestamp = response->newest_timestamp();
-      for (const ResultRow& row : response->rows()) {
-        for (const ResultCell& cell : row.cells()) {
-          if (cell.column() == column_) {
-            completion.has_value = true;
-            completion.value = cell.value();
-          }
-        }
-      }
-      client.last_seen[op.key] =
-          completion.has_value ? std::optional<std::string>(completion.value) : std::nullopt;
-      if (op.lwt || IsSerial(op.consistency)) serial_read_round_trips_.push_back(response->round_trips());
-    } else if (op.function == HistoryOp::Function::kCas) {
+    ReadKvAnswer(spec_, column_, op, *response, completion, client.memory);
+    if (client.client_timestamp_us > 0 && completion.timestamp != client.client_timestamp_us) {
+      client_timestamps_changed_++;
+    }
+    (read ? latencies_[op.consistency].read_us : latencies_[op.consistency].write_us).push_back(latency_us);
+    if (read && (op.lwt || IsSerial(op.consistency))) {
+      serial_read_round_trips_.push_back(response->round_trips());
+    }
+    if (op.function == HistoryOp::Function::kCas) {
       cas_attempts_++;
-      latencies_[op.consistency].write_us.push_back(latency_us);
       cas_round_trips_.push_back(response->round_trips());
-      completion.applied = response->applied();
-      completion.timestamp = response->write_timestamp();
-      // The new value, or the current one the coordinator sent back.
-      std::optional<std::string> current;
-      if (response->applied()) {
-        cas_applied_++;
-        current = op.value;
-        if (spec_.key_count() == 0) client.written.push_back(op.key);
-      } else {
-        cas_not_applied_++;
-        for (const ResultRow& row : response->rows()) {
-          for (const ResultCell& cell : row.cells()) {
-            if (cell.column() == column_) current = cell.value();
-          }
-        }
-      }
-      client.last_seen[op.key] = current;
-    } else {
-      latencies_[op.consistency].write_us.push_back(latency_us);
-      completion.timestamp = response->write_timestamp();
-      if (spec_.key_count() == 0 && op.function == HistoryOp::Function::kWrite) {
-        client.written.push_back(op.key);
-      }
+      response->applied() ? cas_applied_++ : cas_not_applied_++;
     }
   } else {
     cas_attempts_ += op.function == HistoryOp::Function::kCas;
@@ -500,6 +363,13 @@ std::vector<CheckResult> KvWorkload::Checks() const {
   const uint64_t count = invalid == errors_.end() ? 0 : invalid->second;
   std::vector<CheckResult> checks = {CheckResult{absl::StrCat(name_, ".requests_valid"), count == 0,
                                                  absl::StrCat(count, " requests rejected as invalid")}};
+  if (spec_.client_timestamp_granularity_us() > 0) {
+    // USING TIMESTAMP is a promise too: the write is stored at that time.
+    checks.push_back(CheckResult{absl::StrCat(name_, ".client_timestamps_kept"),
+                                 client_timestamps_changed_ == 0,
+                                 absl::StrCat(client_timestamps_changed_,
+                                              " writes acknowledged at another timestamp than their own")});
+  }
   if (!spec_.has_expect()) return checks;
   const auto& expect = spec_.expect();
   const uint64_t total = ok_ + failed_ + indeterminate_;

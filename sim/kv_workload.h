@@ -7,9 +7,10 @@
 #include <vector>
 
 #include "core/random.h"
+#include "core/workload/history.h"
+#include "core/workload/kv_model.h"
 #include "proto/scenario.pb.h"
 #include "sim/cluster.h"
-#include "sim/history.h"
 #include "sim/workload.h"
 
 namespace charybdis::sim {
@@ -39,23 +40,13 @@ class KvWorkload final : public Workload {
 
  private:
   struct Client;
-  struct Operation {
-    HistoryOp::Function function = HistoryOp::Function::kRead;
-    std::string key;
-    ConsistencyLevel consistency = CL_UNSET;
-    // Through Paxos (cas, or writes and deletes with lwt_writes).
-    bool lwt = false;
-    std::optional<std::string> expected;  // cas: nullopt for IF NOT EXISTS
-    std::string value;                    // writes and cas: the value written
-  };
+  using Operation = KvOperation;
 
-  bool sweeping() const { return spec_.sweep_keys() || spec_.preload_keys(); }
   Operation LockStepOperation(Client& client);
   // Lock-step: waits until every client finished this step, then releases
   // them all into the next.
   void ArriveAtBarrier(Client& client);
   void ScheduleNext(Client& client);
-  Operation NextOperation(Client& client);
   void Issue(Client& client);
   Address CoordinatorFor(Client& client, const std::string& key);
   void OnResponse(Client& client, const Envelope& message);
@@ -91,6 +82,7 @@ class KvWorkload final : public Workload {
   Nanos last_completion_ = 0;
   uint64_t unavailable_ = 0;
   int64_t slowest_failure_us_ = 0;
+  uint64_t client_timestamps_changed_ = 0;
 };
 
 }  // namespace charybdis::sim

@@ -17,7 +17,7 @@
 #include "sim/json_text.h"
 #include "sim/merge.h"
 #include "sim/history_check.h"
-#include "sim/history_json.h"
+#include "core/workload/history_json.h"
 #include "sim/options.h"
 #include "sim/scenario_checks.h"
 #include "sim/shrink.h"

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/token_ring.h"
-#include "sim/history.h"
+#include "core/workload/history.h"
 #include "sim/workload.h"
 
 namespace charybdis::sim {

@@ -12,7 +12,7 @@
 #include "sim/convergence_check.h"
 #include "sim/fault_injector.h"
 #include "sim/history_check.h"
-#include "sim/history_json.h"
+#include "core/workload/history_json.h"
 #include "sim/kv_workload.h"
 #include "core/percentile.h"
 #include "sim/ping_workload.h"

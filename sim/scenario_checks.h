@@ -5,7 +5,7 @@
 
 #include "proto/scenario.pb.h"
 #include "sim/cluster.h"
-#include "sim/history.h"
+#include "core/workload/history.h"
 #include "sim/kv_workload.h"
 #include "sim/workload.h"
 

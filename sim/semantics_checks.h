@@ -3,7 +3,7 @@
 #include <string>
 
 #include "core/token_ring.h"
-#include "sim/history.h"
+#include "core/workload/history.h"
 #include "sim/workload.h"
 
 namespace charybdis::sim {

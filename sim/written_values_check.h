@@ -1,6 +1,6 @@
 #pragma once
 
-#include "sim/history.h"
+#include "core/workload/history.h"
 #include "sim/workload.h"
 
 namespace charybdis::sim {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "sim/history.h"
+#include "core/workload/history.h"
 
 namespace charybdis::sim::testing {
 

@@ -1,13 +1,12 @@
-#include "sim/history_json.h"
+#include "core/workload/history_json.h"
 
 #include <map>
 
-#include "core/coordinator/consistency.h"
 #include "absl/strings/str_cat.h"
+#include "core/coordinator/consistency.h"
 #include "nlohmann/json.hpp"
-#include "sim/json_text.h"
 
-namespace charybdis::sim {
+namespace charybdis {
 
 namespace {
 
@@ -58,7 +57,8 @@ void WriteHistoryJson(const History& history, std::ostream& out) {
     if (op.coordinator_life != 0) {
       line["coordinator"] = {op.coordinator_node, op.coordinator_shard, op.coordinator_life};
     }
-    out << JsonText(line) << "\n";
+    // Values a run read may not be UTF-8 (corrupt bytes a checker caught).
+    out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
 }
 
@@ -197,4 +197,4 @@ absl::StatusOr<History> ReadHistoryJson(std::istream& in, const std::string& tab
   return history;
 }
 
-}  // namespace charybdis::sim
+}  // namespace charybdis

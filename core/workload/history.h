@@ -8,7 +8,7 @@
 #include "core/time.h"
 #include "proto/client.pb.h"
 
-namespace charybdis::sim {
+namespace charybdis {
 
 // One event of a client operation, Jepsen-style: an invocation, then one
 // completion: ok, fail (definitely no effect) or info (unknown: it may
@@ -58,4 +58,4 @@ struct CompletedOp {
 // Pairs every invocation with the completion of the same process.
 std::vector<CompletedOp> PairOperations(const History& history);
 
-}  // namespace charybdis::sim
+}  // namespace charybdis

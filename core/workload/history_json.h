@@ -5,15 +5,14 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/workload/history.h"
 
-#include "sim/history.h"
-
-namespace charybdis::sim {
+namespace charybdis {
 
 // Writes the history one JSON object per line, Jepsen-style:
 //   {"process": 3, "type": "invoke", "f": "write", "key": "k1", "value": "x",
 //    "time": 1200000, "consistency": "QUORUM", "timestamp": 1200}
-// Times are simulated nanoseconds; an ok read carries the value it read
+// Times are nanoseconds (simulated, or since a real run began); an ok read carries the value it read
 // (null when absent).
 void WriteHistoryJson(const History& history, std::ostream& out);
 
@@ -23,4 +22,4 @@ void WriteHistoryJson(const History& history, std::ostream& out);
 absl::StatusOr<History> ReadHistoryJson(std::istream& in, const std::string& table,
                                         const std::string& datacenter);
 
-}  // namespace charybdis::sim
+}  // namespace charybdis

@@ -1,10 +1,10 @@
-#include "sim/history.h"
+#include "core/workload/history.h"
 
 #include <map>
 
 #include "core/assert.h"
 
-namespace charybdis::sim {
+namespace charybdis {
 
 std::vector<CompletedOp> PairOperations(const History& history) {
   std::vector<CompletedOp> operations;
@@ -24,4 +24,4 @@ std::vector<CompletedOp> PairOperations(const History& history) {
   return operations;
 }
 
-}  // namespace charybdis::sim
+}  // namespace charybdis
