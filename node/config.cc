@@ -6,30 +6,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
 #include "core/paxos/ballot.h"
+#include "core/text_proto.h"
+#include "google/protobuf/text_format.h"
 
 namespace charybdis::node {
 
 namespace {
 
 using google::protobuf::TextFormat;
-
-class SyntaxErrors final : public google::protobuf::io::ErrorCollector {
- public:
-  explicit SyntaxErrors(std::string path) : path_(std::move(path)) {}
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    absl::StrAppend(&errors_, errors_.empty() ? "" : "\n", path_, ":", line + 1, ":", column + 1,
-                    ": ", message);
-  }
-  const std::string& errors() const { return errors_; }
-
- private:
-  std::string path_;
-  std::string errors_;
-};
 
 // Collects "FILE:LINE:COLUMN: field: problem" lines.
 class Problems {
@@ -55,16 +40,15 @@ class Problems {
   void At(const TextFormat::ParseInfoTree* tree, const google::protobuf::Descriptor* type,
           const std::string& field, int index, const std::string& name,
           const std::string& problem) {
-    int line = 0;
-    int column = 0;
+    // A field the file leaves out has no place: the problem is the file's.
+    std::string where = path_;
     const auto* descriptor = type->FindFieldByName(field);
-    if (tree != nullptr && descriptor != nullptr) {
+    const bool locatable = descriptor != nullptr && (index >= 0) == descriptor->is_repeated();
+    if (tree != nullptr && locatable) {
       const auto location = tree->GetLocation(descriptor, index);
-      line = location.line + 1;
-      column = location.column + 1;
+      if (location.line >= 0) absl::StrAppend(&where, ":", location.line + 1, ":", location.column + 1);
     }
-    absl::StrAppend(&text_, text_.empty() ? "" : "\n", path_, ":", line, ":", column, ": ", name,
-                    ": ", problem);
+    absl::StrAppend(&text_, text_.empty() ? "" : "\n", where, ": ", name, ": ", problem);
   }
 
   std::string path_;
@@ -97,12 +81,8 @@ absl::StatusOr<LoadedConfig> LoadConfig(const std::string& path) {
 absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::string& text) {
   LoadedConfig loaded;
   NodeConfigFile& file = loaded.file;
-  SyntaxErrors syntax(path);
   TextFormat::ParseInfoTree locations;
-  TextFormat::Parser parser;
-  parser.RecordErrorsTo(&syntax);
-  parser.WriteLocationsTo(&locations);
-  if (!parser.ParseFromString(text, &file)) return absl::InvalidArgumentError(syntax.errors());
+  if (absl::Status parsed = ParseTextProto(path, text, file, locations); !parsed.ok()) return parsed;
 
   Problems problems(path, locations);
   if (file.shards() == 0) file.set_shards(1);

@@ -99,6 +99,49 @@ int ShrinkSeed(const Options& options, const LoadedScenario& scenario) {
   return kExitPassed;
 }
 
+// Prints every run, writes the report, says what a sweep covered and which
+// seeds failed with their replay commands; the worst exit code.
+int ReportRuns(const Options& options, const std::vector<LoadedScenario>& scenarios,
+               const std::vector<RunRecord>& records, uint64_t total) {
+  const bool want_report = !options.report.empty();
+  int exit_code = kExitPassed;
+  nlohmann::json reports = nlohmann::json::array();
+  for (const RunRecord& record : records) {
+    std::cout << record.summary_line << "\n";
+    if (total == 1) std::cout << record.summary;
+    exit_code = WorseExitCode(exit_code, record.exit_code);
+    if (want_report) reports.push_back(record.report);
+  }
+  if (want_report) {
+    std::ofstream out(options.report);
+    out << JsonText(total == 1 ? reports[0] : reports, 2) << "\n";
+    if (!out) {
+      std::cerr << "charybdis sim: --report: cannot write " << options.report << "\n";
+      return kExitBadInput;
+    }
+  }
+  // A sweep says what it covered; a single run's summary has its report.
+  if (options.last_seed > options.first_seed &&
+      !ReportCoverage(scenarios, records, options.first_seed, options.last_seed, std::cout)) {
+    exit_code = WorseExitCode(exit_code, kExitCheckFailed);
+  }
+  size_t failures = 0;
+  for (const RunRecord& record : records) failures += record.exit_code != 0;
+  if (failures > 0) {
+    std::cout << failures << " of " << total << " runs failed:\n";
+    for (const RunRecord& record : records) {
+      if (record.exit_code == 0) continue;
+      const std::string& path = scenarios[record.scenario].path;
+      std::cout << "  " << path << " seed " << record.seed << ": " << record.why
+                << "\n    replay: ./charybdis sim --scenario=" << path << " --seed=" << record.seed
+                << "\n";
+    }
+  } else if (total > 1) {
+    std::cout << "all " << total << " runs passed\n";
+  }
+  return exit_code;
+}
+
 int RunSeeds(const Options& options, const std::vector<LoadedScenario>& scenarios) {
   const uint64_t seeds = options.last_seed - options.first_seed + 1;
   // The seeds of this slice (all of them without --shard).
@@ -152,42 +195,7 @@ int RunSeeds(const Options& options, const std::vector<LoadedScenario>& scenario
       });
   if (sweep.trace != nullptr) std::fclose(sweep.trace);
 
-  int exit_code = kExitPassed;
-  nlohmann::json reports = nlohmann::json::array();
-  for (const RunRecord& record : records) {
-    std::cout << record.summary_line << "\n";
-    if (total == 1) std::cout << record.summary;
-    exit_code = WorseExitCode(exit_code, record.exit_code);
-    if (sweep.want_report) reports.push_back(record.report);
-  }
-  if (sweep.want_report) {
-    std::ofstream out(options.report);
-    out << JsonText(total == 1 ? reports[0] : reports, 2) << "\n";
-    if (!out) {
-      std::cerr << "charybdis sim: --report: cannot write " << options.report << "\n";
-      return kExitBadInput;
-    }
-  }
-  // A sweep says what it covered; a single run's summary has its report.
-  if (options.last_seed > options.first_seed &&
-      !ReportCoverage(scenarios, records, options.first_seed, options.last_seed, std::cout)) {
-    exit_code = WorseExitCode(exit_code, kExitCheckFailed);
-  }
-  size_t failures = 0;
-  for (const RunRecord& record : records) failures += record.exit_code != 0;
-  if (failures > 0) {
-    std::cout << failures << " of " << total << " runs failed:\n";
-    for (const RunRecord& record : records) {
-      if (record.exit_code == 0) continue;
-      const std::string& path = scenarios[record.scenario].path;
-      std::cout << "  " << path << " seed " << record.seed << ": " << record.why
-                << "\n    replay: ./charybdis sim --scenario=" << path << " --seed=" << record.seed
-                << "\n";
-    }
-  } else if (total > 1) {
-    std::cout << "all " << total << " runs passed\n";
-  }
-  return exit_code;
+  return ReportRuns(options, scenarios, records, total);
 }
 
 int Main(const std::vector<std::string>& args) {

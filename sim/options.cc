@@ -89,6 +89,97 @@ absl::Status AddScenario(const std::string& path, std::vector<std::string>& scen
   return absl::OkStatus();
 }
 
+// --seeds=A-B
+absl::Status ParseSeedRange(const std::string& value, Options& options) {
+  std::vector<std::string> bounds = absl::StrSplit(value, '-');
+  if (bounds.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("--seeds: \"", value, "\" is not A-B"));
+  }
+  absl::StatusOr<uint64_t> first = ParseSeed("--seeds", bounds[0]);
+  if (!first.ok()) return first.status();
+  absl::StatusOr<uint64_t> last = ParseSeed("--seeds", bounds[1]);
+  if (!last.ok()) return last.status();
+  if (*first > *last) {
+    return absl::InvalidArgumentError(absl::StrCat("--seeds: ", value, " is an empty range"));
+  }
+  options.first_seed = *first;
+  options.last_seed = *last;
+  return absl::OkStatus();
+}
+
+// --shard=I/N
+absl::Status ParseShard(const std::string& value, Options& options) {
+  std::vector<std::string> parts = absl::StrSplit(value, '/');
+  absl::StatusOr<uint64_t> index =
+      parts.size() == 2 ? ParseSeed("--shard", parts[0]) : absl::InvalidArgumentError("");
+  absl::StatusOr<uint64_t> count =
+      parts.size() == 2 ? ParseSeed("--shard", parts[1]) : absl::InvalidArgumentError("");
+  if (!index.ok() || !count.ok() || *index < 1 || *index > *count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--shard: \"", value, "\" is not I/N with 1 <= I <= N"));
+  }
+  options.shard_index = *index - 1;
+  options.shard_count = *count;
+  return absl::OkStatus();
+}
+
+// One flag into `options` (scenarios are gathered, and expanded once all
+// flags are in).
+absl::Status ParseFlag(const std::string& arg, Options& options,
+                       std::vector<std::string>& scenario_flags, bool& seed_given) {
+  const size_t equals = arg.find('=');
+  const std::string name = arg.substr(0, equals);
+  const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+  const bool has_value = equals != std::string::npos;
+  if (name == "--help" || name == "-h") {
+    options.help = true;
+  } else if (name == "--shrink" && !has_value) {
+    options.shrink = true;
+  } else if (name == "--shrink_out" && has_value && !value.empty()) {
+    options.shrink_out = value;
+  } else if (name == "--shrink_runs" && has_value) {
+    absl::StatusOr<uint64_t> runs = ParseSeed("--shrink_runs", value);
+    if (!runs.ok()) return runs.status();
+    if (*runs < 1) return absl::InvalidArgumentError("--shrink_runs: at least 1");
+    options.shrink_runs = *runs;
+  } else if (name == "--check_determinism" && !has_value) {
+    options.check_determinism = true;
+  } else if (name == "--scenario" && has_value) {
+    scenario_flags.push_back(value);
+  } else if (name == "--seed" && has_value) {
+    if (seed_given) return absl::InvalidArgumentError("give one of --seed and --seeds, once");
+    seed_given = true;
+    absl::StatusOr<uint64_t> seed = ParseSeed("--seed", value);
+    if (!seed.ok()) return seed.status();
+    options.first_seed = options.last_seed = *seed;
+  } else if (name == "--seeds" && has_value) {
+    if (seed_given) return absl::InvalidArgumentError("give one of --seed and --seeds, once");
+    seed_given = true;
+    return ParseSeedRange(value, options);
+  } else if (name == "--trace_out" && has_value && !value.empty()) {
+    options.trace_out = value;
+  } else if (name == "--report" && has_value && !value.empty()) {
+    options.report = value;
+  } else if (name == "--history_out" && has_value && !value.empty()) {
+    options.history_out = value;
+  } else if (name == "--check_history" && has_value && !value.empty()) {
+    options.check_history = value;
+  } else if (name == "--shard" && has_value) {
+    return ParseShard(value, options);
+  } else if (name == "--merge" && has_value && !value.empty()) {
+    options.merge = absl::StrSplit(value, ',', absl::SkipEmpty());
+  } else if (name == "--jobs" && has_value) {
+    absl::StatusOr<uint64_t> jobs = ParseSeed("--jobs", value);
+    if (!jobs.ok()) return jobs.status();
+    if (*jobs < 1 || *jobs > 64) return absl::InvalidArgumentError("--jobs: between 1 and 64");
+    options.jobs = static_cast<unsigned>(*jobs);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown or malformed flag \"", arg, "\" (see --help)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
@@ -96,77 +187,8 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   std::vector<std::string> scenario_flags;
   bool seed_given = false;
   for (const std::string& arg : args) {
-    const size_t equals = arg.find('=');
-    const std::string name = arg.substr(0, equals);
-    const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
-    const bool has_value = equals != std::string::npos;
-    if (name == "--help" || name == "-h") {
-      options.help = true;
-    } else if (name == "--shrink" && !has_value) {
-      options.shrink = true;
-    } else if (name == "--shrink_out" && has_value && !value.empty()) {
-      options.shrink_out = value;
-    } else if (name == "--shrink_runs" && has_value) {
-      absl::StatusOr<uint64_t> runs = ParseSeed("--shrink_runs", value);
-      if (!runs.ok()) return runs.status();
-      if (*runs < 1) return absl::InvalidArgumentError("--shrink_runs: at least 1");
-      options.shrink_runs = *runs;
-    } else if (name == "--check_determinism" && !has_value) {
-      options.check_determinism = true;
-    } else if (name == "--scenario" && has_value) {
-      scenario_flags.push_back(value);
-    } else if (name == "--seed" && has_value) {
-      if (seed_given) return absl::InvalidArgumentError("give one of --seed and --seeds, once");
-      seed_given = true;
-      absl::StatusOr<uint64_t> seed = ParseSeed("--seed", value);
-      if (!seed.ok()) return seed.status();
-      options.first_seed = options.last_seed = *seed;
-    } else if (name == "--seeds" && has_value) {
-      if (seed_given) return absl::InvalidArgumentError("give one of --seed and --seeds, once");
-      seed_given = true;
-      std::vector<std::string> bounds = absl::StrSplit(value, '-');
-      if (bounds.size() != 2) {
-        return absl::InvalidArgumentError(absl::StrCat("--seeds: \"", value, "\" is not A-B"));
-      }
-      absl::StatusOr<uint64_t> first = ParseSeed("--seeds", bounds[0]);
-      if (!first.ok()) return first.status();
-      absl::StatusOr<uint64_t> last = ParseSeed("--seeds", bounds[1]);
-      if (!last.ok()) return last.status();
-      if (*first > *last) {
-        return absl::InvalidArgumentError(absl::StrCat("--seeds: ", value, " is an empty range"));
-      }
-      options.first_seed = *first;
-      options.last_seed = *last;
-    } else if (name == "--trace_out" && has_value && !value.empty()) {
-      options.trace_out = value;
-    } else if (name == "--report" && has_value && !value.empty()) {
-      options.report = value;
-    } else if (name == "--history_out" && has_value && !value.empty()) {
-      options.history_out = value;
-    } else if (name == "--check_history" && has_value && !value.empty()) {
-      options.check_history = value;
-    } else if (name == "--shard" && has_value) {
-      std::vector<std::string> parts = absl::StrSplit(value, '/');
-      absl::StatusOr<uint64_t> index =
-          parts.size() == 2 ? ParseSeed("--shard", parts[0]) : absl::InvalidArgumentError("");
-      absl::StatusOr<uint64_t> count =
-          parts.size() == 2 ? ParseSeed("--shard", parts[1]) : absl::InvalidArgumentError("");
-      if (!index.ok() || !count.ok() || *index < 1 || *index > *count) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--shard: \"", value, "\" is not I/N with 1 <= I <= N"));
-      }
-      options.shard_index = *index - 1;
-      options.shard_count = *count;
-    } else if (name == "--merge" && has_value && !value.empty()) {
-      options.merge = absl::StrSplit(value, ',', absl::SkipEmpty());
-    } else if (name == "--jobs" && has_value) {
-      absl::StatusOr<uint64_t> jobs = ParseSeed("--jobs", value);
-      if (!jobs.ok()) return jobs.status();
-      if (*jobs < 1 || *jobs > 64) return absl::InvalidArgumentError("--jobs: between 1 and 64");
-      options.jobs = static_cast<unsigned>(*jobs);
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown or malformed flag \"", arg, "\" (see --help)"));
+    if (absl::Status status = ParseFlag(arg, options, scenario_flags, seed_given); !status.ok()) {
+      return status;
     }
   }
   if (options.help) return options;

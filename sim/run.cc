@@ -176,6 +176,38 @@ nlohmann::json Details(const Cluster& cluster, const FaultInjector& faults,
 
 }  // namespace
 
+// The checks a finished run asks for, on the cluster and the history.
+std::vector<CheckResult> EndOfRunChecks(const scenario::Scenario& spec, const Cluster& cluster,
+                                        const History& history, Workloads& workloads) {
+  std::vector<CheckResult> checks;
+  if (spec.checks().views_converge()) checks.push_back(CheckViewsConverge(cluster));
+  // The same history checks as for histories recorded on real nodes.
+  for (CheckResult& check : CheckHistory(spec.checks(), cluster.ring(), history)) {
+    checks.push_back(std::move(check));
+  }
+  if (spec.checks().replicas_converge()) {
+    checks.push_back(CheckReplicasConverge(cluster, history));
+  }
+  const auto latencies = MergedLatencies(workloads.kv());
+  for (const auto& check : spec.checks().latency()) {
+    checks.push_back(CheckLatency(check, latencies));
+  }
+  for (const auto& check : spec.checks().workload_latency()) {
+    checks.push_back(CheckWorkloadLatency(check, workloads.kv()));
+  }
+  for (const auto& check : spec.checks().metric()) {
+    checks.push_back(CheckMetric(check, cluster, history));
+  }
+  if (spec.checks().hints_cover_missed_writes_of_node() != 0) {
+    checks.push_back(
+        CheckHintsCoverMissedWrites(spec.checks().hints_cover_missed_writes_of_node(), cluster, history));
+  }
+  for (const auto& workload : workloads.all()) {
+    for (CheckResult& check : workload->Checks()) checks.push_back(std::move(check));
+  }
+  return checks;
+}
+
 RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* trace,
                       std::ostream* history_out) {
   const scenario::Scenario& spec = scenario.spec;
@@ -213,38 +245,16 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   result.trace_hash = simulator.trace_hash();
   result.events = simulator.events_processed();
   result.simulated = simulator.now();
-  if (spec.checks().views_converge()) result.checks.push_back(CheckViewsConverge(cluster));
-  // The same history checks as for histories recorded on real nodes.
-  for (CheckResult& check : CheckHistory(spec.checks(), cluster.ring(), history)) {
-    result.checks.push_back(std::move(check));
-  }
-  if (spec.checks().replicas_converge()) {
-    result.checks.push_back(CheckReplicasConverge(cluster, history));
-  }
-  const auto latencies = MergedLatencies(workloads.kv());
-  for (const auto& check : spec.checks().latency()) {
-    result.checks.push_back(CheckLatency(check, latencies));
-  }
-  for (const auto& check : spec.checks().workload_latency()) {
-    result.checks.push_back(CheckWorkloadLatency(check, workloads.kv()));
-  }
-  for (const auto& check : spec.checks().metric()) {
-    result.checks.push_back(CheckMetric(check, cluster, history));
-  }
-  if (spec.checks().hints_cover_missed_writes_of_node() != 0) {
-    result.checks.push_back(
-        CheckHintsCoverMissedWrites(spec.checks().hints_cover_missed_writes_of_node(), cluster, history));
-  }
-  for (const auto& workload : workloads.all()) {
-    result.workloads.push_back(workload->Results());
-    for (CheckResult& check : workload->Checks()) result.checks.push_back(std::move(check));
-  }
+  result.checks = EndOfRunChecks(spec, cluster, history, workloads);
+  for (const auto& workload : workloads.all()) result.workloads.push_back(workload->Results());
   if (history_out != nullptr) WriteHistoryJson(history, *history_out);
   result.details = Details(cluster, faults, buggify);
   result.faults_happened = faults.happened();
   result.details["probes"] = probes.hits();
   result.details["metrics"] = Metrics(cluster);
-  if (!workloads.kv().empty()) result.details["by_cl"] = ByConsistencyLevel(latencies);
+  if (!workloads.kv().empty()) {
+    result.details["by_cl"] = ByConsistencyLevel(MergedLatencies(workloads.kv()));
+  }
   if (spec.checks().finish_after_heal_ms() > 0) {
     result.checks.push_back(CheckFinishAfterHeal(
         history, faults.quiet_from(),

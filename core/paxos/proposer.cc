@@ -205,44 +205,46 @@ void Proposer::Decide() {
   for (const auto& [replica, promise] : promises_) current.Merge(Partition::FromProto(promise.data()));
   if (latest_commit != nullptr) current.Merge(Partition::FromProto(latest_commit->mutation()));
   current.Compact();
+  if (latest_commit != nullptr && RepairMissingCommit(*latest_commit, current)) return;
+  Evaluate(current, latest_commit);
+}
+
+bool Proposer::RepairMissingCommit(const Proposal& latest_commit, const Partition& current) {
+  CHARYBDIS_ASSERT(phase_ == Phase::kPreparing);
   // Replicas missing the newest commit get it before we read through them.
   // A pruned commit (durable on a quorum) has no mutation left to send:
   // they get what they lack of the partition instead, read repair style.
   repairing_.clear();
-  if (latest_commit != nullptr) {
-    for (const auto& [replica, promise] : promises_) {
-      if (!promise.has_committed() ||
-          BallotLess(promise.committed().ballot(), latest_commit->ballot())) {
-        repairing_.insert(replica);
-      }
+  for (const auto& [replica, promise] : promises_) {
+    if (!promise.has_committed() || BallotLess(promise.committed().ballot(), latest_commit.ballot())) {
+      repairing_.insert(replica);
     }
   }
-  if (!repairing_.empty()) {
-    if (latest_commit->pruned()) {
-      CHARYBDIS_PROBE(context_.env.probes, "paxos.repair_after_prune");
-    } else {
-      CHARYBDIS_PROBE(context_.env.probes, "paxos.repair_missing_commit");
-    }
-    phase_ = Phase::kRepairing;
-    round_trips_++;
-    proposal_ = *latest_commit;
-    const uint64_t id = NewRoundId();
-    for (NodeId replica : repairing_) {
-      Envelope message;
-      message.mutable_paxos_commit()->set_request_id(id);
-      Proposal* repair = message.mutable_paxos_commit()->mutable_proposal();
-      *repair = proposal_;
-      if (proposal_.pruned()) {
-        PartitionData* missing = repair->mutable_mutation();
-        missing->set_table(request_.table);
-        missing->set_partition_key(request_.partition_key);
-        Partition::FromProto(promises_[replica].data()).Missing(current).ToProto(missing);
-      }
-      context_.SendToReplica(replica, request_.token, std::move(message));
-    }
-    return;
+  if (repairing_.empty()) return false;
+  CHARYBDIS_ASSERT(repairing_.size() < promises_.size());  // someone had it
+  if (latest_commit.pruned()) {
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.repair_after_prune");
+  } else {
+    CHARYBDIS_PROBE(context_.env.probes, "paxos.repair_missing_commit");
   }
-  Evaluate(current, latest_commit);
+  phase_ = Phase::kRepairing;
+  round_trips_++;
+  proposal_ = latest_commit;
+  const uint64_t id = NewRoundId();
+  for (NodeId replica : repairing_) {
+    Envelope message;
+    message.mutable_paxos_commit()->set_request_id(id);
+    Proposal* repair = message.mutable_paxos_commit()->mutable_proposal();
+    *repair = proposal_;
+    if (proposal_.pruned()) {
+      PartitionData* missing = repair->mutable_mutation();
+      missing->set_table(request_.table);
+      missing->set_partition_key(request_.partition_key);
+      Partition::FromProto(promises_[replica].data()).Missing(current).ToProto(missing);
+    }
+    context_.SendToReplica(replica, request_.token, std::move(message));
+  }
+  return true;
 }
 
 bool Proposer::ResolveUncertainValue(const Proposal* latest_commit) {

@@ -58,6 +58,9 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   void NewRound();
   void BackOffAndRetry();
   void Decide();
+  // Sends the newest commit to the promisers that lack it (phase
+  // kRepairing); false when every promiser has it.
+  bool RepairMissingCommit(const Proposal& latest_commit, const Partition& current);
   void Evaluate(const Partition& current, const Proposal* latest_commit);
   // After a partial accept of our own value: what this round's quorum says
   // about its fate (see docs/lwt.md). False when the round went on to
