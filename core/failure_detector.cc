@@ -52,10 +52,13 @@ void FailureDetector::OnGenerationRead(
   }
   uint64_t previous = 0;
   if (stored->has_value() && !ParseGeneration(**stored, previous)) {
-    // Data loss: the last life's number is gone. The clock in seconds, as
-    // Cassandra numbers generations, is far above any count of restarts.
+    // Data loss: the last life's number is gone. Restarts never count up
+    // to 2^62, so a life above it is newer than every counted one; a later
+    // loss rides the clock in seconds above that (as Cassandra numbers
+    // generations), which only a clock stepped far back could undo.
     CHARYBDIS_PROBE(env_.probes, "storage.corrupt_generation");
-    previous = std::max<uint64_t>(generation_, env_.clock->Now() / kSecond);
+    const Nanos now = std::max<Nanos>(env_.clock->Now(), 0);
+    previous = (uint64_t{1} << 62) + static_cast<uint64_t>(now / kSecond);
   }
   const uint64_t next = previous + 1;
   WriteBatch batch;

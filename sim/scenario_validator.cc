@@ -446,6 +446,19 @@ class Validator {
     if (duration_ms == 0) problems_.Add(steps, "must be at least 1");
   }
 
+  bool UsesPaxos() const {
+    for (const auto& workload : spec_.workload()) {
+      if (!workload.has_kv()) continue;
+      const auto& kv = workload.kv();
+      bool serial_reads = false;
+      for (int level : kv.read_consistency()) {
+        serial_reads = serial_reads || IsSerial(static_cast<ConsistencyLevel>(level));
+      }
+      if (kv.cas_fraction() > 0 || kv.lwt_writes() || kv.lock_step_cas() || serial_reads) return true;
+    }
+    return false;
+  }
+
   void CheckFaults() {
     const auto& actions = spec_.faults().action();
     for (int a = 0; a < actions.size(); a++) {
@@ -488,6 +501,13 @@ class Validator {
                            action.disk().corrupt_read_probability());
           CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"misdirect_write_probability"}},
                            action.disk().misdirect_write_probability());
+          if (action.disk().misdirect_write_probability() > 0 && UsesPaxos()) {
+            // A misdirected write leaves the old, well-formed state under
+            // its own key: an acceptor forgets what it acknowledged.
+            problems_.Add({{"faults"}, {"action", a}, {"disk"}, {"misdirect_write_probability"}},
+                          "Paxos does not survive an acceptor that forgets its promises: no "
+                          "misdirected writes with LWTs or serial reads (docs/decisions.md)");
+          }
           break;
         case scenario::FaultAction::kPause:
           CheckNode({{"faults"}, {"action", a}, {"pause"}, {"node"}}, action.pause().node());

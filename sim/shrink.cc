@@ -134,9 +134,13 @@ void ForgetNode(scenario::Scenario& spec, uint32_t node) {
       auto drop = [node](google::protobuf::RepeatedField<uint32_t>& side) {
         side.erase(std::remove(side.begin(), side.end(), node), side.end());
       };
+      const bool had_side_b = !action.partition().side_b().empty();
       drop(*action.mutable_partition()->mutable_side_a());
       drop(*action.mutable_partition()->mutable_side_b());
-      if (action.partition().side_a().empty()) continue;
+      // An empty side_b means every other node: a wider partition.
+      if (action.partition().side_a().empty() || (had_side_b && action.partition().side_b().empty())) {
+        continue;
+      }
     }
     *kept.add_action() = action;
   }

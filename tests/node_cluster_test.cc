@@ -213,7 +213,9 @@ TEST_F(NodeClusterTest, AKilledNodeGetsItsHintsAndEveryReplicaHoldsEveryAcknowle
     if (Metric(1, "hints_sent") + Metric(2, "hints_sent") >= hinted) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(Metric(1, "hints_sent") + Metric(2, "hints_sent"), hinted);
+  // At least once: a replay that timed out (a loaded machine) is sent again
+  // even if the first one landed, and both count.
+  EXPECT_GE(Metric(1, "hints_sent") + Metric(2, "hints_sent"), hinted);
   ASSERT_EQ(acknowledged.size(), 150u);
   // A graceful stop (SIGTERM), logged as such, closes RocksDB.
   ASSERT_TRUE(cluster_->StopAll().ok());

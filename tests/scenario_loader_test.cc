@@ -137,4 +137,20 @@ TEST(ScenarioLoaderTest, RequiredProbesMustExist) {
 }
 
 }  // namespace
+TEST(ScenarioLoaderTest, MisdirectedWritesAreRefusedWithPaxos) {
+  const std::string workload = R"(
+schema { table { name: "kv" column: "v" } }
+workload { name: "w" kv { clients: 1 operations_per_client: 1 table: "kv" key_count: 1
+  cas_fraction: 1 write_consistency: CL_QUORUM read_consistency: CL_QUORUM } }
+)";
+  const std::string error = ErrorOf(BaseScenario(workload + R"(
+faults { action { at_ms: 1 disk { node: 1 duration_ms: 5 misdirect_write_probability: 0.1 } } }
+)"));
+  EXPECT_NE(error.find("misdirect_write_probability: Paxos does not survive"), std::string::npos) << error;
+  // Bit flips are caught by checksums, so LWTs may meet them.
+  EXPECT_TRUE(ParseScenario("ok.textproto", BaseScenario(workload + R"(
+faults { action { at_ms: 1 disk { node: 1 duration_ms: 5 corrupt_read_probability: 0.1 } } }
+)")).ok());
+}
+
 }  // namespace charybdis::sim

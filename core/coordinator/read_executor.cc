@@ -49,6 +49,7 @@ void ReadExecutor::FinishPaxosThenRestart() {
     executor->phase_ = Phase::kCollecting;
     executor->answers_.clear();
     executor->asked_.clear();
+    executor->refused_.clear();  // a refuser has dropped what it could not read
     // A new id: answers of the first pass still on the wire must not count.
     executor->id_ = executor->context_.NextRequestId();
     executor->ids_.push_back(executor->id_);
@@ -263,7 +264,16 @@ void ReadExecutor::Speculate() {
 
 void ReadExecutor::ReplaceRefused(NodeId replica) {
   if (!refused_.insert(replica).second) return;  // a duplicate refusal
-  if (phase_ != Phase::kCollecting) return;
+  if (phase_ == Phase::kRepairReading) {
+    // It gave a digest and now cannot give its data: read on without it.
+    answers_.erase(replica);
+    const bool all_data = std::all_of(answers_.begin(), answers_.end(),
+                                      [](const auto& entry) { return entry.second.has_data; });
+    if (all_data && Counted() >= requirement_.blocked_for()) return RepairWrites();
+    if (next_target_ < targets_.size()) return Ask(targets_[next_target_++], /*digest_only=*/false);
+    return FailRefused();
+  }
+  if (phase_ != Phase::kCollecting || answers_.count(replica)) return;  // its answer counts
   std::vector<NodeId> could_answer;
   for (NodeId target : targets_) {
     if (!refused_.count(target)) could_answer.push_back(target);
@@ -275,7 +285,7 @@ void ReadExecutor::ReplaceRefused(NodeId replica) {
 }
 
 void ReadExecutor::FailRefused() {
-  CHARYBDIS_ASSERT(phase_ == Phase::kCollecting);
+  CHARYBDIS_ASSERT(phase_ == Phase::kCollecting || phase_ == Phase::kRepairReading);
   CHARYBDIS_ASSERT(!refused_.empty());
   CHARYBDIS_PROBE(context_.env.probes, "read.failed_refused");
   phase_ = Phase::kReplied;

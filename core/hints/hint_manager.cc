@@ -1,7 +1,5 @@
 #include "core/hints/hint_manager.h"
 
-#include <algorithm>
-
 #include "core/assert.h"
 #include "core/buggify_actions.h"
 #include "core/data/big_endian.h"
@@ -113,16 +111,7 @@ void HintManager::OnScanned(NodeId target, uint64_t stored_before,
                             absl::StatusOr<std::vector<KeyValue>> hints) {
   Replay& replay = replays_[target];
   replay.scanning = false;
-  const std::set<std::string> deleted(replay.deleted_during_scan.begin(),
-                                      replay.deleted_during_scan.end());
-  replay.deleted_during_scan.clear();
-  for (const std::string& key : deleted) replay.sent.erase(key);
   if (!hints.ok()) return;  // the next tick tries again
-  // A hint delivered and deleted after the scan began is gone: replaying it
-  // again would deliver it twice.
-  hints->erase(std::remove_if(hints->begin(), hints->end(),
-                              [&](const KeyValue& hint) { return deleted.count(hint.key) > 0; }),
-               hints->end());
   if (hints->empty() && replay.in_flight.empty()) {
     // Everything delivered, unless a hint was stored while we looked.
     if (stored_for_[target] == stored_before) targets_.erase(target);
@@ -192,12 +181,7 @@ void HintManager::OnAck(NodeId from, uint64_t request_id, bool ok) {
     // which is harmless.
     env_.storage->Apply(std::move(batch), Durability::kUnsynced,
                         [this, target = target, key](absl::Status) {
-                          Replay& done = replays_[target];
-                          if (done.scanning) {
-                            done.deleted_during_scan.push_back(key);
-                          } else {
-                            done.sent.erase(key);
-                          }
+                          replays_[target].sent.erase(key);
                           if (liveness_.IsUp(target)) ReplayTo(target);
                         });
     return;

@@ -48,9 +48,6 @@ class HintManager {
     bool scanning = false;
     std::map<uint64_t, std::string> in_flight;  // request id -> hint key
     std::set<std::string> sent;                 // keys in flight
-    // Delivered hints deleted while a scan was out: it may still list
-    // them, so they count as sent until it is read.
-    std::vector<std::string> deleted_during_scan;
   };
 
   void Tick();
