@@ -1,6 +1,9 @@
 #include "sim/convergence_check.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "core/coordinator/consistency.h"
 #include "core/data/storage_codec.h"
 #include "core/token.h"
 
@@ -34,6 +37,15 @@ std::string Describe(NodeId node, const Partition& partition) {
     }
   }
   return text;
+}
+
+// The newest timestamp a partition holds anywhere (0 if empty).
+Timestamp Newest(const Partition& partition) {
+  Timestamp newest = 0;
+  for (const auto& [key, row] : partition.rows) {
+    newest = std::max(newest, row.NewestTimestamp().value_or(0));
+  }
+  return newest;
 }
 
 }  // namespace
@@ -72,6 +84,53 @@ CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history
                       ? absl::StrCat(keys.size(), " keys identical on every running replica")
                       : absl::StrCat(diverged, " of ", keys.size(),
                                      " keys differ between replicas, e.g. ", result.detail);
+  return result;
+}
+
+CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& history) {
+  CheckResult result{"acknowledged_writes_kept", true, ""};
+  const uint32_t shards = cluster.topology().shards_per_node;
+  uint64_t checked = 0, unchecked = 0, lost = 0;
+  for (const CompletedOp& op : PairOperations(history)) {
+    const HistoryOp& invoke = *op.invoke;
+    const bool plain_write = invoke.function == HistoryOp::Function::kWrite ||
+                             invoke.function == HistoryOp::Function::kDelete;
+    if (!plain_write || IsSerial(invoke.consistency) || op.completion == nullptr ||
+        op.completion->type != HistoryOp::Type::kOk) {
+      continue;
+    }
+    const Token token = TokenOf(invoke.key);
+    bool running = false, kept = false;
+    for (NodeId replica : cluster.ring().ReplicasOf(token)) {
+      const SimNode& node = cluster.node(replica);
+      if (!node.running()) continue;
+      running = true;
+      const SimStorage& storage = node.storage(ShardOf(token, shards));
+      kept = kept || Newest(OnDisk(storage, invoke.table, invoke.key).first) >= op.completion->timestamp;
+    }
+    if (!running) {
+      unchecked++;
+      continue;
+    }
+    checked++;
+    if (kept) continue;
+    lost++;
+    if (lost <= 5) {
+      absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "key ", invoke.key, ": a ",
+                      ConsistencyName(invoke.consistency), " write acknowledged at ",
+                      op.completion->time, "ns with timestamp ", op.completion->timestamp,
+                      " is on no running replica");
+    }
+  }
+  if (checked == 0) {
+    return NothingToCheck("acknowledged_writes_kept",
+                          "no acknowledged plain writes with a running replica");
+  }
+  result.passed = lost == 0;
+  result.detail = result.passed
+                      ? absl::StrCat(checked, " acknowledged writes on a running replica (", unchecked,
+                                     " with every replica down not checked)")
+                      : absl::StrCat(lost, " of ", checked, " acknowledged writes lost: ", result.detail);
   return result;
 }
 

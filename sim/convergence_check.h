@@ -13,4 +13,9 @@ namespace charybdis::sim {
 // data for it (read straight from the replicas' disks).
 CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history);
 
+// Every acknowledged plain write (ANY included; not Paxos writes) is held,
+// as itself or a newer version, on the disk of at least one running
+// replica of its key. Writes whose replicas are all down are not checked.
+CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& history);
+
 }  // namespace charybdis::sim

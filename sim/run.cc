@@ -188,6 +188,9 @@ std::vector<CheckResult> EndOfRunChecks(const scenario::Scenario& spec, const Cl
   if (spec.checks().replicas_converge()) {
     checks.push_back(CheckReplicasConverge(cluster, history));
   }
+  if (spec.checks().acknowledged_writes_kept()) {
+    checks.push_back(CheckAcknowledgedWritesKept(cluster, history));
+  }
   const auto latencies = MergedLatencies(workloads.kv());
   for (const auto& check : spec.checks().latency()) {
     checks.push_back(CheckLatency(check, latencies));

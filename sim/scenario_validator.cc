@@ -378,6 +378,9 @@ class Validator {
     if (spec_.checks().replicas_converge() && spec_.schema().table_size() == 0) {
       problems_.Add({{"checks"}, {"replicas_converge"}}, "needs a schema with tables");
     }
+    if (spec_.checks().acknowledged_writes_kept() && !kv) {
+      problems_.Add({{"checks"}, {"acknowledged_writes_kept"}}, "needs a kv workload to check");
+    }
     std::set<std::string> metrics;
     for (const auto& [name, value] : ShardMetrics().Counters()) metrics.insert(name);
     const auto& checks = spec_.checks();

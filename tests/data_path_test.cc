@@ -7,7 +7,9 @@
 
 #include "core/token.h"
 #include "sim/cluster.h"
+#include "sim/convergence_check.h"
 #include "sim/scenario_checks.h"
+#include "tests/history_builder.h"
 #include "tests/requests.h"
 #include "tests/scenario_text.h"
 
@@ -84,6 +86,34 @@ TEST_F(DataPathTest, QuorumWriteThenRead) {
   EXPECT_EQ(read.newest_timestamp(), written.write_timestamp());
   EXPECT_EQ(Metric("replica_writes_sent"), 3u);
   EXPECT_EQ(Metric("replica_reads_sent"), 2u);  // data from one, a digest from another
+}
+
+// One acknowledged write of key "k" to table "t" in a history.
+History AcknowledgedWrite(ConsistencyLevel level, Timestamp timestamp) {
+  testing::HistoryBuilder builder;
+  builder.Completed(1, HistoryOp::Type::kOk, HistoryOp::Function::kWrite, level, timestamp, "v");
+  for (HistoryOp& op : builder.history_) op.table = "t";
+  return builder.history_;
+}
+
+TEST_F(DataPathTest, AcknowledgedWritesKeptLooksOnTheReplicasDisks) {
+  const ClientResponse written = Call(Put("k", "v", CL_ONE));
+  ASSERT_EQ(written.code(), ClientResponse::OK);
+  RunFor(100 * kMillisecond);  // on every replica
+  const Timestamp at = written.write_timestamp();
+  EXPECT_TRUE(CheckAcknowledgedWritesKept(cluster_, AcknowledgedWrite(CL_ANY, at)).passed);
+  EXPECT_TRUE(CheckAcknowledgedWritesKept(cluster_, AcknowledgedWrite(CL_ONE, at - 1)).passed)
+      << "a newer version on disk keeps an older write";
+  const CheckResult lost = CheckAcknowledgedWritesKept(cluster_, AcknowledgedWrite(CL_ANY, at + 1));
+  EXPECT_FALSE(lost.passed);
+  EXPECT_NE(lost.detail.find("1 of 1 acknowledged writes lost"), std::string::npos) << lost.detail;
+  // Paxos writes are left out, and a check with nothing left fails.
+  const CheckResult serial = CheckAcknowledgedWritesKept(cluster_, AcknowledgedWrite(CL_SERIAL, at + 1));
+  EXPECT_TRUE(serial.nothing_checked);
+  EXPECT_FALSE(serial.passed);
+  for (NodeId node : {1, 2, 3}) cluster_.Crash(node);
+  EXPECT_TRUE(CheckAcknowledgedWritesKept(cluster_, AcknowledgedWrite(CL_ANY, at + 1)).nothing_checked)
+      << "with every replica down the write is not checked";
 }
 
 TEST_F(DataPathTest, BadRequestsAreRejectedWithAReason) {
