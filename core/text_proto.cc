@@ -42,4 +42,28 @@ absl::Status ParseTextProto(const std::string& path, const std::string& text,
   return absl::OkStatus();
 }
 
+void TextProtoProblems::Add(std::initializer_list<FieldStep> steps, const std::string& problem) {
+  const google::protobuf::Descriptor* descriptor = root_;
+  const google::protobuf::TextFormat::ParseInfoTree* tree = &locations_;
+  std::string where = path_;
+  std::string name;
+  for (const FieldStep& step : steps) {
+    absl::StrAppend(&name, name.empty() ? "" : ".", step.field);
+    if (step.index >= 0) absl::StrAppend(&name, "[", step.index, "]");
+    const google::protobuf::FieldDescriptor* field =
+        descriptor == nullptr ? nullptr : descriptor->FindFieldByName(step.field);
+    if (field == nullptr || tree == nullptr) continue;
+    // A repeated field named as a whole has no single location.
+    if (field->is_repeated() != (step.index >= 0)) {
+      tree = nullptr;
+      continue;
+    }
+    const google::protobuf::TextFormat::ParseLocation location = tree->GetLocation(field, step.index);
+    if (location.line >= 0) where = absl::StrCat(path_, ":", location.line + 1, ":", location.column + 1);
+    tree = field->message_type() ? tree->GetTreeForNested(field, step.index) : nullptr;
+    descriptor = field->message_type();
+  }
+  absl::StrAppend(&text_, text_.empty() ? "" : "\n", where, ": ", name, ": ", problem);
+}
+
 }  // namespace charybdis

@@ -16,46 +16,6 @@ namespace {
 
 using google::protobuf::TextFormat;
 
-// Collects "FILE:LINE:COLUMN: field: problem" lines.
-class Problems {
- public:
-  Problems(std::string path, const TextFormat::ParseInfoTree& locations)
-      : path_(std::move(path)), locations_(locations) {}
-
-  // `field` of the top-level message (index -1 for a singular field).
-  void Top(const std::string& field, int index, const std::string& problem) {
-    At(&locations_, NodeConfigFile::descriptor(), field, index, field, problem);
-  }
-  // `field` of the index-th element of the repeated top-level `parent`.
-  void Nested(const std::string& parent, int index, const google::protobuf::Descriptor* type,
-              const std::string& field, const std::string& problem) {
-    const auto* parent_field = NodeConfigFile::descriptor()->FindFieldByName(parent);
-    const TextFormat::ParseInfoTree* tree = locations_.GetTreeForNested(parent_field, index);
-    At(tree, type, field, -1, absl::StrCat(parent, "[", index, "].", field), problem);
-  }
-
-  const std::string& text() const { return text_; }
-
- private:
-  void At(const TextFormat::ParseInfoTree* tree, const google::protobuf::Descriptor* type,
-          const std::string& field, int index, const std::string& name,
-          const std::string& problem) {
-    // A field the file leaves out has no place: the problem is the file's.
-    std::string where = path_;
-    const auto* descriptor = type->FindFieldByName(field);
-    const bool locatable = descriptor != nullptr && (index >= 0) == descriptor->is_repeated();
-    if (tree != nullptr && locatable) {
-      const auto location = tree->GetLocation(descriptor, index);
-      if (location.line >= 0) absl::StrAppend(&where, ":", location.line + 1, ":", location.column + 1);
-    }
-    absl::StrAppend(&text_, text_.empty() ? "" : "\n", where, ": ", name, ": ", problem);
-  }
-
-  std::string path_;
-  const TextFormat::ParseInfoTree& locations_;
-  std::string text_;
-};
-
 // "host:port" with a port in 1..65535.
 bool IsHostPort(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -78,49 +38,45 @@ absl::StatusOr<LoadedConfig> LoadConfig(const std::string& path) {
   return ParseConfig(path, text.str());
 }
 
-absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::string& text) {
-  LoadedConfig loaded;
-  NodeConfigFile& file = loaded.file;
-  TextFormat::ParseInfoTree locations;
-  if (absl::Status parsed = ParseTextProto(path, text, file, locations); !parsed.ok()) return parsed;
+namespace {
 
-  Problems problems(path, locations);
-  if (file.shards() == 0) file.set_shards(1);
-  if (file.shards() > kMaxShards) {
-    problems.Top("shards", -1, absl::StrCat("must be between 1 and ", kMaxShards));
-  }
-  if (file.data_directory().empty()) problems.Top("data_directory", -1, "is required");
-  if (file.node_id() == 0) problems.Top("node_id", -1, "is required (node ids start at 1)");
-
-  // The members: unique ids, placed, addressed; this node among them.
+// The members: unique ids, placed, addressed. Returns their ids, and counts
+// them per datacenter.
+std::set<NodeId> CheckMembers(const NodeConfigFile& file, TextProtoProblems& problems,
+                              std::map<std::string, uint32_t>& nodes_per_datacenter) {
   std::set<NodeId> ids;
-  std::map<std::string, uint32_t> nodes_per_datacenter;
-  const Member* self = nullptr;
-  const auto* member_type = Member::descriptor();
   for (int i = 0; i < file.member_size(); i++) {
     const Member& member = file.member(i);
     if (member.id() == 0 || member.id() > kMaxNodeId) {
-      problems.Nested("member", i, member_type, "id", absl::StrCat("must be between 1 and ", kMaxNodeId));
+      problems.Add({{"member", i}, {"id"}}, absl::StrCat("must be between 1 and ", kMaxNodeId));
     }
     if (member.id() != 0 && !ids.insert(member.id()).second) {
-      problems.Nested("member", i, member_type, "id", absl::StrCat("node ", member.id(), " is listed twice"));
+      problems.Add({{"member", i}, {"id"}}, absl::StrCat("node ", member.id(), " is listed twice"));
     }
-    if (member.datacenter().empty()) problems.Nested("member", i, member_type, "datacenter", "is required");
-    if (member.rack().empty()) problems.Nested("member", i, member_type, "rack", "is required");
+    if (member.datacenter().empty()) problems.Add({{"member", i}, {"datacenter"}}, "is required");
+    if (member.rack().empty()) problems.Add({{"member", i}, {"rack"}}, "is required");
     if (!IsHostPort(member.internode_address())) {
-      problems.Nested("member", i, member_type, "internode_address",
-                      absl::StrCat("\"", member.internode_address(), "\" is not host:port"));
+      problems.Add({{"member", i}, {"internode_address"}},
+                   absl::StrCat("\"", member.internode_address(), "\" is not host:port"));
     }
     if (!member.client_address().empty() && !IsHostPort(member.client_address())) {
-      problems.Nested("member", i, member_type, "client_address",
-                      absl::StrCat("\"", member.client_address(), "\" is not host:port"));
+      problems.Add({{"member", i}, {"client_address"}},
+                   absl::StrCat("\"", member.client_address(), "\" is not host:port"));
     }
     nodes_per_datacenter[member.datacenter()]++;
+  }
+  if (file.member_size() == 0) problems.Add({{"member"}}, "list every node of the cluster");
+  return ids;
+}
+
+// This node's own addresses: its own fields, else its member entry's.
+void CheckAddresses(const NodeConfigFile& file, TextProtoProblems& problems, LoadedConfig& loaded) {
+  const Member* self = nullptr;
+  for (const Member& member : file.member()) {
     if (member.id() == file.node_id()) self = &member;
   }
-  if (file.member_size() == 0) problems.Top("member", -1, "list every node of the cluster");
   if (file.node_id() != 0 && file.member_size() > 0 && self == nullptr) {
-    problems.Top("node_id", -1, absl::StrCat("node ", file.node_id(), " is not among the members"));
+    problems.Add({{"node_id"}}, absl::StrCat("node ", file.node_id(), " is not among the members"));
   }
   loaded.internode_address = file.internode_address();
   loaded.client_address = file.client_address();
@@ -128,46 +84,53 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
     if (loaded.internode_address.empty()) loaded.internode_address = self->internode_address();
     if (loaded.client_address.empty()) loaded.client_address = self->client_address();
   }
-  if (!IsHostPort(loaded.internode_address)) {
-    problems.Top("internode_address", -1, absl::StrCat("\"", loaded.internode_address, "\" is not host:port"));
-  }
-  if (!IsHostPort(loaded.client_address)) {
-    problems.Top("client_address", -1, absl::StrCat("\"", loaded.client_address, "\" is not host:port"));
-  }
+  auto check = [&](const char* field, const std::string& address) {
+    if (!IsHostPort(address)) {
+      problems.Add({{field}}, absl::StrCat("\"", address, "\" is not host:port"));
+    }
+  };
+  check("internode_address", loaded.internode_address);
+  check("client_address", loaded.client_address);
   loaded.metrics_address = file.metrics_address();
-  if (!loaded.metrics_address.empty() && !IsHostPort(loaded.metrics_address)) {
-    problems.Top("metrics_address", -1, absl::StrCat("\"", loaded.metrics_address, "\" is not host:port"));
-  }
+  if (!loaded.metrics_address.empty()) check("metrics_address", loaded.metrics_address);
+}
 
-  // Replication: NetworkTopologyStrategy, per datacenter.
-  ClusterLayout layout;
-  const auto* replication_type = ReplicationFactor::descriptor();
+// Replication: NetworkTopologyStrategy, per datacenter.
+void CheckReplication(const NodeConfigFile& file, TextProtoProblems& problems,
+                      const std::map<std::string, uint32_t>& nodes_per_datacenter,
+                      ClusterLayout& layout) {
   for (int i = 0; i < file.replication_size(); i++) {
     const ReplicationFactor& factor = file.replication(i);
     auto nodes = nodes_per_datacenter.find(factor.datacenter());
     if (nodes == nodes_per_datacenter.end()) {
-      problems.Nested("replication", i, replication_type, "datacenter",
-                      absl::StrCat("no member is in datacenter \"", factor.datacenter(), "\""));
+      problems.Add({{"replication", i}, {"datacenter"}},
+                   absl::StrCat("no member is in datacenter \"", factor.datacenter(), "\""));
     } else if (factor.replication_factor() < 1 || factor.replication_factor() > nodes->second) {
-      problems.Nested("replication", i, replication_type, "replication_factor",
-                      absl::StrCat("replication factor ", factor.replication_factor(), " for \"",
-                                   factor.datacenter(), "\" must be between 1 and its ",
-                                   nodes->second, " nodes"));
+      problems.Add({{"replication", i}, {"replication_factor"}},
+                   absl::StrCat("replication factor ", factor.replication_factor(), " for \"",
+                                factor.datacenter(), "\" must be between 1 and its ",
+                                nodes->second, " nodes"));
     }
     layout.replication.per_datacenter[factor.datacenter()] = factor.replication_factor();
   }
-  if (file.replication_size() == 0) problems.Top("replication", -1, "give a replication factor per datacenter");
+  if (file.replication_size() == 0) {
+    problems.Add({{"replication"}}, "give a replication factor per datacenter");
+  }
+}
 
-  const auto* table_type = Table::descriptor();
+void CheckTables(const NodeConfigFile& file, TextProtoProblems& problems, NodeConfig& node) {
   for (int i = 0; i < file.table_size(); i++) {
     const Table& table = file.table(i);
-    if (table.name().empty()) problems.Nested("table", i, table_type, "name", "is required");
-    if (table.column_size() == 0) problems.Nested("table", i, table_type, "column", "give at least one column");
+    if (table.name().empty()) problems.Add({{"table", i}, {"name"}}, "is required");
+    if (table.column_size() == 0) problems.Add({{"table", i}, {"column"}}, "give at least one column");
     TableSchema schema{table.name(), {table.column().begin(), table.column().end()}};
-    loaded.node.tables[table.name()] = std::move(schema);
+    node.tables[table.name()] = std::move(schema);
   }
-  if (!problems.text().empty()) return absl::InvalidArgumentError(problems.text());
+}
 
+// What a checked file means for core/: the ring, the peers, the timeouts.
+void BuildNodeConfig(const NodeConfigFile& file, const std::set<NodeId>& ids, ClusterLayout layout,
+                     LoadedConfig& loaded) {
   for (NodeId id : ids) {
     for (const Member& member : file.member()) {
       if (member.id() != id) continue;
@@ -186,16 +149,40 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   }
   node.shards = file.shards();
   node.ring = std::make_shared<const TokenRing>(layout);
-  if (file.write_timeout_ms()) node.coordinator.write_timeout = file.write_timeout_ms() * kMillisecond;
-  if (file.read_timeout_ms()) node.coordinator.read_timeout = file.read_timeout_ms() * kMillisecond;
-  if (file.max_hint_window_ms()) node.coordinator.max_hint_window = file.max_hint_window_ms() * kMillisecond;
-  if (file.hint_replay_interval_ms()) {
-    node.coordinator.hint_replay_interval = file.hint_replay_interval_ms() * kMillisecond;
+  auto set_ms = [](uint64_t ms, Nanos& duration) {
+    if (ms != 0) duration = static_cast<Nanos>(ms) * kMillisecond;
+  };
+  set_ms(file.write_timeout_ms(), node.coordinator.write_timeout);
+  set_ms(file.read_timeout_ms(), node.coordinator.read_timeout);
+  set_ms(file.max_hint_window_ms(), node.coordinator.max_hint_window);
+  set_ms(file.hint_replay_interval_ms(), node.coordinator.hint_replay_interval);
+  set_ms(file.heartbeat_interval_ms(), node.failure_detector.heartbeat_interval);
+  set_ms(file.convict_after_ms(), node.failure_detector.convict_after);
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::string& text) {
+  LoadedConfig loaded;
+  NodeConfigFile& file = loaded.file;
+  TextFormat::ParseInfoTree locations;
+  if (absl::Status parsed = ParseTextProto(path, text, file, locations); !parsed.ok()) return parsed;
+
+  TextProtoProblems problems(path, NodeConfigFile::descriptor(), locations);
+  if (file.shards() == 0) file.set_shards(1);
+  if (file.shards() > kMaxShards) {
+    problems.Add({{"shards"}}, absl::StrCat("must be between 1 and ", kMaxShards));
   }
-  if (file.heartbeat_interval_ms()) {
-    node.failure_detector.heartbeat_interval = file.heartbeat_interval_ms() * kMillisecond;
-  }
-  if (file.convict_after_ms()) node.failure_detector.convict_after = file.convict_after_ms() * kMillisecond;
+  if (file.data_directory().empty()) problems.Add({{"data_directory"}}, "is required");
+  if (file.node_id() == 0) problems.Add({{"node_id"}}, "is required (node ids start at 1)");
+  std::map<std::string, uint32_t> nodes_per_datacenter;
+  const std::set<NodeId> ids = CheckMembers(file, problems, nodes_per_datacenter);
+  CheckAddresses(file, problems, loaded);
+  ClusterLayout layout;
+  CheckReplication(file, problems, nodes_per_datacenter, layout);
+  CheckTables(file, problems, loaded.node);
+  if (!problems.text().empty()) return absl::InvalidArgumentError(problems.text());
+  BuildNodeConfig(file, ids, std::move(layout), loaded);
   return loaded;
 }
 

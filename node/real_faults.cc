@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "core/assert.h"
+#include "core/workload/fault_kinds.h"
 #include "node/log.h"
 
 namespace charybdis::node {
@@ -54,6 +56,10 @@ void RealFaults::AddPause(uint64_t at_ms, NodeId node, uint64_t length_ms) {
 
 void RealFaults::AddScripted(const scenario::FaultAction& action) {
   const uint64_t at = action.at_ms();
+  if (!FaultKindOf(action.kind_case()).on_real_nodes) {
+    skipped_++;
+    return;
+  }
   switch (action.kind_case()) {
     case scenario::FaultAction::kCrash: {
       const NodeId node = action.crash().node();
@@ -81,7 +87,7 @@ void RealFaults::AddScripted(const scenario::FaultAction& action) {
     case scenario::FaultAction::kPause:
       return AddPause(at, action.pause().node(), action.pause().duration_ms());
     default:
-      skipped_++;  // no real counterpart (clog, disk, clock, crash point)
+      CHARYBDIS_ASSERT(false && "a fault kind on real nodes without a counterpart here");
   }
 }
 
@@ -144,9 +150,9 @@ void RealFaults::AddRandom(const scenario::RandomFaults& faults, Random& random)
       Add(*at + length, "heal", [this] { (void)cluster_.Heal(); });
     }
   }
-  skipped_ += count(faults.max_clogs_per_minute()) + count(faults.max_disk_faults_per_minute()) +
-              count(faults.max_clock_skews_per_minute()) +
-              count(faults.max_crash_points_per_minute());
+  for (const FaultKind& kind : FaultKinds()) {
+    if (kind.random_rate != nullptr && !kind.on_real_nodes) skipped_ += count(kind.random_rate(faults));
+  }
 }
 
 void RealFaults::Start() {

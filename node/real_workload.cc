@@ -91,25 +91,14 @@ void RealKvWorkload::RunClient(uint32_t index, Random random) {
     *execute.mutable_request() = KvRequest(spec_.table(), "v", op, 0);
     execute.mutable_request()->set_request_id(sequence);
     const NodeId coordinator = CoordinatorFor(op, nodes, avoid_until, random, execute);
-    HistoryOp invoke;
-    invoke.process = process;
-    invoke.function = op.function;
-    invoke.key = op.key;
-    invoke.consistency = op.consistency;
-    invoke.has_value = op.function == HistoryOp::Function::kWrite || op.function == HistoryOp::Function::kCas;
-    if (invoke.has_value) invoke.value = op.value;
-    invoke.has_expected = op.expected.has_value();
-    invoke.expected = op.expected.value_or("");
-    history_.Record(invoke);
+    history_.Record(KvHistoryEvent(op, process, HistoryOp::Type::kInvoke, spec_.table()));
 
     ClientResponse response;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
     const grpc::Status status = stubs[coordinator]->Execute(&context, execute, &response);
-    // The completion: what the invocation said, but a read's value is what
-    // it read (filled in below), not carried over.
-    HistoryOp done = invoke;
-    done.has_value = done.function != HistoryOp::Function::kRead && invoke.has_value;
+    // A read's value is what it read (filled in below).
+    HistoryOp done = KvHistoryEvent(op, process, HistoryOp::Type::kOk, spec_.table());
     std::string error;
     if (!status.ok()) {
       // The node may have taken the request before the call broke.

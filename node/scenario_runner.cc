@@ -2,13 +2,16 @@
 
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <random>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -93,35 +96,125 @@ std::vector<Check> RunHistoryChecks(const std::string& binary, const std::string
   return checks;
 }
 
-}  // namespace
-
-int RunScenario(const RunScenarioOptions& options) {
-  std::ifstream file(options.scenario_path);
+// The scenario file, parsed, if this runner can run it (else a message and
+// nullopt).
+std::optional<scenario::Scenario> LoadRunnable(const std::string& path) {
+  std::ifstream file(path);
   std::stringstream text;
   text << file.rdbuf();
   scenario::Scenario spec;
   if (!file || !google::protobuf::TextFormat::ParseFromString(text.str(), &spec)) {
-    std::cerr << options.scenario_path << ": cannot read the scenario (check it with ./charybdis sim)\n";
-    return 2;
+    std::cerr << path << ": cannot read the scenario (check it with ./charybdis sim)\n";
+    return std::nullopt;
   }
   if (const std::string problem = Unsupported(spec); !problem.empty()) {
-    std::cerr << options.scenario_path << ": " << problem << "\n";
-    return 2;
+    std::cerr << path << ": " << problem << "\n";
+    return std::nullopt;
   }
-  // The cluster: the scenario's shape, or `nodes` nodes.
+  return spec;
+}
+
+// The local cluster for a scenario: its shape, or `nodes` nodes.
+LocalCluster::Options ShapeOf(const scenario::Scenario& spec, uint32_t nodes) {
   LocalCluster::Options shape;
   uint32_t scenario_nodes = 0;
   for (const auto& rack : spec.topology().datacenter(0).rack()) scenario_nodes += rack.nodes();
-  shape.nodes = options.nodes != 0 ? options.nodes : scenario_nodes;
+  shape.nodes = nodes != 0 ? nodes : scenario_nodes;
   shape.shards = std::max<uint32_t>(spec.topology().shards_per_node(), 1);
+  const auto& replication = spec.topology().replication();
   uint32_t factor = 3;
-  for (const auto& datacenter : spec.topology().replication().datacenter()) factor = datacenter.replication_factor();
-  if (spec.topology().replication().replication_factor()) factor = spec.topology().replication().replication_factor();
+  for (const auto& datacenter : replication.datacenter()) factor = datacenter.replication_factor();
+  if (replication.replication_factor()) factor = replication.replication_factor();
   shape.replication_factor = std::min(factor, shape.nodes);
   for (const auto& table : spec.schema().table()) {
     shape.tables[table.name()] = {table.column().begin(), table.column().end()};
   }
   shape.extra_config = ExtraConfig(spec);
+  return shape;
+}
+
+// Runs every workload on its own thread: each starts at start_ms, or when
+// the one named `after` finished. Returns them once all have finished.
+std::vector<std::unique_ptr<RealKvWorkload>> RunWorkloads(
+    const scenario::Scenario& spec, LocalCluster& cluster, const TokenRing& ring,
+    HistoryRecorder& history, Random& random, std::chrono::steady_clock::time_point started) {
+  std::vector<std::unique_ptr<RealKvWorkload>> workloads;
+  std::atomic<uint64_t> next_process{0};
+  std::mutex mutex;
+  std::condition_variable finished_changed;
+  std::set<std::string> finished;
+  std::vector<std::thread> runners;
+  for (int i = 0; i < spec.workload_size(); i++) {
+    const auto& workload = spec.workload(i);
+    workloads.push_back(std::make_unique<RealKvWorkload>(workload.name(), workload.kv(), cluster, ring,
+                                                         history, next_process, random.Fork(100 + i)));
+    RealKvWorkload* runner = workloads.back().get();
+    runners.emplace_back([&, runner, after = workload.after(), start_ms = workload.kv().start_ms()] {
+      if (!after.empty()) {
+        std::unique_lock<std::mutex> lock(mutex);
+        finished_changed.wait(lock, [&] { return finished.count(after) > 0; });
+      }
+      std::this_thread::sleep_until(started + std::chrono::milliseconds(start_ms));
+      std::cout << "  workload " << runner->name() << " started" << std::endl;
+      runner->Run();
+      std::lock_guard<std::mutex> lock(mutex);
+      finished.insert(runner->name());
+      finished_changed.notify_all();
+    });
+  }
+  for (auto& runner : runners) runner.join();
+  return workloads;
+}
+
+// Each workload's outcome and expectations.
+std::vector<Check> WorkloadChecks(const std::vector<std::unique_ptr<RealKvWorkload>>& workloads) {
+  std::vector<Check> checks;
+  for (const auto& workload : workloads) {
+    const auto& outcome = workload->outcome();
+    std::string errors;
+    for (const auto& [name, count] : outcome.errors) absl::StrAppend(&errors, " ", name, "=", count);
+    std::cout << "  workload " << workload->name() << ": " << outcome.ok << " ok, " << outcome.failed
+              << " failed, " << outcome.unknown << " unknown;" << errors << "\n";
+    const std::string unmet = workload->UnmetExpectation();
+    checks.push_back({workload->name() + ".expect", unmet.empty(), unmet.empty() ? "met" : unmet});
+  }
+  return checks;
+}
+
+// The scenario's checks once the workloads are done: views, the history
+// (by the simulator's checker binary) and the replicas' disks.
+void ClusterChecks(const scenario::Scenario& spec, const RunScenarioOptions& options,
+                   LocalCluster& cluster, const TokenRing& ring, const std::string& history_path,
+                   std::vector<Check>& checks) {
+  const uint64_t settle_ms = std::max<uint64_t>(spec.checks().settle_ms(), 5000);
+  if (spec.checks().views_converge()) {
+    const absl::Status views = cluster.WaitForViews(static_cast<int>(settle_ms));
+    checks.push_back({"views_converge", views.ok(),
+                      views.ok() ? "every node sees every node up" : std::string(views.message())});
+  }
+  if (spec.checks().linearizable() || spec.checks().read_your_writes()) {
+    for (Check& check : RunHistoryChecks(options.checker_binary, options.scenario_path, history_path)) {
+      checks.push_back(std::move(check));
+    }
+  }
+  if (spec.checks().replicas_converge() && spec.workload_size() > 0) {
+    // Give hints and read repair their time, then look at the disks (the
+    // scenarios' workloads share one table and key range).
+    std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
+    (void)cluster.StopAll();
+    const auto& kv = spec.workload(0).kv();
+    const ReplicaCheck converged = CheckReplicasConverge(cluster, ring, kv.table(), kv.key_count());
+    checks.push_back({"replicas_converge", converged.passed, converged.detail});
+  }
+}
+
+}  // namespace
+
+int RunScenario(const RunScenarioOptions& options) {
+  const std::optional<scenario::Scenario> loaded = LoadRunnable(options.scenario_path);
+  if (!loaded) return 2;
+  const scenario::Scenario& spec = *loaded;
+  const LocalCluster::Options shape = ShapeOf(spec, options.nodes);
   fs::remove_all(options.directory);
   auto created = LocalCluster::Create(options.directory, options.node_binary, shape);
   if (!created.ok()) {
@@ -146,74 +239,19 @@ int RunScenario(const RunScenarioOptions& options) {
 
   Random random(options.seed);
   HistoryRecorder history;
-  std::atomic<uint64_t> next_process{0};
   RealFaults faults(spec, cluster, random.Fork(1));
   const auto started = std::chrono::steady_clock::now();
   faults.Start();
-  // Workloads start at start_ms, or when the one named `after` finished.
-  std::vector<std::unique_ptr<RealKvWorkload>> workloads;
-  std::mutex mutex;
-  std::condition_variable finished_changed;
-  std::set<std::string> finished;
-  std::vector<std::thread> runners;
-  for (int i = 0; i < spec.workload_size(); i++) {
-    const auto& workload = spec.workload(i);
-    workloads.push_back(std::make_unique<RealKvWorkload>(workload.name(), workload.kv(), cluster, ring,
-                                                         history, next_process, random.Fork(100 + i)));
-    RealKvWorkload* runner = workloads.back().get();
-    runners.emplace_back([&, runner, after = workload.after(), start_ms = workload.kv().start_ms()] {
-      if (!after.empty()) {
-        std::unique_lock<std::mutex> lock(mutex);
-        finished_changed.wait(lock, [&] { return finished.count(after) > 0; });
-      }
-      std::this_thread::sleep_until(started + std::chrono::milliseconds(start_ms));
-      std::cout << "  workload " << runner->name() << " started" << std::endl;
-      runner->Run();
-      std::lock_guard<std::mutex> lock(mutex);
-      finished.insert(runner->name());
-      finished_changed.notify_all();
-    });
-  }
-  for (auto& runner : runners) runner.join();
+  const auto workloads = RunWorkloads(spec, cluster, ring, history, random, started);
   faults.FinishAndHeal();
-
-  std::vector<Check> checks;
-  for (const auto& workload : workloads) {
-    const auto& outcome = workload->outcome();
-    std::string errors;
-    for (const auto& [name, count] : outcome.errors) absl::StrAppend(&errors, " ", name, "=", count);
-    std::cout << "  workload " << workload->name() << ": " << outcome.ok << " ok, " << outcome.failed
-              << " failed, " << outcome.unknown << " unknown;" << errors << "\n";
-    const std::string unmet = workload->UnmetExpectation();
-    checks.push_back({workload->name() + ".expect", unmet.empty(), unmet.empty() ? "met" : unmet});
-  }
+  std::vector<Check> checks = WorkloadChecks(workloads);
   std::cout << "  faults: " << faults.applied() << " applied (" << faults.Summary() << ")\n";
-  const uint64_t settle_ms = std::max<uint64_t>(spec.checks().settle_ms(), 5000);
-  if (spec.checks().views_converge()) {
-    const absl::Status views = cluster.WaitForViews(static_cast<int>(settle_ms));
-    checks.push_back({"views_converge", views.ok(), views.ok() ? "every node sees every node up" : std::string(views.message())});
-  }
   const std::string history_path = options.directory + "/history.jsonl";
   {
     std::ofstream out(history_path);
     history.WriteJson(out);
   }
-  if (spec.checks().linearizable() || spec.checks().read_your_writes()) {
-    for (Check& check : RunHistoryChecks(options.checker_binary, options.scenario_path, history_path)) {
-      checks.push_back(std::move(check));
-    }
-  }
-  if (spec.checks().replicas_converge()) {
-    // Give hints and read repair their time, then look at the disks.
-    std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
-    (void)cluster.StopAll();
-    for (const auto& workload : spec.workload()) {
-      const ReplicaCheck converged =
-          CheckReplicasConverge(cluster, ring, workload.kv().table(), workload.kv().key_count());
-      checks.push_back({"replicas_converge", converged.passed, converged.detail});
-      break;  // the scenarios' workloads share one table and key range
-    }
-  }
+  ClusterChecks(spec, options, cluster, ring, history_path, checks);
   (void)cluster.StopAll();
   bool passed = true;
   for (const Check& check : checks) {
@@ -221,7 +259,8 @@ int RunScenario(const RunScenarioOptions& options) {
               << check.detail << ")\n";
     passed = passed && check.passed;
   }
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::steady_clock::now() - started).count();
   std::cout << "run-scenario " << spec.name() << ": " << (passed ? "PASS" : "FAIL") << " in " << seconds
             << " s; history " << history.size() << " events"
             << (options.keep ? absl::StrCat(" in ", history_path) : "") << "\n";

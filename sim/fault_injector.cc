@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/assert.h"
+#include "core/workload/fault_kinds.h"
 #include "sim/envelope_kinds.h"
 
 namespace charybdis::sim {
@@ -89,10 +90,9 @@ void FaultInjector::Schedule() {
 void FaultInjector::ScheduleAction(const scenario::FaultAction& action) {
   const Nanos at = static_cast<Nanos>(action.at_ms()) * kMillisecond +
                    static_cast<Nanos>(action.at_us()) * kMicrosecond;
-  const Nanos lasts = static_cast<Nanos>(action.clog().duration_ms() +
-                                         action.pause().duration_ms() +
-                                         action.disk().duration_ms()) *
-                      kMillisecond;
+  const FaultKind& kind = FaultKindOf(action.kind_case());
+  const Nanos lasts =
+      kind.duration_ms == nullptr ? 0 : static_cast<Nanos>(kind.duration_ms(action)) * kMillisecond;
   quiet_from_ = std::max(quiet_from_, at + lasts);
   simulator_.Schedule(at, EventTag{EventKind::kFault, 0, 0, 100 + static_cast<uint64_t>(action.kind_case())},
                       /*bound=*/false, [this, &action] { Apply(action); });

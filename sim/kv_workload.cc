@@ -195,13 +195,8 @@ Address KvWorkload::CoordinatorFor(Client& client, const std::string& key) {
 void KvWorkload::Issue(Client& client) {
   Operation& op = client.op;
   op.value = KvValue(spec_, name_, client.memory.index, ++client.request_id);
-  HistoryOp invoke;
-  invoke.process = client.process;
-  invoke.function = op.function;
-  invoke.table = table_;
-  invoke.key = op.key;
+  HistoryOp invoke = KvHistoryEvent(op, client.process, HistoryOp::Type::kInvoke, table_);
   invoke.time = simulator_.now();
-  invoke.consistency = op.consistency;
   invoke.datacenter = datacenter_;
   int64_t client_timestamp_us = 0;
   const uint64_t granularity_us = spec_.client_timestamp_granularity_us();
@@ -211,12 +206,6 @@ void KvWorkload::Issue(Client& client) {
     client_timestamp_us = static_cast<int64_t>(std::max<uint64_t>(now_us / granularity_us * granularity_us, 1));
     invoke.client_timestamp = true;
   }
-  if (op.function == HistoryOp::Function::kWrite || op.function == HistoryOp::Function::kCas) {
-    invoke.has_value = true;
-    invoke.value = op.value;
-  }
-  invoke.has_expected = op.expected.has_value();
-  if (op.expected) invoke.expected = *op.expected;
   client.client_timestamp_us = client_timestamp_us;
   Envelope message;
   *message.mutable_client_request() = KvRequest(table_, column_, op, client_timestamp_us);
@@ -259,19 +248,9 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
   client.in_flight = false;
   simulator_.Cancel(client.timeout);
   const Operation& op = client.op;
-  HistoryOp completion;
-  completion.process = client.process;
-  completion.type = type;
-  completion.function = op.function;
-  completion.table = table_;
-  completion.key = op.key;
+  HistoryOp completion = KvHistoryEvent(op, client.process, type, table_);
   completion.time = simulator_.now();
-  completion.consistency = op.consistency;
   completion.datacenter = datacenter_;
-  if (op.function == HistoryOp::Function::kCas || op.function == HistoryOp::Function::kWrite) {
-    completion.has_value = true;
-    completion.value = op.value;
-  }
   completion.client_timestamp = spec_.client_timestamp_granularity_us() > 0 && !op.lwt &&
                                 op.function != HistoryOp::Function::kRead;
   if (response != nullptr) {
@@ -279,8 +258,6 @@ void KvWorkload::Complete(Client& client, HistoryOp::Type type, const ClientResp
     completion.coordinator_shard = client.answered_by.shard;
     completion.coordinator_life = response->coordinator_life();
   }
-  completion.has_expected = op.expected.has_value();
-  if (op.expected) completion.expected = *op.expected;
   const bool read = op.function == HistoryOp::Function::kRead;
   if (type == HistoryOp::Type::kOk) {
     ok_++;

@@ -26,7 +26,7 @@ absl::StatusOr<LoadedScenario> ParseScenario(const std::string& path, const std:
   }
   const std::string problems = ValidateScenario(path, loaded.spec, locations);
   if (!problems.empty()) {
-    return absl::InvalidArgumentError(problems.substr(0, problems.size() - 1));
+    return absl::InvalidArgumentError(problems);
   }
   scenario::FailureDetector* detector = loaded.spec.mutable_failure_detector();
   if (detector->heartbeat_interval_ms() == 0) {

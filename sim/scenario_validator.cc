@@ -9,6 +9,8 @@
 #include "core/metrics.h"
 #include "core/paxos/ballot.h"
 #include "core/probe.h"
+#include "core/text_proto.h"
+#include "core/workload/fault_kinds.h"
 #include "sim/envelope_kinds.h"
 #include "sim/history_checks.h"
 #include "sim/topology.h"
@@ -17,55 +19,7 @@ namespace charybdis::sim {
 
 namespace {
 
-using google::protobuf::Descriptor;
-using google::protobuf::FieldDescriptor;
 using google::protobuf::TextFormat;
-
-// One step of a path to a field: its name and, for repeated fields, index.
-struct Step {
-  const char* field;
-  int index = -1;
-};
-
-class Problems {
- public:
-  Problems(std::string path, const TextFormat::ParseInfoTree& locations)
-      : path_(std::move(path)), locations_(locations) {}
-
-  // Records a problem at the deepest part of `steps` that the file spells
-  // out (a field left at its default has no line of its own).
-  void Add(std::initializer_list<Step> steps, const std::string& message) {
-    const Descriptor* descriptor = scenario::Scenario::descriptor();
-    const TextFormat::ParseInfoTree* tree = &locations_;
-    TextFormat::ParseLocation where{0, 0};
-    std::string name;
-    for (const Step& step : steps) {
-      absl::StrAppend(&name, name.empty() ? "" : ".", step.field);
-      if (step.index >= 0) absl::StrAppend(&name, "[", step.index, "]");
-      const FieldDescriptor* field =
-          descriptor == nullptr ? nullptr : descriptor->FindFieldByName(step.field);
-      if (field == nullptr || tree == nullptr) continue;
-      // A repeated field named as a whole has no single location.
-      if (field->is_repeated() && step.index < 0) {
-        tree = nullptr;
-        continue;
-      }
-      const TextFormat::ParseLocation location = tree->GetLocation(field, step.index);
-      if (location.line >= 0) where = location;
-      tree = field->message_type() ? tree->GetTreeForNested(field, step.index) : nullptr;
-      descriptor = field->message_type();
-    }
-    absl::StrAppend(&text_, path_, ":", where.line + 1, ":", where.column + 1, ": ", name,
-                    ": ", message, "\n");
-  }
-
-  std::string text() const { return text_; }
-
- private:
-  std::string path_;
-  const TextFormat::ParseInfoTree& locations_;
-  std::string text_;
-};
 
 bool IsProbability(double p) { return p >= 0 && p <= 1; }
 
@@ -73,7 +27,7 @@ class Validator {
  public:
   Validator(const std::string& path, const scenario::Scenario& spec,
             const TextFormat::ParseInfoTree& locations)
-      : spec_(spec), problems_(path, locations), topology_(Topology::From(spec.topology())) {}
+      : spec_(spec), problems_(path, scenario::Scenario::descriptor(), locations), topology_(Topology::From(spec.topology())) {}
 
   std::string Run() {
     if (spec_.time_limit_ms() == 0) {
@@ -177,7 +131,7 @@ class Validator {
     }
   }
 
-  void CheckDatacenterName(std::initializer_list<Step> steps, const std::string& name) {
+  void CheckDatacenterName(std::initializer_list<FieldStep> steps, const std::string& name) {
     if (topology_.DatacenterIndex(name) < 0) {
       problems_.Add(steps, absl::StrCat("no datacenter is named \"", name, "\""));
     }
@@ -310,6 +264,19 @@ class Validator {
       problems_.Add({{"workload", w}, {"kv"}, {"read_after_write"}},
                     "reading after every write is for fresh keys (key_count: 0)");
     }
+    CheckKvLevels(w, kv);
+    if (!kv.datacenter().empty()) {
+      CheckDatacenterName({{"workload", w}, {"kv"}, {"datacenter"}}, kv.datacenter());
+    }
+    if (kv.start_ms() >= spec_.time_limit_ms()) {
+      problems_.Add({{"workload", w}, {"kv"}, {"start_ms"}}, "starts after the time limit");
+    }
+  }
+
+  // Levels for the kinds of operation the workload makes, each valid for
+  // its kind.
+  void CheckKvLevels(int w, const scenario::KvWorkload& kv) {
+    const bool sweep = kv.sweep_keys() || kv.preload_keys();
     const bool plain_writes =
         !kv.lwt_writes() && !kv.lock_step_cas() &&
         (kv.delete_fraction() > 0 ||
@@ -334,12 +301,6 @@ class Validator {
       if (absl::Status valid = charybdis::ValidForRead(level); !valid.ok()) {
         problems_.Add({{"workload", w}, {"kv"}, {"read_consistency", i}}, std::string(valid.message()));
       }
-    }
-    if (!kv.datacenter().empty()) {
-      CheckDatacenterName({{"workload", w}, {"kv"}, {"datacenter"}}, kv.datacenter());
-    }
-    if (kv.start_ms() >= spec_.time_limit_ms()) {
-      problems_.Add({{"workload", w}, {"kv"}, {"start_ms"}}, "starts after the time limit");
     }
   }
 
@@ -434,18 +395,18 @@ class Validator {
     }
   }
 
-  void CheckNode(std::initializer_list<Step> steps, uint32_t node) {
+  void CheckNode(std::initializer_list<FieldStep> steps, uint32_t node) {
     if (node == 0 || node > topology_.nodes.size()) {
       problems_.Add(steps, absl::StrCat("no node ", node, ": nodes are numbered 1 to ",
                                         topology_.nodes.size()));
     }
   }
 
-  void CheckProbability(std::initializer_list<Step> steps, double value) {
+  void CheckProbability(std::initializer_list<FieldStep> steps, double value) {
     if (!IsProbability(value)) problems_.Add(steps, "must be in [0, 1]");
   }
 
-  void CheckDuration(std::initializer_list<Step> steps, uint64_t duration_ms) {
+  void CheckDuration(std::initializer_list<FieldStep> steps, uint64_t duration_ms) {
     if (duration_ms == 0) problems_.Add(steps, "must be at least 1");
   }
 
@@ -472,6 +433,12 @@ class Validator {
       if (action.at_us() >= 1000) {
         problems_.Add({{"faults"}, {"action", a}, {"at_us"}}, "below 1000 (more is at_ms)");
       }
+      if (action.kind_case() != scenario::FaultAction::KIND_NOT_SET) {
+        const FaultKind& kind = FaultKindOf(action.kind_case());
+        if (kind.duration_ms != nullptr) {
+          CheckDuration({{"faults"}, {"action", a}, {kind.name}, {"duration_ms"}}, kind.duration_ms(action));
+        }
+      }
       switch (action.kind_case()) {
         case scenario::FaultAction::kCrash:
           CheckNode({{"faults"}, {"action", a}, {"crash"}, {"node"}}, action.crash().node());
@@ -486,8 +453,6 @@ class Validator {
           break;
         case scenario::FaultAction::kClog:
           CheckNode({{"faults"}, {"action", a}, {"clog"}, {"node"}}, action.clog().node());
-          CheckDuration({{"faults"}, {"action", a}, {"clog"}, {"duration_ms"}},
-                        action.clog().duration_ms());
           break;
         case scenario::FaultAction::kClockSkew:
           CheckNode({{"faults"}, {"action", a}, {"clock_skew"}, {"node"}}, action.clock_skew().node());
@@ -498,8 +463,6 @@ class Validator {
           break;
         case scenario::FaultAction::kDisk:
           CheckNode({{"faults"}, {"action", a}, {"disk"}, {"node"}}, action.disk().node());
-          CheckDuration({{"faults"}, {"action", a}, {"disk"}, {"duration_ms"}},
-                        action.disk().duration_ms());
           CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"corrupt_read_probability"}},
                            action.disk().corrupt_read_probability());
           CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"misdirect_write_probability"}},
@@ -514,8 +477,6 @@ class Validator {
           break;
         case scenario::FaultAction::kPause:
           CheckNode({{"faults"}, {"action", a}, {"pause"}, {"node"}}, action.pause().node());
-          CheckDuration({{"faults"}, {"action", a}, {"pause"}, {"duration_ms"}},
-                        action.pause().duration_ms());
           break;
         case scenario::FaultAction::kCrashPoint:
           CheckCrashPoint(a, action.crash_point());
@@ -592,17 +553,11 @@ class Validator {
     for (const auto& [field, value] : probabilities) {
       if (!IsProbability(value)) problems_.Add({{"random_faults"}, {field}}, "must be in [0, 1]");
     }
-    const std::pair<const char*, double> rates[] = {
-        {"max_crashes_per_minute", faults.max_crashes_per_minute()},
-        {"max_partitions_per_minute", faults.max_partitions_per_minute()},
-        {"max_clogs_per_minute", faults.max_clogs_per_minute()},
-        {"max_pauses_per_minute", faults.max_pauses_per_minute()},
-        {"max_disk_faults_per_minute", faults.max_disk_faults_per_minute()},
-        {"max_clock_skews_per_minute", faults.max_clock_skews_per_minute()},
-        {"max_crash_points_per_minute", faults.max_crash_points_per_minute()}};
-    for (const auto& [field, value] : rates) {
-      if (value < 0 || value > 10'000) {
-        problems_.Add({{"random_faults"}, {field}}, "must be between 0 and 10000");
+    for (const FaultKind& kind : FaultKinds()) {
+      if (kind.random_rate == nullptr) continue;
+      const double rate = kind.random_rate(faults);
+      if (rate < 0 || rate > 10'000) {
+        problems_.Add({{"random_faults"}, {kind.random_rate_field}}, "must be between 0 and 10000");
       }
     }
     if (faults.max_nodes_down() >= topology_.nodes.size() && topology_.nodes.size() > 1) {
@@ -628,7 +583,7 @@ class Validator {
   }
 
   const scenario::Scenario& spec_;
-  Problems problems_;
+  TextProtoProblems problems_;
   Topology topology_;
 };
 

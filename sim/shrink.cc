@@ -12,7 +12,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/assert.h"
+#include "core/workload/fault_kinds.h"
 #include "google/protobuf/text_format.h"
+#include "sim/child_pipe.h"
 #include "sim/run.h"
 
 namespace charybdis::sim {
@@ -63,11 +65,7 @@ Verdict RunIsolated(const LoadedScenario& scenario, uint64_t seed) {
     std::fclose(trace);
     std::string out = absl::StrJoin(verdict.failed, "\n");
     absl::StrAppend(&out, "\n\n", verdict.faults_happened.SerializeAsString());
-    for (size_t written = 0; written < out.size();) {
-      const ssize_t n = write(fds[1], out.data() + written, out.size() - written);
-      if (n <= 0) _exit(70);
-      written += static_cast<size_t>(n);
-    }
+    WriteAllOrExit(fds[1], out);
     _exit(0);
   }
   close(fds[1]);
@@ -248,18 +246,13 @@ void Shrinker::ShortenFaults() {
     Reduce(absl::StrCat("faults.action[", i, "] at_ms"),
            [i](const auto& s) { return s.faults().action(i).at_ms(); },
            [i](auto& s, uint64_t v) { s.mutable_faults()->mutable_action(i)->set_at_ms(v); }, 0);
-    const scenario::FaultAction& action = current_.faults().action(i);
-    const std::string what = absl::StrCat("faults.action[", i, "] duration_ms");
-    if (action.has_clog()) {
-      Reduce(what, [i](const auto& s) { return s.faults().action(i).clog().duration_ms(); },
-             [i](auto& s, uint64_t v) { s.mutable_faults()->mutable_action(i)->mutable_clog()->set_duration_ms(v); });
-    } else if (action.has_pause()) {
-      Reduce(what, [i](const auto& s) { return s.faults().action(i).pause().duration_ms(); },
-             [i](auto& s, uint64_t v) { s.mutable_faults()->mutable_action(i)->mutable_pause()->set_duration_ms(v); });
-    } else if (action.has_disk()) {
-      Reduce(what, [i](const auto& s) { return s.faults().action(i).disk().duration_ms(); },
-             [i](auto& s, uint64_t v) { s.mutable_faults()->mutable_action(i)->mutable_disk()->set_duration_ms(v); });
-    }
+    const FaultKind& kind = FaultKindOf(current_.faults().action(i).kind_case());
+    if (kind.duration_ms == nullptr) continue;
+    Reduce(absl::StrCat("faults.action[", i, "] duration_ms"),
+           [i, &kind](const auto& s) { return kind.duration_ms(s.faults().action(i)); },
+           [i, &kind](auto& s, uint64_t v) {
+             kind.set_duration_ms(*s.mutable_faults()->mutable_action(i), v);
+           });
   }
 }
 

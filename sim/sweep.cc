@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
+#include "sim/child_pipe.h"
 #include "sim/exit_codes.h"
 #include "sim/json_text.h"
 #include "sim/report.h"
@@ -88,12 +89,8 @@ RunRecord RunOne(const std::vector<LoadedScenario>& scenarios, size_t index, uin
                          const std::vector<std::pair<size_t, uint64_t>>& tasks, size_t first,
                          const SweepOptions& options, int out) {
   for (size_t i = first; i < tasks.size(); i += options.jobs) {
-    const std::string line = JsonText(RunOne(scenarios, tasks[i].first, tasks[i].second, options).ToJson()) + "\n";
-    for (size_t written = 0; written < line.size();) {
-      const ssize_t n = write(out, line.data() + written, line.size() - written);
-      if (n <= 0) _exit(70);
-      written += static_cast<size_t>(n);
-    }
+    const RunRecord record = RunOne(scenarios, tasks[i].first, tasks[i].second, options);
+    WriteAllOrExit(out, JsonText(record.ToJson()) + "\n");
   }
   close(out);
   _exit(0);

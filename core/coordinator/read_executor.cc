@@ -284,19 +284,25 @@ void ReadExecutor::ReplaceRefused(NodeId replica) {
   Ask(targets_[next_target_++], /*digest_only=*/false);
 }
 
+ClientResponse ReadExecutor::FailureResponse(ClientResponse::Code code, const char* message) {
+  CHARYBDIS_ASSERT(phase_ != Phase::kReplied);
+  phase_ = Phase::kReplied;
+  ClientResponse response;
+  response.set_code(code);
+  response.set_consistency(requirement_.level());
+  response.set_received(Counted());
+  response.set_blocked_for(requirement_.blocked_for());
+  response.set_message(message);
+  return response;
+}
+
 void ReadExecutor::FailRefused() {
   CHARYBDIS_ASSERT(phase_ == Phase::kCollecting || phase_ == Phase::kRepairReading);
   CHARYBDIS_ASSERT(!refused_.empty());
   CHARYBDIS_PROBE(context_.env.probes, "read.failed_refused");
-  phase_ = Phase::kReplied;
   context_.metrics.read_failures++;
-  ClientResponse response;
-  response.set_code(ClientResponse::READ_FAILURE);
-  response.set_consistency(requirement_.level());
-  response.set_received(Counted());
-  response.set_blocked_for(requirement_.blocked_for());
+  ClientResponse response = FailureResponse(ClientResponse::READ_FAILURE, "too many replicas could not read");
   response.set_failures(static_cast<uint32_t>(refused_.size()));
-  response.set_message("too many replicas could not read");
   reply_(std::move(response));
   // The timeout still ends the executor: refusers never answer.
 }
@@ -304,17 +310,12 @@ void ReadExecutor::FailRefused() {
 void ReadExecutor::OnTimeout() {
   timed_out_ = true;
   if (phase_ != Phase::kReplied) {
-    phase_ = Phase::kReplied;
     context_.metrics.read_timeouts++;
-    ClientResponse response;
-    response.set_code(ClientResponse::READ_TIMEOUT);
-    response.set_consistency(requirement_.level());
-    response.set_received(Counted());
-    response.set_blocked_for(requirement_.blocked_for());
+    ClientResponse response =
+        FailureResponse(ClientResponse::READ_TIMEOUT, "timed out waiting for replica answers");
     bool data_present = false;
     for (const auto& [replica, answer] : answers_) data_present = data_present || answer.has_data;
     response.set_data_present(data_present);
-    response.set_message("timed out waiting for replica answers");
     reply_(std::move(response));
   }
   MaybeDone();

@@ -63,6 +63,9 @@ class ReadExecutor final : public PendingRequest,
   // Too many refused for the level: the client hears READ_FAILURE now.
   void FailRefused();
   void OnTimeout();
+  // Ends the read with a failure answer (counts and level filled in) for
+  // the caller to complete and send.
+  ClientResponse FailureResponse(ClientResponse::Code code, const char* message);
   void RepairInBackground(NodeId replica, const Answer& answer);
   void SendRepair(NodeId replica, const Partition& missing);
   void MaybeDone();

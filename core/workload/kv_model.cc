@@ -139,6 +139,24 @@ ClientRequest KvRequest(const std::string& table, const std::string& column, con
   return request;
 }
 
+HistoryOp KvHistoryEvent(const KvOperation& op, uint64_t process, HistoryOp::Type type,
+                         const std::string& table) {
+  HistoryOp event;
+  event.process = process;
+  event.type = type;
+  event.function = op.function;
+  event.table = table;
+  event.key = op.key;
+  event.consistency = op.consistency;
+  if (op.function == HistoryOp::Function::kWrite || op.function == HistoryOp::Function::kCas) {
+    event.has_value = true;
+    event.value = op.value;
+  }
+  event.has_expected = op.expected.has_value();
+  event.expected = op.expected.value_or("");
+  return event;
+}
+
 HistoryOp::Type KvOutcome(ClientResponse::Code code) {
   switch (code) {
     case ClientResponse::OK:

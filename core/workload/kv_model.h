@@ -59,6 +59,13 @@ std::string KvValue(const scenario::KvWorkload& spec, const std::string& workloa
 ClientRequest KvRequest(const std::string& table, const std::string& column, const KvOperation& op,
                         int64_t client_timestamp_us);
 
+// The history event of `op` by `process` on `table`: its invocation, or
+// (type ok, fail or info) the start of its completion, which the answer
+// fills in. Writes and cas carry their value in both; a read's value is
+// only what it read. The runtime adds the time and where it stands.
+HistoryOp KvHistoryEvent(const KvOperation& op, uint64_t process, HistoryOp::Type type,
+                         const std::string& table);
+
 // What an answer's code means for the history: ok, fail (no effect) or
 // info (it may have taken effect).
 HistoryOp::Type KvOutcome(ClientResponse::Code code);
