@@ -175,6 +175,9 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   }
   if (file.data_directory().empty()) problems.Add({{"data_directory"}}, "is required");
   if (file.node_id() == 0) problems.Add({{"node_id"}}, "is required (node ids start at 1)");
+  if (file.commitlog_sync().mode() != CommitlogSync::PERIODIC && file.commitlog_sync().period_ms() != 0) {
+    problems.Add({{"commitlog_sync"}, {"period_ms"}}, "is for mode PERIODIC (GROUP syncs every write)");
+  }
   std::map<std::string, uint32_t> nodes_per_datacenter;
   const std::set<NodeId> ids = CheckMembers(file, problems, nodes_per_datacenter);
   CheckAddresses(file, problems, loaded);

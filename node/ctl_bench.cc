@@ -2,9 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -47,15 +50,18 @@ ExecuteRequest BenchRequest(const BenchOptions& options, const std::string& key)
   return execute;
 }
 
-}  // namespace
-
-uint64_t RunBench(Client::Stub& stub, const BenchOptions& options) {
+// What one of the bench's clients saw.
+struct BenchTally {
   std::vector<int64_t> latencies_us;
-  latencies_us.reserve(options.count);
   std::map<std::string, uint64_t> errors;
   uint64_t not_applied = 0;
-  const auto started = std::chrono::steady_clock::now();
-  for (uint32_t i = 0; i < options.count; i++) {
+};
+
+// One client: requests one at a time, taking the next key number from
+// `next` until `count` are taken.
+BenchTally RunClient(Client::Stub& stub, const BenchOptions& options, std::atomic<uint32_t>& next) {
+  BenchTally tally;
+  for (uint32_t i; (i = next.fetch_add(1)) < options.count;) {
     const ExecuteRequest request = BenchRequest(options, absl::StrCat(options.key_prefix, i));
     ClientResponse response;
     grpc::ClientContext context;
@@ -64,29 +70,50 @@ uint64_t RunBench(Client::Stub& stub, const BenchOptions& options) {
     const grpc::Status status = stub.Execute(&context, request, &response);
     const auto latency = std::chrono::steady_clock::now() - sent;
     if (!status.ok()) {
-      errors[absl::StrCat("grpc ", status.error_code())]++;
+      tally.errors[absl::StrCat("grpc ", status.error_code())]++;
     } else if (response.code() != ClientResponse::OK) {
-      errors[ClientResponse::Code_Name(response.code())]++;
+      tally.errors[ClientResponse::Code_Name(response.code())]++;
     } else {
-      latencies_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(latency).count());
-      not_applied += options.operation == "cas" && !response.applied();
+      tally.latencies_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(latency).count());
+      tally.not_applied += options.operation == "cas" && !response.applied();
     }
     if ((i + 1) % 5000 == 0 && i + 1 < options.count) {
       std::cerr << "  " << (i + 1) << "/" << options.count << "\n";
     }
   }
+  return tally;
+}
+
+}  // namespace
+
+uint64_t RunBench(Client::Stub& stub, const BenchOptions& options) {
+  std::atomic<uint32_t> next{0};
+  std::vector<BenchTally> tallies(std::max<uint32_t>(options.in_flight, 1));
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> clients;
+  for (BenchTally& tally : tallies) {
+    clients.emplace_back([&] { tally = RunClient(stub, options, next); });
+  }
+  for (std::thread& client : clients) client.join();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  BenchTally total;
+  for (const BenchTally& tally : tallies) {
+    total.latencies_us.insert(total.latencies_us.end(), tally.latencies_us.begin(), tally.latencies_us.end());
+    for (const auto& [name, count] : tally.errors) total.errors[name] += count;
+    total.not_applied += tally.not_applied;
+  }
   uint64_t failed = 0;
   std::string error_text;
-  for (const auto& [name, count] : errors) {
+  for (const auto& [name, count] : total.errors) {
     failed += count;
     absl::StrAppend(&error_text, " ", name, "=", count);
   }
+  const std::vector<int64_t>& latencies_us = total.latencies_us;
   std::cout << options.operation << " " << ConsistencyLevel_Name(options.level) << ": "
-            << options.count << " requests, " << latencies_us.size() << " ok, " << failed
-            << " failed" << error_text;
-  if (options.operation == "cas") std::cout << ", " << not_applied << " not applied";
+            << options.count << " requests (" << tallies.size() << " in flight), "
+            << latencies_us.size() << " ok, " << failed << " failed" << error_text;
+  if (options.operation == "cas") std::cout << ", " << total.not_applied << " not applied";
   std::cout << "; p50 " << Percentile(latencies_us, 50) << " us, p90 " << Percentile(latencies_us, 90)
             << " us, p99 " << Percentile(latencies_us, 99) << " us, max "
             << Percentile(latencies_us, 100) << " us; " << static_cast<int64_t>(options.count / seconds)

@@ -8,10 +8,12 @@
 
 namespace charybdis::node {
 
-// `ctl bench`: one client, one request at a time, against one node.
+// `ctl bench`: clients, each with one request at a time, against one node.
 struct BenchOptions {
   std::string operation;  // put, get or cas (IF NOT EXISTS on fresh keys)
   uint32_t count = 20000;
+  // Clients (threads on one channel), so this many requests in flight.
+  uint32_t in_flight = 1;
   ConsistencyLevel level = CL_QUORUM;
   std::string table = "kv";
   // Name the shard owning each key (else the node picks one).

@@ -12,8 +12,9 @@
 //                                        (--json: answers as JSON)
 //   status                               ring, shards, who is up per node
 //   metrics                              the node's /metrics text
-//   bench put|get|cas [--count 20000]    one client's latency (cas: IF NOT
-//                                        EXISTS on fresh keys; --prefix P)
+//   bench put|get|cas [--count 20000]    latency and throughput (cas: IF NOT
+//                                        EXISTS on fresh keys; --prefix P;
+//                                        --in-flight N: N clients at once)
 //   cluster up [-n 3] [--smp 2] [--rf 3] start a local cluster in --dir
 //   cluster down                         stop it and delete its directory
 //   cluster kill N | start N | stop N    one node (kill = SIGKILL)
@@ -309,6 +310,11 @@ int Bench(const Arguments& arguments) {
     auto level = LevelNamed(arguments.flags.at("cl"));
     if (!level) return Usage("--cl: not a consistency level");
     options.level = *level;
+  }
+  if (arguments.flags.count("in-flight") &&
+      (!absl::SimpleAtoi(arguments.flags.at("in-flight"), &options.in_flight) || options.in_flight == 0 ||
+       options.in_flight > 1024)) {
+    return Usage("--in-flight takes a number from 1 to 1024");
   }
   if (arguments.flags.count("prefix")) options.key_prefix = arguments.flags.at("prefix");
   if (arguments.flags.count("table")) options.table = arguments.flags.at("table");

@@ -142,7 +142,8 @@ absl::Status Node::Open() {
     parts.thread = std::make_unique<ShardThread>(absl::StrCat("shard-", shard));
     threads.push_back(parts.thread.get());
     const std::string shard_directory = (fs::path(directory) / absl::StrCat("shard-", shard)).string();
-    auto storage = RocksDbStorage::Open(shard_directory, parts.thread.get());
+    auto storage =
+        RocksDbStorage::Open(shard_directory, parts.thread.get(), config_.file.commitlog_sync());
     if (!storage.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "data_directory: cannot open ", shard_directory, " (in use by another process?): ",

@@ -4,20 +4,13 @@
 #include <rocksdb/write_batch.h>
 
 #include "absl/strings/str_cat.h"
+#include "core/assert.h"
 
 namespace charybdis::node {
 
-namespace {
-
-absl::Status ToStatus(const rocksdb::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("rocksdb: ", status.ToString()));
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<RocksDbStorage>> RocksDbStorage::Open(const std::string& directory,
-                                                                    Reactor* reactor) {
+                                                                    Reactor* reactor,
+                                                                    const CommitlogSync& sync) {
   rocksdb::Options options;
   options.create_if_missing = true;
   // One small instance per shard: keep its threads and memory modest.
@@ -28,28 +21,40 @@ absl::StatusOr<std::unique_ptr<RocksDbStorage>> RocksDbStorage::Open(const std::
   const rocksdb::Status status = rocksdb::DB::Open(options, directory, &db);
   if (!status.ok()) return ToStatus(status);
   return std::unique_ptr<RocksDbStorage>(
-      new RocksDbStorage(std::unique_ptr<rocksdb::DB>(db), reactor));
+      new RocksDbStorage(std::unique_ptr<rocksdb::DB>(db), reactor, sync));
 }
 
-RocksDbStorage::RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor)
-    : db_(std::move(db)), reactor_(reactor) {}
+RocksDbStorage::RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor,
+                               const CommitlogSync& sync)
+    : db_(std::move(db)),
+      reactor_(reactor),
+      periodic_(sync.mode() == CommitlogSync::PERIODIC),
+      log_writer_(std::make_unique<LogWriter>(*db_, *reactor_, sync)) {}
 
 RocksDbStorage::~RocksDbStorage() {
+  log_writer_.reset();  // writes what it holds first
   if (db_ != nullptr) db_->Close();
 }
 
 void RocksDbStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) {
+  const bool sync = durability == Durability::kSynced && !periodic_;
+  if (sync || with_log_writer_ > 0) {
+    CHARYBDIS_ASSERT(!periodic_);
+    with_log_writer_++;
+    log_writer_->Write(std::move(batch), sync, [this, done = std::move(done)](absl::Status status) {
+      CHARYBDIS_ASSERT(with_log_writer_ > 0);
+      with_log_writer_--;
+      done(std::move(status));
+    });
+    return;
+  }
+  // Nothing ahead of it: written here, visible at once, durable with the
+  // next fsync (the next synced write's, or PERIODIC's timer).
   rocksdb::WriteBatch rocks_batch;
   for (const WriteBatch::Operation& operation : batch.operations) {
-    if (operation.value) {
-      rocks_batch.Put(operation.key, *operation.value);
-    } else {
-      rocks_batch.Delete(operation.key);
-    }
+    operation.value ? rocks_batch.Put(operation.key, *operation.value) : rocks_batch.Delete(operation.key);
   }
-  rocksdb::WriteOptions options;
-  options.sync = durability == Durability::kSynced;
-  absl::Status status = ToStatus(db_->Write(options, &rocks_batch));
+  absl::Status status = ToStatus(db_->Write(rocksdb::WriteOptions(), &rocks_batch));
   reactor_->Post([done = std::move(done), status = std::move(status)] { done(status); });
 }
 

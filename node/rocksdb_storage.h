@@ -6,6 +6,8 @@
 #include "absl/status/statusor.h"
 #include "core/reactor.h"
 #include "core/storage.h"
+#include "node/log_writer.h"
+#include "proto/durability.pb.h"
 
 namespace rocksdb {
 class DB;
@@ -15,15 +17,19 @@ namespace charybdis::node {
 
 // One shard's storage: a RocksDB instance in its own directory, holding the
 // shard's data, Paxos state and hints (core/data/storage_codec.h keys).
-// Operations run on the calling shard's thread; their callbacks are posted
-// to its reactor, so they never run inside the call. A synced write is a
-// RocksDB write with sync (WAL fsync'd), which also makes every earlier
-// unsynced write durable, as the interface promises.
+// Reads and unsynced writes run on the calling shard's thread; synced
+// writes (GROUP) go to the shard's log writer, which shares one fsync
+// among all those queued while the previous one ran, so the shard thread
+// never waits for an fsync. A write issued while earlier ones are with the
+// log writer queues behind them: writes apply in order, and a synced
+// write makes every earlier one durable, as the interface promises.
+// Callbacks are posted to the shard's reactor, never run inside the call.
 class RocksDbStorage final : public Storage {
  public:
   // Opens (creating if needed) the database in `directory`.
   static absl::StatusOr<std::unique_ptr<RocksDbStorage>> Open(const std::string& directory,
-                                                             Reactor* reactor);
+                                                             Reactor* reactor,
+                                                             const CommitlogSync& sync);
   ~RocksDbStorage() override;
 
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
@@ -31,10 +37,15 @@ class RocksDbStorage final : public Storage {
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
 
  private:
-  RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor);
+  RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor, const CommitlogSync& sync);
 
   std::unique_ptr<rocksdb::DB> db_;
   Reactor* reactor_;
+  const bool periodic_;
+  // Writes with the log writer whose callbacks have not run (shard thread
+  // only): while any are, later writes queue behind them.
+  uint64_t with_log_writer_ = 0;
+  std::unique_ptr<LogWriter> log_writer_;  // after db_: stops first
 };
 
 }  // namespace charybdis::node

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "core/assert.h"
 #include "core/coordinator/consistency.h"
 #include "sim/cluster.h"
@@ -174,6 +175,26 @@ nlohmann::json Details(const Cluster& cluster, const FaultInjector& faults,
   return details;
 }
 
+// The checks the scenario shows failing on purpose (expect_failing) pass
+// when they fail with something checked, and fail when they pass.
+void ApplyExpectedFailures(const scenario::Checks& spec, std::vector<CheckResult>& checks) {
+  for (const std::string& name : spec.expect_failing()) {
+    bool ran = false;
+    for (CheckResult& check : checks) {
+      if (check.name != name) continue;
+      ran = true;
+      if (check.nothing_checked) continue;  // that failure shows nothing
+      check.detail = absl::StrCat(check.passed ? "expected to fail (expect_failing), but passed: "
+                                               : "failed as expected (expect_failing): ",
+                                  check.detail);
+      check.passed = !check.passed;
+    }
+    if (!ran) {
+      checks.push_back({absl::StrCat("expect_failing.", name), false, "no check of that name ran"});
+    }
+  }
+}
+
 }  // namespace
 
 // The checks a finished run asks for, on the cluster and the history.
@@ -208,6 +229,7 @@ std::vector<CheckResult> EndOfRunChecks(const scenario::Scenario& spec, const Cl
   for (const auto& workload : workloads.all()) {
     for (CheckResult& check : workload->Checks()) checks.push_back(std::move(check));
   }
+  ApplyExpectedFailures(spec.checks(), checks);
   return checks;
 }
 

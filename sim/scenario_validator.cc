@@ -44,6 +44,7 @@ class Validator {
       CheckSettle();
       CheckSchema();
       CheckCoordinator();
+      CheckStorage();
       CheckDataChecks();
     }
     return problems_.text();
@@ -317,6 +318,14 @@ class Validator {
       if (tables[t].column_size() == 0) {
         problems_.Add({{"schema"}, {"table", t}, {"column"}}, "a table needs at least one column");
       }
+    }
+  }
+
+  void CheckStorage() {
+    const auto& sync = spec_.storage().commitlog_sync();
+    if (sync.mode() != charybdis::CommitlogSync::PERIODIC && sync.period_ms() != 0) {
+      problems_.Add({{"storage"}, {"commitlog_sync"}, {"period_ms"}},
+                    "is for mode PERIODIC (GROUP syncs every write)");
     }
   }
 

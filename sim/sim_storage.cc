@@ -25,11 +25,16 @@ SimStorage::SimStorage(Simulator& simulator, uint32_t host, uint32_t shard,
       host_(host),
       shard_(shard),
       random_(random),
-      profile_(std::move(profile)) {}
+      profile_(std::move(profile)) {
+  const CommitlogSync& sync = profile_.commitlog_sync();
+  if (sync.mode() == CommitlogSync::PERIODIC) {
+    sync_period_ = static_cast<Nanos>(sync.period_ms() != 0 ? sync.period_ms() : 10'000) * kMillisecond;
+    periodic_phase_ = static_cast<Nanos>(random_.Below(static_cast<uint64_t>(sync_period_)));
+  }
+}
 
-Nanos SimStorage::CompletionTime(const scenario::Latency& latency, Nanos extra) {
-  const Nanos ready = simulator_.now() + DrawLatency(latency, random_) + extra +
-                      faults_.extra_latency;
+Nanos SimStorage::CompletionTime(const scenario::Latency& latency) {
+  const Nanos ready = simulator_.now() + DrawLatency(latency, random_) + faults_.extra_latency;
   last_completion_ = std::max(last_completion_, ready);
   return last_completion_;
 }
@@ -61,45 +66,91 @@ void SimStorage::ApplyBatch(const WriteBatch& batch, Undo* undo) {
 }
 
 void SimStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) {
-  const bool synced = durability == Durability::kSynced;
-  const Nanos extra = synced ? DrawLatency(profile_.sync(), random_) : 0;
-  const Nanos at = CompletionTime(profile_.write(), extra);
+  const bool synced = durability == Durability::kSynced && sync_period_ == 0;
   const uint64_t id = ++last_write_id_;
-  issued_.push_back(IssuedWrite{id, std::move(batch), synced, faults_.fail_writes});
-  Complete(at, synced ? 2 : 1, [this, id, done = std::move(done)] { FinishWrite(id, done); });
+  issued_.push_back(
+      IssuedWrite{id, std::move(batch), durability == Durability::kSynced, faults_.fail_writes});
+  if (!synced && !group_running_ && log_queue_.empty()) {
+    // Nothing with the log writer: written at once, durable with the next
+    // sync (the next group's, or PERIODIC's tick).
+    const Nanos at = CompletionTime(profile_.write());
+    Complete(at, 1, [this, id, done = std::move(done)] { FinishWrite(id, done); });
+    return;
+  }
+  log_queue_.push_back(LoggedWrite{id, synced, std::move(done)});
+  if (!group_running_) StartGroup();
   if (synced) Observe(StorageMoment::kSyncIssued);
 }
 
+void SimStorage::StartGroup() {
+  CHARYBDIS_ASSERT(!group_running_ && group_.empty() && !log_queue_.empty());
+  group_.swap(log_queue_);
+  bool synced = false;
+  for (const LoggedWrite& write : group_) synced = synced || write.synced;
+  // One write and, if any member asked for it, one fsync for the group.
+  // Reads go on meanwhile (they run on the shard, not the log writer), so
+  // the group does not hold up later reads' completions.
+  const Nanos sync = synced ? DrawLatency(profile_.sync(), random_) : 0;
+  const Nanos ready =
+      simulator_.now() + DrawLatency(profile_.write(), random_) + sync + faults_.extra_latency;
+  const Nanos at = std::max(last_completion_, ready);
+  group_running_ = true;
+  Complete(at, 2, [this] { FinishGroup(); });
+}
+
+void SimStorage::FinishGroup() {
+  CHARYBDIS_ASSERT(group_running_ && !group_.empty());
+  std::vector<LoggedWrite> group = std::move(group_);
+  group_.clear();
+  group_running_ = false;
+  bool synced = false;
+  for (const LoggedWrite& write : group) synced = synced || write.synced;
+  std::vector<absl::Status> statuses;
+  for (const LoggedWrite& write : group) statuses.push_back(Land(write.id, synced));
+  if (synced) {
+    stats_.syncs++;
+    if (Observe(StorageMoment::kSyncDurable)) return;  // the node dies before anyone hears
+  }
+  // The log writer goes on with what queued meanwhile while the shard
+  // hears of this group.
+  if (!log_queue_.empty()) StartGroup();
+  for (size_t i = 0; i < group.size(); i++) group[i].done(statuses[i]);
+}
+
 void SimStorage::FinishWrite(uint64_t write_id, WriteDone done) {
+  done(Land(write_id, /*durable=*/false));
+}
+
+absl::Status SimStorage::Land(uint64_t write_id, bool durable) {
   CHARYBDIS_ASSERT(!issued_.empty());
   CHARYBDIS_ASSERT(issued_.front().id == write_id);  // writes finish in issue order
   IssuedWrite write = std::move(issued_.front());
   issued_.pop_front();
   if (write.fails) {
     stats_.failed++;
-    done(absl::UnavailableError("simulated disk write failure"));
-    return;
+    return absl::UnavailableError("simulated disk write failure");
   }
   stats_.writes++;
+  stats_.synced_writes += write.synced;
   WriteBatch batch = std::move(write.batch);
   if (faults_.misdirect_write_probability > 0) Misdirect(batch);
-  if (write.synced) {
-    stats_.synced_writes++;
+  if (durable) {
     unsynced_.clear();  // everything before it is durable now
     unsynced_last_puts_.clear();
+    unsynced_at_.clear();
     ApplyBatch(batch, nullptr);
-    if (Observe(StorageMoment::kSyncDurable)) return;  // the node dies before it hears
   } else {
     unsynced_.emplace_back();
     unsynced_last_puts_.push_back(LastPut(batch));
+    unsynced_at_.push_back(simulator_.now());
     ApplyBatch(batch, &unsynced_.back());
   }
-  done(absl::OkStatus());
+  return absl::OkStatus();
 }
 
 void SimStorage::Get(std::string key, GetDone done) {
   const bool fail = faults_.fail_reads;
-  Complete(CompletionTime(profile_.read(), 0), 3, [this, key = std::move(key), fail, done] {
+  Complete(CompletionTime(profile_.read()), 3, [this, key = std::move(key), fail, done] {
     if (fail) {
       stats_.failed++;
       done(absl::UnavailableError("simulated disk read failure"));
@@ -119,7 +170,7 @@ void SimStorage::Get(std::string key, GetDone done) {
 
 void SimStorage::Scan(std::string begin, std::string end, size_t limit, ScanDone done) {
   const bool fail = faults_.fail_reads;
-  Complete(CompletionTime(profile_.read(), 0), 4,
+  Complete(CompletionTime(profile_.read()), 4,
            [this, begin = std::move(begin), end = std::move(end), limit, fail, done] {
              if (fail) {
                stats_.failed++;
@@ -154,6 +205,7 @@ void SimStorage::RollBackUnsyncedAfter(size_t keep) {
     }
     unsynced_.pop_back();
     unsynced_last_puts_.pop_back();
+    unsynced_at_.pop_back();
   }
 }
 
@@ -188,13 +240,30 @@ void SimStorage::Tear(const std::string& key) {
   stats_.torn_writes++;
 }
 
+void SimStorage::ApplyPeriodicSyncs() {
+  if (sync_period_ == 0 || simulator_.now() < periodic_phase_) return;
+  const Nanos last_tick =
+      simulator_.now() - (simulator_.now() - periodic_phase_) % sync_period_;
+  size_t durable = 0;
+  while (durable < unsynced_at_.size() && unsynced_at_[durable] <= last_tick) durable++;
+  if (durable == 0) return;
+  stats_.syncs++;
+  unsynced_.erase(unsynced_.begin(), unsynced_.begin() + static_cast<ptrdiff_t>(durable));
+  unsynced_last_puts_.erase(unsynced_last_puts_.begin(),
+                            unsynced_last_puts_.begin() + static_cast<ptrdiff_t>(durable));
+  unsynced_at_.erase(unsynced_at_.begin(), unsynced_at_.begin() + static_cast<ptrdiff_t>(durable));
+}
+
 void SimStorage::Crash(CrashKind kind) {
+  ApplyPeriodicSyncs();
   // What is not durable, in order: the unsynced batches applied, then the
-  // writes issued and unfinished (failing ones never reach the disk). The
+  // writes issued and unfinished (failing ones never reach the disk; those
+  // still queued for the log writer are in the process's memory only). The
   // OS may have written back any prefix of it; a power cut keeps none.
   std::vector<const WriteBatch*> issued;
-  for (const IssuedWrite& write : issued_) {
-    if (!write.fails) issued.push_back(&write.batch);
+  const size_t handed_to_os = issued_.size() - log_queue_.size();
+  for (size_t i = 0; i < handed_to_os; i++) {
+    if (!issued_[i].fails) issued.push_back(&issued_[i].batch);
   }
   const size_t not_durable = unsynced_.size() + issued.size();
   const size_t survivors = kind == CrashKind::kPowerCut ? 0 : random_.Below(not_durable + 1);
@@ -214,7 +283,11 @@ void SimStorage::Crash(CrashKind kind) {
   if (faults_.torn_writes && survivors > 0) Tear(last_kept);
   unsynced_.clear();
   unsynced_last_puts_.clear();
+  unsynced_at_.clear();
   issued_.clear();
+  group_running_ = false;
+  group_.clear();
+  log_queue_.clear();
   last_completion_ = simulator_.now();
 }
 

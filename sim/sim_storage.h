@@ -36,6 +36,8 @@ struct DiskFaults {
 struct StorageStats {
   uint64_t writes = 0;
   uint64_t synced_writes = 0;
+  // fsyncs: one per group of synced writes (group commit).
+  uint64_t syncs = 0;
   uint64_t reads = 0;
   uint64_t failed = 0;
   // Writes not yet durable (applied unsynced, or issued and unfinished)
@@ -51,6 +53,7 @@ struct StorageStats {
   std::vector<std::pair<const char*, uint64_t>> Counters() const {
     return {{"writes", writes},
             {"synced_writes", synced_writes},
+            {"syncs", syncs},
             {"reads", reads},
             {"failed", failed},
             {"batches_lost_in_crashes", batches_lost_in_crashes},
@@ -80,6 +83,15 @@ enum class StorageMoment {
 // finished synced write made durable: a random suffix of it, or all of it
 // in a power cut. Operations complete in order (one queue per disk) after a
 // drawn latency.
+//
+// It has the shape of node/rocksdb_storage.cc (docs/durability.md). In
+// GROUP mode synced writes, and writes issued behind them, go to a log
+// writer: every write queued while a group is being written and fsync'd
+// goes into the next group, which costs one write and one sync latency for
+// all of them and becomes visible and durable at once. Other writes are
+// visible after a write latency and durable with the next sync. In
+// PERIODIC mode a synced write is answered like an unsynced one, and
+// everything written is durable at the disk's sync ticks, every period_ms.
 class SimStorage final : public Storage {
  public:
   SimStorage(Simulator& simulator, uint32_t host, uint32_t shard, Random random,
@@ -106,7 +118,8 @@ class SimStorage final : public Storage {
   const Contents& contents() const { return contents_; }
 
  private:
-  Nanos CompletionTime(const scenario::Latency& latency, Nanos extra);
+  // Now plus a drawn latency, and no earlier than the previous completion.
+  Nanos CompletionTime(const scenario::Latency& latency);
   void Complete(Nanos at, uint64_t detail, std::function<void()> fn);
   // Previous values of the keys one unsynced batch touched, in order.
   using Undo = std::vector<std::pair<std::string, std::optional<std::string>>>;
@@ -114,6 +127,14 @@ class SimStorage final : public Storage {
   // Applies the batch; with `undo`, records how to take it back.
   void ApplyBatch(const WriteBatch& batch, Undo* undo);
   void FinishWrite(uint64_t write_id, WriteDone done);
+  // Lands the oldest issued write (it must be `write_id`): durable, or
+  // unsynced with an undo record. A failing write lands nowhere.
+  absl::Status Land(uint64_t write_id, bool durable);
+  // The log writer (GROUP): writes what is queued as one group.
+  void StartGroup();
+  void FinishGroup();
+  // PERIODIC: makes durable what the sync ticks up to now covered.
+  void ApplyPeriodicSyncs();
   // Takes back the unsynced batches after the first `keep`.
   void RollBackUnsyncedAfter(size_t keep);
   // The corruption faults (DiskFaults).
@@ -127,8 +148,15 @@ class SimStorage final : public Storage {
   struct IssuedWrite {
     uint64_t id = 0;
     WriteBatch batch;
-    bool synced = false;
+    bool synced = false;  // asked for (PERIODIC answers it unsynced)
     bool fails = false;  // a disk fault: it never reaches the disk
+  };
+
+  // A write with the log writer (GROUP), queued or in the running group.
+  struct LoggedWrite {
+    uint64_t id = 0;
+    bool synced = false;
+    WriteDone done;
   };
 
   Simulator& simulator_;
@@ -147,8 +175,17 @@ class SimStorage final : public Storage {
   std::vector<Undo> unsynced_;  // in the order the batches were applied
   // The last put of each unsynced batch (what a torn write tears), or "".
   std::vector<std::string> unsynced_last_puts_;
+  std::vector<Nanos> unsynced_at_;  // when each was applied (PERIODIC)
   std::deque<IssuedWrite> issued_;  // in issue (= completion) order
   uint64_t last_write_id_ = 0;
+  // The log writer: the group being written, and the writes queued for
+  // the next one (always the newest of issued_).
+  bool group_running_ = false;
+  std::vector<LoggedWrite> group_;
+  std::vector<LoggedWrite> log_queue_;
+  // PERIODIC: the sync ticks fall at periodic_phase_ + k * sync_period_.
+  Nanos sync_period_ = 0;
+  Nanos periodic_phase_ = 0;
   MomentObserver moment_observer_;
 };
 

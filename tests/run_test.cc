@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/scenario_loader.h"
 #include "tests/scenario_text.h"
 
 namespace charybdis::sim {
@@ -47,6 +48,46 @@ TEST(RunTest, ManySeedsPassUnderRandomFaults) {
     EXPECT_EQ(result.workloads[0]["requests"], 300);
   }
   EXPECT_GT(faults_applied, 40 * 2);  // random faults happened, not just the script
+}
+
+// The scenario's one check, by name.
+const CheckResult& CheckNamed(const RunResult& result, const std::string& name) {
+  for (const CheckResult& check : result.checks) {
+    if (check.name == name) return check;
+  }
+  ADD_FAILURE() << "no check " << name;
+  return result.checks.front();
+}
+
+TEST(RunTest, PeriodicPowerLossLosesAcknowledgedWritesOnlyInPeriodicMode) {
+  absl::StatusOr<LoadedScenario> periodic = LoadScenario("scenarios/periodic_power_loss.textproto");
+  ASSERT_TRUE(periodic.ok()) << periodic.status();
+  LoadedScenario group = *periodic;
+  group.spec.mutable_storage()->clear_commitlog_sync();
+  group.spec.mutable_checks()->clear_expect_failing();
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    const RunResult lost = RunScenario(*periodic, seed, nullptr);
+    EXPECT_EQ(lost.outcome, Outcome::kPassed) << "seed " << seed;
+    const CheckResult& expected = CheckNamed(lost, "acknowledged_writes_kept");
+    EXPECT_NE(expected.detail.find("failed as expected"), std::string::npos) << expected.detail;
+    EXPECT_NE(expected.detail.find("acknowledged writes lost"), std::string::npos) << expected.detail;
+
+    const RunResult kept = RunScenario(group, seed, nullptr);
+    EXPECT_EQ(kept.outcome, Outcome::kPassed) << "seed " << seed;
+    EXPECT_TRUE(CheckNamed(kept, "acknowledged_writes_kept").passed)
+        << CheckNamed(kept, "acknowledged_writes_kept").detail;
+  }
+}
+
+TEST(RunTest, AnExpectedFailureThatPassesFailsTheRun) {
+  const LoadedScenario scenario = MustParse(BaseScenario(
+      "workload { name: \"echo\" ping { clients: 1 requests_per_client: 10 timeout_ms: 200 } }\n"
+      "checks { views_converge: true expect_failing: \"views_converge\" expect_failing: \"nope\" }"));
+  const RunResult result = RunScenario(scenario, 1, nullptr);
+  EXPECT_EQ(result.outcome, Outcome::kCheckFailed);
+  EXPECT_FALSE(CheckNamed(result, "views_converge").passed);
+  EXPECT_NE(CheckNamed(result, "views_converge").detail.find("expected to fail"), std::string::npos);
+  EXPECT_FALSE(CheckNamed(result, "expect_failing.nope").passed);
 }
 
 TEST(RunTest, UnfinishedWorkIsALivenessFailure) {

@@ -275,5 +275,81 @@ TEST_F(SimStorageTest, APowerCutKeepsNothingToTear) {
   EXPECT_EQ(storage.stats().torn_writes, 0u);
 }
 
+// A synced write, recording when its callback ran.
+void TimedPut(SimStorage& storage, Simulator& simulator, const std::string& key,
+              Durability durability, std::vector<Nanos>& done_at) {
+  WriteBatch batch;
+  batch.Put(key, "v");
+  storage.Apply(std::move(batch), durability, [&simulator, &done_at](absl::Status status) {
+    EXPECT_TRUE(status.ok());
+    done_at.push_back(simulator.now());
+  });
+}
+
+TEST_F(SimStorageTest, SyncedWritesQueuedDuringAnFsyncShareTheNextOne) {
+  SimStorage storage(simulator_, host_, 0, Random(5), Profile());
+  std::vector<Nanos> done_at;
+  // The first starts a group at once; the next three queue behind it and
+  // go together.
+  for (const char* key : {"a", "b", "c", "d"}) TimedPut(storage, simulator_, key, Durability::kSynced, done_at);
+  RunAll();
+  ASSERT_EQ(done_at.size(), 4u);
+  EXPECT_GE(done_at[0], 105 * kMicrosecond);  // a write and an fsync
+  EXPECT_EQ(done_at[1], done_at[3]) << "one group";
+  EXPECT_GE(done_at[1] - done_at[0], 105 * kMicrosecond) << "its own fsync, after the first";
+  EXPECT_EQ(storage.stats().synced_writes, 4u);
+  EXPECT_EQ(storage.stats().syncs, 2u);
+  storage.Crash(CrashKind::kPowerCut);
+  EXPECT_EQ(storage.contents().size(), 4u);
+}
+
+TEST_F(SimStorageTest, ReadsNeitherWaitForAnFsyncNorSeeWhatItHasNotMadeDurable) {
+  SimStorage storage(simulator_, host_, 0, Random(5), Profile());
+  std::vector<Nanos> done_at;
+  TimedPut(storage, simulator_, "a", Durability::kSynced, done_at);
+  absl::StatusOr<std::optional<std::string>> read;
+  Nanos read_at = 0;
+  storage.Get("a", [&](auto result) {
+    read = result;
+    read_at = simulator_.now();
+  });
+  RunAll();
+  ASSERT_EQ(done_at.size(), 1u);
+  EXPECT_LT(read_at, done_at[0]);
+  ASSERT_TRUE(read.ok());
+  EXPECT_FALSE(read->has_value()) << "not visible before it is durable";
+}
+
+TEST_F(SimStorageTest, AnUnsyncedWriteBehindASyncedOneKeepsItsPlace) {
+  SimStorage storage(simulator_, host_, 0, Random(5), Profile());
+  std::vector<Nanos> done_at;
+  TimedPut(storage, simulator_, "a", Durability::kSynced, done_at);
+  TimedPut(storage, simulator_, "b", Durability::kUnsynced, done_at);
+  RunAll();
+  ASSERT_EQ(done_at.size(), 2u);
+  EXPECT_GE(done_at[1], done_at[0]);
+  EXPECT_EQ(storage.stats().syncs, 1u) << "the unsynced write's group needs no fsync";
+}
+
+TEST_F(SimStorageTest, PeriodicModeAnswersAtOnceAndAPowerCutLosesWhatFollowsTheLastTick) {
+  scenario::StorageProfile profile = Profile();
+  profile.mutable_commitlog_sync()->set_mode(CommitlogSync::PERIODIC);
+  profile.mutable_commitlog_sync()->set_period_ms(1000);
+  SimStorage storage(simulator_, host_, 0, Random(5), profile);
+  std::vector<Nanos> done_at;
+  TimedPut(storage, simulator_, "a", Durability::kSynced, done_at);
+  RunAll();
+  ASSERT_EQ(done_at.size(), 1u);
+  EXPECT_LT(done_at[0], 100 * kMicrosecond) << "no fsync before the answer";
+  simulator_.RunUntil(2500 * kMillisecond);  // at least one tick since
+  TimedPut(storage, simulator_, "b", Durability::kSynced, done_at);
+  RunAll();
+  ASSERT_EQ(done_at.size(), 2u);
+  storage.Crash(CrashKind::kPowerCut);
+  EXPECT_TRUE(storage.contents().count("a")) << "a tick made it durable";
+  EXPECT_FALSE(storage.contents().count("b")) << "acknowledged, and lost";
+  EXPECT_EQ(storage.stats().synced_writes, 2u);
+}
+
 }  // namespace
 }  // namespace charybdis::sim

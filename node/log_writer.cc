@@ -1,0 +1,109 @@
+#include "node/log_writer.h"
+
+#include <pthread.h>
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "absl/strings/str_cat.h"
+#include "core/assert.h"
+#include "node/log.h"
+
+namespace charybdis::node {
+
+namespace {
+
+constexpr uint64_t kDefaultPeriodMs = 10'000;
+
+std::chrono::milliseconds PeriodOf(const CommitlogSync& sync) {
+  if (sync.mode() != CommitlogSync::PERIODIC) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(sync.period_ms() != 0 ? sync.period_ms() : kDefaultPeriodMs);
+}
+
+}  // namespace
+
+absl::Status ToStatus(const rocksdb::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("rocksdb: ", status.ToString()));
+}
+
+LogWriter::LogWriter(rocksdb::DB& db, Reactor& reactor, const CommitlogSync& sync)
+    : db_(db), reactor_(reactor), period_(PeriodOf(sync)) {
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "log-writer");
+    period_.count() > 0 ? PeriodicLoop() : GroupLoop();
+  });
+}
+
+LogWriter::~LogWriter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void LogWriter::Write(WriteBatch batch, bool sync, Done done) {
+  CHARYBDIS_ASSERT(period_.count() == 0);  // PERIODIC writes go straight to RocksDB
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CHARYBDIS_ASSERT(!stopping_);
+    queue_.push_back(Queued{std::move(batch), sync, std::move(done)});
+  }
+  wake_.notify_one();
+}
+
+void LogWriter::GroupLoop() {
+  std::vector<Queued> group;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left to write
+    group.swap(queue_);
+    lock.unlock();
+    WriteGroup(group);
+    group.clear();
+    lock.lock();
+  }
+}
+
+void LogWriter::WriteGroup(std::vector<Queued>& group) {
+  CHARYBDIS_ASSERT(!group.empty());
+  rocksdb::WriteBatch merged;
+  bool sync = false;
+  for (const Queued& write : group) {
+    sync = sync || write.sync;
+    for (const WriteBatch::Operation& operation : write.batch.operations) {
+      operation.value ? merged.Put(operation.key, *operation.value) : merged.Delete(operation.key);
+    }
+  }
+  rocksdb::WriteOptions options;
+  options.sync = sync;
+  const absl::Status status = ToStatus(db_.Write(options, &merged));
+  // One post for the group: the callbacks run in queue order, and the
+  // shard wakes once.
+  std::vector<Done> dones;
+  dones.reserve(group.size());
+  for (Queued& write : group) dones.push_back(std::move(write.done));
+  reactor_.Post([dones = std::move(dones), status] {
+    for (const Done& done : dones) done(status);
+  });
+}
+
+void LogWriter::PeriodicLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto next = std::chrono::steady_clock::now() + period_;
+  while (!stopping_) {
+    if (wake_.wait_until(lock, next, [this] { return stopping_; })) break;
+    lock.unlock();
+    if (const absl::Status synced = ToStatus(db_.SyncWAL()); !synced.ok()) {
+      Log("error", "periodic commitlog sync failed", {{"error", std::string(synced.message())}});
+    }
+    lock.lock();
+    next += period_;
+  }
+  lock.unlock();
+  (void)db_.SyncWAL();  // a clean stop leaves nothing unsynced
+}
+
+}  // namespace charybdis::node
