@@ -67,6 +67,8 @@ struct ShardMetrics {
   uint64_t cas_write_timeout_due_to_uncertainty = 0;
   // Rounds that ended by letting replicas drop commits durable on a quorum.
   uint64_t cas_prune = 0;
+  // Idle Paxos states the acceptor dropped from its bounded cache.
+  uint64_t paxos_cache_evictions = 0;
 
   Histogram write_latency_us;
   Histogram read_latency_us;

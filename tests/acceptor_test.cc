@@ -117,5 +117,42 @@ TEST_F(AcceptorTest, DecisionsOnOnePartitionWaitForTheDiskOneAtATime) {
   EXPECT_TRUE(acceptor_.InProgress("t", "k"));  // accepted, not committed
 }
 
+TEST(AcceptorCacheTest, IdlePartitionsBeyondTheBoundAreDroppedAndReloadedFromDisk) {
+  testing::FakeEnv fake(Address{2, 0});
+  ShardMetrics metrics;
+  Acceptor acceptor(fake.env, metrics, /*max_idle_partitions=*/2);
+  acceptor.Start();
+  fake.storage.CompleteAll();
+  auto prepare = [](const std::string& key, int64_t micros) {
+    Envelope message;
+    message.set_from_node(1);
+    PaxosPrepare* prepare = message.mutable_paxos_prepare();
+    prepare->set_request_id(static_cast<uint64_t>(micros));
+    prepare->mutable_ballot()->set_micros(micros);
+    prepare->mutable_ballot()->set_unique(1);
+    prepare->set_table("t");
+    prepare->set_partition_key(key);
+    return message;
+  };
+  for (int i = 0; i < 5; i++) {
+    acceptor.OnPrepare(prepare("k" + std::to_string(i), 100));
+    fake.storage.CompleteAll();
+  }
+  EXPECT_EQ(acceptor.cached_partitions(), 2u);
+  EXPECT_EQ(metrics.paxos_cache_evictions, 3u);
+  std::vector<Envelope> sent = fake.network.TakeSent();
+  ASSERT_EQ(sent.size(), 5u);
+  for (const Envelope& reply : sent) EXPECT_TRUE(reply.paxos_promise().promised());
+  // k0 was dropped: its promise comes back from disk, so a lower ballot is
+  // still refused.
+  acceptor.OnPrepare(prepare("k0", 50));
+  fake.storage.CompleteAll();
+  sent = fake.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_FALSE(sent[0].paxos_promise().promised());
+  EXPECT_EQ(sent[0].paxos_promise().promised_ballot().micros(), 100);
+  EXPECT_EQ(acceptor.cached_partitions(), 2u);
+}
+
 }  // namespace
 }  // namespace charybdis

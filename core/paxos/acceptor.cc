@@ -76,7 +76,8 @@ bool ParseStoredPaxosState(const std::string& key, const std::string& stored, Pa
   return payload && state.ParseFromArray(payload->data(), static_cast<int>(payload->size()));
 }
 
-Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics) : env_(env), metrics_(metrics) {}
+Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics, size_t max_idle_partitions)
+    : env_(env), metrics_(metrics), max_idle_partitions_(max_idle_partitions) {}
 
 void Acceptor::Start() {
   const std::string all = storage_codec::PaxosPrefix();
@@ -113,8 +114,40 @@ void Acceptor::NoteProgress(const std::string& key, const PaxosState& state) {
 }
 
 void Acceptor::Submit(const std::string& key, Decide decide) {
-  partitions_[key].waiting.push_back(std::move(decide));
+  Use(key).waiting.push_back(std::move(decide));
   RunNext(key);
+}
+
+Acceptor::Entry& Acceptor::Use(const std::string& key) {
+  Entry& entry = partitions_[key];
+  if (entry.idle) {
+    idle_.erase(*entry.idle);
+    entry.idle.reset();
+  }
+  return entry;
+}
+
+void Acceptor::MaybeIdle(const std::string& key) {
+  auto it = partitions_.find(key);
+  CHARYBDIS_ASSERT(it != partitions_.end());
+  Entry& entry = it->second;
+  if (entry.busy || entry.loading || !entry.waiting.empty()) return;
+  CHARYBDIS_ASSERT(!entry.idle);
+  idle_.push_front(key);
+  entry.idle = idle_.begin();
+  // Buggified, the cache keeps nothing idle: every message reloads the
+  // durable state, which must be all a decision needs.
+  const size_t bound =
+      env_.buggify->Fires("paxos.acceptor.evict_idle_at_once") ? 0 : max_idle_partitions_;
+  while (idle_.size() > bound) {
+    auto victim = partitions_.find(idle_.back());
+    CHARYBDIS_ASSERT(victim != partitions_.end() && victim->second.idle);
+    CHARYBDIS_ASSERT(!victim->second.busy && !victim->second.loading && victim->second.waiting.empty());
+    idle_.pop_back();
+    partitions_.erase(victim);
+    metrics_.paxos_cache_evictions++;
+  }
+  CHARYBDIS_ASSERT(idle_.size() <= partitions_.size());
 }
 
 void Acceptor::Load(const std::string& key) {
@@ -132,6 +165,7 @@ void Acceptor::Load(const std::string& key) {
     if (!stored.ok() || corrupt) {
       loading.state.Clear();
       loading.waiting.clear();
+      MaybeIdle(key);
       return;
     }
     loading.loaded = true;
@@ -173,6 +207,7 @@ void Acceptor::RunNext(const std::string& key) {
                         });
     return;
   }
+  MaybeIdle(key);  // may drop `entry`
 }
 
 void Acceptor::OnPrepare(const Envelope& message) {

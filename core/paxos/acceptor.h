@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,9 +25,17 @@ bool ParseStoredPaxosState(const std::string& key, const std::string& stored, Pa
 // and the next decision for the partition waits until then — so nothing,
 // not even a refusal, rests on state that a failed write or a crash could
 // take back.
+//
+// The copies are a cache, kept bounded: a partition with nothing in flight
+// (no load, no write, nothing waiting) is idle, its copy equal to the disk,
+// and the least recently used idle ones beyond `max_idle_partitions` are
+// dropped (a later message loads the state again).
 class Acceptor {
  public:
-  Acceptor(ShardEnv env, ShardMetrics& metrics);
+  static constexpr size_t kDefaultMaxIdlePartitions = 10'000;
+
+  Acceptor(ShardEnv env, ShardMetrics& metrics,
+           size_t max_idle_partitions = kDefaultMaxIdlePartitions);
   Acceptor(const Acceptor&) = delete;
   Acceptor& operator=(const Acceptor&) = delete;
 
@@ -41,6 +50,9 @@ class Acceptor {
   // than its latest commit (true until Start has finished: a read must then
   // assume the worst).
   bool InProgress(const std::string& table, const std::string& partition_key) const;
+
+  // Partitions whose state is cached (for tests and the bound's check).
+  size_t cached_partitions() const { return partitions_.size(); }
 
  private:
   // What a decision wants: a new state to sync (with `extra` writes in the
@@ -60,6 +72,8 @@ class Acceptor {
     bool busy = false;  // a decision's write is in flight
     PaxosState state;   // as it is on disk
     std::deque<Decide> waiting;
+    // Its place in idle_ while it is idle.
+    std::optional<std::list<std::string>::iterator> idle;
   };
 
   // Queues a decision on the partition's state and runs what can run.
@@ -67,11 +81,18 @@ class Acceptor {
   void RunNext(const std::string& key);
   void Load(const std::string& key);
   void NoteProgress(const std::string& key, const PaxosState& state);
+  // The partition's entry, taken out of the idle list (it is in use).
+  Entry& Use(const std::string& key);
+  // Files the entry as idle if it is, and drops the oldest idle ones
+  // beyond the bound.
+  void MaybeIdle(const std::string& key);
 
   ShardEnv env_;
   ShardMetrics& metrics_;
   bool started_ = false;
   std::map<std::string, Entry> partitions_;
+  const size_t max_idle_partitions_;
+  std::list<std::string> idle_;  // idle partitions, most recently used first
   std::set<std::string> in_progress_;  // storage keys of the states
 };
 
