@@ -17,7 +17,8 @@
 //                                        --in-flight N: N clients at once)
 //   cluster up [-n 3] [--smp 2] [--rf 3] start a local cluster in --dir
 //   cluster down                         stop it and delete its directory
-//   cluster kill N | start N | stop N    one node (kill = SIGKILL)
+//   cluster kill N | start N | stop N    one node (kill = SIGKILL; kill --power
+//                                        also drops what it had not fsync'd)
 //   cluster partition N --from M         N and M drop each other's traffic
 //   cluster heal                         undo every partition
 //   run-scenario FILE [--seed 1] [-n N] [--keep]
@@ -57,7 +58,8 @@ struct Arguments {
 
 // Flags that take no value.
 bool IsSwitch(const std::string& name) {
-  return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep";
+  return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep" ||
+         name == "power";
 }
 
 Arguments Parse(int argc, char** argv) {
@@ -393,7 +395,13 @@ int Cluster(const Arguments& arguments) {
       std::error_code error;
       std::filesystem::remove_all(directory, error);
     } else if (action == "kill") {
-      result = cluster->Kill(node);
+      const bool power = arguments.flags.count("power") > 0;
+      const absl::StatusOr<DroppedData> killed = cluster->Kill(node, power);
+      result = killed.status();
+      if (killed.ok() && power) {
+        std::cout << "node " << node << " lost power: " << killed->bytes_dropped
+                  << " bytes it had not fsync'd dropped from " << killed->files_cut << " files\n";
+      }
     } else if (action == "start") {
       result = cluster->Start(node);
       if (result.ok()) result = cluster->WaitForViews(30000);

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "node/power_loss_fs.h"
 #include "google/protobuf/text_format.h"
 
 namespace charybdis::node {
@@ -131,6 +132,8 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     config.set_node_id(id);
     config.set_data_directory(fs::absolute(cluster.NodeDirectory(id) + "/data").string());
     config.set_metrics_address(absl::StrCat("127.0.0.1:", (*ports)[3 * (id - 1) + 2]));
+    // A local cluster is for testing: `kill --power` can cut its power.
+    config.set_power_loss_journal(true);
     std::string text;
     google::protobuf::TextFormat::PrintToString(config, &text);
     std::error_code error;
@@ -293,13 +296,14 @@ absl::Status LocalCluster::WaitForViews(int timeout_ms) {
   return absl::DeadlineExceededError(absl::StrCat("views did not converge: ", last_problem));
 }
 
-absl::Status LocalCluster::Kill(NodeId id) {
+absl::StatusOr<DroppedData> LocalCluster::Kill(NodeId id, bool power_cut) {
   const int pid = Pid(id);
   if (!Alive(pid)) return absl::FailedPreconditionError(absl::StrCat("node ", id, " is not running"));
   kill(pid, SIGKILL);
   while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   fs::remove(NodeDirectory(id) + "/pid");
-  return absl::OkStatus();
+  if (!power_cut) return DroppedData{};
+  return DropUnsyncedData(data_directory(id));
 }
 
 absl::Status LocalCluster::Pause(NodeId id) {

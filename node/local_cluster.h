@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/address.h"
+#include "node/power_loss_fs.h"
 #include "proto/node.grpc.pb.h"
 
 namespace charybdis::node {
@@ -41,8 +42,10 @@ class LocalCluster {
   // started node answers and sees every running node up (or the timeout).
   absl::Status Start(NodeId id, int timeout_ms = 30000);
   absl::Status StartAll(int timeout_ms = 30000);
-  // SIGKILL, no questions asked.
-  absl::Status Kill(NodeId id);
+  // SIGKILL, no questions asked; with `power_cut`, then every file of its
+  // data directory loses what it had not fsync'd (node/power_loss_fs.h).
+  // Returns what the power cut took.
+  absl::StatusOr<DroppedData> Kill(NodeId id, bool power_cut = false);
   // SIGSTOP / SIGCONT: a node that is alive but answers nobody.
   absl::Status Pause(NodeId id);
   absl::Status Resume(NodeId id);

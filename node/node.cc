@@ -14,6 +14,7 @@
 #include "node/client_service.h"
 #include "node/log.h"
 #include "node/metrics_server.h"
+#include "node/power_loss_fs.h"
 
 namespace charybdis::node {
 
@@ -134,6 +135,11 @@ absl::Status Node::Open() {
   const std::string& directory = config_.file.data_directory();
   if (absl::Status claimed = ClaimDataDirectory(directory, node.id); !claimed.ok()) return claimed;
 
+  if (config_.file.power_loss_journal()) {
+    auto journal = JournalingFileSystem::Open(PowerLossJournalPath(directory));
+    if (!journal.ok()) return journal.status();
+    journaled_env_ = rocksdb::NewCompositeEnv(*journal);
+  }
   std::random_device entropy;  // a real node is not a replay
   std::vector<ShardThread*> threads;
   shards_.resize(node.shards);
@@ -143,7 +149,8 @@ absl::Status Node::Open() {
     threads.push_back(parts.thread.get());
     const std::string shard_directory = (fs::path(directory) / absl::StrCat("shard-", shard)).string();
     auto storage =
-        RocksDbStorage::Open(shard_directory, parts.thread.get(), config_.file.commitlog_sync());
+        RocksDbStorage::Open(shard_directory, parts.thread.get(), config_.file.commitlog_sync(),
+                             journaled_env_.get());
     if (!storage.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "data_directory: cannot open ", shard_directory, " (in use by another process?): ",

@@ -12,6 +12,7 @@
 #include "core/shard.h"
 #include "node/config.h"
 #include "node/rocksdb_storage.h"
+#include "rocksdb/env.h"
 #include "node/shard_thread.h"
 #include "node/transport.h"
 
@@ -68,6 +69,8 @@ class Node {
 
   LoadedConfig config_;
   NeverBuggify buggify_;
+  // power_loss_journal: the shards' RocksDB environment (it outlives them).
+  std::unique_ptr<rocksdb::Env> journaled_env_;
   std::vector<ShardParts> shards_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<InternodeService> internode_service_;

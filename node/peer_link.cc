@@ -9,6 +9,9 @@ namespace charybdis::node {
 namespace {
 
 constexpr auto kReconnectBackOff = std::chrono::milliseconds(100);
+// A stream write stops taking envelopes past this (gRPC's default limit on
+// a received message is 4 MiB).
+constexpr size_t kMaxBatchBytes = 1 << 20;
 
 }  // namespace
 
@@ -75,23 +78,28 @@ void PeerLink::Pump(Internode::Stub& stub) {
     if (stopping_) return;
     active_context_ = &context;
   }
-  std::unique_ptr<grpc::ClientWriter<Envelope>> writer = stub.Stream(&context, &closed);
-  std::deque<Envelope> batch;
+  std::unique_ptr<grpc::ClientWriter<EnvelopeBatch>> writer = stub.Stream(&context, &closed);
+  std::deque<Envelope> queued;
   bool broken = false;
   while (!broken) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) break;
-      batch.swap(queue_);
+      queued.swap(queue_);
     }
-    for (const Envelope& message : batch) {
-      if (!writer->Write(message)) {
-        broken = true;
-        break;
+    // Everything queued goes in as few stream writes as the size cap allows.
+    while (!queued.empty() && !broken) {
+      EnvelopeBatch batch;
+      size_t bytes = 0;
+      while (!queued.empty() && (batch.envelope_size() == 0 || bytes < kMaxBatchBytes)) {
+        bytes += queued.front().ByteSizeLong();
+        *batch.add_envelope() = std::move(queued.front());
+        queued.pop_front();
       }
+      broken = !writer->Write(batch);
     }
-    batch.clear();
+    queued.clear();
   }
   if (!broken) writer->WritesDone();
   writer->Finish();

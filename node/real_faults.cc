@@ -26,10 +26,15 @@ void RealFaults::Add(uint64_t at_ms, std::string what, std::function<void()> act
   events_.emplace(at_ms, Event{at_ms, std::move(what), std::move(act)});
 }
 
-void RealFaults::Crash(NodeId node) {
-  if (!cluster_.Kill(node).ok()) return;
+void RealFaults::Crash(NodeId node, bool power_cut) {
+  const absl::StatusOr<DroppedData> killed = cluster_.Kill(node, power_cut);
+  if (!killed.ok()) return;
   crashed_.insert(node);
   applied_++;
+  if (power_cut) {
+    Log("info", "power cut",
+        {{"node", absl::StrCat(node)}, {"bytes_dropped", absl::StrCat(killed->bytes_dropped)}});
+  }
 }
 
 void RealFaults::Restart(NodeId node) {
@@ -63,7 +68,8 @@ void RealFaults::AddScripted(const scenario::FaultAction& action) {
   switch (action.kind_case()) {
     case scenario::FaultAction::kCrash: {
       const NodeId node = action.crash().node();
-      return Add(at, "crash", [this, node] { Crash(node); });
+      const bool power_cut = action.crash().power_cut();
+      return Add(at, power_cut ? "power cut" : "crash", [this, node, power_cut] { Crash(node, power_cut); });
     }
     case scenario::FaultAction::kRestart: {
       const NodeId node = action.restart().node();
@@ -123,11 +129,15 @@ void RealFaults::AddRandom(const scenario::RandomFaults& faults, Random& random)
     }
     return std::nullopt;
   };
+  // As in a simulation seed: a share of the crashes, drawn per run, are
+  // power cuts.
+  const double power_cut_fraction = random.Unit() * faults.max_power_cut_fraction();
   for (uint64_t i = count(faults.max_crashes_per_minute()); i > 0; i--) {
     const uint64_t downtime = duration(faults.max_downtime_ms());
     const NodeId node = nodes[random.Below(nodes.size())];
+    const bool power_cut = random.Chance(power_cut_fraction);
     if (auto at = place(downtime)) {
-      Add(*at, "crash", [this, node] { Crash(node); });
+      Add(*at, power_cut ? "power cut" : "crash", [this, node, power_cut] { Crash(node, power_cut); });
       Add(*at + downtime, "restart", [this, node] { Restart(node); });
     }
   }

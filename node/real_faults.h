@@ -50,7 +50,8 @@ class RealFaults {
   void AddScripted(const scenario::FaultAction& action);
   void AddRandom(const scenario::RandomFaults& faults, Random& random);
   void Run();
-  void Crash(NodeId node);
+  // SIGKILL; a power cut also drops what the node had not fsync'd.
+  void Crash(NodeId node, bool power_cut);
   void Restart(NodeId node);
   void Partition(const std::vector<NodeId>& a, const std::vector<NodeId>& b);
 

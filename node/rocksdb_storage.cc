@@ -10,9 +10,11 @@ namespace charybdis::node {
 
 absl::StatusOr<std::unique_ptr<RocksDbStorage>> RocksDbStorage::Open(const std::string& directory,
                                                                     Reactor* reactor,
-                                                                    const CommitlogSync& sync) {
+                                                                    const CommitlogSync& sync,
+                                                                    rocksdb::Env* env) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  if (env != nullptr) options.env = env;
   // One small instance per shard: keep its threads and memory modest.
   options.IncreaseParallelism(1);
   options.max_background_jobs = 2;

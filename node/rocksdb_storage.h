@@ -11,7 +11,8 @@
 
 namespace rocksdb {
 class DB;
-}
+class Env;
+}  // namespace rocksdb
 
 namespace charybdis::node {
 
@@ -26,10 +27,12 @@ namespace charybdis::node {
 // Callbacks are posted to the shard's reactor, never run inside the call.
 class RocksDbStorage final : public Storage {
  public:
-  // Opens (creating if needed) the database in `directory`.
+  // Opens (creating if needed) the database in `directory`, on `env`
+  // (null: the default one).
   static absl::StatusOr<std::unique_ptr<RocksDbStorage>> Open(const std::string& directory,
                                                              Reactor* reactor,
-                                                             const CommitlogSync& sync);
+                                                             const CommitlogSync& sync,
+                                                             rocksdb::Env* env = nullptr);
   ~RocksDbStorage() override;
 
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;

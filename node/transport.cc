@@ -151,10 +151,12 @@ std::set<NodeId> Transport::blocked() const {
   return blocked_;
 }
 
-grpc::Status InternodeService::Stream(grpc::ServerContext*, grpc::ServerReader<Envelope>* reader,
+grpc::Status InternodeService::Stream(grpc::ServerContext*, grpc::ServerReader<EnvelopeBatch>* reader,
                                       StreamClosed*) {
-  Envelope message;
-  while (reader->Read(&message)) transport_.OnInbound(message);
+  EnvelopeBatch batch;
+  while (reader->Read(&batch)) {
+    for (const Envelope& message : batch.envelope()) transport_.OnInbound(message);
+  }
   return grpc::Status::OK;
 }
 

@@ -85,7 +85,7 @@ class Transport {
 class InternodeService final : public Internode::Service {
  public:
   explicit InternodeService(Transport& transport) : transport_(transport) {}
-  grpc::Status Stream(grpc::ServerContext* context, grpc::ServerReader<Envelope>* reader,
+  grpc::Status Stream(grpc::ServerContext* context, grpc::ServerReader<EnvelopeBatch>* reader,
                       StreamClosed* closed) override;
 
  private:
