@@ -5,19 +5,34 @@
 
 namespace charybdis {
 
+namespace {
+
+// The environment with its network and storage replaced by the tracing
+// wrappers.
+ShardEnv Traced(ShardEnv env, Network& network, Storage& storage) {
+  env.network = &network;
+  env.storage = &storage;
+  return env;
+}
+
+}  // namespace
+
 Shard::Shard(ShardEnv env, const NodeConfig& config)
-    : env_(env),
+    : tracer_(env.self, *env.clock),
+      traced_network_(*env.network, tracer_),
+      traced_storage_(*env.storage, tracer_),
+      env_(Traced(env, traced_network_, traced_storage_)),
       config_(config),
       liveness_(env.clock->Now()),
-      acceptor_(env, metrics_),
-      replica_(env, metrics_, acceptor_),
-      hints_(env, config, liveness_, metrics_),
-      coordinator_(env, config, liveness_, metrics_, hints_) {
+      acceptor_(env_, metrics_),
+      replica_(env_, metrics_, acceptor_),
+      hints_(env_, config, liveness_, metrics_),
+      coordinator_(env_, config, liveness_, metrics_, hints_) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
   CHARYBDIS_ASSERT(env.self.shard < config.shards);
   if (env.self.shard == 0) {
     failure_detector_ = std::make_unique<FailureDetector>(
-        env, config.peers, config.failure_detector,
+        env_, config.peers, config.failure_detector,
         [this](const std::vector<NodeId>& live) { OnLiveNodes(live); });
   }
   env_.network->SetReceiver([this](const Envelope& message) { OnMessage(message); });

@@ -12,6 +12,7 @@
 #include "core/paxos/acceptor.h"
 #include "core/replica/replica.h"
 #include "core/shard_env.h"
+#include "core/tracing.h"
 
 namespace charybdis {
 
@@ -35,6 +36,11 @@ class Shard {
   void AnswerPing(const Envelope& message);
   void OnLiveNodes(const std::vector<NodeId>& live);
 
+  // Tracing wraps the world's network and storage (before env_, which
+  // points at the wrappers).
+  Tracer tracer_;
+  TracingNetwork traced_network_;
+  TracingStorage traced_storage_;
   ShardEnv env_;
   const NodeConfig& config_;
   ShardMetrics metrics_;

@@ -9,7 +9,8 @@
 //   cas TABLE KEY COLUMN=VALUE... [--if-not-exists | --if COLUMN=VALUE]
 //                                        a conditional write (--serial=LEVEL)
 //   serial-get TABLE KEY                 a read at SERIAL (--serial=LEVEL)
-//                                        (--json: answers as JSON)
+//                                        (--json: answers as JSON; --trace:
+//                                        the request's timeline, each hop)
 //   status                               ring, shards, who is up per node
 //   metrics                              the node's /metrics text
 //   bench put|get|cas [--count 20000]    latency and throughput (cas: IF NOT
@@ -31,6 +32,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -42,10 +44,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "google/protobuf/util/json_util.h"
 #include "node/ctl_bench.h"
 #include "node/local_cluster.h"
 #include "node/scenario_runner.h"
+#include "node/transport.h"
 
 namespace charybdis::node {
 namespace {
@@ -59,7 +63,7 @@ struct Arguments {
 // Flags that take no value.
 bool IsSwitch(const std::string& name) {
   return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep" ||
-         name == "power";
+         name == "power" || name == "trace";
 }
 
 Arguments Parse(int argc, char** argv) {
@@ -157,29 +161,31 @@ absl::StatusOr<std::string> TargetAddress(const Arguments& arguments) {
 }
 
 
-int Request(const Arguments& arguments, const std::string& command) {
+// The request a put, delete, get, serial-get or cas command means, or the
+// usage problem.
+absl::StatusOr<ClientRequest> BuildRequest(const Arguments& arguments, const std::string& command) {
   const auto& words = arguments.words;
-  if (words.size() < 3) return Usage(absl::StrCat(command, " needs TABLE KEY"));
+  if (words.size() < 3) return absl::InvalidArgumentError(absl::StrCat(command, " needs TABLE KEY"));
   const std::string& table = words[1];
   const std::string& key = words[2];
   auto level = LevelNamed(arguments.flags.count("cl") ? arguments.flags.at("cl") : "QUORUM");
-  if (!level) return Usage("--cl: not a consistency level (ONE, QUORUM, ALL, LOCAL_QUORUM, ...)");
+  if (!level) return absl::InvalidArgumentError("--cl: not a consistency level (ONE, QUORUM, ALL, LOCAL_QUORUM, ...)");
   auto serial = LevelNamed(arguments.flags.count("serial") ? arguments.flags.at("serial") : "SERIAL");
-  if (!serial) return Usage("--serial: SERIAL or LOCAL_SERIAL");
+  if (!serial) return absl::InvalidArgumentError("--serial: SERIAL or LOCAL_SERIAL");
   std::vector<ColumnValue> puts;
   for (size_t i = 3; i < words.size(); i++) {
     const size_t at = words[i].find('=');
-    if (at == std::string::npos) return Usage(absl::StrCat("\"", words[i], "\" is not COLUMN=VALUE"));
+    if (at == std::string::npos) return absl::InvalidArgumentError(absl::StrCat("\"", words[i], "\" is not COLUMN=VALUE"));
     ColumnValue put;
     put.set_column(words[i].substr(0, at));
     put.set_value(words[i].substr(at + 1));
     puts.push_back(put);
   }
-  ExecuteRequest execute;
-  ClientRequest& request = *execute.mutable_request();
+  ClientRequest request;
   request.set_request_id(1);
+  request.set_trace(arguments.flags.count("trace") > 0);
   if (command == "put" || command == "delete") {
-    if (command == "put" && puts.empty()) return Usage("put needs COLUMN=VALUE");
+    if (command == "put" && puts.empty()) return absl::InvalidArgumentError("put needs COLUMN=VALUE");
     WriteOp* write = request.mutable_write();
     write->set_table(table);
     write->set_partition_key(key);
@@ -192,7 +198,7 @@ int Request(const Arguments& arguments, const std::string& command) {
     read->set_partition_key(key);
     read->set_consistency(command == "get" ? *level : *serial);
   } else {  // cas
-    if (puts.empty()) return Usage("cas needs COLUMN=VALUE");
+    if (puts.empty()) return absl::InvalidArgumentError("cas needs COLUMN=VALUE");
     CasOp* cas = request.mutable_cas();
     cas->set_serial_consistency(*serial);
     cas->set_commit_consistency(*level);
@@ -210,6 +216,31 @@ int Request(const Arguments& arguments, const std::string& command) {
       condition->set_value(value);
     }
   }
+  return request;
+}
+
+// A traced request's timeline: one line per step, in microseconds since the
+// coordinator received it (every node of a local cluster shares a clock).
+std::string Timeline(const ClientResponse& response) {
+  std::vector<TraceEvent> steps(response.trace().begin(), response.trace().end());
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const TraceEvent& a, const TraceEvent& b) { return a.at_us() < b.at_us(); });
+  std::string text = absl::StrCat("trace (", steps.size(), " steps):\n");
+  const int64_t start = steps.empty() ? 0 : steps.front().at_us();
+  for (const TraceEvent& step : steps) {
+    // Answers go to the client's pseudo-address.
+    const std::string what = absl::StrReplaceAll(step.what(), {{absl::StrCat(kClientEndpoint, "/0"), "client"}});
+    absl::StrAppend(&text, absl::StrFormat("  %+8d us  node %u shard %u  %s\n", step.at_us() - start,
+                                           step.node(), step.shard(), what));
+  }
+  return text;
+}
+
+int Request(const Arguments& arguments, const std::string& command) {
+  absl::StatusOr<ClientRequest> request = BuildRequest(arguments, command);
+  if (!request.ok()) return Usage(std::string(request.status().message()));
+  ExecuteRequest execute;
+  *execute.mutable_request() = std::move(*request);
   auto address = TargetAddress(arguments);
   if (!address.ok()) return Usage(std::string(address.status().message()));
   ClientResponse response;
@@ -224,6 +255,7 @@ int Request(const Arguments& arguments, const std::string& command) {
     std::cout << Json(response) << "\n";
   } else {
     std::cout << Describe(response, command == "cas");
+    if (execute.request().trace()) std::cout << Timeline(response);
   }
   return response.code() == ClientResponse::OK ? 0 : 1;
 }

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
+#include <set>
 
 #include "core/token.h"
 #include "sim/cluster.h"
@@ -114,6 +116,30 @@ TEST_F(DataPathTest, AcknowledgedWritesKeptLooksOnTheReplicasDisks) {
   for (NodeId node : {1, 2, 3}) cluster_.Crash(node);
   EXPECT_TRUE(CheckAcknowledgedWritesKept(cluster_, AcknowledgedWrite(CL_ANY, at + 1)).nothing_checked)
       << "with every replica down the write is not checked";
+}
+
+TEST_F(DataPathTest, ATracedWriteAnswersWithItsTimelineAcrossReplicas) {
+  ClientRequest request = Put("k", "v", CL_QUORUM);
+  request.set_trace(true);
+  const ClientResponse response = Call(request);
+  ASSERT_EQ(response.code(), ClientResponse::OK) << response.message();
+  std::map<std::string, int> steps;
+  std::set<uint32_t> durable_on;
+  for (const TraceEvent& step : response.trace()) {
+    steps[step.what().substr(0, step.what().find(" from "))]++;
+    if (step.what() == "write durable") durable_on.insert(step.node());
+  }
+  EXPECT_EQ(steps["received client_request"], 1);
+  int sent_to_replicas = 0;
+  for (const TraceEvent& step : response.trace()) sent_to_replicas += step.what().rfind("sent replica_write to", 0) == 0;
+  EXPECT_EQ(sent_to_replicas, 3);
+  // A quorum's steps came back with their acks: received, durable, acked.
+  EXPECT_GE(steps["received replica_write"], 2);
+  EXPECT_GE(durable_on.size(), 2u);
+  EXPECT_GE(steps["received replica_write_ack"], 2);
+  ASSERT_GT(response.trace_size(), 0);
+  EXPECT_EQ(response.trace(response.trace_size() - 1).what().rfind("sent client_response", 0), 0u);
+  EXPECT_EQ(Call(Put("k2", "v", CL_QUORUM)).trace_size(), 0) << "untraced requests carry nothing";
 }
 
 TEST_F(DataPathTest, BadRequestsAreRejectedWithAReason) {
