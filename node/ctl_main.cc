@@ -16,6 +16,8 @@
 //   bench put|get|cas [--count 20000]    latency and throughput (cas: IF NOT
 //                                        EXISTS on fresh keys; --prefix P;
 //                                        --in-flight N: N clients at once)
+//   calibrate [--count 300] [--out F]    this machine's hop and disk latencies,
+//                                        from traces, as a simulation profile
 //   cluster up [-n 3] [--smp 2] [--rf 3] start a local cluster in --dir
 //   cluster down                         stop it and delete its directory
 //   cluster kill N | start N | stop N    one node (kill = SIGKILL; kill --power
@@ -35,6 +37,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -45,7 +48,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "node/calibrate.h"
 #include "node/ctl_bench.h"
 #include "node/local_cluster.h"
 #include "node/scenario_runner.h"
@@ -330,6 +335,76 @@ int Status(const Arguments& arguments, bool metrics) {
   return failures == 0 ? 0 : 1;
 }
 
+// One traced request's answer (nullopt: the call failed).
+std::optional<ClientResponse> Traced(Client::Stub& stub, ClientRequest request) {
+  request.set_trace(true);
+  ExecuteRequest execute;
+  *execute.mutable_request() = std::move(request);
+  ClientResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  if (!stub.Execute(&context, execute, &response).ok()) return std::nullopt;
+  return response;
+}
+
+int Calibrate(const Arguments& arguments) {
+  uint32_t count = 300;
+  if (arguments.flags.count("count") && (!absl::SimpleAtoi(arguments.flags.at("count"), &count) || count == 0)) {
+    return Usage("--count takes a positive number");
+  }
+  auto address = TargetAddress(arguments);
+  if (!address.ok()) return Usage(std::string(address.status().message()));
+  auto stub = ConnectClient(*address);
+  HopSamples samples;
+  uint32_t failed = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    const std::string key = absl::StrCat("calibrate-", i);
+    ClientRequest put;
+    WriteOp* write = put.mutable_write();
+    write->set_table("kv");
+    write->set_partition_key(key);
+    write->set_consistency(CL_QUORUM);
+    ColumnValue* value = write->add_put();
+    value->set_column("v");
+    value->set_value(key);
+    ClientRequest get;
+    get.mutable_read()->set_table("kv");
+    get.mutable_read()->set_partition_key(key);
+    get.mutable_read()->set_consistency(CL_QUORUM);
+    for (const ClientRequest& request : {put, get}) {
+      const std::optional<ClientResponse> response = Traced(*stub, request);
+      if (!response || response->code() != ClientResponse::OK) {
+        failed++;
+        continue;
+      }
+      CollectHops(*response, samples);
+    }
+  }
+  if (samples.between_nodes.empty() || samples.sync.empty()) {
+    std::cerr << "charybdis-ctl: calibrate: the traces held no hops between nodes or no syncs (" << failed
+              << " requests failed): is a local cluster of several nodes up?\n";
+    return 1;
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(ProfileOf(samples), &text);
+  const std::string profile = absl::StrCat(
+      "# This machine's latencies, measured by `charybdis-ctl calibrate` on ", *address, " from ",
+      2 * count, " traced QUORUM puts and gets: ", samples.between_nodes.size(), " hops between nodes, ",
+      samples.within_node.size(), " within one, ", samples.sync.size(), " synced writes, ",
+      samples.read.size(), " replica reads.\n# Use: ./charybdis sim --scenario=FILE --profile=THIS_FILE\n",
+      text);
+  std::cout << profile;
+  if (arguments.flags.count("out")) {
+    std::ofstream out(arguments.flags.at("out"));
+    out << profile;
+    if (!out) {
+      std::cerr << "charybdis-ctl: cannot write " << arguments.flags.at("out") << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int Bench(const Arguments& arguments) {
   BenchOptions options;
   if (arguments.words.size() < 2) return Usage("bench needs put, get or cas");
@@ -470,6 +545,7 @@ int Main(int argc, char** argv) {
   if (command == "metrics") return Status(arguments, /*metrics=*/true);
   if (command == "cluster") return Cluster(arguments);
   if (command == "bench") return Bench(arguments);
+  if (command == "calibrate") return Calibrate(arguments);
   if (command == "run-scenario") return RunScenarioCommand(arguments);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -134,7 +135,7 @@ int ReportRuns(const Options& options, const std::vector<LoadedScenario>& scenar
       const std::string& path = scenarios[record.scenario].path;
       std::cout << "  " << path << " seed " << record.seed << ": " << record.why
                 << "\n    replay: ./charybdis sim --scenario=" << path << " --seed=" << record.seed
-                << "\n";
+                << (options.profile.empty() ? "" : " --profile=" + options.profile) << "\n";
     }
   } else if (total > 1) {
     std::cout << "all " << total << " runs passed\n";
@@ -210,6 +211,15 @@ int Main(const std::vector<std::string>& args) {
     return kExitPassed;
   }
   if (!options.merge.empty()) return MergeReports(options.merge, options.report, std::cout, std::cerr);
+  std::optional<scenario::Scenario> profile;
+  if (!options.profile.empty()) {
+    absl::StatusOr<scenario::Scenario> loaded = LoadProfile(options.profile);
+    if (!loaded.ok()) {
+      std::cerr << loaded.status().message() << "\n";
+      return kExitBadInput;
+    }
+    profile = *loaded;
+  }
   std::vector<LoadedScenario> scenarios;
   for (const std::string& path : options.scenarios) {
     absl::StatusOr<LoadedScenario> loaded = LoadScenario(path);
@@ -217,6 +227,7 @@ int Main(const std::vector<std::string>& args) {
       std::cerr << loaded.status().message() << "\n";
       return kExitBadInput;
     }
+    if (profile) ApplyProfile(*profile, loaded->spec);
     scenarios.push_back(std::move(*loaded));
   }
   if (!options.check_history.empty()) return CheckHistoryFile(options, scenarios);

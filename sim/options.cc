@@ -43,6 +43,10 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
                          debugging cuts and shortens; then workloads,
                          clients, operations, keys and nodes are cut. Writes
                          the scenario and prints the command that replays it
+  --profile=FILE         run every scenario on a measured latency profile
+                         (`charybdis-ctl calibrate` writes one): its network
+                         intra_dc/intra_node and storage read/write/sync
+                         replace the scenario's; loss and faults stay
   --shrink_out=FILE      where --shrink writes (default NAME-seedN-shrunk.textproto)
   --shrink_runs=N        at most N candidate runs (default 400)
   --merge=F1,F2,...      combine the --report files of slices: the failing
@@ -135,6 +139,8 @@ absl::Status ParseFlag(const std::string& arg, Options& options,
     options.help = true;
   } else if (name == "--shrink" && !has_value) {
     options.shrink = true;
+  } else if (name == "--profile" && has_value && !value.empty()) {
+    options.profile = value;
   } else if (name == "--shrink_out" && has_value && !value.empty()) {
     options.shrink_out = value;
   } else if (name == "--shrink_runs" && has_value) {

@@ -27,6 +27,9 @@ struct Options {
   // --merge: report files of slices to combine instead of running.
   std::vector<std::string> merge;
   // --shrink: reduce the failing run of one scenario at one seed.
+  // A latency profile (`charybdis-ctl calibrate`) replacing every
+  // scenario's network and disk latencies.
+  std::string profile;
   bool shrink = false;
   std::string shrink_out;  // default: next to the working directory
   uint64_t shrink_runs = 400;

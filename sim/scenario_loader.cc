@@ -37,4 +37,28 @@ absl::StatusOr<LoadedScenario> ParseScenario(const std::string& path, const std:
   return loaded;
 }
 
+absl::StatusOr<scenario::Scenario> LoadProfile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return absl::NotFoundError(absl::StrCat(path, ": cannot open the profile"));
+  std::stringstream text;
+  text << file.rdbuf();
+  scenario::Scenario profile;
+  google::protobuf::TextFormat::ParseInfoTree locations;
+  if (absl::Status parsed = ParseTextProto(path, text.str(), profile, locations); !parsed.ok()) return parsed;
+  if (!profile.has_network() || !profile.has_storage()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": a profile needs network and storage latencies"));
+  }
+  return profile;
+}
+
+void ApplyProfile(const scenario::Scenario& profile, scenario::Scenario& spec) {
+  const auto& network = profile.network();
+  if (network.has_intra_dc()) *spec.mutable_network()->mutable_intra_dc() = network.intra_dc();
+  if (network.has_intra_node()) *spec.mutable_network()->mutable_intra_node() = network.intra_node();
+  const auto& storage = profile.storage();
+  if (storage.has_read()) *spec.mutable_storage()->mutable_read() = storage.read();
+  if (storage.has_write()) *spec.mutable_storage()->mutable_write() = storage.write();
+  if (storage.has_sync()) *spec.mutable_storage()->mutable_sync() = storage.sync();
+}
+
 }  // namespace charybdis::sim

@@ -1,0 +1,37 @@
+#pragma once
+
+// `charybdis-ctl calibrate`: measures this machine's message hops and disk
+// latencies through the real runtime, from request traces (core/tracing.h),
+// and writes them as a simulation profile (the `network` and `storage`
+// blocks of a scenario), so that `./charybdis sim --profile=FILE` runs any
+// scenario on this machine's latencies.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "proto/client.pb.h"
+#include "proto/scenario.pb.h"
+
+namespace charybdis::node {
+
+// Samples of each kind of step, in microseconds.
+struct HopSamples {
+  std::vector<int64_t> between_nodes;  // a message sent to another node, until received
+  std::vector<int64_t> within_node;    // to a shard of the same node
+  std::vector<int64_t> sync;           // a synced write issued, until durable
+  std::vector<int64_t> read;           // a replica read received, until its storage read is done
+};
+
+// Adds the samples one traced answer's timeline holds.
+void CollectHops(const ClientResponse& traced, HopSamples& samples);
+
+// min (the 5th percentile) and the mean of the exponential jitter above it
+// that puts the simulated median on the measured one.
+scenario::Latency FitLatency(std::vector<int64_t> samples_us);
+
+// The profile the samples make: network intra_dc and intra_node, storage
+// read, write and sync. A sync includes its write.
+scenario::Scenario ProfileOf(const HopSamples& samples);
+
+}  // namespace charybdis::node
