@@ -98,10 +98,7 @@ void TracingNetwork::Receive(const Receiver& receiver, const Envelope& message) 
   tracer_.Add(trace, message.trace_events());
   tracer_.Record(trace, absl::StrCat("received ", KindOf(message), " from ", message.from_node(), "/",
                                      message.from_shard()));
-  const uint64_t outer = tracer_.current();
-  tracer_.set_current(trace);
-  receiver(message);
-  tracer_.set_current(outer);
+  tracer_.Within(trace, [&] { receiver(message); });
 }
 
 void TracingStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) {
@@ -112,10 +109,7 @@ void TracingStorage::Apply(WriteBatch batch, Durability durability, WriteDone do
   storage_.Apply(std::move(batch), durability, [this, trace, synced, done = std::move(done)](absl::Status status) {
     tracer_.Record(trace, status.ok() ? (synced ? "write durable" : "write done")
                                       : absl::StrCat("write failed: ", status.message()));
-    const uint64_t outer = tracer_.current();
-    tracer_.set_current(trace);
-    done(std::move(status));
-    tracer_.set_current(outer);
+    tracer_.Within(trace, [&] { done(std::move(status)); });
   });
 }
 
@@ -124,10 +118,7 @@ void TracingStorage::Get(std::string key, GetDone done) {
   if (trace == 0) return storage_.Get(std::move(key), std::move(done));
   storage_.Get(std::move(key), [this, trace, done = std::move(done)](auto result) {
     tracer_.Record(trace, "read done");
-    const uint64_t outer = tracer_.current();
-    tracer_.set_current(trace);
-    done(std::move(result));
-    tracer_.set_current(outer);
+    tracer_.Within(trace, [&] { done(std::move(result)); });
   });
 }
 
@@ -136,10 +127,7 @@ void TracingStorage::Scan(std::string begin, std::string end, size_t limit, Scan
   if (trace == 0) return storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
   storage_.Scan(std::move(begin), std::move(end), limit, [this, trace, done = std::move(done)](auto result) {
     tracer_.Record(trace, "scan done");
-    const uint64_t outer = tracer_.current();
-    tracer_.set_current(trace);
-    done(std::move(result));
-    tracer_.set_current(outer);
+    tracer_.Within(trace, [&] { done(std::move(result)); });
   });
 }
 

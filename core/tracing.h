@@ -33,7 +33,14 @@ class Tracer {
 
   // The trace the shard is working for now (0: none).
   uint64_t current() const { return current_; }
-  void set_current(uint64_t trace) { current_ = trace; }
+  // Runs `fn` working for `trace` (then for the outer one again).
+  template <typename Fn>
+  void Within(uint64_t trace, Fn&& fn) {
+    const uint64_t outer = current_;
+    current_ = trace;
+    fn();
+    current_ = outer;
+  }
   // A fresh id for a request this shard coordinates (unique per shard
   // life and across shards).
   uint64_t NewTrace();

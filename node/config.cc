@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/commitlog_sync.h"
 #include "core/paxos/ballot.h"
 #include "core/text_proto.h"
 #include "google/protobuf/text_format.h"
@@ -175,8 +176,8 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   }
   if (file.data_directory().empty()) problems.Add({{"data_directory"}}, "is required");
   if (file.node_id() == 0) problems.Add({{"node_id"}}, "is required (node ids start at 1)");
-  if (file.commitlog_sync().mode() != CommitlogSync::PERIODIC && file.commitlog_sync().period_ms() != 0) {
-    problems.Add({{"commitlog_sync"}, {"period_ms"}}, "is for mode PERIODIC (GROUP syncs every write)");
+  if (const std::string problem = CommitlogSyncPeriodProblem(file.commitlog_sync()); !problem.empty()) {
+    problems.Add({{"commitlog_sync"}, {"period_ms"}}, problem);
   }
   std::map<std::string, uint32_t> nodes_per_datacenter;
   const std::set<NodeId> ids = CheckMembers(file, problems, nodes_per_datacenter);

@@ -6,28 +6,24 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
+#include "core/commitlog_sync.h"
 #include "node/log.h"
 
 namespace charybdis::node {
-
-namespace {
-
-constexpr uint64_t kDefaultPeriodMs = 10'000;
-
-std::chrono::milliseconds PeriodOf(const CommitlogSync& sync) {
-  if (sync.mode() != CommitlogSync::PERIODIC) return std::chrono::milliseconds(0);
-  return std::chrono::milliseconds(sync.period_ms() != 0 ? sync.period_ms() : kDefaultPeriodMs);
-}
-
-}  // namespace
 
 absl::Status ToStatus(const rocksdb::Status& status) {
   if (status.ok()) return absl::OkStatus();
   return absl::InternalError(absl::StrCat("rocksdb: ", status.ToString()));
 }
 
+void AppendTo(const WriteBatch& batch, rocksdb::WriteBatch& rocks_batch) {
+  for (const WriteBatch::Operation& operation : batch.operations) {
+    operation.value ? rocks_batch.Put(operation.key, *operation.value) : rocks_batch.Delete(operation.key);
+  }
+}
+
 LogWriter::LogWriter(rocksdb::DB& db, Reactor& reactor, const CommitlogSync& sync)
-    : db_(db), reactor_(reactor), period_(PeriodOf(sync)) {
+    : db_(db), reactor_(reactor), period_(SyncPeriodMs(sync)) {
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "log-writer");
     period_.count() > 0 ? PeriodicLoop() : GroupLoop();
@@ -73,9 +69,7 @@ void LogWriter::WriteGroup(std::vector<Queued>& group) {
   bool sync = false;
   for (const Queued& write : group) {
     sync = sync || write.sync;
-    for (const WriteBatch::Operation& operation : write.batch.operations) {
-      operation.value ? merged.Put(operation.key, *operation.value) : merged.Delete(operation.key);
-    }
+    AppendTo(write.batch, merged);
   }
   rocksdb::WriteOptions options;
   options.sync = sync;

@@ -14,6 +14,7 @@
 namespace rocksdb {
 class DB;
 class Status;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace charybdis::node {
@@ -66,5 +67,8 @@ class LogWriter {
 
 // The rocksdb::Status as ours ("rocksdb: ..." when it failed).
 absl::Status ToStatus(const rocksdb::Status& status);
+
+// Appends the batch's puts and deletes, in order, to a RocksDB batch.
+void AppendTo(const WriteBatch& batch, rocksdb::WriteBatch& rocks_batch);
 
 }  // namespace charybdis::node

@@ -130,20 +130,17 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(LoadedConfig config) {
   return node;
 }
 
-absl::Status Node::Open() {
-  const NodeConfig& node = config_.node;
-  const std::string& directory = config_.file.data_directory();
-  if (absl::Status claimed = ClaimDataDirectory(directory, node.id); !claimed.ok()) return claimed;
-
+// Each shard's thread and RocksDB (on the power-loss journal when the
+// config asks for it).
+absl::Status Node::OpenShardStorage(const std::string& directory, std::vector<ShardThread*>& threads) {
   if (config_.file.power_loss_journal()) {
     auto journal = JournalingFileSystem::Open(PowerLossJournalPath(directory));
     if (!journal.ok()) return journal.status();
     journaled_env_ = rocksdb::NewCompositeEnv(*journal);
   }
   std::random_device entropy;  // a real node is not a replay
-  std::vector<ShardThread*> threads;
-  shards_.resize(node.shards);
-  for (ShardId shard = 0; shard < node.shards; shard++) {
+  shards_.resize(config_.node.shards);
+  for (ShardId shard = 0; shard < config_.node.shards; shard++) {
     ShardParts& parts = shards_[shard];
     parts.thread = std::make_unique<ShardThread>(absl::StrCat("shard-", shard));
     threads.push_back(parts.thread.get());
@@ -159,6 +156,16 @@ absl::Status Node::Open() {
     parts.storage = std::move(*storage);
     parts.random = Random((uint64_t{entropy()} << 32) | entropy());
   }
+  return absl::OkStatus();
+}
+
+absl::Status Node::Open() {
+  const NodeConfig& node = config_.node;
+  const std::string& directory = config_.file.data_directory();
+  if (absl::Status claimed = ClaimDataDirectory(directory, node.id); !claimed.ok()) return claimed;
+
+  std::vector<ShardThread*> threads;
+  if (absl::Status opened = OpenShardStorage(directory, threads); !opened.ok()) return opened;
   transport_ = std::make_unique<Transport>(node.id, config_.peer_internode_addresses, threads);
   for (ShardId shard = 0; shard < node.shards; shard++) {
     ShardParts& parts = shards_[shard];

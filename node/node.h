@@ -59,6 +59,7 @@ class Node {
  private:
   explicit Node(LoadedConfig config);
   absl::Status Open();
+  absl::Status OpenShardStorage(const std::string& directory, std::vector<ShardThread*>& threads);
 
   struct ShardParts {
     std::unique_ptr<ShardThread> thread;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
+#include "core/commitlog_sync.h"
 
 namespace charybdis::node {
 
@@ -30,7 +31,7 @@ RocksDbStorage::RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor
                                const CommitlogSync& sync)
     : db_(std::move(db)),
       reactor_(reactor),
-      periodic_(sync.mode() == CommitlogSync::PERIODIC),
+      periodic_(SyncPeriodMs(sync) > 0),
       log_writer_(std::make_unique<LogWriter>(*db_, *reactor_, sync)) {}
 
 RocksDbStorage::~RocksDbStorage() {
@@ -53,9 +54,7 @@ void RocksDbStorage::Apply(WriteBatch batch, Durability durability, WriteDone do
   // Nothing ahead of it: written here, visible at once, durable with the
   // next fsync (the next synced write's, or PERIODIC's timer).
   rocksdb::WriteBatch rocks_batch;
-  for (const WriteBatch::Operation& operation : batch.operations) {
-    operation.value ? rocks_batch.Put(operation.key, *operation.value) : rocks_batch.Delete(operation.key);
-  }
+  AppendTo(batch, rocks_batch);
   absl::Status status = ToStatus(db_->Write(rocksdb::WriteOptions(), &rocks_batch));
   reactor_->Post([done = std::move(done), status = std::move(status)] { done(status); });
 }

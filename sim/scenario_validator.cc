@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/commitlog_sync.h"
 #include "core/coordinator/consistency.h"
 #include "core/metrics.h"
 #include "core/paxos/ballot.h"
@@ -322,11 +323,8 @@ class Validator {
   }
 
   void CheckStorage() {
-    const auto& sync = spec_.storage().commitlog_sync();
-    if (sync.mode() != charybdis::CommitlogSync::PERIODIC && sync.period_ms() != 0) {
-      problems_.Add({{"storage"}, {"commitlog_sync"}, {"period_ms"}},
-                    "is for mode PERIODIC (GROUP syncs every write)");
-    }
+    const std::string problem = CommitlogSyncPeriodProblem(spec_.storage().commitlog_sync());
+    if (!problem.empty()) problems_.Add({{"storage"}, {"commitlog_sync"}, {"period_ms"}}, problem);
   }
 
   void CheckCoordinator() {
@@ -471,18 +469,7 @@ class Validator {
           }
           break;
         case scenario::FaultAction::kDisk:
-          CheckNode({{"faults"}, {"action", a}, {"disk"}, {"node"}}, action.disk().node());
-          CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"corrupt_read_probability"}},
-                           action.disk().corrupt_read_probability());
-          CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"misdirect_write_probability"}},
-                           action.disk().misdirect_write_probability());
-          if (action.disk().misdirect_write_probability() > 0 && UsesPaxos()) {
-            // A misdirected write leaves the old, well-formed state under
-            // its own key: an acceptor forgets what it acknowledged.
-            problems_.Add({{"faults"}, {"action", a}, {"disk"}, {"misdirect_write_probability"}},
-                          "Paxos does not survive an acceptor that forgets its promises: no "
-                          "misdirected writes with LWTs or serial reads (docs/decisions.md)");
-          }
+          CheckDiskFault(a, action.disk());
           break;
         case scenario::FaultAction::kPause:
           CheckNode({{"faults"}, {"action", a}, {"pause"}, {"node"}}, action.pause().node());
@@ -501,6 +488,21 @@ class Validator {
           problems_.Add({{"faults"}, {"action", a}}, "say what happens (crash, restart, partition, ...)");
           break;
       }
+    }
+  }
+
+  void CheckDiskFault(int a, const scenario::DiskFault& disk) {
+    CheckNode({{"faults"}, {"action", a}, {"disk"}, {"node"}}, disk.node());
+    CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"corrupt_read_probability"}},
+                     disk.corrupt_read_probability());
+    CheckProbability({{"faults"}, {"action", a}, {"disk"}, {"misdirect_write_probability"}},
+                     disk.misdirect_write_probability());
+    if (disk.misdirect_write_probability() > 0 && UsesPaxos()) {
+      // A misdirected write leaves the old, well-formed state under its
+      // own key: an acceptor forgets what it acknowledged.
+      problems_.Add({{"faults"}, {"action", a}, {"disk"}, {"misdirect_write_probability"}},
+                    "Paxos does not survive an acceptor that forgets its promises: no "
+                    "misdirected writes with LWTs or serial reads (docs/decisions.md)");
     }
   }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/assert.h"
+#include "core/commitlog_sync.h"
 #include "sim/latency.h"
 
 namespace charybdis::sim {
@@ -26,9 +27,8 @@ SimStorage::SimStorage(Simulator& simulator, uint32_t host, uint32_t shard,
       shard_(shard),
       random_(random),
       profile_(std::move(profile)) {
-  const CommitlogSync& sync = profile_.commitlog_sync();
-  if (sync.mode() == CommitlogSync::PERIODIC) {
-    sync_period_ = static_cast<Nanos>(sync.period_ms() != 0 ? sync.period_ms() : 10'000) * kMillisecond;
+  sync_period_ = static_cast<Nanos>(SyncPeriodMs(profile_.commitlog_sync())) * kMillisecond;
+  if (sync_period_ > 0) {
     periodic_phase_ = static_cast<Nanos>(random_.Below(static_cast<uint64_t>(sync_period_)));
   }
 }
