@@ -157,6 +157,7 @@ void BuildNodeConfig(const NodeConfigFile& file, const std::set<NodeId>& ids, Cl
   set_ms(file.read_timeout_ms(), node.coordinator.read_timeout);
   set_ms(file.max_hint_window_ms(), node.coordinator.max_hint_window);
   set_ms(file.hint_replay_interval_ms(), node.coordinator.hint_replay_interval);
+  node.coordinator.lwt_batching = !file.disable_lwt_batching();
   set_ms(file.heartbeat_interval_ms(), node.failure_detector.heartbeat_interval);
   set_ms(file.convict_after_ms(), node.failure_detector.convict_after);
 }

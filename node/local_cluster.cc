@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "node/power_loss_fs.h"
+#include "node/process.h"
 #include "google/protobuf/text_format.h"
 
 namespace charybdis::node {
@@ -26,55 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// Free loopback ports, all held until every one is picked (so they differ).
-absl::StatusOr<std::vector<int>> FreePorts(size_t count) {
-  std::vector<int> sockets;
-  std::vector<int> ports;
-  for (size_t i = 0; i < count; i++) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    socklen_t length = sizeof(address);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      for (int open : sockets) close(open);
-      if (fd >= 0) close(fd);
-      return absl::UnavailableError("cannot find a free loopback port");
-    }
-    sockets.push_back(fd);
-    ports.push_back(ntohs(address.sin_port));
-  }
-  for (int fd : sockets) close(fd);
-  return ports;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// The last lines of a log, for error messages.
-std::string Tail(const std::string& path, size_t lines = 5) {
-  const std::string text = ReadFile(path);
-  size_t at = text.size();
-  for (size_t seen = 0; at > 0 && seen <= lines; at--) {
-    if (text[at - 1] == '\n') seen++;
-  }
-  return text.substr(at);
-}
-
-bool Alive(int pid) {
-  if (pid <= 0) return false;
-  int status = 0;
-  const pid_t reaped = waitpid(pid, &status, WNOHANG);
-  if (reaped == pid) return false;  // our child, and it exited
-  return kill(pid, 0) == 0;
-}
 
 // Whether `pid` is still the node started with `config` (a pid file can
 // outlive its process, and pids are reused).
@@ -218,24 +170,9 @@ absl::Status LocalCluster::Start(NodeId id, int timeout_ms) {
   int pid = Pid(id);
   if (pid == 0) {
     const std::string config = NodeDirectory(id) + "/node.textproto";
-    const std::string log = log_path(id);
-    // Everything the child needs is made before fork: other threads may
-    // hold the allocator's lock at that moment.
-    const std::string flag = "--config=" + config;
-    pid = fork();
-    if (pid < 0) return absl::InternalError("fork failed");
-    if (pid == 0) {
-      setsid();  // outlives ctl, and a terminal's ^C
-      const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      const int in = open("/dev/null", O_RDONLY);
-      if (out >= 0) {
-        dup2(out, STDOUT_FILENO);
-        dup2(out, STDERR_FILENO);
-      }
-      if (in >= 0) dup2(in, STDIN_FILENO);
-      execl(node_binary_.c_str(), "charybdis-node", flag.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    auto started = StartDetached(node_binary_, {"--config=" + config}, log_path(id));
+    if (!started.ok()) return started.status();
+    pid = *started;
     std::ofstream(NodeDirectory(id) + "/pid") << pid << "\n";
   }
   // Up when it answers a status request.
@@ -325,26 +262,17 @@ absl::Status LocalCluster::Stop(NodeId id, int timeout_ms) { return StopNodes({i
 absl::Status LocalCluster::StopAll() { return StopNodes(nodes(), 15000); }
 
 absl::Status LocalCluster::StopNodes(const std::vector<NodeId>& ids, int timeout_ms) {
-  // Signal them all first: they shut down in parallel.
-  std::vector<std::pair<NodeId, int>> stopping;
+  std::map<int, NodeId> stopping;  // by pid
   for (NodeId id : ids) {
-    const int pid = Pid(id);
-    if (!Alive(pid)) continue;
-    kill(pid, SIGCONT);  // a paused node could not take the signal
-    kill(pid, SIGTERM);
-    stopping.emplace_back(id, pid);
+    if (const int pid = Pid(id); Alive(pid)) stopping[pid] = id;
   }
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::vector<int> pids;
+  for (const auto& [pid, id] : stopping) pids.push_back(pid);
   absl::Status result;
-  for (auto [id, pid] : stopping) {
-    while (Alive(pid) && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (Alive(pid)) {
-      kill(pid, SIGKILL);
-      while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      result.Update(absl::DeadlineExceededError(absl::StrCat("node ", id, " did not stop in time: killed")));
-    }
-    fs::remove(NodeDirectory(id) + "/pid");
+  for (int pid : Terminate(pids, timeout_ms)) {
+    result.Update(absl::DeadlineExceededError(absl::StrCat("node ", stopping[pid], " did not stop in time: killed")));
   }
+  for (NodeId id : ids) fs::remove(NodeDirectory(id) + "/pid");
   return result;
 }
 

@@ -1,0 +1,122 @@
+// The benchmark's requests to a Charybdis node, through its gRPC API.
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "core/token.h"
+#include "node/bench_systems.h"
+#include "node/local_cluster.h"
+
+namespace charybdis::node {
+
+namespace {
+
+constexpr auto kRequestDeadline = std::chrono::seconds(10);
+
+class CharybdisSystem : public BenchSystem {
+ public:
+  explicit CharybdisSystem(const CharybdisClientOptions& options)
+      : options_(options), stub_(ConnectClient(options.address)) {}
+
+  const std::string& name() const override { return options_.name; }
+
+  Outcome Put(const std::string& key, const std::string& value) override {
+    ClientRequest request;
+    *request.mutable_write() = Write(key, "", value);
+    request.mutable_write()->set_consistency(options_.level);
+    return Execute(key, request);
+  }
+
+  Outcome Get(const std::string& key) override { return Read(key, options_.level); }
+  Outcome SerialGet(const std::string& key) override { return Read(key, CL_SERIAL); }
+
+  Outcome CompareAndSet(const std::string& key, const std::optional<std::string>& expected,
+                        const std::string& value) override {
+    ClientRequest request;
+    CasStatement& statement = *request.mutable_cas()->add_statement();
+    *statement.mutable_write() = Write(key, "", value);
+    if (expected) {
+      Condition& condition = *statement.add_condition();
+      condition.set_column("v");
+      condition.set_op(Condition::EQ);
+      condition.set_value(*expected);
+    } else {
+      statement.set_if_not_exists(true);
+    }
+    request.mutable_cas()->set_commit_consistency(options_.level);
+    return Execute(key, request);
+  }
+
+  Outcome InsertIfNotExists(const std::string& partition, const std::vector<std::string>& clustering_keys,
+                            const std::string& value) override {
+    ClientRequest request;
+    for (const std::string& clustering_key : clustering_keys) {
+      CasStatement& statement = *request.mutable_cas()->add_statement();
+      *statement.mutable_write() = Write(partition, clustering_key, value);
+      statement.set_if_not_exists(true);
+    }
+    request.mutable_cas()->set_commit_consistency(options_.level);
+    return Execute(partition, request);
+  }
+
+ private:
+  WriteOp Write(const std::string& key, const std::string& clustering_key, const std::string& value) const {
+    WriteOp write;
+    write.set_table(options_.table);
+    write.set_partition_key(key);
+    write.set_clustering_key(clustering_key);
+    ColumnValue& put = *write.add_put();
+    put.set_column("v");
+    put.set_value(value);
+    return write;
+  }
+
+  Outcome Read(const std::string& key, ConsistencyLevel level) {
+    ClientRequest request;
+    ReadOp& read = *request.mutable_read();
+    read.set_table(options_.table);
+    read.set_partition_key(key);
+    read.set_consistency(level);
+    return Execute(key, request);
+  }
+
+  Outcome Execute(const std::string& partition_key, const ClientRequest& request) {
+    ExecuteRequest execute;
+    *execute.mutable_request() = request;
+    if (options_.shard_aware) {
+      execute.set_has_shard(true);
+      execute.set_shard(ShardOf(TokenOf(partition_key), options_.shards));
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kRequestDeadline);
+    ClientResponse response;
+    const grpc::Status status = stub_->Execute(&context, execute, &response);
+    Outcome outcome;
+    if (!status.ok()) {
+      outcome.error = absl::StrCat("grpc ", status.error_code());
+    } else if (response.code() != ClientResponse::OK) {
+      outcome.error = ClientResponse::Code_Name(response.code());
+    } else {
+      outcome.ok = true;
+      outcome.applied = response.applied();
+      for (const ResultRow& row : response.rows()) {
+        for (const ResultCell& cell : row.cells()) {
+          if (cell.column() == "v") outcome.value = cell.value();
+        }
+      }
+    }
+    return outcome;
+  }
+
+  const CharybdisClientOptions options_;
+  std::unique_ptr<Client::Stub> stub_;
+};
+
+}  // namespace
+
+std::unique_ptr<BenchSystem> ConnectCharybdis(const CharybdisClientOptions& options) {
+  return std::make_unique<CharybdisSystem>(options);
+}
+
+}  // namespace charybdis::node

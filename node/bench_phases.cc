@@ -1,0 +1,158 @@
+#include "node/bench_phases.h"
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace charybdis::node {
+
+namespace {
+
+constexpr char kCheckPrefix[] = "CHECK: ";
+
+Outcome CheckFailure(const std::string& what) {
+  Outcome outcome;
+  outcome.error = absl::StrCat(kCheckPrefix, what);
+  return outcome;
+}
+
+// Runs `request` on each system in turn, one PhaseRun each.
+void RunOnEach(const std::vector<BenchSystem*>& systems, PhaseRun run, const LoadOptions& options,
+               const std::function<Outcome(BenchSystem&, uint32_t client, uint64_t i)>& request,
+               std::vector<PhaseRun>& runs) {
+  for (BenchSystem* system : systems) {
+    LoadOptions labelled = options;
+    labelled.label = absl::StrCat(run.measure, " on ", system->name());
+    std::cerr << "bench: " << labelled.label << " (" << run.mode << ")\n";
+    run.system = system->name();
+    run.result = RunLoad(labelled, [&](uint32_t client, uint64_t i) { return request(*system, client, i); });
+    std::cerr << "  " << run.result.Summary() << "\n";
+    runs.push_back(run);
+  }
+}
+
+PhaseRun NewRun(const std::string& phase, const std::string& measure, const std::string& mode) {
+  PhaseRun run;
+  run.phase = phase;
+  run.measure = measure;
+  run.mode = mode;
+  return run;
+}
+
+std::string ValueOf(uint64_t i) { return absl::StrCat("value-", i); }
+
+}  // namespace
+
+bool IsCheckFailure(const std::string& error_kind) { return error_kind.rfind(kCheckPrefix, 0) == 0; }
+
+std::vector<PhaseRun> RunSequential(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
+                                    const std::string& mode, const std::string& tag) {
+  std::vector<PhaseRun> runs;
+  LoadOptions options;
+  options.max_duration = std::chrono::seconds(sizes.max_phase_seconds);
+  options.progress_every = 5000;
+  const std::string put_keys = absl::StrCat(tag, "/a/put/");
+  options.max_requests = sizes.sequential_puts;
+  RunOnEach(systems, NewRun("a", "QUORUM put", mode), options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+    return system.Put(absl::StrCat(put_keys, i), ValueOf(i));
+  }, runs);
+  // Reads what the puts wrote (keys past the puts' count find nothing).
+  options.max_requests = sizes.sequential_gets;
+  RunOnEach(systems, NewRun("a", "get", mode), options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+    Outcome outcome = system.Get(absl::StrCat(put_keys, i));
+    if (outcome.ok && i < sizes.sequential_puts && outcome.value != ValueOf(i)) {
+      return CheckFailure("a read missed an acknowledged put");
+    }
+    return outcome;
+  }, runs);
+  options.max_requests = sizes.sequential_lwts;
+  RunOnEach(systems, NewRun("a", "LWT IF NOT EXISTS", mode), options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+    Outcome outcome = system.CompareAndSet(absl::StrCat(tag, "/a/lwt/", i), std::nullopt, ValueOf(i));
+    if (outcome.ok && !outcome.applied) return CheckFailure("IF NOT EXISTS on a fresh key did not apply");
+    return outcome;
+  }, runs);
+  return runs;
+}
+
+std::vector<PhaseRun> RunInFlight(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
+                                  const std::string& mode, const std::string& tag) {
+  std::vector<PhaseRun> runs;
+  LoadOptions options;
+  options.clients = sizes.in_flight;
+  options.max_requests = 100'000'000;
+  options.max_duration = std::chrono::seconds(sizes.in_flight_seconds);
+  options.progress_every = 20000;
+  RunOnEach(systems, NewRun("b", absl::StrCat(sizes.in_flight, " puts in flight"), mode), options,
+            [&](BenchSystem& system, uint32_t, uint64_t i) {
+              return system.Put(absl::StrCat(tag, "/b/", i), ValueOf(i));
+            }, runs);
+  return runs;
+}
+
+// Lock-step contention on one counter: each attempt reads it (SERIAL),
+// then sets it to one more if it still holds what was read. Afterwards the
+// counter must equal the number of applied attempts.
+std::vector<PhaseRun> RunContention(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
+                                    const std::string& mode, const std::string& tag) {
+  std::vector<PhaseRun> runs;
+  for (uint32_t clients : sizes.contention_clients) {
+    LoadOptions options;
+    options.clients = clients;
+    options.max_requests = static_cast<uint64_t>(clients) * sizes.contention_attempts;
+    options.max_duration = std::chrono::seconds(sizes.max_phase_seconds);
+    const std::string counter = absl::StrCat(tag, "/c/counter-", clients);
+    const size_t first = runs.size();
+    RunOnEach(systems, NewRun("c", absl::StrCat("contention ", clients, " clients"), mode), options,
+              [&](BenchSystem& system, uint32_t, uint64_t) {
+                const Outcome read = system.SerialGet(counter);
+                if (!read.ok) return read;
+                const uint64_t next = read.value ? std::stoull(*read.value) + 1 : 1;
+                return system.CompareAndSet(counter, read.value, absl::StrCat(next));
+              }, runs);
+    for (size_t r = first; r < runs.size(); r++) {
+      BenchSystem& system = *systems[r - first];
+      const Outcome final_read = system.SerialGet(counter);
+      const uint64_t final_value = final_read.value ? std::stoull(*final_read.value) : 0;
+      // A timed-out attempt may still have applied, so the counter may be
+      // ahead of the attempts known to apply, never behind.
+      const uint64_t timed_out = runs[r].result.failed();
+      if (!final_read.ok || final_value < runs[r].result.applied ||
+          final_value > runs[r].result.applied + timed_out) {
+        std::cerr << "  " << system.name() << ": counter " << final_value << " after "
+                  << runs[r].result.applied << " applied increments\n";
+        runs[r].result.errors[absl::StrCat(kCheckPrefix, "the counter does not match the applied increments")]++;
+      }
+    }
+  }
+  return runs;
+}
+
+// The LWT load test of ../shared/seeds/004: many conditional inserts in
+// flight into ONE partition, each of `batch` rows with fresh clustering
+// keys, so every one must apply.
+std::vector<PhaseRun> RunLwtLoad(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
+                                 const std::string& mode, const std::string& tag) {
+  std::vector<PhaseRun> runs;
+  for (uint32_t batch : sizes.lwt_load_batches) {
+    LoadOptions options;
+    options.clients = sizes.lwt_load_in_flight;
+    options.max_requests = 100'000'000;
+    options.max_duration = std::chrono::seconds(sizes.lwt_load_seconds);
+    const std::string partition = absl::StrCat(tag, "/d/batch-", batch);
+    PhaseRun run = NewRun("d", batch == 1 ? "LWT load, single rows" : absl::StrCat("LWT load, batches of ", batch), mode);
+    run.rows_per_request = batch;
+    RunOnEach(systems, run, options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+      std::vector<std::string> clustering_keys;
+      for (uint64_t row = i * batch; row < (i + 1) * batch; row++) {
+        clustering_keys.push_back(absl::StrFormat("%012d", row));
+      }
+      Outcome outcome = system.InsertIfNotExists(partition, clustering_keys, "data");
+      if (outcome.ok && !outcome.applied) return CheckFailure("a conditional insert of fresh rows did not apply");
+      return outcome;
+    }, runs);
+  }
+  return runs;
+}
+
+}  // namespace charybdis::node

@@ -1,0 +1,222 @@
+// charybdis-bench-real: Charybdis beside etcd on this machine, in one run
+// (`./charybdis bench real`, docs/benchmarks.md).
+//
+//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdp] [--quick]
+//
+// Starts a local 3-node Charybdis cluster (RF=3, 2 shards per node) and a
+// 3-member etcd cluster on loopback, runs the phases on both, measure by
+// measure in turn, prints a table of ratios on stdout (progress on stderr),
+// writes PREFIX.json and PREFIX.svg, and stops everything it started.
+// Phases: a sequential put/get/IF NOT EXISTS; b 64 puts in flight; c
+// lock-step contention on one key; d the LWT load test (one partition,
+// 250 in flight, batches, RF=3 then RF=1, with the naive mode); p phase a
+// again with commitlog_sync periodic. --quick: small sizes, for the test
+// suite. Exits 1 if a system broke a promise (a check failed) or served
+// no request of a measure (the naive mode excepted).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/commitlog_sync.h"
+#include "node/bench_phases.h"
+#include "node/bench_report.h"
+#include "node/etcd_cluster.h"
+#include "node/local_cluster.h"
+
+namespace charybdis::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Flags {
+  std::string directory;
+  std::string out = "bench-real";
+  std::string phases = "abcdp";
+  bool quick = false;
+};
+
+constexpr uint32_t kShards = 2;
+
+PhaseSizes QuickSizes() {
+  PhaseSizes sizes;
+  sizes.sequential_puts = 300;
+  sizes.sequential_gets = 300;
+  sizes.sequential_lwts = 100;
+  sizes.in_flight_seconds = 2;
+  sizes.contention_clients = {4};
+  sizes.contention_attempts = 25;
+  sizes.lwt_load_in_flight = 32;
+  sizes.lwt_load_seconds = 2;
+  sizes.lwt_load_batches = {1, 50};
+  sizes.max_phase_seconds = 60;
+  return sizes;
+}
+
+// A running local cluster of ours and a client of its node 1.
+struct OurCluster {
+  std::unique_ptr<LocalCluster> cluster;
+  std::unique_ptr<BenchSystem> client;
+};
+
+absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t replication_factor,
+                                     const std::string& name, const std::string& extra_config, bool shard_aware) {
+  LocalCluster::Options options;
+  options.nodes = 3;
+  options.shards = kShards;
+  options.replication_factor = replication_factor;
+  options.tables = {{"kv", {"v"}}};
+  options.extra_config = extra_config;
+  std::cerr << "bench: starting " << name << " (RF=" << replication_factor << ") in " << directory << "\n";
+  auto created = LocalCluster::Create(directory, NodeBinaryBesideSelf(), options);
+  if (!created.ok()) return created.status();
+  OurCluster ours{std::make_unique<LocalCluster>(std::move(*created)), nullptr};
+  if (absl::Status started = ours.cluster->StartAll(); !started.ok()) return started;
+  CharybdisClientOptions client;
+  client.name = name;
+  client.address = ours.cluster->client_address(1);
+  client.shards = kShards;
+  client.shard_aware = shard_aware;
+  ours.client = ConnectCharybdis(client);
+  return ours;
+}
+
+absl::StatusOr<std::unique_ptr<EtcdCluster>> StartEtcd(const std::string& directory, uint32_t members) {
+  std::cerr << "bench: starting etcd (" << members << " members) in " << directory << "\n";
+  EtcdCluster::Options options;
+  options.members = members;
+  auto started = EtcdCluster::Start(directory, options);
+  if (!started.ok()) return started.status();
+  return std::make_unique<EtcdCluster>(std::move(*started));
+}
+
+bool Has(const Flags& flags, char phase) { return flags.phases.find(phase) != std::string::npos; }
+
+void Append(std::vector<PhaseRun>& runs, std::vector<PhaseRun> more) {
+  runs.insert(runs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
+
+// Phases a-d at RF=3 and phase a in periodic mode, beside a 3-member etcd.
+absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, std::vector<PhaseRun>& runs) {
+  auto etcd = StartEtcd(flags.directory + "/etcd-3", 3);
+  if (!etcd.ok()) return etcd.status();
+  const std::unique_ptr<BenchSystem> etcd_client = ConnectEtcd((*etcd)->client_address(0));
+  const std::string mode = "group, RF=3";
+  {
+    auto ours = StartOurs(flags.directory + "/rf3-group", 3, "charybdis", "", true);
+    if (!ours.ok()) return ours.status();
+    const std::vector<BenchSystem*> both = {ours->client.get(), etcd_client.get()};
+    if (Has(flags, 'a')) Append(runs, RunSequential(both, sizes, mode, "rf3"));
+    if (Has(flags, 'b')) Append(runs, RunInFlight(both, sizes, mode, "rf3"));
+    if (Has(flags, 'c')) Append(runs, RunContention(both, sizes, mode, "rf3"));
+    if (Has(flags, 'd')) {
+      auto naive = StartOurs(flags.directory + "/rf3-naive", 3, "charybdis naive", "disable_lwt_batching: true\n", false);
+      if (!naive.ok()) return naive.status();
+      Append(runs, RunLwtLoad({ours->client.get(), naive->client.get(), etcd_client.get()}, sizes, mode, "rf3"));
+      if (absl::Status stopped = naive->cluster->StopAll(); !stopped.ok()) return stopped;
+    }
+    if (absl::Status stopped = ours->cluster->StopAll(); !stopped.ok()) return stopped;
+  }
+  if (Has(flags, 'p')) {
+    auto periodic = StartOurs(flags.directory + "/rf3-periodic", 3, "charybdis periodic",
+                              absl::StrCat("commitlog_sync { mode: PERIODIC period_ms: ", kDefaultSyncPeriodMs, " }\n"), true);
+    if (!periodic.ok()) return periodic.status();
+    Append(runs, RunSequential({periodic->client.get(), etcd_client.get()}, sizes, "periodic, RF=3", "rf3-periodic"));
+    if (absl::Status stopped = periodic->cluster->StopAll(); !stopped.ok()) return stopped;
+  }
+  return (*etcd)->Stop();
+}
+
+// Phase d at RF=1, beside a 1-member etcd.
+absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::vector<PhaseRun>& runs) {
+  auto etcd = StartEtcd(flags.directory + "/etcd-1", 1);
+  if (!etcd.ok()) return etcd.status();
+  const std::unique_ptr<BenchSystem> etcd_client = ConnectEtcd((*etcd)->client_address(0));
+  auto ours = StartOurs(flags.directory + "/rf1-group", 1, "charybdis", "", true);
+  if (!ours.ok()) return ours.status();
+  auto naive = StartOurs(flags.directory + "/rf1-naive", 1, "charybdis naive", "disable_lwt_batching: true\n", false);
+  if (!naive.ok()) return naive.status();
+  Append(runs, RunLwtLoad({ours->client.get(), naive->client.get(), etcd_client.get()}, sizes, "group, RF=1", "rf1"));
+  if (absl::Status stopped = naive->cluster->StopAll(); !stopped.ok()) return stopped;
+  if (absl::Status stopped = ours->cluster->StopAll(); !stopped.ok()) return stopped;
+  return (*etcd)->Stop();
+}
+
+constexpr char kHelp[] =
+    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdp] [--quick]\n"
+    "Charybdis (3 nodes, RF=3, 2 shards each) beside etcd (3 members) on this machine, in one run.\n"
+    "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
+    "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
+    "            load test (250 in flight into one partition, rows and batches of 50 and 1000,\n"
+    "            RF=3 and RF=1, with the naive mode); p: phase a with commitlog_sync periodic\n"
+    "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
+    "  --dir     where the clusters live while it runs (default a fresh one under /tmp)\n"
+    "  --quick   small sizes (the test suite runs this)\n"
+    "Prints a table of ratios (ours / etcd) on stdout and progress on stderr; exits 1 if a\n"
+    "system broke a promise or served nothing. docs/benchmarks.md explains the figures.\n";
+
+int Usage(const std::string& problem) {
+  std::cerr << "charybdis-bench-real: " << problem << "\n" << kHelp;
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; i++) {
+    const std::string word = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (word == "--quick") flags.quick = true;
+    else if (word == "--dir" && has_value) flags.directory = argv[++i];
+    else if (word == "--out" && has_value) flags.out = argv[++i];
+    else if (word == "--phases" && has_value) flags.phases = argv[++i];
+    else if (word == "--help" || word == "-h") {
+      std::cout << kHelp;
+      return 0;
+    }
+    else return Usage(absl::StrCat("unknown argument ", word));
+  }
+  if (flags.phases.find_first_not_of("abcdp") != std::string::npos || flags.phases.empty()) {
+    return Usage("--phases takes letters of abcdp");
+  }
+  if (flags.directory.empty()) flags.directory = fs::temp_directory_path() / absl::StrCat("charybdis-bench-", getpid());
+  if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {
+    return Usage(absl::StrCat(flags.directory, " is not empty"));
+  }
+  const PhaseSizes sizes = flags.quick ? QuickSizes() : PhaseSizes();
+  std::vector<PhaseRun> runs;
+  absl::Status status = RunReplicated(flags, sizes, runs);
+  if (status.ok() && Has(flags, 'd')) status = RunUnreplicated(flags, sizes, runs);
+  if (!status.ok()) {
+    std::cerr << "charybdis-bench-real: " << status << "\n(clusters are under " << flags.directory << ")\n";
+    return 1;
+  }
+  const std::vector<Comparison> comparisons = Compare(runs);
+  std::cout << ComparisonTable(comparisons);
+  std::ofstream(flags.out + ".json") << ReportJson(runs, comparisons).dump(2) << "\n";
+  std::ofstream(flags.out + ".svg") << RatioChartSvg(comparisons);
+  std::cerr << "bench: wrote " << flags.out << ".json and " << flags.out << ".svg\n";
+  int broken = 0;
+  for (const PhaseRun& run : runs) {
+    // The naive mode may time out every request of the LWT load test: that
+    // is what it shows. Anything else that serves nothing is broken.
+    if (run.result.ok == 0 && run.system.find("naive") == std::string::npos) {
+      std::cerr << "FAILED " << run.system << ", " << run.measure << " (" << run.mode << "): no request succeeded\n";
+      broken++;
+    }
+    for (const auto& [kind, count] : run.result.errors) {
+      if (!IsCheckFailure(kind)) continue;
+      std::cerr << "FAILED CHECK " << run.system << ", " << run.measure << " (" << run.mode << "): " << kind
+                << " x" << count << "\n";
+      broken++;
+    }
+  }
+  fs::remove_all(flags.directory);
+  return broken == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace charybdis::node
+
+int main(int argc, char** argv) { return charybdis::node::Main(argc, argv); }

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "node/bench_phases.h"
+
+namespace charybdis::node {
+
+// One line of the benchmark's table: a figure of ours beside the same
+// figure of the system we compare with, in the same run.
+struct Comparison {
+  std::string title;   // "a. QUORUM put p50 (group)"
+  std::string unit;    // us, ops/s, applied/s
+  double ours = 0;
+  double theirs = 0;
+  std::string theirs_name;  // etcd, or charybdis for a ratio to our own put
+  bool lower_is_better = true;
+  std::optional<double> goal;  // the issue's goal for ours / theirs
+
+  double ratio() const { return theirs > 0 ? ours / theirs : 0; }
+  bool met() const { return !goal || (lower_is_better ? ratio() <= *goal : ratio() >= *goal); }
+};
+
+// The comparisons of a set of runs: each charybdis run beside the etcd run
+// of the same phase, measure and mode, with the goals of
+// docs/benchmarks.md where the issue sets one.
+std::vector<Comparison> Compare(const std::vector<PhaseRun>& runs);
+
+// The table printed on stdout.
+std::string ComparisonTable(const std::vector<Comparison>& comparisons);
+// Every run and every comparison.
+nlohmann::json ReportJson(const std::vector<PhaseRun>& runs, const std::vector<Comparison>& comparisons);
+// A chart of the ratios (log scale, 1 = parity, goal marks).
+std::string RatioChartSvg(const std::vector<Comparison>& comparisons);
+
+}  // namespace charybdis::node

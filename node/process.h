@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace charybdis::node {
+
+// Child processes of a test or benchmark harness (local clusters of our
+// nodes, etcd members): started detached, their output in a log file.
+
+// Free loopback ports, all held until every one is picked (so they differ).
+absl::StatusOr<std::vector<int>> FreePorts(size_t count);
+
+// Starts `binary` with `arguments` (argv[1..]) in its own session (so it
+// outlives us and a terminal's ^C), stdout and stderr appended to
+// `log_path`, stdin from /dev/null. Returns its pid.
+absl::StatusOr<int> StartDetached(const std::string& binary, const std::vector<std::string>& arguments,
+                                  const std::string& log_path);
+
+// Whether `pid` runs (reaping it if it is our child and exited).
+bool Alive(int pid);
+
+// SIGCONT and SIGTERM to each (all at once, so they stop in parallel),
+// then SIGKILL to any still there after `timeout_ms`; waits until all are
+// gone. Returns the pids that had to be killed.
+std::vector<int> Terminate(const std::vector<int>& pids, int timeout_ms);
+
+std::string ReadFile(const std::string& path);
+// The last `lines` lines of a file, for error messages.
+std::string Tail(const std::string& path, size_t lines = 5);
+
+}  // namespace charybdis::node
