@@ -182,7 +182,6 @@ absl::Status Node::Open() {
   // The shards run before anyone can ask them anything (Status waits on
   // shard 0), and stop in Shutdown whatever fails next.
   for (ShardParts& parts : shards_) parts.thread->Start();
-  transport_->Start();
   for (ShardParts& parts : shards_) {
     Shard* shard = parts.shard.get();
     parts.thread->Post([shard] { shard->Start(); });

@@ -2,7 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <chrono>
+#include "core/assert.h"
 
 namespace charybdis::node {
 
@@ -15,35 +15,39 @@ constexpr size_t kMaxBatchBytes = 1 << 20;
 
 }  // namespace
 
-PeerLink::PeerLink(std::string address) : address_(std::move(address)) {}
-
-PeerLink::~PeerLink() { Stop(); }
-
-void PeerLink::Start() {
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void PeerLink::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    if (active_context_ != nullptr) active_context_->TryCancel();
+// One client stream to the peer. gRPC owns it from StartCall until OnDone,
+// where it tells the link and deletes itself.
+class PeerLink::Stream final : public grpc::ClientWriteReactor<EnvelopeBatch> {
+ public:
+  Stream(PeerLink& link, Internode::Stub& stub) : link_(link) {
+    stub.async()->Stream(&context_, &closed_, this);
   }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void PeerLink::Send(Envelope message) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return;
-    if (queue_.size() >= kMaxQueued) queue_.pop_front();  // the oldest is lost
-    queue_.push_back(std::move(message));
+  // Starts the call with its first write (`batch` is taken).
+  void Begin(EnvelopeBatch batch) {
+    writing_ = std::move(batch);
+    StartWrite(&writing_);
+    StartCall();
   }
-  wake_.notify_one();
-}
+  void Write(EnvelopeBatch batch) {
+    writing_ = std::move(batch);
+    StartWrite(&writing_);
+  }
+  void Cancel() { context_.TryCancel(); }
 
-void PeerLink::Loop() {
+  void OnWriteDone(bool ok) override { link_.OnWriteDone(this, ok); }
+  void OnDone(const grpc::Status&) override {
+    link_.OnDone(this);
+    delete this;
+  }
+
+ private:
+  PeerLink& link_;
+  grpc::ClientContext context_;
+  StreamClosed closed_;
+  EnvelopeBatch writing_;  // the write in flight: gRPC reads it until OnWriteDone
+};
+
+PeerLink::PeerLink(std::string address) : address_(std::move(address)) {
   grpc::ChannelArguments arguments;
   // Notice a dead peer quickly, and reconnect quickly once it is back.
   arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
@@ -53,58 +57,75 @@ void PeerLink::Loop() {
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
-  auto channel = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), arguments);
-  auto stub = Internode::NewStub(channel);
-  while (true) {
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-    }
-    Pump(*stub);
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (stopping_) return;
-    // The peer is unreachable: what was queued meanwhile is stale.
-    queue_.clear();
-    wake_.wait_for(lock, kReconnectBackOff, [this] { return stopping_; });
-  }
+  stub_ = Internode::NewStub(grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), arguments));
+  broke_at_ = Clock::now() - kReconnectBackOff;
 }
 
-void PeerLink::Pump(Internode::Stub& stub) {
-  grpc::ClientContext context;
-  StreamClosed closed;
+PeerLink::~PeerLink() { Stop(); }
+
+void PeerLink::Stop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  stopping_ = true;
+  queue_.clear();
+  if (stream_ != nullptr) stream_->Cancel();
+  stream_done_.wait(lock, [this] { return stream_ == nullptr; });
+}
+
+bool PeerLink::TakeBatch(EnvelopeBatch& batch) {
+  size_t bytes = 0;
+  while (!queue_.empty() && (batch.envelope_size() == 0 || bytes < kMaxBatchBytes)) {
+    bytes += queue_.front().ByteSizeLong();
+    *batch.add_envelope() = std::move(queue_.front());
+    queue_.pop_front();
+  }
+  return batch.envelope_size() > 0;
+}
+
+void PeerLink::Send(Envelope message) {
+  EnvelopeBatch batch;
+  Stream* begin = nullptr;
+  Stream* write = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return;
-    active_context_ = &context;
-  }
-  std::unique_ptr<grpc::ClientWriter<EnvelopeBatch>> writer = stub.Stream(&context, &closed);
-  std::deque<Envelope> queued;
-  bool broken = false;
-  while (!broken) {
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) break;
-      queued.swap(queue_);
+    if (queue_.size() >= kMaxQueued) queue_.pop_front();  // the oldest is lost
+    queue_.push_back(std::move(message));
+    if (writing_) return;  // OnWriteDone takes it
+    if (stream_ == nullptr) {
+      if (Clock::now() - broke_at_ < kReconnectBackOff) return;  // the next message after it tries
+      stream_ = begin = new Stream(*this, *stub_);
+    } else {
+      write = stream_;
     }
-    // Everything queued goes in as few stream writes as the size cap allows.
-    while (!queued.empty() && !broken) {
-      EnvelopeBatch batch;
-      size_t bytes = 0;
-      while (!queued.empty() && (batch.envelope_size() == 0 || bytes < kMaxBatchBytes)) {
-        bytes += queued.front().ByteSizeLong();
-        *batch.add_envelope() = std::move(queued.front());
-        queued.pop_front();
-      }
-      broken = !writer->Write(batch);
-    }
-    queued.clear();
+    writing_ = TakeBatch(batch);
   }
-  if (!broken) writer->WritesDone();
-  writer->Finish();
+  // gRPC's calls outside our lock: its callbacks take it.
+  if (begin != nullptr) begin->Begin(std::move(batch));
+  if (write != nullptr) write->Write(std::move(batch));
+}
+
+void PeerLink::OnWriteDone(Stream* stream, bool ok) {
+  EnvelopeBatch batch;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CHARYBDIS_ASSERT(stream == stream_ && writing_);
+    // A failed write means the stream is broken: OnDone follows, and until
+    // then Send only queues (writing_ stays set).
+    if (!ok) return;
+    writing_ = !stopping_ && TakeBatch(batch);
+    if (!writing_) return;
+  }
+  stream->Write(std::move(batch));
+}
+
+void PeerLink::OnDone(Stream* stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  active_context_ = nullptr;
+  CHARYBDIS_ASSERT(stream == stream_);
+  stream_ = nullptr;
+  writing_ = false;
+  broke_at_ = Clock::now();
+  queue_.clear();  // the peer is unreachable: what was queued is stale
+  stream_done_.notify_all();
 }
 
 }  // namespace charybdis::node

@@ -45,10 +45,6 @@ Transport::~Transport() { Stop(); }
 
 Network* Transport::network(ShardId shard) { return shard_networks_.at(shard).get(); }
 
-void Transport::Start() {
-  for (auto& [node, link] : links_) link->Start();
-}
-
 void Transport::Stop() {
   RefuseClients();
   for (auto& [node, link] : links_) link->Stop();

@@ -42,8 +42,6 @@ class Transport {
   // The core Network interface of one shard.
   Network* network(ShardId shard);
 
-  // Starts the outbound links (their streams connect lazily).
-  void Start();
   void Stop();
 
   // Routes a message whose from/to fields are set.

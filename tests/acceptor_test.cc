@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/data/storage_codec.h"
 #include "core/paxos/ballot.h"
 #include "tests/fake_env.h"
@@ -115,6 +117,31 @@ TEST_F(AcceptorTest, DecisionsOnOnePartitionWaitForTheDiskOneAtATime) {
   EXPECT_TRUE(promised);
   EXPECT_TRUE(accepted);
   EXPECT_TRUE(acceptor_.InProgress("t", "k"));  // accepted, not committed
+}
+
+TEST_F(AcceptorTest, APromiseCarriesTheRowsThePrepareNamesNotTheWholePartition) {
+  Partition stored;
+  for (const char* row : {"a", "b", "c", "d", "e"}) stored.rows[row].cells["v"] = Cell{10, false, row, 0, 0};
+  WriteBatch batch;
+  storage_codec::AddMutation("t", "k", stored, batch);
+  for (const WriteBatch::Operation& op : batch.operations) fake_.storage.contents()[op.key] = *op.value;
+
+  Envelope prepare = Prepare(At(100));
+  prepare.mutable_paxos_prepare()->mutable_read_rows()->set_first("b");
+  prepare.mutable_paxos_prepare()->mutable_read_rows()->set_last("d");
+  acceptor_.OnPrepare(prepare);
+  fake_.storage.CompleteAll();
+  std::vector<Envelope> sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  std::set<std::string> rows;
+  for (const auto& [key, row] : Partition::FromProto(sent[0].paxos_promise().data()).rows) rows.insert(key);
+  EXPECT_EQ(rows, (std::set<std::string>{"b", "c", "d"}));
+
+  acceptor_.OnPrepare(Prepare(At(200)));  // no span: a range read, the whole partition
+  fake_.storage.CompleteAll();
+  sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(Partition::FromProto(sent[0].paxos_promise().data()).rows.size(), 5u);
 }
 
 TEST(AcceptorCacheTest, IdlePartitionsBeyondTheBoundAreDroppedAndReloadedFromDisk) {

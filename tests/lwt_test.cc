@@ -136,6 +136,26 @@ TEST_F(LwtTest, IfNotExistsAppliesExactlyOnceAmongConcurrentClients) {
   EXPECT_GE(Metric("cas_write_condition_not_met"), 1u);
 }
 
+TEST_F(LwtTest, SerialReadsOfOnePartitionShareARoundInsteadOfDuelling) {
+  ASSERT_TRUE(Call(IfNotExists("shared", "a")).applied());
+  simulator_.RunUntil(simulator_.now() + 50 * kMillisecond);
+  const uint64_t operations = Metric("cas_total_operations");
+  const uint64_t lost_rounds = Metric("cas_write_contention");
+  std::vector<uint64_t> ids;
+  for (size_t client = 0; client < 8; client++) ids.push_back(Send(Read("shared", CL_SERIAL), 1, client));
+  simulator_.RunUntil(simulator_.now() + 1 * kSecond);
+  for (uint64_t id : ids) {
+    ASSERT_TRUE(responses_.count(id));
+    ASSERT_EQ(responses_[id].code(), ClientResponse::OK) << responses_[id].message();
+    EXPECT_EQ(ValueOf(responses_[id]), "a");
+  }
+  // The first read starts a round at once and the other seven share the
+  // next one: no ballot duels, and each read still counts as an operation.
+  EXPECT_EQ(Metric("cas_write_contention"), lost_rounds);
+  EXPECT_EQ(Metric("cas_total_operations"), operations + 8);
+  EXPECT_LE(responses_[ids.back()].round_trips(), 1u);
+}
+
 TEST_F(LwtTest, ConditionsOnColumnValues) {
   Call(IfNotExists("k", "5"));
   EXPECT_TRUE(Call(If("k", Condition::EQ, "5", "6")).applied());

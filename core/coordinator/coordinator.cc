@@ -254,10 +254,18 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, std::string(valid.message()));
   }
   if (IsSerial(op.consistency())) {
-    return RunPaxos(TokenOf(op.partition_key()), op.table(), op.partition_key(), op.consistency(),
-                    {}, op, {[this, client, client_request_id](ClientResponse response) {
-                      Reply(client, client_request_id, std::move(response));
-                    }});
+    auto reply = [this, client, client_request_id](ClientResponse response) {
+      Reply(client, client_request_id, std::move(response));
+    };
+    if (!context_.config.coordinator.lwt_batching) {
+      return RunPaxos(TokenOf(op.partition_key()), op.table(), op.partition_key(), op.consistency(), {}, op,
+                      {std::move(reply)});
+    }
+    QueuedPaxos operation;
+    operation.is_read = true;
+    operation.read = op;
+    operation.reply = std::move(reply);
+    return Enqueue(op.consistency(), op.table(), op.partition_key(), std::move(operation));
   }
   context_.metrics.coordinator_reads++;
   const Token token = TokenOf(op.partition_key());
@@ -329,10 +337,50 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
 
 namespace {
 
-// At most this many conditional writes share one Paxos round.
+// At most this many conditional writes share one Paxos round, and at most
+// this many statements (unless one request alone has more): every message
+// of the round carries them, and a round of 64 batches of 1000 rows would
+// not fit in gRPC's 4 MiB message limit.
 constexpr size_t kMaxCasBatch = 64;
+constexpr size_t kMaxCasBatchStatements = 4096;
+
+// Serial reads of one partition that may share a round: the same rows.
+bool SameRead(const ReadOp& a, const ReadOp& b) {
+  return a.range() == b.range() && a.clustering_key() == b.clustering_key() && a.start() == b.start() &&
+         a.end() == b.end();
+}
 
 }  // namespace
+
+size_t Coordinator::NextRoundSize(const std::vector<QueuedPaxos>& queued) {
+  CHARYBDIS_ASSERT(!queued.empty());
+  size_t take = 0, statements = 0;
+  if (queued.front().is_read) {
+    // Reads waiting for the same rows: one round answers them all, its
+    // linearization point inside each of their intervals.
+    while (take < queued.size() && take < kMaxCasBatch && queued[take].is_read &&
+           SameRead(queued[take].read, queued.front().read)) {
+      take++;
+    }
+    return take;
+  }
+  while (take < queued.size() && take < kMaxCasBatch && !queued[take].is_read) {
+    statements += static_cast<size_t>(queued[take].cas.statement_size());
+    if (take > 0 && statements > kMaxCasBatchStatements) break;
+    take++;
+  }
+  return take;
+}
+
+void Coordinator::Enqueue(ConsistencyLevel serial, const std::string& table, const std::string& partition_key,
+                          QueuedPaxos operation) {
+  // Same-partition operations queue here and share the next round, instead
+  // of duelling with each other's ballots.
+  std::string queue = absl::StrCat(serial, "/", table.size(), ":", table, "/", partition_key);
+  auto [it, idle] = paxos_queues_.try_emplace(queue);
+  it->second.push_back(std::move(operation));
+  if (idle) RunQueued(queue);
+}
 
 void Coordinator::Cas(const Address& client, uint64_t client_request_id, const CasOp& op) {
   const WriteOp& first = op.statement(0).write();
@@ -344,40 +392,46 @@ void Coordinator::Cas(const Address& client, uint64_t client_request_id, const C
     return RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial,
                     {op}, ReadOp(), {reply});
   }
-  // Same-partition requests queue here and share the next round, instead
-  // of duelling with each other's ballots.
-  std::string queue = absl::StrCat(serial, "/", first.table().size(), ":", first.table(), "/",
-                                   first.partition_key());
-  auto [it, idle] = cas_queues_.try_emplace(queue);
-  it->second.push_back(QueuedCas{op, reply});
-  if (idle) RunQueued(queue);
+  QueuedPaxos operation;
+  operation.cas = op;
+  operation.reply = std::move(reply);
+  Enqueue(serial, first.table(), first.partition_key(), std::move(operation));
 }
 
 void Coordinator::RunQueued(const std::string& queue) {
-  auto it = cas_queues_.find(queue);
-  CHARYBDIS_ASSERT(it != cas_queues_.end());
+  auto it = paxos_queues_.find(queue);
+  CHARYBDIS_ASSERT(it != paxos_queues_.end());
   if (it->second.empty()) {
-    cas_queues_.erase(it);  // idle again
+    paxos_queues_.erase(it);  // idle again
     return;
   }
   // A round of one is what the naive mode always runs.
   const size_t take = context_.env.buggify->Fires("coordinator.lwt_batch_of_one")
                           ? 1
-                          : std::min(it->second.size(), kMaxCasBatch);
+                          : NextRoundSize(it->second);
+  std::vector<QueuedPaxos> round(std::make_move_iterator(it->second.begin()),
+                                 std::make_move_iterator(it->second.begin() + static_cast<std::ptrdiff_t>(take)));
+  it->second.erase(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(take));
+  auto next = [this, queue] { RunQueued(queue); };
+  if (round.front().is_read) {
+    const ReadOp read = round.front().read;
+    std::vector<std::function<void(ClientResponse)>> readers;
+    for (QueuedPaxos& operation : round) readers.push_back(std::move(operation.reply));
+    return RunPaxos(TokenOf(read.partition_key()), read.table(), read.partition_key(), read.consistency(), {},
+                    read, std::move(readers), std::move(next));
+  }
   std::vector<CasOp> batch;
   std::vector<std::function<void(ClientResponse)>> replies;
-  for (size_t i = 0; i < take; i++) {
-    batch.push_back(std::move(it->second[i].op));
-    replies.push_back(std::move(it->second[i].reply));
+  for (QueuedPaxos& operation : round) {
+    batch.push_back(std::move(operation.cas));
+    replies.push_back(std::move(operation.reply));
   }
-  it->second.erase(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(take));
   const WriteOp& first = batch.front().statement(0).write();
   const ConsistencyLevel serial =
       batch.front().serial_consistency() == CL_UNSET ? CL_SERIAL : batch.front().serial_consistency();
   const std::string table = first.table();
   const std::string key = first.partition_key();
-  RunPaxos(TokenOf(key), table, key, serial, std::move(batch), ReadOp(), std::move(replies),
-           [this, queue] { RunQueued(queue); });
+  RunPaxos(TokenOf(key), table, key, serial, std::move(batch), ReadOp(), std::move(replies), std::move(next));
 }
 
 void Coordinator::RunPaxos(Token token, const std::string& table, const std::string& partition_key,

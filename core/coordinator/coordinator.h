@@ -70,14 +70,20 @@ class Coordinator {
   std::map<std::pair<Address, uint64_t>, Nanos> seen_requests_;
   std::deque<std::pair<Nanos, std::pair<Address, uint64_t>>> seen_order_;
   std::map<uint64_t, std::shared_ptr<PendingRequest>> pending_;
-  // Conditional writes waiting for their partition's round to end, by
-  // (serial level, table, partition key); a queue is present while a round
-  // for it runs.
-  struct QueuedCas {
-    CasOp op;
+  // Paxos operations waiting for their partition's round to end, by
+  // (serial level, table, partition key): conditional writes and serial
+  // reads. A queue is present while a round for it runs.
+  struct QueuedPaxos {
+    bool is_read = false;
+    ReadOp read;  // a serial read
+    CasOp cas;    // a conditional write
     std::function<void(ClientResponse)> reply;
   };
-  std::map<std::string, std::vector<QueuedCas>> cas_queues_;
+  void Enqueue(ConsistencyLevel serial, const std::string& table, const std::string& partition_key,
+               QueuedPaxos operation);
+  // How many of the queued operations the next shared round takes.
+  static size_t NextRoundSize(const std::vector<QueuedPaxos>& queued);
+  std::map<std::string, std::vector<QueuedPaxos>> paxos_queues_;
 };
 
 }  // namespace charybdis

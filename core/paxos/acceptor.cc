@@ -244,9 +244,17 @@ void Acceptor::OnPrepare(const Envelope& message) {
         env_.network->Send(sender, std::move(*reply));
         return;
       }
-      // The read folded into the prepare: the partition as the table holds it.
-      const std::string prefix = storage_codec::PartitionPrefix(prepare.table(), prepare.partition_key());
-      env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), SIZE_MAX,
+      // The read folded into the prepare: the rows it names (or the
+      // partition) as the table holds them.
+      std::string begin = storage_codec::PartitionPrefix(prepare.table(), prepare.partition_key());
+      std::string end = storage_codec::PrefixEnd(begin);
+      if (prepare.has_read_rows()) {
+        CHARYBDIS_ASSERT(prepare.read_rows().first() <= prepare.read_rows().last());
+        begin = storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), prepare.read_rows().first());
+        end = storage_codec::PrefixEnd(
+            storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), prepare.read_rows().last()));
+      }
+      env_.storage->Scan(begin, end, SIZE_MAX,
                          [this, sender, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
                            absl::StatusOr<Partition> data =
                                ServablePartition(env_, metrics_, std::move(stored));

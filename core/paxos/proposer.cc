@@ -65,7 +65,9 @@ Proposer::Proposer(CoordinatorContext& context, Request request, Track track,
       track_(std::move(track)),
       replies_(std::move(replies)),
       done_(std::move(done)) {
-  CHARYBDIS_ASSERT(replies_.size() == std::max<size_t>(request_.batch.size(), 1));
+  // One answer per conditional write; serial reads of the same rows may
+  // share a round, each answered with its result.
+  CHARYBDIS_ASSERT(is_read() ? !replies_.empty() : replies_.size() == request_.batch.size());
   CHARYBDIS_ASSERT(request_.quorum >= 1);
   CHARYBDIS_ASSERT(request_.participants.size() >= request_.quorum);
 }
@@ -116,9 +118,33 @@ void Proposer::NewRound() {
     prepare->set_table(request_.table);
     prepare->set_partition_key(request_.partition_key);
     if (uncertain_origin_) *prepare->mutable_uncertain_origin() = *uncertain_origin_;
+    if (auto rows = RowsRead()) *prepare->mutable_read_rows() = *rows;
     SendPerhapsLate(context_.env, "paxos.proposer.prepare_late",
                     context_.ReplicaAddress(node, request_.token), std::move(message));
   }
+}
+
+std::optional<RowSpan> Proposer::RowsRead() const {
+  // Conditions look at the rows their statements write, and a serial read
+  // at its row, so replicas need not send the rest of the partition (a
+  // partition of many rows would otherwise travel whole every round).
+  if (is_read() && request_.read.range()) return std::nullopt;
+  std::optional<RowSpan> rows;
+  auto include = [&rows](const std::string& row) {
+    if (!rows) {
+      rows.emplace();
+      rows->set_first(row);
+      rows->set_last(row);
+    }
+    if (row < rows->first()) rows->set_first(row);
+    if (row > rows->last()) rows->set_last(row);
+  };
+  if (is_read()) include(request_.read.clustering_key());
+  for (const CasOp& op : request_.batch) {
+    for (const CasStatement& statement : op.statement()) include(statement.write().clustering_key());
+  }
+  CHARYBDIS_ASSERT(rows.has_value());
+  return rows;
 }
 
 void Proposer::SeeBallot(const Ballot& ballot) { context_.SeeBallot(ballot); }
