@@ -1,6 +1,7 @@
 #include "node/bench_load.h"
 
 #include <atomic>
+#include <barrier>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -22,6 +23,29 @@ std::string LoadResult::Summary() const {
                          p50_us(), p99_us(), ok_per_second());
 }
 
+namespace {
+
+void Count(const Outcome& outcome, std::chrono::steady_clock::duration latency, LoadResult& result) {
+  result.requests++;
+  if (outcome.ok) {
+    result.ok++;
+    result.applied += outcome.applied;
+    result.latencies_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(latency).count());
+  } else {
+    result.errors[outcome.error]++;
+  }
+}
+
+void Merge(const LoadResult& from, LoadResult& into) {
+  into.requests += from.requests;
+  into.ok += from.ok;
+  into.applied += from.applied;
+  for (const auto& [kind, count] : from.errors) into.errors[kind] += count;
+  into.latencies_us.insert(into.latencies_us.end(), from.latencies_us.begin(), from.latencies_us.end());
+}
+
+}  // namespace
+
 LoadResult RunLoad(const LoadOptions& options, const RequestFunction& request) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
@@ -34,31 +58,61 @@ LoadResult RunLoad(const LoadOptions& options, const RequestFunction& request) {
     for (uint64_t i; Clock::now() < deadline && (i = next.fetch_add(1)) < options.max_requests;) {
       const auto sent = Clock::now();
       const Outcome outcome = request(client, i);
-      const auto latency = Clock::now() - sent;
-      mine.requests++;
-      if (outcome.ok) {
-        mine.ok++;
-        mine.applied += outcome.applied;
-        mine.latencies_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(latency).count());
-      } else {
-        mine.errors[outcome.error]++;
-      }
+      Count(outcome, Clock::now() - sent, mine);
       if (options.progress_every != 0 && (i + 1) % options.progress_every == 0) {
         std::cerr << "  " << options.label << ": " << (i + 1) << " requests\n";
       }
     }
     std::lock_guard<std::mutex> lock(mutex);
-    total.requests += mine.requests;
-    total.ok += mine.ok;
-    total.applied += mine.applied;
-    for (const auto& [kind, count] : mine.errors) total.errors[kind] += count;
-    total.latencies_us.insert(total.latencies_us.end(), mine.latencies_us.begin(), mine.latencies_us.end());
+    Merge(mine, total);
   };
   std::vector<std::thread> clients;
   for (uint32_t client = 0; client < std::max<uint32_t>(options.clients, 1); client++) {
     clients.emplace_back(client_loop, client);
   }
   for (std::thread& client : clients) client.join();
+  total.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return total;
+}
+
+LoadResult RunLockStep(uint32_t clients, uint64_t rounds, std::chrono::milliseconds max_duration,
+                       const RequestFunction& first, const SecondStep& second) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  const auto deadline = started + max_duration;
+  uint64_t round = 0;
+  bool stop = rounds == 0;
+  // Runs once per phase, when every client has arrived: whether to go on
+  // is decided there, so every client sees the same answer.
+  auto phase_done = [&]() noexcept {
+    if (++round >= 2 * rounds || Clock::now() >= deadline) stop = true;
+  };
+  const uint32_t threads_count = std::max<uint32_t>(clients, 1);
+  std::barrier sync(static_cast<std::ptrdiff_t>(threads_count), phase_done);
+  std::mutex mutex;  // guards `total`
+  LoadResult total;
+  auto client_loop = [&](uint32_t client) {
+    LoadResult mine;
+    for (uint64_t i = 0; !stop; i++) {
+      const auto sent = Clock::now();
+      const Outcome read = first(client, i);
+      Clock::duration spent = Clock::now() - sent;
+      sync.arrive_and_wait();
+      Outcome outcome = read;
+      if (read.ok) {
+        const auto again = Clock::now();
+        outcome = second(client, read);
+        spent += Clock::now() - again;
+      }
+      Count(outcome, spent, mine);
+      sync.arrive_and_wait();
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    Merge(mine, total);
+  };
+  std::vector<std::thread> threads;
+  for (uint32_t client = 0; client < threads_count; client++) threads.emplace_back(client_loop, client);
+  for (std::thread& thread : threads) thread.join();
   total.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return total;
 }

@@ -47,4 +47,14 @@ struct LoadResult {
 
 LoadResult RunLoad(const LoadOptions& options, const RequestFunction& request);
 
+// Lock-step rounds, as in the contention loop of ../shared/seeds/000:
+// every client does `first`, all wait for each other, every client does
+// `second`, all wait, and so on for `rounds` rounds (or until
+// `max_duration`, checked between rounds so that all stop together). A
+// request is the pair: `second(client, what first returned)` is skipped
+// when `first` fails. Latency excludes the waits.
+using SecondStep = std::function<Outcome(uint32_t client, const Outcome& first)>;
+LoadResult RunLockStep(uint32_t clients, uint64_t rounds, std::chrono::milliseconds max_duration,
+                       const RequestFunction& first, const SecondStep& second);
+
 }  // namespace charybdis::node

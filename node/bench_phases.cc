@@ -90,26 +90,31 @@ std::vector<PhaseRun> RunInFlight(const std::vector<BenchSystem*>& systems, cons
   return runs;
 }
 
-// Lock-step contention on one counter: each attempt reads it (SERIAL),
-// then sets it to one more if it still holds what was read. Afterwards the
-// counter must equal the number of applied attempts.
+// Lock-step contention on one counter, as in ../shared/seeds/000: every
+// client reads it (SERIAL), all wait, then every client sets it to one
+// more if it still holds what was read, all wait, round after round. So
+// exactly one attempt per round applies when nothing times out. Afterwards
+// the counter must equal the number of applied attempts.
 std::vector<PhaseRun> RunContention(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
                                     const std::string& mode, const std::string& tag) {
   std::vector<PhaseRun> runs;
   for (uint32_t clients : sizes.contention_clients) {
-    LoadOptions options;
-    options.clients = clients;
-    options.max_requests = static_cast<uint64_t>(clients) * sizes.contention_attempts;
-    options.max_duration = std::chrono::seconds(sizes.max_phase_seconds);
     const std::string counter = absl::StrCat(tag, "/c/counter-", clients);
     const size_t first = runs.size();
-    RunOnEach(systems, NewRun("c", absl::StrCat("contention ", clients, " clients"), mode), options,
-              [&](BenchSystem& system, uint32_t, uint64_t) {
-                const Outcome read = system.SerialGet(counter);
-                if (!read.ok) return read;
-                const uint64_t next = read.value ? std::stoull(*read.value) + 1 : 1;
-                return system.CompareAndSet(counter, read.value, absl::StrCat(next));
-              }, runs);
+    for (BenchSystem* system : systems) {
+      PhaseRun run = NewRun("c", absl::StrCat("contention ", clients, " clients"), mode);
+      run.system = system->name();
+      std::cerr << "bench: " << run.measure << " on " << run.system << " (" << mode << ")\n";
+      run.result = RunLockStep(
+          clients, sizes.contention_attempts, std::chrono::seconds(sizes.max_phase_seconds),
+          [&](uint32_t, uint64_t) { return system->SerialGet(counter); },
+          [&](uint32_t, const Outcome& read) {
+            const uint64_t next = read.value ? std::stoull(*read.value) + 1 : 1;
+            return system->CompareAndSet(counter, read.value, absl::StrCat(next));
+          });
+      std::cerr << "  " << run.result.Summary() << "\n";
+      runs.push_back(std::move(run));
+    }
     for (size_t r = first; r < runs.size(); r++) {
       BenchSystem& system = *systems[r - first];
       const Outcome final_read = system.SerialGet(counter);

@@ -16,6 +16,9 @@
 //   bench put|get|cas [--count 20000]    latency and throughput (cas: IF NOT
 //                                        EXISTS on fresh keys; --prefix P;
 //                                        --in-flight N: N clients at once)
+//   bench contend --in-flight 16 --count 312   lock-step contention on one
+//                                        key: each client's COUNT attempts
+//                                        of SERIAL read, then IF v = read
 //   calibrate [--count 300] [--out F]    this machine's hop and disk latencies,
 //                                        from traces, as a simulation profile
 //   cluster up [-n 3] [--smp 2] [--rf 3] start a local cluster in --dir
@@ -407,10 +410,11 @@ int Calibrate(const Arguments& arguments) {
 
 int Bench(const Arguments& arguments) {
   BenchOptions options;
-  if (arguments.words.size() < 2) return Usage("bench needs put, get or cas");
+  if (arguments.words.size() < 2) return Usage("bench needs put, get, cas or contend");
   options.operation = arguments.words[1];
-  if (options.operation != "put" && options.operation != "get" && options.operation != "cas") {
-    return Usage("bench needs put, get or cas");
+  if (options.operation != "put" && options.operation != "get" && options.operation != "cas" &&
+      options.operation != "contend") {
+    return Usage("bench needs put, get, cas or contend");
   }
   if (arguments.flags.count("count") && !absl::SimpleAtoi(arguments.flags.at("count"), &options.count)) {
     return Usage("--count takes a number");
@@ -438,7 +442,7 @@ int Bench(const Arguments& arguments) {
     return 1;
   }
   options.shards = status.shards();
-  return RunBench(*stub, options) == 0 ? 0 : 1;
+  return RunBench(*address, options) == 0 ? 0 : 1;
 }
 
 int RunScenarioCommand(const Arguments& arguments) {

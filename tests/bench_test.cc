@@ -119,6 +119,29 @@ TEST(RunLoad, StopsAtItsDurationAndCountsErrorsByKind) {
   EXPECT_LT(result.seconds, 1.0);
 }
 
+TEST(RunLockStep, ExactlyOneWriterPerRoundAppliesAndEveryoneStopsTogether) {
+  MemorySystem system("charybdis");
+  PhaseSizes sizes;
+  sizes.contention_clients = {4};
+  sizes.contention_attempts = 30;
+  const std::vector<PhaseRun> runs = RunContention({&system}, sizes, "group, RF=3", "t");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].result.requests, 120u);
+  EXPECT_EQ(runs[0].result.applied, 30u);  // everyone read the same value: one wins each round
+  EXPECT_EQ(CheckFailures(runs, "charybdis"), 0u);
+
+  // Out of time: all clients leave after the same round, none waits forever.
+  const LoadResult timed = RunLockStep(
+      3, 1'000'000, std::chrono::milliseconds(100),
+      [](uint32_t, uint64_t) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return Answered();
+      },
+      [](uint32_t, const Outcome&) { return Answered(true, true); });
+  EXPECT_EQ(timed.requests % 3, 0u);
+  EXPECT_LT(timed.requests, 300u);
+}
+
 TEST(Phases, AHonestSystemPassesEveryCheck) {
   MemorySystem ours("charybdis"), etcd("etcd");
   PhaseSizes sizes;
