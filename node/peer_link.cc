@@ -73,8 +73,10 @@ void PeerLink::Stop() {
 
 bool PeerLink::TakeBatch(EnvelopeBatch& batch) {
   size_t bytes = 0;
-  while (!queue_.empty() && (batch.envelope_size() == 0 || bytes < kMaxBatchBytes)) {
-    bytes += queue_.front().ByteSizeLong();
+  while (!queue_.empty()) {
+    const size_t next = queue_.front().ByteSizeLong();
+    if (batch.envelope_size() > 0 && bytes + next > kMaxBatchBytes) break;
+    bytes += next;
     *batch.add_envelope() = std::move(queue_.front());
     queue_.pop_front();
   }
@@ -82,26 +84,26 @@ bool PeerLink::TakeBatch(EnvelopeBatch& batch) {
 }
 
 void PeerLink::Send(Envelope message) {
-  EnvelopeBatch batch;
-  Stream* begin = nullptr;
-  Stream* write = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return;
-    if (queue_.size() >= kMaxQueued) queue_.pop_front();  // the oldest is lost
-    queue_.push_back(std::move(message));
-    if (writing_) return;  // OnWriteDone takes it
-    if (stream_ == nullptr) {
-      if (Clock::now() - broke_at_ < kReconnectBackOff) return;  // the next message after it tries
-      stream_ = begin = new Stream(*this, *stub_);
-    } else {
-      write = stream_;
-    }
-    writing_ = TakeBatch(batch);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stopping_) return;
+  if (stream_ == nullptr && Clock::now() - broke_at_ < kReconnectBackOff) {
+    return;  // the peer was unreachable a moment ago: lost, as core/ expects
   }
-  // gRPC's calls outside our lock: its callbacks take it.
-  if (begin != nullptr) begin->Begin(std::move(batch));
-  if (write != nullptr) write->Write(std::move(batch));
+  if (queue_.size() >= kMaxQueued) queue_.pop_front();  // the oldest is lost
+  queue_.push_back(std::move(message));
+  if (writing_) return;  // OnWriteDone takes it
+  EnvelopeBatch batch;
+  writing_ = TakeBatch(batch);
+  // The write starts under our lock: with no write outstanding, gRPC could
+  // otherwise finish the call (and delete the stream) between our unlock
+  // and the write. gRPC 1.51 never runs a reaction inside StartWrite or
+  // StartCall (it schedules them), so its callbacks cannot deadlock on it.
+  if (stream_ == nullptr) {
+    stream_ = new Stream(*this, *stub_);
+    stream_->Begin(std::move(batch));
+  } else {
+    stream_->Write(std::move(batch));
+  }
 }
 
 void PeerLink::OnWriteDone(Stream* stream, bool ok) {

@@ -16,9 +16,10 @@ namespace charybdis::node {
 // sends (a shard's), with no thread of its own in between: a message that
 // finds no write in flight starts one at once; messages that arrive while
 // a write is in flight all go in the next one. A message is
-// fire-and-forget: one written to a stream that then breaks, or queued
-// beyond the bound, is lost (core/ copes). A broken stream is replaced on
-// the next message once a short back-off has passed.
+// fire-and-forget: one written to a stream that then breaks, queued
+// beyond the bound, or sent during the short back-off after a stream
+// broke, is lost (core/ copes). The first message after the back-off
+// opens a new stream.
 class PeerLink {
  public:
   explicit PeerLink(std::string address);
@@ -35,7 +36,8 @@ class PeerLink {
   using Clock = std::chrono::steady_clock;
 
   // Called with mutex_ held: moves queued messages into `batch` (up to the
-  // size cap). Returns whether there were any.
+  // size cap, or one message if it alone is larger). Returns whether there
+  // were any.
   bool TakeBatch(EnvelopeBatch& batch);
   // From the stream's callbacks.
   void OnWriteDone(Stream* stream, bool ok);

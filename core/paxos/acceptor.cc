@@ -248,8 +248,8 @@ void Acceptor::OnPrepare(const Envelope& message) {
       // partition) as the table holds them.
       std::string begin = storage_codec::PartitionPrefix(prepare.table(), prepare.partition_key());
       std::string end = storage_codec::PrefixEnd(begin);
-      if (prepare.has_read_rows()) {
-        CHARYBDIS_ASSERT(prepare.read_rows().first() <= prepare.read_rows().last());
+      // (A span backwards, which no proposer of ours sends, reads it all.)
+      if (prepare.has_read_rows() && prepare.read_rows().first() <= prepare.read_rows().last()) {
         begin = storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), prepare.read_rows().first());
         end = storage_codec::PrefixEnd(
             storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), prepare.read_rows().last()));

@@ -552,7 +552,10 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
   }
   if (phase_ == Phase::kRepairing) {
     if (repairing_.erase(replica) == 0) return;
-    // It holds the newest commit now (its table too).
+    // It holds the newest commit now, and in its table what the repair
+    // sent: all of an unpruned commit's mutation, or of a pruned one what
+    // it lacked of the rows this round read (the rest is on the quorum
+    // that made the commit durable, which every later quorum meets).
     *promises_[replica].mutable_committed() = proposal_;
     if (repairing_.empty()) {
       // Every promised replica now holds the newest commit: read again.
