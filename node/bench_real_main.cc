@@ -25,6 +25,7 @@
 #include "node/bench_report.h"
 #include "node/etcd_cluster.h"
 #include "node/local_cluster.h"
+#include "node/process.h"
 
 namespace charybdis::node {
 namespace {
@@ -184,6 +185,8 @@ int Main(int argc, char** argv) {
   if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {
     return Usage(absl::StrCat(flags.directory, " is not empty"));
   }
+  KillChildrenOnInterrupt();  // ^C stops both clusters, not only us
+  std::cerr << "bench: clusters under " << flags.directory << " (^C stops them)\n";
   const PhaseSizes sizes = flags.quick ? QuickSizes() : PhaseSizes();
   std::vector<PhaseRun> runs;
   absl::Status status = RunReplicated(flags, sizes, runs);

@@ -236,8 +236,7 @@ absl::Status LocalCluster::WaitForViews(int timeout_ms) {
 absl::StatusOr<DroppedData> LocalCluster::Kill(NodeId id, bool power_cut) {
   const int pid = Pid(id);
   if (!Alive(pid)) return absl::FailedPreconditionError(absl::StrCat("node ", id, " is not running"));
-  kill(pid, SIGKILL);
-  while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  KillNow(pid);
   fs::remove(NodeDirectory(id) + "/pid");
   if (!power_cut) return DroppedData{};
   return DropUnsyncedData(data_directory(id));

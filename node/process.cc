@@ -8,12 +8,51 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 namespace charybdis::node {
+
+namespace {
+
+// Pids StartDetached started, for the signal handler: a fixed table of
+// atomics, since a handler may touch nothing else.
+constexpr size_t kMaxTracked = 64;
+std::atomic<int> tracked_pids[kMaxTracked];
+
+void Track(int pid) {
+  for (std::atomic<int>& slot : tracked_pids) {
+    int empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void Untrack(int pid) {
+  for (std::atomic<int>& slot : tracked_pids) {
+    int expected = pid;
+    slot.compare_exchange_strong(expected, 0);
+  }
+}
+
+void KillTrackedAndExit(int signal_number) {
+  for (std::atomic<int>& slot : tracked_pids) {
+    if (const int pid = slot.load(); pid > 0) kill(pid, SIGKILL);
+  }
+  _exit(128 + signal_number);
+}
+
+}  // namespace
+
+void KillChildrenOnInterrupt() {
+  struct sigaction action {};
+  action.sa_handler = KillTrackedAndExit;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 absl::StatusOr<std::vector<int>> FreePorts(size_t count) {
   std::vector<int> sockets;
@@ -60,6 +99,7 @@ absl::StatusOr<int> StartDetached(const std::string& binary, const std::vector<s
     execv(binary.c_str(), argv.data());
     _exit(127);
   }
+  Track(pid);
   return pid;
 }
 
@@ -83,12 +123,16 @@ std::vector<int> Terminate(const std::vector<int>& pids, int timeout_ms) {
     while (Alive(pid) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (!Alive(pid)) continue;
-    kill(pid, SIGKILL);
-    while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    killed.push_back(pid);
+    if (Alive(pid)) killed.push_back(pid);
+    KillNow(pid);
   }
   return killed;
+}
+
+void KillNow(int pid) {
+  if (Alive(pid)) kill(pid, SIGKILL);
+  while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  Untrack(pid);
 }
 
 std::string ReadFile(const std::string& path) {

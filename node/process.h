@@ -19,6 +19,12 @@ absl::StatusOr<std::vector<int>> FreePorts(size_t count);
 absl::StatusOr<int> StartDetached(const std::string& binary, const std::vector<std::string>& arguments,
                                   const std::string& log_path);
 
+// From now on, SIGINT and SIGTERM kill every process StartDetached started
+// (and Terminate has not ended) before this process exits: a benchmark
+// interrupted with ^C leaves no cluster behind. (ctl does not call it: its
+// clusters are meant to outlive it.)
+void KillChildrenOnInterrupt();
+
 // Whether `pid` runs (reaping it if it is our child and exited).
 bool Alive(int pid);
 
@@ -26,6 +32,9 @@ bool Alive(int pid);
 // then SIGKILL to any still there after `timeout_ms`; waits until all are
 // gone. Returns the pids that had to be killed.
 std::vector<int> Terminate(const std::vector<int>& pids, int timeout_ms);
+
+// SIGKILL, and waits until it is gone.
+void KillNow(int pid);
 
 std::string ReadFile(const std::string& path);
 // The last `lines` lines of a file, for error messages.
