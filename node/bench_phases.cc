@@ -17,19 +17,29 @@ Outcome CheckFailure(const std::string& what) {
   return outcome;
 }
 
-// Runs `request` on each system in turn, one PhaseRun each.
-void RunOnEach(const std::vector<BenchSystem*>& systems, PhaseRun run, const LoadOptions& options,
-               const std::function<Outcome(BenchSystem&, uint32_t client, uint64_t i)>& request,
+// Measures `run` on each system in turn, one PhaseRun each; `measure`
+// drives one system (`label` names it in progress lines).
+using Measure = std::function<LoadResult(BenchSystem& system, const std::string& label)>;
+void RunOnEach(const std::vector<BenchSystem*>& systems, PhaseRun run, const Measure& measure,
                std::vector<PhaseRun>& runs) {
   for (BenchSystem* system : systems) {
-    LoadOptions labelled = options;
-    labelled.label = absl::StrCat(run.measure, " on ", system->name());
-    std::cerr << "bench: " << labelled.label << " (" << run.mode << ")\n";
+    const std::string label = absl::StrCat(run.measure, " on ", system->name());
+    std::cerr << "bench: " << label << " (" << run.mode << ")\n";
     run.system = system->name();
-    run.result = RunLoad(labelled, [&](uint32_t client, uint64_t i) { return request(*system, client, i); });
+    run.result = measure(*system, label);
     std::cerr << "  " << run.result.Summary() << "\n";
     runs.push_back(run);
   }
+}
+
+// Closed-loop load of `request` (RunLoad) as a Measure.
+Measure Closed(const LoadOptions& options,
+               std::function<Outcome(BenchSystem&, uint32_t client, uint64_t i)> request) {
+  return [options, request = std::move(request)](BenchSystem& system, const std::string& label) {
+    LoadOptions labelled = options;
+    labelled.label = label;
+    return RunLoad(labelled, [&](uint32_t client, uint64_t i) { return request(system, client, i); });
+  };
 }
 
 PhaseRun NewRun(const std::string& phase, const std::string& measure, const std::string& mode) {
@@ -54,24 +64,24 @@ std::vector<PhaseRun> RunSequential(const std::vector<BenchSystem*>& systems, co
   options.progress_every = 5000;
   const std::string put_keys = absl::StrCat(tag, "/a/put/");
   options.max_requests = sizes.sequential_puts;
-  RunOnEach(systems, NewRun("a", "QUORUM put", mode), options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+  RunOnEach(systems, NewRun("a", "QUORUM put", mode), Closed(options, [&](BenchSystem& system, uint32_t, uint64_t i) {
     return system.Put(absl::StrCat(put_keys, i), ValueOf(i));
-  }, runs);
+  }), runs);
   // Reads what the puts wrote (keys past the puts' count find nothing).
   options.max_requests = sizes.sequential_gets;
-  RunOnEach(systems, NewRun("a", "get", mode), options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+  RunOnEach(systems, NewRun("a", "get", mode), Closed(options, [&](BenchSystem& system, uint32_t, uint64_t i) {
     Outcome outcome = system.Get(absl::StrCat(put_keys, i));
     if (outcome.ok && i < sizes.sequential_puts && outcome.value != ValueOf(i)) {
       return CheckFailure("a read missed an acknowledged put");
     }
     return outcome;
-  }, runs);
+  }), runs);
   options.max_requests = sizes.sequential_lwts;
-  RunOnEach(systems, NewRun("a", "LWT IF NOT EXISTS", mode), options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+  RunOnEach(systems, NewRun("a", "LWT IF NOT EXISTS", mode), Closed(options, [&](BenchSystem& system, uint32_t, uint64_t i) {
     Outcome outcome = system.CompareAndSet(absl::StrCat(tag, "/a/lwt/", i), std::nullopt, ValueOf(i));
     if (outcome.ok && !outcome.applied) return CheckFailure("IF NOT EXISTS on a fresh key did not apply");
     return outcome;
-  }, runs);
+  }), runs);
   return runs;
 }
 
@@ -83,10 +93,10 @@ std::vector<PhaseRun> RunInFlight(const std::vector<BenchSystem*>& systems, cons
   options.max_requests = 100'000'000;
   options.max_duration = std::chrono::seconds(sizes.in_flight_seconds);
   options.progress_every = 20000;
-  RunOnEach(systems, NewRun("b", absl::StrCat(sizes.in_flight, " puts in flight"), mode), options,
+  RunOnEach(systems, NewRun("b", absl::StrCat(sizes.in_flight, " puts in flight"), mode), Closed(options,
             [&](BenchSystem& system, uint32_t, uint64_t i) {
               return system.Put(absl::StrCat(tag, "/b/", i), ValueOf(i));
-            }, runs);
+            }), runs);
   return runs;
 }
 
@@ -101,20 +111,17 @@ std::vector<PhaseRun> RunContention(const std::vector<BenchSystem*>& systems, co
   for (uint32_t clients : sizes.contention_clients) {
     const std::string counter = absl::StrCat(tag, "/c/counter-", clients);
     const size_t first = runs.size();
-    for (BenchSystem* system : systems) {
-      PhaseRun run = NewRun("c", absl::StrCat("contention ", clients, " clients"), mode);
-      run.system = system->name();
-      std::cerr << "bench: " << run.measure << " on " << run.system << " (" << mode << ")\n";
-      run.result = RunLockStep(
-          clients, sizes.contention_attempts, std::chrono::seconds(sizes.max_phase_seconds),
-          [&](uint32_t, uint64_t) { return system->SerialGet(counter); },
-          [&](uint32_t, const Outcome& read) {
-            const uint64_t next = read.value ? std::stoull(*read.value) + 1 : 1;
-            return system->CompareAndSet(counter, read.value, absl::StrCat(next));
-          });
-      std::cerr << "  " << run.result.Summary() << "\n";
-      runs.push_back(std::move(run));
-    }
+    RunOnEach(systems, NewRun("c", absl::StrCat("contention ", clients, " clients"), mode),
+              [&](BenchSystem& system, const std::string&) {
+                return RunLockStep(
+                    clients, sizes.contention_attempts, std::chrono::seconds(sizes.max_phase_seconds),
+                    [&](uint32_t, uint64_t) { return system.SerialGet(counter); },
+                    [&](uint32_t, const Outcome& read) {
+                      const uint64_t next = read.value ? std::stoull(*read.value) + 1 : 1;
+                      return system.CompareAndSet(counter, read.value, absl::StrCat(next));
+                    });
+              },
+              runs);
     for (size_t r = first; r < runs.size(); r++) {
       BenchSystem& system = *systems[r - first];
       const Outcome final_read = system.SerialGet(counter);
@@ -147,7 +154,7 @@ std::vector<PhaseRun> RunLwtLoad(const std::vector<BenchSystem*>& systems, const
     const std::string partition = absl::StrCat(tag, "/d/batch-", batch);
     PhaseRun run = NewRun("d", batch == 1 ? "LWT load, single rows" : absl::StrCat("LWT load, batches of ", batch), mode);
     run.rows_per_request = batch;
-    RunOnEach(systems, run, options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+    RunOnEach(systems, run, Closed(options, [&](BenchSystem& system, uint32_t, uint64_t i) {
       std::vector<std::string> clustering_keys;
       for (uint64_t row = i * batch; row < (i + 1) * batch; row++) {
         clustering_keys.push_back(absl::StrFormat("%012d", row));
@@ -155,7 +162,7 @@ std::vector<PhaseRun> RunLwtLoad(const std::vector<BenchSystem*>& systems, const
       Outcome outcome = system.InsertIfNotExists(partition, clustering_keys, "data");
       if (outcome.ok && !outcome.applied) return CheckFailure("a conditional insert of fresh rows did not apply");
       return outcome;
-    }, runs);
+    }), runs);
   }
   return runs;
 }

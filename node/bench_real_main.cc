@@ -56,8 +56,16 @@ PhaseSizes QuickSizes() {
   return sizes;
 }
 
-// A running local cluster of ours and a client of its node 1.
+// A running local cluster of ours and a client of its node 1. It stops
+// the cluster when it goes (what is already stopped stays so), so that a
+// phase failing halfway leaves nothing running.
 struct OurCluster {
+  OurCluster() = default;
+  OurCluster(OurCluster&&) = default;
+  ~OurCluster() {
+    if (cluster != nullptr) cluster->StopAll().IgnoreError();
+  }
+
   std::unique_ptr<LocalCluster> cluster;
   std::unique_ptr<BenchSystem> client;
 };
@@ -73,7 +81,8 @@ absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t repl
   std::cerr << "bench: starting " << name << " (RF=" << replication_factor << ") in " << directory << "\n";
   auto created = LocalCluster::Create(directory, NodeBinaryBesideSelf(), options);
   if (!created.ok()) return created.status();
-  OurCluster ours{std::make_unique<LocalCluster>(std::move(*created)), nullptr};
+  OurCluster ours;
+  ours.cluster = std::make_unique<LocalCluster>(std::move(*created));
   if (absl::Status started = ours.cluster->StartAll(); !started.ok()) return started;
   CharybdisClientOptions client;
   client.name = name;

@@ -1,19 +1,12 @@
 #include "node/local_cluster.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"

@@ -107,7 +107,10 @@ bool Alive(int pid) {
   if (pid <= 0) return false;
   int status = 0;
   const pid_t reaped = waitpid(pid, &status, WNOHANG);
-  if (reaped == pid) return false;  // our child, and it exited
+  if (reaped == pid) {  // our child, and it exited (its pid may now be reused)
+    Untrack(pid);
+    return false;
+  }
   return kill(pid, 0) == 0;
 }
 
@@ -132,7 +135,6 @@ std::vector<int> Terminate(const std::vector<int>& pids, int timeout_ms) {
 void KillNow(int pid) {
   if (Alive(pid)) kill(pid, SIGKILL);
   while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  Untrack(pid);
 }
 
 std::string ReadFile(const std::string& path) {

@@ -20,7 +20,7 @@ absl::StatusOr<int> StartDetached(const std::string& binary, const std::vector<s
                                   const std::string& log_path);
 
 // From now on, SIGINT and SIGTERM kill every process StartDetached started
-// (and Terminate has not ended) before this process exits: a benchmark
+// (and Alive has not seen exit) before this process exits: a benchmark
 // interrupted with ^C leaves no cluster behind. (ctl does not call it: its
 // clusters are meant to outlive it.)
 void KillChildrenOnInterrupt();
