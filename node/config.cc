@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/cql/parser.h"
 #include "core/commitlog_sync.h"
 #include "core/paxos/ballot.h"
 #include "core/text_proto.h"
@@ -94,6 +95,9 @@ void CheckAddresses(const NodeConfigFile& file, TextProtoProblems& problems, Loa
   check("client_address", loaded.client_address);
   loaded.metrics_address = file.metrics_address();
   if (!loaded.metrics_address.empty()) check("metrics_address", loaded.metrics_address);
+  loaded.cql_address = file.cql_address();
+  if (loaded.cql_address.empty() && self != nullptr) loaded.cql_address = self->cql_address();
+  if (!loaded.cql_address.empty()) check("cql_address", loaded.cql_address);
 }
 
 // Replication: NetworkTopologyStrategy, per datacenter.
@@ -127,6 +131,61 @@ void CheckTables(const NodeConfigFile& file, TextProtoProblems& problems, NodeCo
     TableSchema schema{table.name(), {table.column().begin(), table.column().end()}};
     node.tables[table.name()] = std::move(schema);
   }
+}
+
+// Whether a keyspace replicates as the cluster does (per-keyspace
+// replication comes with schema changes; docs/cql.md).
+std::string ReplicationProblem(const cql::Keyspace& keyspace, const ClusterLayout& layout) {
+  const auto& per_datacenter = layout.replication.per_datacenter;
+  std::map<std::string, std::string> wanted;
+  for (const auto& [datacenter, factor] : per_datacenter) wanted[datacenter] = absl::StrCat(factor);
+  std::map<std::string, std::string> given = keyspace.replication;
+  const std::string strategy = given["class"];
+  given.erase("class");
+  bool same = given == wanted;
+  if (strategy == "org.apache.cassandra.locator.SimpleStrategy") {
+    same = per_datacenter.size() == 1 && given.size() == 1 && given.count("replication_factor") &&
+           given["replication_factor"] == wanted.begin()->second;
+  }
+  if (same) return "";
+  std::string cluster;
+  for (const auto& [datacenter, factor] : wanted) absl::StrAppend(&cluster, cluster.empty() ? "" : ", ", datacenter, ": ", factor);
+  return absl::StrCat("keyspace ", keyspace.name, " must replicate as the cluster does (", cluster,
+                      "): per-keyspace replication is not supported yet");
+}
+
+// The cql_schema statements, applied in order.
+std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file, const ClusterLayout& layout,
+                                                      TextProtoProblems& problems, NodeConfig& node) {
+  auto schema = std::make_shared<cql::Schema>();
+  std::string keyspace;
+  for (int i = 0; i < file.cql_schema_size(); i++) {
+    absl::StatusOr<cql::ParsedStatement> parsed = cql::Parse(file.cql_schema(i));
+    absl::Status applied = parsed.status();
+    if (parsed.ok()) {
+      if (auto* use = std::get_if<cql::Use>(&parsed->statement)) {
+        keyspace = use->keyspace;
+      } else if (auto* create = std::get_if<cql::CreateKeyspace>(&parsed->statement)) {
+        applied = schema->Apply(*create);
+        const std::string problem = applied.ok() ? ReplicationProblem(*schema->FindKeyspace(create->name), layout) : "";
+        if (!problem.empty()) applied = absl::InvalidArgumentError(problem);
+      } else if (auto* table = std::get_if<cql::CreateTable>(&parsed->statement)) {
+        if (table->table.keyspace.empty()) table->table.keyspace = keyspace;
+        applied = schema->Apply(*table);
+      } else {
+        applied = absl::InvalidArgumentError("only CREATE KEYSPACE, CREATE TABLE and USE belong here");
+      }
+    }
+    if (!applied.ok()) problems.Add({{"cql_schema", i}}, std::string(applied.message()));
+  }
+  for (const auto& [name, table] : schema->tables()) {
+    TableSchema storage{table.storage_name(), {cql::kRowMarker}};
+    for (const cql::Column& column : table.columns) {
+      if (column.kind == cql::Column::Kind::kRegular) storage.columns.insert(column.name);
+    }
+    node.tables[storage.name] = std::move(storage);
+  }
+  return schema;
 }
 
 // What a checked file means for core/: the ring, the peers, the timeouts.
@@ -186,6 +245,7 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   ClusterLayout layout;
   CheckReplication(file, problems, nodes_per_datacenter, layout);
   CheckTables(file, problems, loaded.node);
+  loaded.cql_schema = BootstrapCqlSchema(file, layout, problems, loaded.node);
   if (!problems.text().empty()) return absl::InvalidArgumentError(problems.text());
   BuildNodeConfig(file, ids, std::move(layout), loaded);
   return loaded;

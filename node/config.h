@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/cql/schema.h"
 #include "core/node_config.h"
 #include "proto/node.pb.h"
 
@@ -18,6 +19,9 @@ struct LoadedConfig {
   std::string client_address;
   std::string metrics_address;  // empty: no /metrics page
   std::map<NodeId, std::string> peer_internode_addresses;
+  std::string cql_address;  // empty: no CQL server
+  // The bootstrap CQL schema (its tables are in node.tables too).
+  std::shared_ptr<const cql::Schema> cql_schema;
 };
 
 // Parses and checks a config file. Every problem is reported, one per line,

@@ -21,7 +21,9 @@
 //                                        of SERIAL read, then IF v = read
 //   calibrate [--count 300] [--out F]    this machine's hop and disk latencies,
 //                                        from traces, as a simulation profile
-//   cluster up [-n 3] [--smp 2] [--rf 3] start a local cluster in --dir
+//   cluster up [-n 3] [--smp 2] [--rf 3] [--cql-schema FILE]
+//                                        start a local cluster in --dir (FILE:
+//                                        CREATE KEYSPACE/TABLE statements)
 //   cluster down                         stop it and delete its directory
 //   cluster kill N | start N | stop N    one node (kill = SIGKILL; kill --power
 //                                        also drops what it had not fsync'd)
@@ -44,6 +46,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,7 @@
 #include "absl/strings/str_replace.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "core/cql/lexer.h"
 #include "node/calibrate.h"
 #include "node/ctl_bench.h"
 #include "node/local_cluster.h"
@@ -484,6 +488,16 @@ int Cluster(const Arguments& arguments) {
     if (arguments.flags.count("smp") && !number(arguments.flags.at("smp"), options.shards)) return Usage("--smp takes a number");
     options.replication_factor = std::min<uint32_t>(3, options.nodes);
     if (arguments.flags.count("rf") && !number(arguments.flags.at("rf"), options.replication_factor)) return Usage("--rf takes a number");
+    if (arguments.flags.count("cql-schema")) {
+      const std::string path = arguments.flags.at("cql-schema");
+      std::ifstream file(path);
+      std::stringstream text;
+      text << file.rdbuf();
+      if (!file) return Usage(absl::StrCat("--cql-schema: cannot read ", path));
+      absl::StatusOr<std::vector<std::string>> statements = cql::SplitStatements(text.str());
+      if (!statements.ok()) return Usage(absl::StrCat(path, ": ", statements.status().message()));
+      options.cql_schema = std::move(*statements);
+    }
     auto cluster = LocalCluster::Create(directory, binary, options);
     if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
     std::cout << "starting " << options.nodes << " nodes with " << options.shards << " shards in "
@@ -491,7 +505,8 @@ int Cluster(const Arguments& arguments) {
     result = cluster->StartAll();
     if (result.ok()) {
       for (NodeId id : cluster->nodes()) {
-        std::cout << "node " << id << ": client " << cluster->client_address(id) << ", metrics http://"
+        std::cout << "node " << id << ": client " << cluster->client_address(id) << ", cql "
+                  << cluster->cql_address(id) << ", metrics http://"
                   << cluster->metrics_address(id) << "/metrics, log " << cluster->log_path(id) << "\n";
       }
     }

@@ -50,7 +50,8 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   if (fs::exists(cluster.NodeDirectory(1) + "/node.textproto")) {
     return absl::AlreadyExistsError(absl::StrCat(directory, " holds a cluster already (cluster down first)"));
   }
-  auto ports = FreePorts(3 * options.nodes);
+  constexpr int kPortsPerNode = 4;  // internode, client, metrics, CQL
+  auto ports = FreePorts(kPortsPerNode * options.nodes);
   if (!ports.ok()) return ports.status();
   NodeConfigFile shared;
   shared.set_shards(options.shards);
@@ -63,20 +64,22 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     table->set_name(name);
     for (const std::string& column : columns) table->add_column(column);
   }
+  for (const std::string& statement : options.cql_schema) shared.add_cql_schema(statement);
   shared.set_token_seed(1);
   for (NodeId id = 1; id <= options.nodes; id++) {
     Member* member = shared.add_member();
     member->set_id(id);
     member->set_datacenter("dc1");
     member->set_rack(absl::StrCat("r", id));
-    member->set_internode_address(absl::StrCat("127.0.0.1:", (*ports)[3 * (id - 1)]));
-    member->set_client_address(absl::StrCat("127.0.0.1:", (*ports)[3 * (id - 1) + 1]));
+    member->set_internode_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1)]));
+    member->set_client_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 1]));
+    member->set_cql_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 3]));
   }
   for (NodeId id = 1; id <= options.nodes; id++) {
     NodeConfigFile config = shared;
     config.set_node_id(id);
     config.set_data_directory(fs::absolute(cluster.NodeDirectory(id) + "/data").string());
-    config.set_metrics_address(absl::StrCat("127.0.0.1:", (*ports)[3 * (id - 1) + 2]));
+    config.set_metrics_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 2]));
     // A local cluster is for testing: `kill --power` can cut its power.
     config.set_power_loss_journal(true);
     std::string text;
@@ -122,6 +125,13 @@ std::string LocalCluster::log_path(NodeId id) const { return NodeDirectory(id) +
 std::string LocalCluster::metrics_address(NodeId id) const {
   return configs_.at(id - 1).metrics_address();
 }
+std::string LocalCluster::cql_address(NodeId id) const {
+  for (const Member& member : configs_.at(id - 1).member()) {
+    if (member.id() == id) return member.cql_address();
+  }
+  return "";
+}
+
 std::string LocalCluster::client_address(NodeId id) const {
   for (const Member& member : configs_.at(id - 1).member()) {
     if (member.id() == id) return member.client_address();

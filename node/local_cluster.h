@@ -28,6 +28,8 @@ class LocalCluster {
     std::map<std::string, std::vector<std::string>> tables;
     // Extra lines for every node's config (timeouts, hint window...).
     std::string extra_config;
+    // The bootstrap CQL schema, one statement per entry (cql_schema).
+    std::vector<std::string> cql_schema;
   };
 
   // Writes the configs of a new cluster into `directory` (which must not
@@ -59,6 +61,7 @@ class LocalCluster {
   bool Running(NodeId id) const;
   std::vector<NodeId> nodes() const;
   std::string client_address(NodeId id) const;
+  std::string cql_address(NodeId id) const;
   std::string metrics_address(NodeId id) const;
   std::string data_directory(NodeId id) const;
   std::string log_path(NodeId id) const;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
 #include "node/client_service.h"
+#include "node/cql_server.h"
 #include "node/log.h"
 #include "node/metrics_server.h"
 #include "node/power_loss_fs.h"
@@ -205,6 +206,11 @@ absl::Status Node::Open() {
     metrics_server_ = std::move(*metrics);
   }
 
+  if (!config_.cql_address.empty()) {
+    auto cql = CqlServer::Start(config_.cql_address, *this);
+    if (!cql.ok()) return cql.status();
+    cql_server_ = std::move(*cql);
+  }
   transport_->AcceptClients();
   return absl::OkStatus();
 }
@@ -214,6 +220,8 @@ Node::~Node() { Shutdown(); }
 void Node::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  // CQL drivers see their connections close, and go to other nodes.
+  cql_server_.reset();
   if (transport_ != nullptr) {
     // No request gets in after this, so the drain below is complete.
     transport_->RefuseClients();

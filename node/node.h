@@ -23,6 +23,7 @@ class Server;
 namespace charybdis::node {
 
 class ClientService;
+class CqlServer;
 class MetricsServer;
 
 // One shard's metrics, copied on its own thread.
@@ -32,7 +33,8 @@ struct MetricsSnapshot {
 };
 
 // A running node: one thread per shard with its reactor, storage (RocksDB)
-// and core Shard; the internode transport; the client API; /metrics.
+// and core Shard; the internode transport; the client API (gRPC, and CQL
+// when configured); /metrics.
 class Node {
  public:
   // Claims the data directory, opens every shard's RocksDB, listens, and
@@ -79,6 +81,7 @@ class Node {
   std::unique_ptr<grpc::Server> internode_server_;
   std::unique_ptr<grpc::Server> client_server_;
   std::unique_ptr<MetricsServer> metrics_server_;
+  std::unique_ptr<CqlServer> cql_server_;
   std::atomic<uint64_t> next_shard_{0};
   bool shut_down_ = false;
 };

@@ -49,7 +49,9 @@ bool Holds(const CasStatement& statement, const Row* row, Timestamp now) {
     const bool ok = condition.op() == Condition::EQ   ? order == 0
                     : condition.op() == Condition::NE ? order != 0
                     : condition.op() == Condition::LT ? order < 0
-                                                      : order > 0;
+                    : condition.op() == Condition::LE ? order <= 0
+                    : condition.op() == Condition::GT ? order > 0
+                                                      : order >= 0;
     if (!ok) return false;
   }
   return true;

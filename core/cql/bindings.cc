@@ -1,0 +1,61 @@
+#include "core/cql/bindings.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/cql/literal.h"
+
+namespace charybdis::cql {
+
+absl::StatusOr<Bindings> Bindings::Make(const Prepared& prepared, std::vector<Value> values,
+                                        const std::vector<std::string>& names) {
+  const size_t markers = prepared.markers.size();
+  Bindings bindings;
+  if (!names.empty()) {
+    // Named values go to the markers of that name, in any order.
+    bindings.values_.assign(markers, Value{true, std::nullopt});
+    for (size_t i = 0; i < names.size() && i < values.size(); i++) {
+      bool found = false;
+      for (size_t marker = 0; marker < markers; marker++) {
+        const std::string& name = prepared.parsed.markers[marker].empty() ? prepared.markers[marker].name
+                                                                           : prepared.parsed.markers[marker];
+        if (name == names[i]) {
+          bindings.values_[marker] = values[i];
+          found = true;
+        }
+      }
+      if (!found) return absl::InvalidArgumentError(absl::StrCat("Unknown identifier ", names[i]));
+    }
+  } else {
+    if (values.size() != markers) {
+      return absl::InvalidArgumentError(absl::StrCat("There were ", markers, " markers(?) in CQL but ", values.size(),
+                                                     " bound variables"));
+    }
+    bindings.values_ = std::move(values);
+  }
+  for (size_t marker = 0; marker < markers; marker++) {
+    const Value& value = bindings.values_[marker];
+    if (!value.bytes) continue;
+    if (absl::Status valid = ValidateNative(prepared.markers[marker].type, *value.bytes); !valid.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("Invalid value for ", prepared.markers[marker].name, ": ", valid.message()));
+    }
+  }
+  return bindings;
+}
+
+absl::StatusOr<Bound> Bindings::Evaluate(const Term& term, const Type& type) const {
+  if (term.kind == Term::Kind::kBindMarker) {
+    const Value& value = values_[term.marker];
+    return Bound{value.unset, value.bytes};
+  }
+  absl::StatusOr<std::optional<std::string>> literal = LiteralValue(type, term);
+  if (!literal.ok()) return literal.status();
+  return Bound{false, std::move(*literal)};
+}
+
+absl::StatusOr<std::string> Bindings::Required(const Term& term, const Type& type, std::string_view what) const {
+  absl::StatusOr<Bound> bound = Evaluate(term, type);
+  if (!bound.ok()) return bound.status();
+  if (bound->unset || !bound->value) return absl::InvalidArgumentError(absl::StrCat("Invalid null value for ", std::string(what)));
+  return std::move(*bound->value);
+}
+
+}  // namespace charybdis::cql

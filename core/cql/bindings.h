@@ -1,0 +1,35 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/cql/prepared.h"
+#include "core/cql/wire.h"
+
+namespace charybdis::cql {
+
+// A term's value: a native value, null, or unset (a bound value the
+// client left out: the column stays as it is).
+struct Bound {
+  bool unset = false;
+  std::optional<std::string> value;
+};
+
+// The values of one execution, checked against the markers' types.
+class Bindings {
+ public:
+  // Fails when a value is missing, extra, or not of its marker's type.
+  static absl::StatusOr<Bindings> Make(const Prepared& prepared, std::vector<Value> values,
+                                       const std::vector<std::string>& names);
+
+  absl::StatusOr<Bound> Evaluate(const Term& term, const Type& type) const;
+  // A value that must be there (keys, LIMIT): null and unset are errors.
+  absl::StatusOr<std::string> Required(const Term& term, const Type& type, std::string_view what) const;
+
+ private:
+  std::vector<Value> values_;
+};
+
+}  // namespace charybdis::cql

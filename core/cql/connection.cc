@@ -1,0 +1,244 @@
+#include "core/cql/connection.h"
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "core/cql/consistency_code.h"
+
+namespace charybdis::cql {
+namespace {
+
+enum QueryFlag : uint8_t {
+  kValues = 0x01,
+  kSkipMetadata = 0x02,
+  kPageSize = 0x04,
+  kPagingState = 0x08,
+  kSerialConsistency = 0x10,
+  kDefaultTimestamp = 0x20,
+  kNamesForValues = 0x40,
+};
+
+enum FrameFlag : uint8_t { kCompressed = 0x01, kCustomPayload = 0x04 };
+
+constexpr int32_t kPreparedKind = 4;
+
+const char* OpcodeName(uint8_t opcode) {
+  switch (static_cast<Opcode>(opcode)) {
+    case Opcode::kQuery: return "QUERY";
+    case Opcode::kPrepare: return "PREPARE";
+    case Opcode::kExecute: return "EXECUTE";
+    case Opcode::kBatch: return "BATCH";
+    case Opcode::kRegister: return "REGISTER";
+    default: return "a message";
+  }
+}
+
+// The <metadata> of a prepared statement's bind markers, with the
+// markers that give the partition key, for token-aware routing.
+void WriteBindMetadata(Writer& out, const Prepared& prepared) {
+  const bool global = OneTable(prepared.markers);
+  out.Int(global ? 1 : 0);
+  out.Int(static_cast<int32_t>(prepared.markers.size()));
+  out.Int(static_cast<int32_t>(prepared.partition_key_markers.size()));
+  for (int marker : prepared.partition_key_markers) out.Short(static_cast<uint16_t>(marker));
+  WriteColumnSpecs(out, prepared.markers, global);
+}
+
+std::string ResponseFrame(int16_t stream, const Response& response) {
+  FrameHeader header;
+  header.response = true;
+  header.stream = stream;
+  header.opcode = static_cast<uint8_t>(response.opcode);
+  return EncodeFrame(header, response.body);
+}
+
+}  // namespace
+
+std::string PreparedStatements::Add(std::string_view keyspace, std::shared_ptr<const Prepared> prepared) {
+  std::string id = NameUuid(absl::StrCat(std::string(keyspace), "\n", prepared->query));
+  if (by_id_.size() >= kMaxStatements && !by_id_.count(id)) by_id_.erase(by_id_.begin());
+  by_id_[id] = std::move(prepared);
+  return id;
+}
+
+std::shared_ptr<const Prepared> PreparedStatements::Find(const std::string& id) const {
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second;
+}
+
+bool ReadQueryOptions(Reader& in, QueryOptions& options) {
+  std::optional<ConsistencyLevel> consistency = FromCqlConsistency(in.UnsignedShort());
+  const uint8_t flags = in.Byte();
+  if (flags & kValues) {
+    const uint16_t count = in.UnsignedShort();
+    for (uint16_t i = 0; i < count && in.ok(); i++) {
+      if (flags & kNamesForValues) options.value_names.push_back(in.String());
+      options.values.push_back(in.Bytes());
+    }
+  }
+  options.skip_metadata = (flags & kSkipMetadata) != 0;
+  if (flags & kPageSize) options.page_size = in.Int();
+  if (flags & kPagingState) options.paging_state = in.Bytes().bytes;
+  std::optional<ConsistencyLevel> serial = CL_SERIAL;
+  if (flags & kSerialConsistency) serial = FromCqlConsistency(in.UnsignedShort());
+  if (flags & kDefaultTimestamp) options.timestamp_us = in.Long();
+  if (!in.ok() || !consistency || !serial || (serial != CL_SERIAL && serial != CL_LOCAL_SERIAL)) return false;
+  options.consistency = *consistency;
+  options.serial_consistency = *serial;
+  return true;
+}
+
+bool Connection::OnFrame(const FrameHeader& header, std::string_view body) {
+  const int16_t stream = header.stream;
+  if (header.version != kProtocolVersion) {
+    return ProtocolError(stream, absl::StrCat("Invalid or unsupported protocol version (", header.version,
+                                              "); supported versions are (4/v4)"));
+  }
+  if (header.response) return ProtocolError(stream, "a client sent a response frame");
+  if (header.flags & kCompressed) return ProtocolError(stream, "compression was not negotiated");
+  if (header.flags & kCustomPayload) return ProtocolError(stream, "custom payloads are not supported");
+  const auto opcode = static_cast<Opcode>(header.opcode);
+  if (opcode == Opcode::kOptions) {
+    Options(stream);
+    return true;
+  }
+  if (opcode == Opcode::kStartup) return Startup(stream, body);
+  if (!started_) {
+    return ProtocolError(stream, absl::StrCat("Unexpected message ", OpcodeName(header.opcode), ", expecting STARTUP or OPTIONS"));
+  }
+  switch (opcode) {
+    case Opcode::kRegister: return Register(stream, body);
+    case Opcode::kQuery: return Query(stream, body);
+    case Opcode::kPrepare: return PrepareMessage(stream, body);
+    case Opcode::kExecute: return Execute(stream, body);
+    case Opcode::kBatch: return BatchMessage(stream, body);
+    default: return ProtocolError(stream, absl::StrCat("unknown or unexpected opcode 0x", absl::Hex(header.opcode)));
+  }
+}
+
+void Connection::RejectOversized(const FrameHeader& header) {
+  ProtocolError(header.stream, absl::StrCat("Request is too big: length ", header.body_bytes, " exceeds maximum allowed length ",
+                                            kMaxBodyBytes));
+}
+
+void Connection::Reply(int16_t stream, const Response& response) { send_(ResponseFrame(stream, response)); }
+
+bool Connection::ProtocolError(int16_t stream, std::string message) {
+  Reply(stream, ErrorResponse({ErrorCode::kProtocol, std::move(message), ""}));
+  return false;
+}
+
+void Connection::Options(int16_t stream) {
+  std::map<std::string, std::vector<std::string>> options;
+  options["CQL_VERSION"] = {"3.3.1"};
+  options["COMPRESSION"] = {"none"};
+  options["PROTOCOL_VERSIONS"] = {"4/v4"};
+  Writer out;
+  out.StringMultimap(options);
+  Reply(stream, {Opcode::kSupported, out.Take()});
+}
+
+bool Connection::Startup(int16_t stream, std::string_view body) {
+  Reader in(body);
+  const std::map<std::string, std::string> options = in.StringMap();
+  if (!in.ok()) return ProtocolError(stream, "malformed STARTUP body");
+  if (!options.count("CQL_VERSION")) return ProtocolError(stream, "STARTUP lacks the mandatory option CQL_VERSION");
+  auto compression = options.find("COMPRESSION");
+  if (compression != options.end() && !compression->second.empty() && compression->second != "none") {
+    return ProtocolError(stream, absl::StrCat("Unknown compression algorithm: ", compression->second));
+  }
+  started_ = true;
+  Reply(stream, {Opcode::kReady, ""});
+  return true;
+}
+
+bool Connection::Register(int16_t stream, std::string_view body) {
+  Reader in(body);
+  const std::vector<std::string> events = in.StringList();
+  if (!in.ok()) return ProtocolError(stream, "malformed REGISTER body");
+  for (const std::string& event : events) {
+    if (event != "TOPOLOGY_CHANGE" && event != "STATUS_CHANGE" && event != "SCHEMA_CHANGE") {
+      return ProtocolError(stream, absl::StrCat("Invalid value '", event, "' for event type"));
+    }
+    events_.insert(event);
+  }
+  Reply(stream, {Opcode::kReady, ""});
+  return true;
+}
+
+void Connection::Run(int16_t stream, Plan plan) {
+  if (plan.use_keyspace) keyspace_ = *plan.use_keyspace;
+  if (plan.response) return Reply(stream, *plan.response);
+  // The answers may come on several threads: each fills its own slot and
+  // the last one finishes.
+  struct Gathering {
+    std::vector<ClientResponse> responses;
+    std::atomic<size_t> remaining;
+    std::function<Response(const std::vector<ClientResponse>&)> finish;
+    Send send;
+  };
+  auto gathering = std::make_shared<Gathering>();
+  gathering->responses.resize(plan.requests.size());
+  gathering->remaining = plan.requests.size();
+  gathering->finish = std::move(plan.finish);
+  gathering->send = send_;
+  for (size_t i = 0; i < plan.requests.size(); i++) {
+    backend_.Execute(std::move(plan.requests[i]), [gathering, i, stream](ClientResponse response) {
+      gathering->responses[i] = std::move(response);
+      if (gathering->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+      gathering->send(ResponseFrame(stream, gathering->finish(gathering->responses)));
+    });
+  }
+}
+
+bool Connection::Query(int16_t stream, std::string_view body) {
+  Reader in(body);
+  const std::string query = in.LongString();
+  QueryOptions options;
+  if (!ReadQueryOptions(in, options)) return ProtocolError(stream, "malformed QUERY body");
+  PrepareResult prepared = Prepare(schema_, keyspace_, query);
+  if (!prepared.prepared) {
+    Reply(stream, ErrorResponse(prepared.error));
+    return true;
+  }
+  Run(stream, PlanExecution(*prepared.prepared, options, schema_, backend_.Cluster()));
+  return true;
+}
+
+bool Connection::PrepareMessage(int16_t stream, std::string_view body) {
+  Reader in(body);
+  const std::string query = in.LongString();
+  if (!in.ok()) return ProtocolError(stream, "malformed PREPARE body");
+  PrepareResult prepared = Prepare(schema_, keyspace_, query);
+  if (!prepared.prepared) {
+    Reply(stream, ErrorResponse(prepared.error));
+    return true;
+  }
+  Writer out;
+  out.Int(kPreparedKind);
+  out.ShortBytes(prepared_.Add(keyspace_, prepared.prepared));
+  WriteBindMetadata(out, *prepared.prepared);
+  const std::vector<ResultColumn>& columns = prepared.prepared->result_columns;
+  WriteResultMetadata(out, columns, std::nullopt, columns.empty());
+  Reply(stream, {Opcode::kResult, out.Take()});
+  return true;
+}
+
+bool Connection::Execute(int16_t stream, std::string_view body) {
+  Reader in(body);
+  const std::string id = in.ShortBytes();
+  QueryOptions options;
+  if (!ReadQueryOptions(in, options)) return ProtocolError(stream, "malformed EXECUTE body");
+  std::shared_ptr<const Prepared> prepared = prepared_.Find(id);
+  if (prepared == nullptr) {
+    Writer details;
+    details.ShortBytes(id);
+    Reply(stream, ErrorResponse({ErrorCode::kUnprepared, absl::StrCat("Prepared query with ID ", UuidText(id), " not found"),
+                                 details.Take()}));
+    return true;
+  }
+  Run(stream, PlanExecution(*prepared, options, schema_, backend_.Cluster()));
+  return true;
+}
+
+}  // namespace charybdis::cql

@@ -1,0 +1,86 @@
+#pragma once
+
+// One client connection's side of the native protocol: OPTIONS, STARTUP,
+// REGISTER, QUERY, PREPARE, EXECUTE and BATCH in, SUPPORTED, READY,
+// RESULT and ERROR out. Pure: the caller frames the byte stream, runs the
+// requests (Backend) and writes the frames out.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "core/cql/execute.h"
+#include "core/cql/prepared.h"
+#include "core/cql/wire.h"
+
+namespace charybdis::cql {
+
+// What a connection needs of the node it reaches.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Runs one request of ours; `done` may come on any thread, once.
+  virtual void Execute(ClientRequest request, std::function<void(ClientResponse)> done) = 0;
+  virtual ClusterView Cluster() = 0;
+};
+
+// A node's prepared statements, by id, shared by its connections. Ids
+// depend only on the keyspace and the text, so that a client re-preparing
+// after a restart gets the id it knew. Not thread-safe.
+class PreparedStatements {
+ public:
+  static constexpr size_t kMaxStatements = 10000;
+  std::string Add(std::string_view keyspace, std::shared_ptr<const Prepared> prepared);
+  std::shared_ptr<const Prepared> Find(const std::string& id) const;
+
+ private:
+  std::map<std::string, std::shared_ptr<const Prepared>> by_id_;
+};
+
+class Connection {
+ public:
+  // Writes one whole frame; may be called on any thread (answers of
+  // requests come on the thread that finished them).
+  using Send = std::function<void(std::string frame)>;
+
+  Connection(const Schema& schema, PreparedStatements& prepared, Backend& backend, Send send)
+      : schema_(schema), prepared_(prepared), backend_(backend), send_(std::move(send)) {}
+
+  // One frame from the client (its body at most kMaxBodyBytes). Returns
+  // false after a protocol error: the stream can no longer be trusted, so
+  // the caller closes the connection once the error is out.
+  bool OnFrame(const FrameHeader& header, std::string_view body);
+
+  // The protocol error for a frame whose body exceeds kMaxBodyBytes.
+  void RejectOversized(const FrameHeader& header);
+
+ private:
+  void Reply(int16_t stream, const Response& response);
+  bool ProtocolError(int16_t stream, std::string message);
+  void Run(int16_t stream, Plan plan);
+
+  void Options(int16_t stream);
+  bool Startup(int16_t stream, std::string_view body);
+  bool Register(int16_t stream, std::string_view body);
+  bool Query(int16_t stream, std::string_view body);
+  bool PrepareMessage(int16_t stream, std::string_view body);
+  bool Execute(int16_t stream, std::string_view body);
+  bool BatchMessage(int16_t stream, std::string_view body);
+
+  const Schema& schema_;
+  PreparedStatements& prepared_;
+  Backend& backend_;
+  Send send_;
+  bool started_ = false;
+  std::string keyspace_;
+  // REGISTERed event types (sending them comes with schema changes and
+  // the failure detector's news; docs/cql.md).
+  std::set<std::string> events_;
+};
+
+// A QUERY's or EXECUTE's <query_parameters>; false when malformed.
+bool ReadQueryOptions(Reader& in, QueryOptions& options);
+
+}  // namespace charybdis::cql

@@ -1,0 +1,122 @@
+#include "core/cql/execute.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/cql/consistency_code.h"
+#include "core/cql/literal.h"
+#include "core/cql/plan_parts.h"
+
+namespace charybdis::cql {
+
+Plan ErrorPlan(Error error) {
+  Plan plan;
+  plan.response = ErrorResponse(error);
+  return plan;
+}
+
+Plan InvalidPlan(const std::string& message) { return ErrorPlan({ErrorCode::kInvalid, message, ""}); }
+
+Plan PlanSystemSelect(const Prepared& prepared, const Select& select, const Bindings& bindings,
+                      const QueryOptions& options, const Schema& schema, const ClusterView& cluster) {
+  const Table& table = *prepared.table;
+  ResultSet result;
+  result.columns = prepared.result_columns;
+  for (ResultRow& row : SystemRows(table, schema, cluster)) {
+    bool matches = true;
+    for (const Relation& relation : select.where) {
+      const int index = table.IndexOf(relation.column);
+      if (relation.op != Operator::kEq && relation.op != Operator::kIn) return InvalidPlan("system tables take only = and IN");
+      bool any = false;
+      for (const Term& term : relation.terms) {
+        absl::StatusOr<Bound> value = bindings.Evaluate(term, table.columns[index].type);
+        if (!value.ok()) return InvalidPlan(std::string(value.status().message()));
+        any = any || value->value == row[index];
+      }
+      matches = matches && any;
+    }
+    if (!matches) continue;
+    ResultRow projected;
+    for (const ResultColumn& column : prepared.result_columns) {
+      if (select.count) break;
+      projected.push_back(row[table.IndexOf(column.name)]);
+    }
+    result.rows.push_back(std::move(projected));
+  }
+  if (select.count) result.rows = {{NativeBigint(static_cast<int64_t>(result.rows.size()))}};
+  return {RowsResult(result, options.skip_metadata), {}, {}, {}};
+}
+
+Plan PlanExecution(const Prepared& prepared, const QueryOptions& options, const Schema& schema,
+                   const ClusterView& cluster) {
+  absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, options.values, options.value_names);
+  if (!bindings.ok()) return InvalidPlan(std::string(bindings.status().message()));
+  const Statement& statement = prepared.parsed.statement;
+  if (const auto* use = std::get_if<Use>(&statement)) {
+    if (schema.FindKeyspace(use->keyspace) == nullptr && !IsSystemKeyspace(use->keyspace)) {
+      return InvalidPlan(absl::StrCat("Keyspace '", use->keyspace, "' does not exist"));
+    }
+    Plan plan;
+    plan.response = SetKeyspaceResult(use->keyspace);
+    plan.use_keyspace = use->keyspace;
+    return plan;
+  }
+  if (std::holds_alternative<CreateKeyspace>(statement) || std::holds_alternative<CreateTable>(statement)) {
+    return ErrorPlan({ErrorCode::kConfig,
+                      "schema changes through CQL are not supported yet: the schema is the nodes' cql_schema "
+                      "(docs/cql.md)",
+                      ""});
+  }
+  if (const auto* select = std::get_if<Select>(&statement)) {
+    if (prepared.system_table) return PlanSystemSelect(prepared, *select, *bindings, options, schema, cluster);
+    return PlanSelect(prepared, *select, *bindings, options);
+  }
+  if (prepared.system_table) return InvalidPlan("system tables are read-only");
+  absl::StatusOr<std::vector<CasStatement>> writes = BuildWrites(prepared, *bindings, options);
+  if (!writes.ok()) return InvalidPlan(std::string(writes.status().message()));
+  return WritePlan(*prepared.table, std::move(*writes), prepared.conditional, options);
+}
+
+absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, const QueryOptions& options,
+                                                      const std::vector<Value>& values,
+                                                      const std::vector<std::string>& names) {
+  if (prepared.system_table) return absl::InvalidArgumentError("system tables are read-only");
+  if (!std::holds_alternative<Insert>(prepared.parsed.statement) && !std::holds_alternative<Update>(prepared.parsed.statement) &&
+      !std::holds_alternative<Delete>(prepared.parsed.statement)) {
+    return absl::InvalidArgumentError("a BATCH holds only INSERT, UPDATE and DELETE statements");
+  }
+  absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, values, names);
+  if (!bindings.ok()) return bindings.status();
+  return BuildWrites(prepared, *bindings, options);
+}
+
+Error ErrorOf(const ClientResponse& response, bool cas) {
+  Writer details;
+  details.Short(ToCqlConsistency(response.consistency()));
+  switch (response.code()) {
+    case ClientResponse::UNAVAILABLE:
+      details.Int(static_cast<int32_t>(response.blocked_for()));
+      details.Int(static_cast<int32_t>(response.alive()));
+      return {ErrorCode::kUnavailable, response.message(), details.Take()};
+    case ClientResponse::WRITE_TIMEOUT:
+      details.Int(static_cast<int32_t>(response.received()));
+      details.Int(static_cast<int32_t>(response.blocked_for()));
+      details.String(cas ? "CAS" : response.write_type().empty() ? "SIMPLE" : response.write_type());
+      return {ErrorCode::kWriteTimeout, response.message(), details.Take()};
+    case ClientResponse::READ_TIMEOUT:
+      details.Int(static_cast<int32_t>(response.received()));
+      details.Int(static_cast<int32_t>(response.blocked_for()));
+      details.Byte(response.data_present() ? 1 : 0);
+      return {ErrorCode::kReadTimeout, response.message(), details.Take()};
+    case ClientResponse::READ_FAILURE:
+      details.Int(static_cast<int32_t>(response.received()));
+      details.Int(static_cast<int32_t>(response.blocked_for()));
+      details.Int(static_cast<int32_t>(response.failures()));
+      details.Byte(response.data_present() ? 1 : 0);
+      return {ErrorCode::kReadFailure, response.message(), details.Take()};
+    case ClientResponse::INVALID_REQUEST:
+      return {ErrorCode::kInvalid, response.message(), ""};
+    default:
+      return {ErrorCode::kServer, absl::StrCat("unexpected answer: ", response.message()), ""};
+  }
+}
+
+}  // namespace charybdis::cql

@@ -1,0 +1,221 @@
+// INSERT, UPDATE, DELETE and BATCH: the writes of ours they become, and
+// for IF ..., one conditional write (a Paxos round) with its [applied].
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "core/cql/plan_parts.h"
+#include "core/data/big_endian.h"
+
+namespace charybdis::cql {
+namespace {
+
+class WriteBuilder {
+ public:
+  WriteBuilder(const Table& table, const Bindings& bindings, const QueryOptions& options, const Using& batch_using)
+      : table_(table), bindings_(bindings), options_(options), batch_using_(batch_using) {}
+
+  // The key columns' values, from the INSERT's values or the WHERE's =.
+  absl::Status Key(const std::vector<std::pair<std::string, const Term*>>& named, WriteOp& write) {
+    std::vector<std::string> partition, clustering;
+    for (const Column& column : table_.columns) {
+      if (column.kind == Column::Kind::kRegular) break;
+      for (const auto& [name, term] : named) {
+        if (name != column.name) continue;
+        absl::StatusOr<std::string> value = bindings_.Required(*term, column.type, absl::StrCat("primary key part ", name));
+        if (!value.ok()) return value.status();
+        (column.kind == Column::Kind::kPartitionKey ? partition : clustering).push_back(std::move(*value));
+      }
+    }
+    write.set_table(table_.storage_name());
+    write.set_partition_key(EncodePartitionKey(table_, partition));
+    write.set_clustering_key(EncodeClustering(table_, clustering));
+    write.set_consistency(options_.consistency);
+    return absl::OkStatus();
+  }
+
+  absl::Status Using(const cql::Using& using_, WriteOp& write) {
+    const std::optional<Term>& ttl = using_.ttl_seconds ? using_.ttl_seconds : batch_using_.ttl_seconds;
+    const std::optional<Term>& timestamp = using_.timestamp_us ? using_.timestamp_us : batch_using_.timestamp_us;
+    if (ttl) {
+      absl::StatusOr<std::string> value = bindings_.Required(*ttl, Type{Kind::kInt, {}}, "TTL");
+      if (!value.ok()) return value.status();
+      const int32_t seconds = static_cast<int32_t>(ReadBigEndian(*value, 4));
+      if (seconds < 0) return absl::InvalidArgumentError("A TTL must be greater or equal to 0");
+      if (seconds > 20 * 365 * 86400) return absl::InvalidArgumentError("ttl is too large: the maximum is 20 years");
+      write.set_ttl_seconds(seconds);
+    }
+    if (timestamp) {
+      absl::StatusOr<std::string> value = bindings_.Required(*timestamp, Type{Kind::kBigint, {}}, "TIMESTAMP");
+      if (!value.ok()) return value.status();
+      write.set_timestamp(static_cast<int64_t>(ReadBigEndian(*value, 8)));
+    } else if (options_.timestamp_us) {
+      write.set_timestamp(*options_.timestamp_us);
+    }
+    return absl::OkStatus();
+  }
+
+  // column = value: a put, or a deletion for null; unset leaves it.
+  absl::Status Set(const std::string& name, const Term& term, WriteOp& write) {
+    const Column& column = *table_.Find(name);
+    if (column.kind != Column::Kind::kRegular) return absl::OkStatus();
+    absl::StatusOr<Bound> bound = bindings_.Evaluate(term, column.type);
+    if (!bound.ok()) return bound.status();
+    if (bound->unset) return absl::OkStatus();
+    if (!bound->value) {
+      write.add_delete_column(name);
+      return absl::OkStatus();
+    }
+    ColumnValue* put = write.add_put();
+    put->set_column(name);
+    put->set_value(ToComparable(column.type, *bound->value));
+    return absl::OkStatus();
+  }
+
+  absl::Status Conditions(const IfClause& clause, CasStatement& statement) {
+    statement.set_if_exists(clause.exists);
+    statement.set_if_not_exists(clause.not_exists);
+    for (const Condition& condition : clause.conditions) {
+      const Column& column = *table_.Find(condition.column);
+      absl::StatusOr<std::string> value = bindings_.Required(condition.value, column.type, absl::StrCat("condition on ", column.name));
+      if (!value.ok()) return value.status();
+      charybdis::Condition* out = statement.add_condition();
+      out->set_column(column.name);
+      out->set_value(ToComparable(column.type, *value));
+      out->set_op(condition.op == Operator::kEq   ? charybdis::Condition::EQ
+                  : condition.op == Operator::kNe ? charybdis::Condition::NE
+                  : condition.op == Operator::kLt ? charybdis::Condition::LT
+                  : condition.op == Operator::kLe ? charybdis::Condition::LE
+                  : condition.op == Operator::kGt ? charybdis::Condition::GT
+                                                  : charybdis::Condition::GE);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Build(const Insert& insert, CasStatement& out) {
+    std::vector<std::pair<std::string, const Term*>> named;
+    for (size_t i = 0; i < insert.columns.size(); i++) named.emplace_back(insert.columns[i], &insert.values[i]);
+    WriteOp& write = *out.mutable_write();
+    if (absl::Status key = Key(named, write); !key.ok()) return key;
+    if (absl::Status using_ = Using(insert.using_, write); !using_.ok()) return using_;
+    ColumnValue* marker = write.add_put();
+    marker->set_column(kRowMarker);
+    for (const auto& [name, term] : named) {
+      if (absl::Status set = Set(name, *term, write); !set.ok()) return set;
+    }
+    return Conditions(insert.if_, out);
+  }
+
+  absl::Status Build(const Update& update, CasStatement& out) {
+    WriteOp& write = *out.mutable_write();
+    if (absl::Status key = Key(WhereTerms(update.where), write); !key.ok()) return key;
+    if (absl::Status using_ = Using(update.using_, write); !using_.ok()) return using_;
+    for (const auto& [name, term] : update.set) {
+      if (absl::Status set = Set(name, term, write); !set.ok()) return set;
+    }
+    return Conditions(update.if_, out);
+  }
+
+  absl::Status Build(const Delete& del, CasStatement& out) {
+    WriteOp& write = *out.mutable_write();
+    if (absl::Status key = Key(WhereTerms(del.where), write); !key.ok()) return key;
+    if (absl::Status using_ = Using(del.using_, write); !using_.ok()) return using_;
+    if (del.using_.ttl_seconds) return absl::InvalidArgumentError("A DELETE takes no TTL");
+    for (const std::string& column : del.columns) write.add_delete_column(column);
+    write.set_delete_row(del.columns.empty());
+    return Conditions(del.if_, out);
+  }
+
+ private:
+  static std::vector<std::pair<std::string, const Term*>> WhereTerms(const std::vector<Relation>& where) {
+    std::vector<std::pair<std::string, const Term*>> named;
+    for (const Relation& relation : where) named.emplace_back(relation.column, &relation.terms[0]);
+    return named;
+  }
+
+  const Table& table_;
+  const Bindings& bindings_;
+  const QueryOptions& options_;
+  const cql::Using& batch_using_;
+};
+
+// Conditional writes answer [applied], and when not applied the rows the
+// conditions saw (all their columns: a superset of Cassandra's answer).
+Response CasResult(const Table& table, const std::vector<std::string>& partition_key, const ClientResponse& response) {
+  ResultSet result;
+  result.columns.push_back({table.keyspace, table.name, "[applied]", Type{Kind::kBoolean, {}}});
+  if (response.applied() || response.rows().empty()) {
+    result.rows.push_back({NativeBoolean(response.applied())});
+    return RowsResult(result, false);
+  }
+  std::vector<ResultColumn> columns;
+  for (const Column& column : table.columns) columns.push_back({table.keyspace, table.name, column.name, column.type});
+  for (const charybdis::ResultRow& stored : response.rows()) {
+    ResultRow row = AssembleRow(table, columns, partition_key, stored);
+    row.insert(row.begin(), NativeBoolean(false));
+    result.rows.push_back(std::move(row));
+  }
+  result.columns.insert(result.columns.end(), columns.begin(), columns.end());
+  return RowsResult(result, false);
+}
+
+Plan Conditional(const Table& table, std::vector<CasStatement> statements, const QueryOptions& options) {
+  Plan plan;
+  CasOp* cas = plan.requests.emplace_back().mutable_cas();
+  // Paxos stamps the write with its ballot: the client's default
+  // timestamp is dropped (USING TIMESTAMP was refused when prepared).
+  for (CasStatement& statement : statements) {
+    statement.mutable_write()->clear_timestamp();
+    *cas->add_statement() = std::move(statement);
+  }
+  cas->set_serial_consistency(options.serial_consistency == CL_LOCAL_SERIAL ? CL_LOCAL_SERIAL : CL_SERIAL);
+  cas->set_commit_consistency(options.consistency == CL_SERIAL || options.consistency == CL_LOCAL_SERIAL
+                                  ? CL_QUORUM : options.consistency);
+  const std::vector<std::string> partition_key = DecodePartitionKey(table, cas->statement(0).write().partition_key());
+  plan.finish = [table, partition_key](const std::vector<ClientResponse>& responses) {
+    if (responses[0].code() != ClientResponse::OK) return ErrorResponse(ErrorOf(responses[0], true));
+    return CasResult(table, partition_key, responses[0]);
+  };
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, const Bindings& bindings,
+                                                      const QueryOptions& options) {
+  static const Using kNoUsing;
+  const Batch* batch = std::get_if<Batch>(&prepared.parsed.statement);
+  std::vector<const Modification*> modifications;
+  Modification single;
+  if (batch != nullptr) {
+    for (const Modification& statement : batch->statements) modifications.push_back(&statement);
+  } else {
+    std::visit([&](const auto& statement) {
+      if constexpr (std::is_constructible_v<Modification, decltype(statement)>) single = statement;
+    }, prepared.parsed.statement);
+    modifications.push_back(&single);
+  }
+  WriteBuilder builder(*prepared.table, bindings, options, batch != nullptr ? batch->using_ : kNoUsing);
+  std::vector<CasStatement> statements;
+  for (const Modification* modification : modifications) {
+    absl::Status built = std::visit([&](const auto& statement) { return builder.Build(statement, statements.emplace_back()); },
+                                    *modification);
+    if (!built.ok()) return built;
+  }
+  return statements;
+}
+
+Plan WritePlan(const Table& table, std::vector<CasStatement> statements, bool conditional, const QueryOptions& options) {
+  if (conditional) return Conditional(table, std::move(statements), options);
+  Plan plan;
+  for (CasStatement& statement : statements) *plan.requests.emplace_back().mutable_write() = std::move(*statement.mutable_write());
+  plan.finish = [](const std::vector<ClientResponse>& responses) {
+    for (const ClientResponse& response : responses) {
+      if (response.code() != ClientResponse::OK) return ErrorResponse(ErrorOf(response, false));
+    }
+    return VoidResult();
+  };
+  return plan;
+}
+
+}  // namespace charybdis::cql

@@ -1,0 +1,452 @@
+#include "core/cql/parser.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "core/cql/lexer.h"
+
+namespace charybdis::cql {
+namespace {
+
+// Recursive descent over the tokens. The first error sticks: later calls
+// return quickly and Parse reports that one.
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+
+  absl::StatusOr<ParsedStatement> Run() {
+    ParsedStatement parsed{ParseStatement(), {}};
+    Accept(";");
+    if (error_.ok() && Peek().kind != Token::Kind::kEnd) Fail("extraneous input '" + Peek().text + "' expecting <EOF>");
+    if (!error_.ok()) return error_;
+    parsed.markers = std::move(markers_);
+    return parsed;
+  }
+
+ private:
+  const Token& Peek(size_t ahead = 0) const { return tokens_[std::min(at_ + ahead, tokens_.size() - 1)]; }
+  bool IsWord(std::string_view word, size_t ahead = 0) const {
+    return Peek(ahead).kind == Token::Kind::kIdentifier && Peek(ahead).text == word;
+  }
+  bool IsSymbol(std::string_view symbol) const {
+    return Peek().kind == Token::Kind::kSymbol && Peek().text == symbol;
+  }
+
+  void Fail(const std::string& what) {
+    if (!error_.ok()) return;
+    error_ = absl::InvalidArgumentError(absl::StrCat("line ", Peek().line, ":", Peek().column, " ", what));
+  }
+  void Expected(std::string_view what) {
+    const std::string found = Peek().kind == Token::Kind::kEnd ? "<EOF>" : Peek().text;
+    Fail(absl::StrCat("mismatched input '", found, "' expecting ", std::string(what)));
+  }
+
+  // A keyword or symbol: consumed if next.
+  bool Accept(std::string_view word) {
+    if (!error_.ok()) return false;
+    if (IsWord(word) || IsSymbol(word)) {
+      at_++;
+      return true;
+    }
+    return false;
+  }
+  void Expect(std::string_view word) {
+    if (Accept(word)) return;
+    std::string upper(word);
+    for (char& c : upper) c = absl::ascii_toupper(static_cast<unsigned char>(c));
+    Expected(upper);
+  }
+
+  std::string Identifier() {
+    const Token& token = Peek();
+    if (error_.ok() && (token.kind == Token::Kind::kIdentifier || token.kind == Token::Kind::kQuotedIdentifier)) {
+      at_++;
+      return token.text;
+    }
+    Expected("an identifier");
+    return "";
+  }
+
+  TableName QualifiedName() {
+    TableName name{"", Identifier()};
+    if (Accept(".")) {
+      name.keyspace = name.table;
+      name.table = Identifier();
+    }
+    return name;
+  }
+
+  Statement ParseStatement() {
+    if (Accept("select")) return ParseSelect();
+    if (Accept("insert")) return ParseInsert();
+    if (Accept("update")) return ParseUpdate();
+    if (Accept("delete")) return ParseDelete();
+    if (Accept("begin")) return ParseBatch();
+    if (Accept("use")) return Use{Identifier()};
+    if (Accept("create")) {
+      if (Accept("keyspace")) return ParseCreateKeyspace();
+      if (Accept("table") || Accept("columnfamily")) return ParseCreateTable();
+      Expected("KEYSPACE or TABLE");
+      return Use{};
+    }
+    Fail(absl::StrCat("no viable alternative at input '", Peek().text, "'"));
+    return Use{};
+  }
+
+  Term ParseTerm() {
+    Term term;
+    const Token& token = Peek();
+    if (IsSymbol("?") || IsSymbol(":")) {
+      at_++;
+      term.kind = Term::Kind::kBindMarker;
+      term.marker = static_cast<int>(markers_.size());
+      markers_.push_back(token.text == ":" ? Identifier() : "");
+      return term;
+    }
+    term.text = token.text;
+    switch (token.kind) {
+      case Token::Kind::kString: term.kind = Term::Kind::kString; break;
+      case Token::Kind::kInteger: term.kind = Term::Kind::kInteger; break;
+      case Token::Kind::kFloat: term.kind = Term::Kind::kFloat; break;
+      case Token::Kind::kUuid: term.kind = Term::Kind::kUuid; break;
+      case Token::Kind::kHex: term.kind = Term::Kind::kHex; break;
+      case Token::Kind::kIdentifier:
+        if (token.text == "true" || token.text == "false") {
+          term.kind = Term::Kind::kBoolean;
+        } else if (token.text == "null") {
+          term.kind = Term::Kind::kNull;
+        } else if (token.text == "nan" || token.text == "infinity") {
+          term.kind = Term::Kind::kFloat;
+        } else {
+          Expected("a constant or a bind marker");
+        }
+        break;
+      default:
+        Expected("a constant or a bind marker");
+    }
+    if (error_.ok()) at_++;
+    return term;
+  }
+
+  std::optional<Operator> ParseOperator() {
+    for (const auto& [symbol, op] : {std::pair{"=", Operator::kEq}, {"!=", Operator::kNe}, {"<=", Operator::kLe},
+                                     {">=", Operator::kGe}, {"<", Operator::kLt}, {">", Operator::kGt}}) {
+      if (Accept(symbol)) return op;
+    }
+    if (Accept("in")) return Operator::kIn;
+    Expected("an operator");
+    return std::nullopt;
+  }
+
+  std::vector<Term> ParseTermList() {
+    std::vector<Term> terms;
+    Expect("(");
+    if (!IsSymbol(")")) {
+      do terms.push_back(ParseTerm());
+      while (Accept(","));
+    }
+    Expect(")");
+    return terms;
+  }
+
+  Relation ParseRelation() {
+    Relation relation;
+    if (IsWord("token") && Peek(1).text == "(") {
+      at_++;
+      Expect("(");
+      do relation.token.push_back(Identifier());
+      while (Accept(","));
+      Expect(")");
+    } else {
+      relation.column = Identifier();
+    }
+    relation.op = ParseOperator().value_or(Operator::kEq);
+    if (relation.op == Operator::kIn) {
+      relation.terms = IsSymbol("?") ? std::vector<Term>{ParseTerm()} : ParseTermList();
+    } else if (!relation.token.empty() && IsWord("token")) {
+      at_++;
+      relation.terms = ParseTermList();  // token(?) on the right
+    } else {
+      relation.terms.push_back(ParseTerm());
+    }
+    return relation;
+  }
+
+  std::vector<Relation> ParseWhere() {
+    std::vector<Relation> where;
+    Expect("where");
+    do where.push_back(ParseRelation());
+    while (error_.ok() && Accept("and"));
+    return where;
+  }
+
+  Statement ParseSelect() {
+    Select select;
+    if (Accept("json")) Fail("SELECT JSON is not supported");
+    if (Accept("*")) {
+      // every column
+    } else if ((IsWord("count")) && Peek(1).text == "(") {
+      at_ += 2;
+      if (!Accept("*") && !(Peek().kind == Token::Kind::kInteger && Peek().text == "1" && (at_++, true))) Expected("*");
+      Expect(")");
+      select.count = true;
+    } else {
+      do select.columns.push_back(Identifier());
+      while (Accept(","));
+    }
+    Expect("from");
+    select.table = QualifiedName();
+    if (IsWord("where")) select.where = ParseWhere();
+    if (Accept("order")) {
+      Expect("by");
+      std::string column = Identifier();
+      const bool descending = Accept("desc");
+      if (!descending) Accept("asc");
+      select.order_by = {column, descending};
+    }
+    if (Accept("limit")) select.limit = ParseTerm();
+    if (Accept("allow")) Expect("filtering");
+    return select;
+  }
+
+  Using ParseUsing() {
+    Using using_;
+    if (!Accept("using")) return using_;
+    do {
+      if (Accept("ttl")) {
+        using_.ttl_seconds = ParseTerm();
+      } else if (Accept("timestamp")) {
+        using_.timestamp_us = ParseTerm();
+      } else {
+        Expected("TTL or TIMESTAMP");
+      }
+    } while (error_.ok() && Accept("and"));
+    return using_;
+  }
+
+  IfClause ParseIf(bool allow_not_exists) {
+    IfClause clause;
+    if (!Accept("if")) return clause;
+    if (allow_not_exists && Accept("not")) {
+      Expect("exists");
+      clause.not_exists = true;
+    } else if (Accept("exists")) {
+      clause.exists = true;
+    } else {
+      do {
+        Condition condition;
+        condition.column = Identifier();
+        condition.op = ParseOperator().value_or(Operator::kEq);
+        if (condition.op == Operator::kIn) Fail("IF ... IN is not supported");
+        condition.value = ParseTerm();
+        clause.conditions.push_back(std::move(condition));
+      } while (error_.ok() && Accept("and"));
+    }
+    return clause;
+  }
+
+  Insert ParseInsert() {
+    Insert insert;
+    Expect("into");
+    insert.table = QualifiedName();
+    Expect("(");
+    do insert.columns.push_back(Identifier());
+    while (Accept(","));
+    Expect(")");
+    Expect("values");
+    insert.values = ParseTermList();
+    if (error_.ok() && insert.values.size() != insert.columns.size()) {
+      Fail("unmatched column names/values: the INSERT names " + std::to_string(insert.columns.size()) +
+           " columns and gives " + std::to_string(insert.values.size()) + " values");
+    }
+    // Cassandra takes IF NOT EXISTS before or after USING.
+    insert.if_ = ParseIf(true);
+    insert.using_ = ParseUsing();
+    if (!insert.if_.any()) insert.if_ = ParseIf(true);
+    if (insert.if_.exists || !insert.if_.conditions.empty()) Fail("an INSERT takes only IF NOT EXISTS");
+    return insert;
+  }
+
+  Update ParseUpdate() {
+    Update update;
+    update.table = QualifiedName();
+    update.using_ = ParseUsing();
+    Expect("set");
+    do {
+      std::string column = Identifier();
+      Expect("=");
+      update.set.emplace_back(std::move(column), ParseTerm());
+    } while (error_.ok() && Accept(","));
+    update.where = ParseWhere();
+    update.if_ = ParseIf(false);
+    return update;
+  }
+
+  Delete ParseDelete() {
+    Delete del;
+    if (!IsWord("from")) {
+      do del.columns.push_back(Identifier());
+      while (Accept(","));
+    }
+    Expect("from");
+    del.table = QualifiedName();
+    del.using_ = ParseUsing();
+    del.where = ParseWhere();
+    del.if_ = ParseIf(false);
+    return del;
+  }
+
+  Statement ParseBatch() {
+    Batch batch;
+    if (Accept("unlogged")) {
+      batch.logged = false;
+    } else if (Accept("counter")) {
+      Fail("counter batches are not supported");
+    } else {
+      Accept("logged");
+    }
+    Expect("batch");
+    batch.using_ = ParseUsing();
+    while (error_.ok() && !IsWord("apply")) {
+      if (Accept("insert")) {
+        batch.statements.push_back(ParseInsert());
+      } else if (Accept("update")) {
+        batch.statements.push_back(ParseUpdate());
+      } else if (Accept("delete")) {
+        batch.statements.push_back(ParseDelete());
+      } else {
+        Expected("INSERT, UPDATE, DELETE or APPLY");
+      }
+      Accept(";");
+    }
+    Expect("apply");
+    Expect("batch");
+    return batch;
+  }
+
+  std::map<std::string, std::string> ParseMapLiteral() {
+    std::map<std::string, std::string> map;
+    Expect("{");
+    while (error_.ok() && !IsSymbol("}")) {
+      const std::string key = ParseTerm().text;
+      Expect(":");
+      map[key] = ParseTerm().text;
+      if (!Accept(",")) break;
+    }
+    Expect("}");
+    return map;
+  }
+
+  bool IfNotExists() {
+    if (!Accept("if")) return false;
+    Expect("not");
+    Expect("exists");
+    return true;
+  }
+
+  Statement ParseCreateKeyspace() {
+    CreateKeyspace create;
+    create.if_not_exists = IfNotExists();
+    create.name = Identifier();
+    Expect("with");
+    do {
+      const std::string option = Identifier();
+      Expect("=");
+      if (option == "replication") {
+        create.replication = ParseMapLiteral();
+      } else if (option == "durable_writes") {
+        ParseTerm();
+      } else {
+        Fail("unknown keyspace property '" + option + "'");
+      }
+    } while (error_.ok() && Accept("and"));
+    return create;
+  }
+
+  void ParsePrimaryKey(CreateTable& create) {
+    Expect("(");
+    if (Accept("(")) {
+      do create.partition_key.push_back(Identifier());
+      while (Accept(","));
+      Expect(")");
+    } else {
+      create.partition_key.push_back(Identifier());
+    }
+    while (error_.ok() && Accept(",")) create.clustering.push_back(Identifier());
+    Expect(")");
+  }
+
+  // A type name as text: a word, or word<...> with nested angle brackets.
+  std::string TypeText() {
+    std::string text = Identifier();
+    if (!IsSymbol("<")) return text;
+    int depth = 0;
+    do {
+      if (IsSymbol("<")) depth++;
+      if (IsSymbol(">")) depth--;
+      text += Peek().text;
+      at_++;
+    } while (error_.ok() && depth > 0 && Peek().kind != Token::Kind::kEnd);
+    return text;
+  }
+
+  void ParseTableOptions(CreateTable& create) {
+    do {
+      if (Accept("clustering")) {
+        Expect("order");
+        Expect("by");
+        Expect("(");
+        do {
+          const std::string column = Identifier();
+          create.descending[column] = Accept("desc");
+          if (!create.descending[column]) Accept("asc");
+        } while (Accept(","));
+        Expect(")");
+      } else if (Accept("compact")) {
+        Fail("COMPACT STORAGE is not supported");
+      } else {
+        Identifier();  // other table options are accepted and ignored
+        Expect("=");
+        IsSymbol("{") ? (void)ParseMapLiteral() : (void)ParseTerm();
+      }
+    } while (error_.ok() && Accept("and"));
+  }
+
+  Statement ParseCreateTable() {
+    CreateTable create;
+    create.if_not_exists = IfNotExists();
+    create.table = QualifiedName();
+    Expect("(");
+    do {
+      if (Accept("primary")) {
+        Expect("key");
+        ParsePrimaryKey(create);
+        continue;
+      }
+      ColumnDefinition column{Identifier(), TypeText()};
+      if (Accept("static")) Fail("static columns are not supported");
+      if (Accept("primary")) {
+        Expect("key");
+        create.partition_key = {column.name};
+      }
+      create.columns.push_back(std::move(column));
+    } while (error_.ok() && Accept(","));
+    Expect(")");
+    if (Accept("with")) ParseTableOptions(create);
+    return create;
+  }
+
+  std::vector<Token> tokens_;
+  size_t at_ = 0;
+  std::vector<std::string> markers_;
+  absl::Status error_;
+};
+
+}  // namespace
+
+absl::StatusOr<ParsedStatement> Parse(std::string_view text) {
+  absl::StatusOr<std::vector<Token>> tokens = Tokenize(text);
+  if (!tokens.ok()) return tokens.status();
+  return Parser(std::move(*tokens)).Run();
+}
+
+}  // namespace charybdis::cql

@@ -1,0 +1,277 @@
+#include "core/cql/prepared.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/cql/parser.h"
+#include "core/cql/system_tables.h"
+
+namespace charybdis::cql {
+namespace {
+
+Error Invalid(std::string message) { return {ErrorCode::kInvalid, std::move(message), ""}; }
+
+// Walks one statement: resolves its table, types its markers, checks its
+// columns. The first problem sticks.
+class Checker {
+ public:
+  Checker(const Schema& schema, std::string_view keyspace, Prepared& prepared)
+      : schema_(schema), keyspace_(keyspace), prepared_(prepared) {
+    prepared_.markers.resize(prepared_.parsed.markers.size());
+  }
+
+  std::optional<Error> error;
+
+  const Table* Resolve(const TableName& name) {
+    const std::string keyspace = name.keyspace.empty() ? std::string(keyspace_) : name.keyspace;
+    if (keyspace.empty()) {
+      Fail("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename");
+      return nullptr;
+    }
+    const bool system = IsSystemKeyspace(keyspace);
+    const Table* table = system ? SystemSchema().FindTable(keyspace, name.table) : schema_.FindTable(keyspace, name.table);
+    if (table == nullptr) {
+      if (!system && schema_.FindKeyspace(keyspace) == nullptr) {
+        Fail(absl::StrCat("Keyspace ", keyspace, " does not exist"));
+      } else {
+        Fail(absl::StrCat("unconfigured table ", name.table));
+      }
+      return nullptr;
+    }
+    if (!prepared_.table) {
+      prepared_.table = *table;
+      prepared_.system_table = system;
+    } else if (prepared_.table->keyspace != table->keyspace || prepared_.table->name != table->name) {
+      Fail("the statements of a batch must write one table (batches across tables are not supported yet)");
+    }
+    return table;
+  }
+
+  const Column* ColumnOf(const Table& table, std::string_view name) {
+    const Column* column = table.Find(name);
+    if (column == nullptr) Fail(absl::StrCat("Undefined column name ", std::string(name)));
+    return column;
+  }
+
+  // Types the term's marker, if it is one.
+  void Bind(const Term& term, const std::string& name, const Type& type, const Table& table) {
+    if (term.kind == Term::Kind::kBindMarker) prepared_.markers[term.marker] = {table.keyspace, table.name, name, type};
+  }
+
+  void Where(const Table& table, const std::vector<Relation>& where) {
+    for (const Relation& relation : where) {
+      if (!relation.token.empty()) {
+        for (const Term& term : relation.terms) Bind(term, "partition key token", Type{Kind::kBigint, {}}, table);
+        continue;
+      }
+      const Column* column = ColumnOf(table, relation.column);
+      if (column == nullptr) return;
+      for (const Term& term : relation.terms) Bind(term, column->name, column->type, table);
+      if (relation.op == Operator::kIn && relation.terms.size() == 1 && relation.terms[0].kind == Term::Kind::kBindMarker) {
+        Fail("IN ? (a bound list) is not supported: write IN (?, ?, ...)");
+      }
+    }
+  }
+
+  void Using(const Table& table, const cql::Using& using_) {
+    if (using_.ttl_seconds) Bind(*using_.ttl_seconds, "[ttl]", Type{Kind::kInt, {}}, table);
+    if (using_.timestamp_us) Bind(*using_.timestamp_us, "[timestamp]", Type{Kind::kBigint, {}}, table);
+  }
+
+  void If(const Table& table, const IfClause& clause) {
+    prepared_.conditional = prepared_.conditional || clause.any();
+    for (const Condition& condition : clause.conditions) {
+      const Column* column = ColumnOf(table, condition.column);
+      if (column == nullptr) return;
+      if (column->kind != Column::Kind::kRegular) Fail(absl::StrCat("PRIMARY KEY column '", column->name, "' cannot have IF conditions"));
+      if (condition.op != Operator::kEq && condition.op != Operator::kNe && !IsOrdered(column->type)) {
+        Fail(absl::StrCat("a ", TypeName(column->type), " column can only be compared with = and !="));
+      }
+      Bind(condition.value, column->name, column->type, table);
+    }
+  }
+
+  // UPDATE and DELETE name one row: every key column, with =.
+  void WholePrimaryKey(const Table& table, const std::vector<Relation>& where) {
+    for (const Column& column : table.columns) {
+      if (column.kind == Column::Kind::kRegular) break;
+      int found = 0;
+      for (const Relation& relation : where) {
+        if (relation.column != column.name) continue;
+        if (relation.op != Operator::kEq) Fail(absl::StrCat("only = is supported on ", column.name, " here"));
+        found++;
+      }
+      if (found != 1) Fail(absl::StrCat("Some primary key parts are missing or repeated: ", column.name));
+    }
+    for (const Relation& relation : where) {
+      const Column* column = ColumnOf(table, relation.column);
+      if (column != nullptr && column->kind == Column::Kind::kRegular) {
+        Fail(absl::StrCat("Non PRIMARY KEY columns found in where clause: ", column->name));
+      }
+    }
+  }
+
+  void Check(const Insert& insert) {
+    const Table* table = Resolve(insert.table);
+    if (table == nullptr) return;
+    for (size_t i = 0; i < insert.columns.size(); i++) {
+      const Column* column = ColumnOf(*table, insert.columns[i]);
+      if (column != nullptr) Bind(insert.values[i], column->name, column->type, *table);
+    }
+    for (const Column& column : table->columns) {
+      if (column.kind == Column::Kind::kRegular) break;
+      if (std::find(insert.columns.begin(), insert.columns.end(), column.name) == insert.columns.end()) {
+        Fail(absl::StrCat("Some primary key parts are missing: ", column.name));
+      }
+    }
+    Using(*table, insert.using_);
+    If(*table, insert.if_);
+  }
+
+  void Check(const Update& update) {
+    const Table* table = Resolve(update.table);
+    if (table == nullptr) return;
+    Using(*table, update.using_);
+    for (const auto& [name, term] : update.set) {
+      const Column* column = ColumnOf(*table, name);
+      if (column == nullptr) return;
+      if (column->kind != Column::Kind::kRegular) Fail(absl::StrCat("PRIMARY KEY part ", name, " found in SET part"));
+      Bind(term, column->name, column->type, *table);
+    }
+    Where(*table, update.where);
+    WholePrimaryKey(*table, update.where);
+    If(*table, update.if_);
+  }
+
+  void Check(const Delete& del) {
+    const Table* table = Resolve(del.table);
+    if (table == nullptr) return;
+    for (const std::string& name : del.columns) {
+      const Column* column = ColumnOf(*table, name);
+      if (column != nullptr && column->kind != Column::Kind::kRegular) Fail(absl::StrCat("Invalid identifier ", name, " for deletion (should not be a PRIMARY KEY part)"));
+    }
+    Using(*table, del.using_);
+    Where(*table, del.where);
+    WholePrimaryKey(*table, del.where);
+    If(*table, del.if_);
+  }
+
+  void Check(const Select& select) {
+    const Table* table = Resolve(select.table);
+    if (table == nullptr) return;
+    Where(*table, select.where);
+    if (select.limit) Bind(*select.limit, "[limit]", Type{Kind::kInt, {}}, *table);
+    if (select.order_by) {
+      const Column* column = ColumnOf(*table, select.order_by->first);
+      if (column != nullptr && (column->kind != Column::Kind::kClustering || column->position != 0)) {
+        Fail("Order by is currently only supported on the first clustering column");
+      }
+    }
+    if (select.count) {
+      prepared_.result_columns.push_back({table->keyspace, table->name, "count", Type{Kind::kBigint, {}}});
+    } else if (select.columns.empty()) {
+      for (const Column& column : table->columns) prepared_.result_columns.push_back({table->keyspace, table->name, column.name, column.type});
+    } else {
+      for (const std::string& name : select.columns) {
+        const Column* column = ColumnOf(*table, name);
+        if (column != nullptr) prepared_.result_columns.push_back({table->keyspace, table->name, column->name, column->type});
+      }
+    }
+    if (!prepared_.system_table) CheckSelectKey(*table, select);
+  }
+
+  // A SELECT of ours reads partitions named by their whole key.
+  void CheckSelectKey(const Table& table, const Select& select) {
+    for (const Relation& relation : select.where) {
+      if (!relation.token.empty()) Fail("token() ranges (full scans) are not supported yet");
+      const Column* column = table.Find(relation.column);
+      if (column != nullptr && column->kind == Column::Kind::kRegular) {
+        Fail(absl::StrCat("filtering on the regular column ", column->name, " is not supported"));
+      }
+    }
+    for (int i = 0; i < table.partition_key_count; i++) {
+      bool restricted = false;
+      for (const Relation& relation : select.where) {
+        restricted = restricted || (relation.column == table.columns[i].name &&
+                                    (relation.op == Operator::kEq || relation.op == Operator::kIn));
+      }
+      if (!restricted) Fail(absl::StrCat("a SELECT must restrict the partition key column ", table.columns[i].name, " with = or IN (full scans are not supported yet)"));
+    }
+  }
+
+  void Check(const Batch& batch) {
+    for (const Modification& statement : batch.statements) {
+      std::visit([&](const auto& modification) { Check(modification); }, statement);
+      if (prepared_.table) Using(*prepared_.table, batch.using_);
+    }
+  }
+
+  void Check(const Use&) {}
+  void Check(const CreateKeyspace&) {}
+  void Check(const CreateTable&) {}
+
+  void PartitionKeyMarkers(const Statement& statement) {
+    if (!prepared_.table || prepared_.system_table) return;
+    const Table& table = *prepared_.table;
+    std::vector<int> markers(table.partition_key_count, -1);
+    const auto note = [&](const std::string& column, const Term& term) {
+      const int index = table.IndexOf(column);
+      if (index >= 0 && index < table.partition_key_count && term.kind == Term::Kind::kBindMarker) markers[index] = term.marker;
+    };
+    if (const auto* insert = std::get_if<Insert>(&statement)) {
+      for (size_t i = 0; i < insert->columns.size(); i++) note(insert->columns[i], insert->values[i]);
+    }
+    const std::vector<Relation>* where = nullptr;
+    if (const auto* select = std::get_if<Select>(&statement)) where = &select->where;
+    if (const auto* update = std::get_if<Update>(&statement)) where = &update->where;
+    if (const auto* del = std::get_if<Delete>(&statement)) where = &del->where;
+    if (where != nullptr) {
+      for (const Relation& relation : *where) {
+        if (relation.op == Operator::kEq) note(relation.column, relation.terms[0]);
+      }
+    }
+    if (std::find(markers.begin(), markers.end(), -1) == markers.end()) prepared_.partition_key_markers = markers;
+  }
+
+ private:
+  void Fail(std::string message) {
+    if (!error) error = Invalid(std::move(message));
+  }
+
+  const Schema& schema_;
+  std::string_view keyspace_;
+  Prepared& prepared_;
+};
+
+bool UsesTimestamp(const Statement& statement) {
+  const auto of = [](const Modification& modification) {
+    return std::visit([](const auto& m) { return m.using_.timestamp_us.has_value(); }, modification);
+  };
+  if (const auto* batch = std::get_if<Batch>(&statement)) {
+    bool any = batch->using_.timestamp_us.has_value();
+    for (const Modification& modification : batch->statements) any = any || of(modification);
+    return any;
+  }
+  if (const auto* insert = std::get_if<Insert>(&statement)) return of(*insert);
+  if (const auto* update = std::get_if<Update>(&statement)) return of(*update);
+  if (const auto* del = std::get_if<Delete>(&statement)) return of(*del);
+  return false;
+}
+
+}  // namespace
+
+PrepareResult Prepare(const Schema& schema, std::string_view keyspace, std::string_view query) {
+  absl::StatusOr<ParsedStatement> parsed = Parse(query);
+  if (!parsed.ok()) return {nullptr, {ErrorCode::kSyntax, std::string(parsed.status().message()), ""}};
+  auto prepared = std::make_shared<Prepared>();
+  prepared->query = std::string(query);
+  prepared->parsed = std::move(*parsed);
+  Checker checker(schema, keyspace, *prepared);
+  std::visit([&](const auto& statement) { checker.Check(statement); }, prepared->parsed.statement);
+  if (checker.error) return {nullptr, *checker.error};
+  checker.PartitionKeyMarkers(prepared->parsed.statement);
+  if (prepared->conditional && UsesTimestamp(prepared->parsed.statement)) {
+    return {nullptr, Invalid("Cannot provide custom timestamp for conditional updates")};
+  }
+  return {prepared, {}};
+}
+
+}  // namespace charybdis::cql

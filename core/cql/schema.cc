@@ -1,0 +1,227 @@
+#include "core/cql/schema.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "core/data/big_endian.h"
+#include "core/murmur3.h"
+
+namespace charybdis::cql {
+namespace {
+
+constexpr char kEscape = 0x00;
+constexpr char kEscapedZero = static_cast<char>(0xFF);
+constexpr char kTerminator = 0x01;
+
+void AppendComponent(std::string& out, std::string_view comparable, bool descending) {
+  std::string component;
+  for (char c : comparable) {
+    component.push_back(c);
+    if (c == kEscape) component.push_back(kEscapedZero);
+  }
+  component.push_back(kEscape);
+  component.push_back(kTerminator);
+  if (descending) {
+    for (char& c : component) c = static_cast<char>(~c);
+  }
+  out.append(component);
+}
+
+// One component from the front of `key`, which it consumes.
+std::string TakeComponent(std::string_view& key, bool descending) {
+  std::string comparable;
+  const auto at = [&](size_t i) { return static_cast<char>(descending ? ~key[i] : key[i]); };
+  size_t i = 0;
+  while (i + 1 < key.size() && !(at(i) == kEscape && at(i + 1) == kTerminator)) {
+    comparable.push_back(at(i));
+    i += at(i) == kEscape ? 2 : 1;
+  }
+  key.remove_prefix(std::min(key.size(), i + 2));
+  return comparable;
+}
+
+}  // namespace
+
+const Column* Table::Find(std::string_view column) const {
+  const int index = IndexOf(column);
+  return index < 0 ? nullptr : &columns[index];
+}
+
+int Table::IndexOf(std::string_view column) const {
+  for (size_t i = 0; i < columns.size(); i++) {
+    if (columns[i].name == column) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+absl::Status Schema::Apply(const CreateKeyspace& create) {
+  if (keyspaces_.count(create.name)) {
+    if (create.if_not_exists) return absl::OkStatus();
+    return absl::AlreadyExistsError(absl::StrCat("keyspace ", create.name, " already exists"));
+  }
+  auto strategy = create.replication.find("class");
+  if (strategy == create.replication.end()) return absl::FailedPreconditionError("missing 'class' option in replication");
+  Keyspace keyspace{create.name, create.replication};
+  std::string& name = keyspace.replication["class"];
+  for (const char* known : {"SimpleStrategy", "NetworkTopologyStrategy"}) {
+    if (name == known || name == absl::StrCat("org.apache.cassandra.locator.", known)) {
+      name = absl::StrCat("org.apache.cassandra.locator.", known);
+    }
+  }
+  if (name.rfind("org.apache.cassandra.locator.", 0) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("unknown replication strategy ", strategy->second));
+  }
+  keyspaces_[create.name] = std::move(keyspace);
+  return absl::OkStatus();
+}
+
+absl::Status Schema::ApplySystem(const CreateKeyspace& create) {
+  keyspaces_[create.name] = Keyspace{create.name, create.replication};
+  return absl::OkStatus();
+}
+
+static absl::Status CheckPrimaryKey(const CreateTable& create, const std::map<std::string, Type>& types,
+                                    bool allow_collections) {
+  if (create.partition_key.empty()) return absl::InvalidArgumentError("a table needs a PRIMARY KEY");
+  std::set<std::string> key;
+  for (const auto& list : {create.partition_key, create.clustering}) {
+    for (const std::string& name : list) {
+      auto type = types.find(name);
+      if (type == types.end()) return absl::InvalidArgumentError(absl::StrCat("unknown key column ", name));
+      if (!key.insert(name).second) return absl::InvalidArgumentError(absl::StrCat("column ", name, " is twice in the key"));
+      if (!IsOrdered(type->second) && !allow_collections) return absl::InvalidArgumentError(absl::StrCat("a ", TypeName(type->second), " column cannot be in the key"));
+    }
+  }
+  for (const auto& [column, descending] : create.descending) {
+    if (std::find(create.clustering.begin(), create.clustering.end(), column) == create.clustering.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("CLUSTERING ORDER BY names ", column, ", not a clustering column"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Schema::Apply(const CreateTable& create, bool allow_collections) {
+  const auto key = std::pair{create.table.keyspace, create.table.table};
+  if (!keyspaces_.count(key.first)) return absl::InvalidArgumentError(absl::StrCat("keyspace ", key.first, " does not exist"));
+  if (tables_.count(key)) {
+    if (create.if_not_exists) return absl::OkStatus();
+    return absl::AlreadyExistsError(absl::StrCat("table ", key.first, ".", key.second, " already exists"));
+  }
+  std::map<std::string, Type> types;
+  for (const ColumnDefinition& column : create.columns) {
+    std::optional<Type> type = ParseType(column.type);
+    if (!type || (type->is_collection() && !allow_collections)) return absl::InvalidArgumentError(absl::StrCat("unknown or unsupported type ", column.type));
+    if (!types.emplace(column.name, *type).second) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " is defined twice"));
+  }
+  if (absl::Status checked = CheckPrimaryKey(create, types, allow_collections); !checked.ok()) return checked;
+  Table table{key.first, key.second, NameUuid(absl::StrCat(key.first, ".", key.second)), {}, 0, 0};
+  const auto add = [&](const std::string& name, Column::Kind kind, int position) {
+    const auto it = create.descending.find(name);
+    table.columns.push_back({name, types.at(name), kind, position, it != create.descending.end() && it->second});
+  };
+  for (const std::string& name : create.partition_key) add(name, Column::Kind::kPartitionKey, table.partition_key_count++);
+  for (const std::string& name : create.clustering) add(name, Column::Kind::kClustering, table.clustering_count++);
+  std::set<std::string> regular;
+  for (const ColumnDefinition& column : create.columns) {
+    if (table.Find(column.name) == nullptr) regular.insert(column.name);
+  }
+  int position = 0;
+  for (const std::string& name : regular) add(name, Column::Kind::kRegular, position++);
+  tables_[key] = std::move(table);
+  return absl::OkStatus();
+}
+
+const Keyspace* Schema::FindKeyspace(std::string_view name) const {
+  auto it = keyspaces_.find(std::string(name));
+  return it == keyspaces_.end() ? nullptr : &it->second;
+}
+
+const Table* Schema::FindTable(std::string_view keyspace, std::string_view table) const {
+  auto it = tables_.find({std::string(keyspace), std::string(table)});
+  return it == tables_.end() ? nullptr : &it->second;
+}
+
+std::string Schema::Version() const {
+  std::string digest;
+  for (const auto& [name, keyspace] : keyspaces_) {
+    absl::StrAppend(&digest, "k:", name, ";");
+    for (const auto& [option, value] : keyspace.replication) absl::StrAppend(&digest, option, "=", value, ";");
+  }
+  for (const auto& [key, table] : tables_) {
+    absl::StrAppend(&digest, "t:", key.first, ".", key.second, ";");
+    for (const Column& column : table.columns) {
+      absl::StrAppend(&digest, column.name, ":", TypeName(column.type), ":", static_cast<int>(column.kind), column.descending, ";");
+    }
+  }
+  return NameUuid(digest);
+}
+
+std::string EncodePartitionKey(const Table& table, const std::vector<std::string>& values) {
+  if (table.partition_key_count == 1) return values[0];
+  std::string key;
+  for (const std::string& value : values) {
+    AppendBigEndian(key, value.size(), 2);
+    key.append(value).push_back(0);
+  }
+  return key;
+}
+
+std::vector<std::string> DecodePartitionKey(const Table& table, std::string_view key) {
+  if (table.partition_key_count == 1) return {std::string(key)};
+  std::vector<std::string> values;
+  while (key.size() >= 2) {
+    const size_t length = ReadBigEndian(key, 2);
+    values.emplace_back(key.substr(2, length));
+    key.remove_prefix(std::min(key.size(), 3 + length));
+  }
+  return values;
+}
+
+std::string EncodeClustering(const Table& table, const std::vector<std::string>& values) {
+  std::string key;
+  for (size_t i = 0; i < values.size(); i++) {
+    const Column& column = table.columns[table.partition_key_count + i];
+    AppendComponent(key, ToComparable(column.type, values[i]), column.descending);
+  }
+  return key;
+}
+
+std::vector<std::string> DecodeClustering(const Table& table, std::string_view key) {
+  std::vector<std::string> values;
+  for (int i = 0; i < table.clustering_count && !key.empty(); i++) {
+    const Column& column = table.columns[table.partition_key_count + i];
+    values.push_back(FromComparable(column.type, TakeComponent(key, column.descending)));
+  }
+  return values;
+}
+
+std::string PrefixEnd(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xFF) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(prefix.back() + 1);
+  return prefix;
+}
+
+std::string UuidText(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (size_t i = 0; i < bytes.size(); i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text.push_back('-');
+    text.push_back(kHex[(static_cast<unsigned char>(bytes[i]) >> 4) & 0xF]);
+    text.push_back(kHex[static_cast<unsigned char>(bytes[i]) & 0xF]);
+  }
+  return text;
+}
+
+std::string NameUuid(std::string_view name) {
+  const Hash128 hash = CassandraMurmur3(name);
+  std::string bytes;
+  AppendBigEndian(bytes, hash.high, 8);
+  AppendBigEndian(bytes, hash.low, 8);
+  // A name-based UUID: version 3's nibble, the IETF variant.
+  bytes[6] = static_cast<char>((bytes[6] & 0x0F) | 0x30);
+  bytes[8] = static_cast<char>((bytes[8] & 0x3F) | 0x80);
+  return bytes;
+}
+
+}  // namespace charybdis::cql

@@ -1,0 +1,90 @@
+#pragma once
+
+// The typed schema CQL sees: keyspaces, tables and their columns, and how
+// a table's keys and values map onto our storage (docs/cql.md):
+// - the partition key is Cassandra's serialized form (one column's value,
+//   or the composite of several), so that its token is Cassandra's;
+// - a clustering key is its columns' comparable forms, each escaped and
+//   terminated (bytes reversed for DESC), so byte order is CQL order;
+// - cell values are comparable forms, so conditions compare as CQL does;
+// - an INSERT writes the row marker, a cell with no column name, so that
+//   a row with only its key exists, as in Cassandra.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/cql/statement.h"
+#include "core/cql/types.h"
+
+namespace charybdis::cql {
+
+// The storage column of the row marker (no CQL column has an empty name).
+inline const std::string kRowMarker;
+
+struct Column {
+  enum class Kind { kPartitionKey, kClustering, kRegular };
+  std::string name;
+  Type type;
+  Kind kind = Kind::kRegular;
+  int position = 0;  // among the columns of its kind
+  bool descending = false;
+};
+
+struct Table {
+  std::string keyspace;
+  std::string name;
+  std::string id;  // 16 bytes: a UUID derived from the names
+  // Partition key columns, then clustering columns, each in key order,
+  // then regular columns by name (the order of SELECT *, as in Cassandra).
+  std::vector<Column> columns;
+  int partition_key_count = 0;
+  int clustering_count = 0;
+
+  // The storage table's name: "keyspace.table".
+  std::string storage_name() const { return keyspace + "." + name; }
+  const Column* Find(std::string_view column) const;
+  int IndexOf(std::string_view column) const;
+};
+
+struct Keyspace {
+  std::string name;
+  // system_schema.keyspaces' replication: "class" and its options.
+  std::map<std::string, std::string> replication;
+};
+
+class Schema {
+ public:
+  absl::Status Apply(const CreateKeyspace& create);
+  // Collections are for the system tables only: we store scalars.
+  absl::Status Apply(const CreateTable& create, bool allow_collections = false);
+  // A keyspace of the system tables, whatever its strategy.
+  absl::Status ApplySystem(const CreateKeyspace& create);
+
+  const Keyspace* FindKeyspace(std::string_view name) const;
+  const Table* FindTable(std::string_view keyspace, std::string_view table) const;
+  const std::map<std::string, Keyspace>& keyspaces() const { return keyspaces_; }
+  const std::map<std::pair<std::string, std::string>, Table>& tables() const { return tables_; }
+  // A UUID that every node holding the same schema computes alike.
+  std::string Version() const;
+
+ private:
+  std::map<std::string, Keyspace> keyspaces_;
+  std::map<std::pair<std::string, std::string>, Table> tables_;
+};
+
+// Keys. Values are native; a clustering prefix (fewer values) is allowed.
+std::string EncodePartitionKey(const Table& table, const std::vector<std::string>& values);
+// REQUIRES: a key of this table.
+std::vector<std::string> DecodePartitionKey(const Table& table, std::string_view key);
+std::string EncodeClustering(const Table& table, const std::vector<std::string>& values);
+std::vector<std::string> DecodeClustering(const Table& table, std::string_view key);
+// The smallest key above every key that starts with `prefix` (empty: none).
+std::string PrefixEnd(std::string prefix);
+
+// A UUID in its text form, and 16 bytes from a name (for ids).
+std::string UuidText(std::string_view bytes);
+std::string NameUuid(std::string_view name);
+
+}  // namespace charybdis::cql

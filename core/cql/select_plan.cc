@@ -1,0 +1,272 @@
+// SELECT on a table of ours: which partitions and which slice of each to
+// read, and how the rows come back (order, LIMIT, COUNT, pages).
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "core/cql/plan_parts.h"
+#include "core/data/big_endian.h"
+
+namespace charybdis::cql {
+namespace {
+
+// Which rows of a partition: one row, or the keys in [start, end) (an
+// empty end: to the end of the partition).
+struct Slice {
+  bool single = false;
+  std::string key;
+  std::string start;
+  std::string end;
+};
+
+// Where the previous page stopped: after `last` in partition `partition`,
+// with `returned` rows returned so far (for LIMIT).
+struct PagingState {
+  int32_t partition = 0;
+  int32_t returned = 0;
+  std::string last;
+};
+
+std::string EncodePaging(const PagingState& state) {
+  Writer out;
+  out.Int(state.partition);
+  out.Int(state.returned);
+  out.Bytes(state.last);
+  return out.Take();
+}
+
+std::optional<PagingState> DecodePaging(std::string_view bytes) {
+  Reader in(bytes);
+  PagingState state{in.Int(), in.Int(), in.Bytes().bytes.value_or("")};
+  if (!in.ok() || !in.AtEnd() || state.partition < 0 || state.returned < 0) return std::nullopt;
+  return state;
+}
+
+struct SelectSpec {
+  std::vector<std::vector<std::string>> partition_keys;  // native values
+  Slice slice;
+  bool reversed = false;
+  std::optional<int32_t> limit;
+};
+
+// The partition keys: the product of each key column's = or IN values.
+absl::Status PartitionKeys(const Table& table, const Select& select, const Bindings& bindings, SelectSpec& spec) {
+  spec.partition_keys = {{}};
+  for (int i = 0; i < table.partition_key_count; i++) {
+    const Column& column = table.columns[i];
+    std::vector<std::string> values;
+    for (const Relation& relation : select.where) {
+      if (relation.column != column.name) continue;
+      for (const Term& term : relation.terms) {
+        absl::StatusOr<std::string> value = bindings.Required(term, column.type, absl::StrCat("partition key part ", column.name));
+        if (!value.ok()) return value.status();
+        values.push_back(std::move(*value));
+      }
+    }
+    std::vector<std::vector<std::string>> product;
+    for (const auto& key : spec.partition_keys) {
+      for (const std::string& value : values) {
+        product.push_back(key);
+        product.back().push_back(value);
+      }
+    }
+    spec.partition_keys = std::move(product);
+  }
+  return absl::OkStatus();
+}
+
+// Clustering restrictions: = on a prefix of the clustering columns, then
+// at most one column with a range.
+absl::Status ClusteringSlice(const Table& table, const Select& select, const Bindings& bindings, Slice& slice) {
+  std::vector<std::string> prefix;
+  const Column* range_column = nullptr;
+  std::vector<const Relation*> range;
+  for (int i = 0; i < table.clustering_count; i++) {
+    const Column& column = table.columns[table.partition_key_count + i];
+    std::vector<const Relation*> relations;
+    for (const Relation& relation : select.where) {
+      if (relation.column == column.name) relations.push_back(&relation);
+    }
+    if (relations.empty()) continue;
+    if (range_column != nullptr || static_cast<int>(prefix.size()) != i) {
+      return absl::InvalidArgumentError(absl::StrCat("PRIMARY KEY column \"", column.name,
+                                                     "\" cannot be restricted as preceding column is not restricted by ="));
+    }
+    if (relations.size() == 1 && relations[0]->op == Operator::kEq) {
+      absl::StatusOr<std::string> value = bindings.Required(relations[0]->terms[0], column.type, column.name);
+      if (!value.ok()) return value.status();
+      prefix.push_back(std::move(*value));
+      continue;
+    }
+    for (const Relation* relation : relations) {
+      if (relation->op == Operator::kEq || relation->op == Operator::kIn || relation->op == Operator::kNe) {
+        return absl::InvalidArgumentError(absl::StrCat("only one range (<, <=, >, >=) or one = is supported on ", column.name));
+      }
+    }
+    range_column = &column;
+    range = relations;
+  }
+  const std::string encoded_prefix = EncodeClustering(table, prefix);
+  if (range_column == nullptr && static_cast<int>(prefix.size()) == table.clustering_count) {
+    slice.single = true;
+    slice.key = encoded_prefix;
+    return absl::OkStatus();
+  }
+  slice.start = encoded_prefix;
+  slice.end = PrefixEnd(encoded_prefix);
+  for (const Relation* relation : range) {
+    absl::StatusOr<std::string> value = bindings.Required(relation->terms[0], range_column->type, range_column->name);
+    if (!value.ok()) return value.status();
+    prefix.push_back(std::move(*value));
+    const std::string bound = EncodeClustering(table, prefix);
+    prefix.pop_back();
+    // In byte order a DESC column's larger values come first.
+    const bool lower = (relation->op == Operator::kGt || relation->op == Operator::kGe) != range_column->descending;
+    const bool inclusive = relation->op == Operator::kGe || relation->op == Operator::kLe;
+    if (lower) {
+      slice.start = std::max(slice.start, inclusive ? bound : PrefixEnd(bound));
+    } else {
+      const std::string end = inclusive ? PrefixEnd(bound) : bound;
+      if (slice.end.empty() || end < slice.end) slice.end = end;
+    }
+  }
+  return absl::OkStatus();
+}
+
+ClientRequest ReadRequest(const Table& table, const std::string& partition_key, const Slice& slice,
+                          ConsistencyLevel consistency) {
+  ClientRequest request;
+  ReadOp* read = request.mutable_read();
+  read->set_table(table.storage_name());
+  read->set_partition_key(partition_key);
+  read->set_consistency(consistency);
+  if (slice.single) {
+    read->set_clustering_key(slice.key);
+  } else {
+    read->set_range(true);
+    read->set_start(slice.start);
+    read->set_end(slice.end);
+  }
+  return request;
+}
+
+// The slice of the partition where the previous page stopped: the rows
+// after its last one, in the order of the result.
+Slice Resume(Slice slice, const std::string& last, bool reversed) {
+  if (reversed) {
+    if (slice.end.empty() || last < slice.end) slice.end = last;
+  } else {
+    slice.start = std::max(slice.start, last + std::string(1, '\0'));
+  }
+  return slice;
+}
+
+struct Collected {
+  std::vector<ResultRow> rows;
+  std::vector<std::pair<int32_t, std::string>> positions;  // partition, clustering key
+};
+
+Response Finish(const std::shared_ptr<const Prepared>& prepared, const Select& select, const SelectSpec& spec,
+                const PagingState& from, int32_t first, const QueryOptions& options,
+                const std::vector<ClientResponse>& responses) {
+  const Table& table = *prepared->table;
+  Collected collected;
+  for (size_t i = 0; i < responses.size(); i++) {
+    const ClientResponse& response = responses[i];
+    if (response.code() != ClientResponse::OK) return ErrorResponse(ErrorOf(response, false));
+    const int32_t partition = first + static_cast<int32_t>(i);
+    std::vector<const charybdis::ResultRow*> rows;
+    for (const charybdis::ResultRow& row : response.rows()) rows.push_back(&row);
+    if (spec.reversed) std::reverse(rows.begin(), rows.end());
+    for (const charybdis::ResultRow* row : rows) {
+      collected.rows.push_back(AssembleRow(table, prepared->result_columns, spec.partition_keys[partition], *row));
+      collected.positions.emplace_back(partition, row->clustering_key());
+    }
+  }
+  size_t count = collected.rows.size();
+  if (spec.limit) count = std::min<size_t>(count, std::max(0, *spec.limit - from.returned));
+  ResultSet result;
+  result.columns = prepared->result_columns;
+  if (select.count) {
+    result.rows.push_back({NativeBigint(static_cast<int64_t>(count))});
+    return RowsResult(result, options.skip_metadata);
+  }
+  const bool paged = options.page_size > 0 && count > static_cast<size_t>(options.page_size);
+  if (paged) count = options.page_size;
+  collected.rows.resize(count);
+  result.rows = std::move(collected.rows);
+  if (paged) {
+    const auto& [partition, last] = collected.positions[count - 1];
+    result.paging_state = EncodePaging({partition, from.returned + static_cast<int32_t>(count), last});
+  }
+  return RowsResult(result, options.skip_metadata);
+}
+
+}  // namespace
+
+Plan PlanSelect(const Prepared& prepared, const Select& select, const Bindings& bindings, const QueryOptions& options) {
+  const Table& table = *prepared.table;
+  SelectSpec spec;
+  if (absl::Status keys = PartitionKeys(table, select, bindings, spec); !keys.ok()) return InvalidPlan(std::string(keys.message()));
+  if (absl::Status slice = ClusteringSlice(table, select, bindings, spec.slice); !slice.ok()) return InvalidPlan(std::string(slice.message()));
+  if (select.order_by) {
+    const Column& leading = table.columns[table.partition_key_count];
+    spec.reversed = select.order_by->second != leading.descending;
+  }
+  if (select.limit) {
+    absl::StatusOr<std::string> limit = bindings.Required(*select.limit, Type{Kind::kInt, {}}, "LIMIT");
+    if (!limit.ok()) return InvalidPlan(std::string(limit.status().message()));
+    spec.limit = static_cast<int32_t>(ReadBigEndian(*limit, 4));
+    if (*spec.limit <= 0) return InvalidPlan("LIMIT must be strictly positive");
+  }
+  PagingState from;
+  if (options.paging_state && !select.count) {
+    std::optional<PagingState> state = DecodePaging(*options.paging_state);
+    if (!state || state->partition >= static_cast<int32_t>(spec.partition_keys.size())) {
+      return ErrorPlan({ErrorCode::kProtocol, "Invalid value for the paging state", ""});
+    }
+    from = *state;
+  }
+  // The partition of the paging state is read again from its last row,
+  // unless its one row was that row.
+  const bool resuming = options.paging_state.has_value() && !select.count;
+  const int32_t first = from.partition + (resuming && spec.slice.single ? 1 : 0);
+  Plan plan;
+  for (size_t i = first; i < spec.partition_keys.size(); i++) {
+    const bool resumed = resuming && static_cast<int32_t>(i) == from.partition;
+    const Slice slice = resumed ? Resume(spec.slice, from.last, spec.reversed) : spec.slice;
+    plan.requests.push_back(ReadRequest(table, EncodePartitionKey(table, spec.partition_keys[i]), slice, options.consistency));
+  }
+  auto shared = std::make_shared<const Prepared>(prepared);
+  plan.finish = [shared, select, spec, from, first, options](const std::vector<ClientResponse>& responses) {
+    return Finish(shared, select, spec, from, first, options, responses);
+  };
+  if (plan.requests.empty()) plan.response = plan.finish({});
+  return plan;
+}
+
+ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& columns,
+                      const std::vector<std::string>& partition_key, const charybdis::ResultRow& stored) {
+  const std::vector<std::string> clustering = DecodeClustering(table, stored.clustering_key());
+  ResultRow row;
+  for (const ResultColumn& result : columns) {
+    const Column* column = table.Find(result.name);
+    if (column == nullptr) {
+      row.emplace_back();
+    } else if (column->kind == Column::Kind::kPartitionKey) {
+      row.emplace_back(partition_key[column->position]);
+    } else if (column->kind == Column::Kind::kClustering) {
+      row.emplace_back(clustering[column->position]);
+    } else {
+      std::optional<std::string> value;
+      for (const ResultCell& cell : stored.cells()) {
+        if (cell.column() == column->name) value = FromComparable(column->type, cell.value());
+      }
+      row.push_back(std::move(value));
+    }
+  }
+  return row;
+}
+
+}  // namespace charybdis::cql

@@ -1,0 +1,130 @@
+#pragma once
+
+// What the CQL parser makes of a statement: a syntax tree, unchecked
+// against the schema (core/cql/bind.h does that).
+
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace charybdis::cql {
+
+// A constant or a bind marker (`?`, or `:name`), in the order of the
+// statement's text.
+struct Term {
+  enum class Kind { kString, kInteger, kFloat, kBoolean, kUuid, kHex, kNull, kBindMarker };
+  Kind kind = Kind::kNull;
+  std::string text;  // the literal as written (strings unquoted)
+  int marker = -1;   // kBindMarker: its index among the statement's markers
+};
+
+enum class Operator { kEq, kNe, kLt, kLe, kGt, kGe, kIn };
+
+struct Relation {
+  // token(a, b) > x: `token` lists the columns, `column` is empty.
+  std::string column;
+  std::vector<std::string> token;
+  Operator op = Operator::kEq;
+  std::vector<Term> terms;  // one, or IN's list
+};
+
+struct TableName {
+  std::string keyspace;  // empty: the connection's (USE)
+  std::string table;
+};
+
+struct Using {
+  std::optional<Term> ttl_seconds;
+  std::optional<Term> timestamp_us;
+};
+
+struct Condition {
+  std::string column;
+  Operator op = Operator::kEq;
+  Term value;
+};
+
+// A modification's IF: nothing, IF EXISTS, IF NOT EXISTS, or conditions.
+struct IfClause {
+  bool exists = false;
+  bool not_exists = false;
+  std::vector<Condition> conditions;
+  bool any() const { return exists || not_exists || !conditions.empty(); }
+};
+
+struct Select {
+  TableName table;
+  bool count = false;                // SELECT COUNT(*)
+  std::vector<std::string> columns;  // empty: *
+  std::vector<Relation> where;
+  std::optional<std::pair<std::string, bool>> order_by;  // column, descending
+  std::optional<Term> limit;
+};
+
+struct Insert {
+  TableName table;
+  std::vector<std::string> columns;
+  std::vector<Term> values;
+  Using using_;
+  IfClause if_;
+};
+
+struct Update {
+  TableName table;
+  Using using_;
+  std::vector<std::pair<std::string, Term>> set;
+  std::vector<Relation> where;
+  IfClause if_;
+};
+
+struct Delete {
+  TableName table;
+  std::vector<std::string> columns;  // empty: the row
+  Using using_;
+  std::vector<Relation> where;
+  IfClause if_;
+};
+
+using Modification = std::variant<Insert, Update, Delete>;
+
+struct Batch {
+  bool logged = true;
+  Using using_;
+  std::vector<Modification> statements;
+};
+
+struct Use {
+  std::string keyspace;
+};
+
+struct ColumnDefinition {
+  std::string name;
+  std::string type;
+};
+
+struct CreateKeyspace {
+  std::string name;
+  bool if_not_exists = false;
+  std::map<std::string, std::string> replication;
+};
+
+struct CreateTable {
+  TableName table;
+  bool if_not_exists = false;
+  std::vector<ColumnDefinition> columns;
+  std::vector<std::string> partition_key;
+  std::vector<std::string> clustering;
+  std::map<std::string, bool> descending;  // CLUSTERING ORDER BY
+};
+
+using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable>;
+
+struct ParsedStatement {
+  Statement statement;
+  // One entry per bind marker: its name (`:name`), or empty for `?`.
+  std::vector<std::string> markers;
+};
+
+}  // namespace charybdis::cql

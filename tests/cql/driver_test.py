@@ -1,0 +1,282 @@
+#!/usr/bin/python3
+"""Debian's Python driver for Cassandra (python3-cassandra), unmodified,
+against a local 3-node cluster of ours, over CQL's native protocol.
+
+Run by `./charybdis test` as:
+  /usr/bin/python3 tests/cql/driver_test.py --ctl bazel-bin/node/charybdis-ctl --dir DIR
+It starts the cluster with tests/cql/schema.cql, runs every check (each
+prints PASSED or FAILED with the reason), stops the cluster, and exits 1
+if any check failed.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import time
+import traceback
+import uuid
+
+from cassandra import ConsistencyLevel, InvalidRequest, Unavailable
+from cassandra.protocol import SyntaxException
+from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
+from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.query import BatchStatement, SimpleStatement
+
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.cql")
+
+
+class LocalCluster:
+    def __init__(self, ctl, directory):
+        self.ctl, self.directory = ctl, directory
+
+    def run(self, *args):
+        env = dict(os.environ, CHARYBDIS_CLUSTER_DIR=self.directory)
+        result = subprocess.run([self.ctl, "cluster", *args], env=env, capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"ctl cluster {' '.join(args)}: {result.stdout}{result.stderr}")
+        return result.stdout
+
+    def up(self):
+        out = self.run("up", "-n", "3", "--smp", "2", "--rf", "3", "--cql-schema", SCHEMA)
+        # "node N: client A, cql HOST:PORT, ..."
+        self.cql = {}
+        for line in out.splitlines():
+            if line.startswith("node ") and ", cql " in line:
+                node = int(line.split()[1].rstrip(":"))
+                host, port = line.split(", cql ")[1].split(",")[0].rsplit(":", 1)
+                self.cql[node] = (host, int(port))
+
+
+def connect(address):
+    profile = ExecutionProfile(load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
+                               request_timeout=20)
+    cluster = Cluster([address[0]], port=address[1], protocol_version=4,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=10)
+    return cluster, cluster.connect("app")
+
+
+def wait_for(what, predicate, timeout_s=30):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def check_schema(cluster, session):
+    assert set(cluster.metadata.keyspaces["app"].tables) >= {"users", "events", "readings", "accounts"}
+    events = cluster.metadata.keyspaces["app"].tables["events"]
+    assert [c.name for c in events.partition_key] == ["stream"]
+    assert [c.name for c in events.clustering_key] == ["seq"] and events.clustering_key[0].is_reversed
+    assert cluster.control_connection.wait_for_schema_agreement(wait_time=10), "the nodes disagree on the schema"
+    versions = {row.schema_version for row in session.execute("SELECT schema_version FROM system.peers")}
+    versions.add(session.execute("SELECT schema_version FROM system.local WHERE key = 'local'").one().schema_version)
+    assert len(versions) == 1, versions
+    assert len(cluster.metadata.all_hosts()) == 3
+
+
+def check_levels(cluster, session):
+    insert = session.prepare("INSERT INTO users (id, name, age) VALUES (?, ?, ?)")
+    select = session.prepare("SELECT name, age FROM users WHERE id = ?")
+    assert insert.routing_key_indexes == [0]
+    for n, level in enumerate([ConsistencyLevel.ONE, ConsistencyLevel.QUORUM, ConsistencyLevel.ALL,
+                               ConsistencyLevel.LOCAL_QUORUM]):
+        insert.consistency_level = select.consistency_level = level
+        session.execute(insert, (100 + n, f"user{n}", n))
+        row = session.execute(select, (100 + n,)).one()
+        assert (row.name, row.age) == (f"user{n}", n), row
+        simple = SimpleStatement("UPDATE users SET email = %s WHERE id = %s", consistency_level=level)
+        session.execute(simple, (f"u{n}@example.com", 100 + n))
+        read = SimpleStatement("SELECT email FROM users WHERE id = %s", consistency_level=level)
+        assert session.execute(read, (100 + n,)).one().email == f"u{n}@example.com"
+
+
+def check_insert_if_not_exists_once(cluster, session):
+    sessions = [cluster.connect("app") for _ in range(8)]
+    key = f"once-{uuid.uuid4()}"
+
+    def attempt(n):
+        row = sessions[n].execute(
+            SimpleStatement("INSERT INTO accounts (id, balance, owner) VALUES (%s, %s, %s) IF NOT EXISTS",
+                            serial_consistency_level=ConsistencyLevel.SERIAL), (key, n, f"owner{n}")).one()
+        return row[0], n
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(attempt, range(8)))
+    winners = [n for applied, n in results if applied]
+    assert len(winners) == 1, results
+    row = session.execute("SELECT balance, owner FROM accounts WHERE id = %s", (key,)).one()
+    assert (row.balance, row.owner) == (winners[0], f"owner{winners[0]}"), row
+    for extra in sessions:
+        extra.shutdown()
+
+
+def check_failed_update_returns_row(cluster, session):
+    session.execute("INSERT INTO accounts (id, balance, owner) VALUES ('acct-1', 10, 'ann')")
+    row = session.execute("UPDATE accounts SET balance = 20 WHERE id = 'acct-1' IF balance = 11").one()
+    assert row[0] is False and row.balance == 10 and row.owner == "ann", row
+    row = session.execute("UPDATE accounts SET balance = 20 WHERE id = 'acct-1' IF balance >= 10 AND owner = 'ann'").one()
+    assert row[0] is True, row
+    assert session.execute("SELECT balance FROM accounts WHERE id = 'acct-1'").one().balance == 20
+
+
+def check_conditional_batch(cluster, session):
+    stream = f"batch-{uuid.uuid4()}"
+    insert = session.prepare("INSERT INTO events (stream, seq, payload) VALUES (?, ?, ?) IF NOT EXISTS")
+    batch = BatchStatement()
+    batch.add(insert, (stream, 1, b"a"))
+    batch.add(insert, (stream, 2, b"b"))
+    assert session.execute(batch).one()[0] is True
+    again = BatchStatement()
+    again.add(insert, (stream, 2, b"c"))
+    again.add(insert, (stream, 3, b"d"))
+    assert session.execute(again).one()[0] is False
+    rows = list(session.execute("SELECT seq, payload FROM events WHERE stream = %s", (stream,)))
+    assert [(r.seq, r.payload) for r in rows] == [(2, b"b"), (1, b"a")], rows
+    plain = BatchStatement()
+    plain.add(SimpleStatement("INSERT INTO events (stream, seq) VALUES (%s, %s)"), (stream, 7))
+    plain.add(SimpleStatement("DELETE FROM events WHERE stream = %s AND seq = %s"), (stream, 1))
+    session.execute(plain)
+    assert [r.seq for r in session.execute("SELECT seq FROM events WHERE stream = %s", (stream,))] == [7, 2]
+
+
+def check_paging(cluster, session):
+    stream = f"paging-{uuid.uuid4()}"
+    insert = session.prepare("INSERT INTO events (stream, seq) VALUES (?, ?)")
+    futures = []
+    for seq in range(10000):
+        futures.append(session.execute_async(insert, (stream, seq)))
+        if len(futures) >= 256:
+            for future in futures:
+                future.result()
+            futures = []
+    for future in futures:
+        future.result()
+    statement = SimpleStatement("SELECT seq FROM events WHERE stream = %s", fetch_size=1000)
+    result = session.execute(statement, (stream,))
+    pages = 1
+    seqs = [row.seq for row in result.current_rows]
+    while result.has_more_pages:
+        result.fetch_next_page()
+        pages += 1
+        seqs.extend(row.seq for row in result.current_rows)
+    assert seqs == list(range(9999, -1, -1)), (len(seqs), seqs[:3])
+    assert pages == 10, pages
+    count = session.execute("SELECT COUNT(*) FROM events WHERE stream = %s", (stream,)).one()[0]
+    assert count == 10000, count
+    limited = [r.seq for r in session.execute("SELECT seq FROM events WHERE stream = %s AND seq < 50 LIMIT 3", (stream,))]
+    assert limited == [49, 48, 47], limited
+
+
+def check_ttl(cluster, session):
+    session.execute("INSERT INTO users (id, name) VALUES (7000, 'brief') USING TTL 2")
+    session.execute("INSERT INTO users (id, name) VALUES (7001, 'stays')")
+    assert session.execute("SELECT name FROM users WHERE id = 7000").one().name == "brief"
+    wait_for("the TTL to expire", lambda: session.execute("SELECT name FROM users WHERE id = 7000").one() is None, 15)
+    assert session.execute("SELECT name FROM users WHERE id = 7001").one().name == "stays"
+
+
+def check_order_by(cluster, session):
+    sensor, day = uuid.uuid4(), "2026-12-01"
+    insert = session.prepare("INSERT INTO readings (sensor, day, at, value) VALUES (?, ?, ?, ?)")
+    assert sorted(insert.routing_key_indexes) == [0, 1]
+    for minute in [5, 1, 3]:
+        session.execute(insert, (sensor, day, 1764547200000 + minute * 60000, float(minute)))
+    select = "SELECT value FROM readings WHERE sensor = %s AND day = %s ORDER BY at {}"
+    assert [r.value for r in session.execute(select.format("DESC"), (sensor, day))] == [5.0, 3.0, 1.0]
+    assert [r.value for r in session.execute(select.format("ASC"), (sensor, day))] == [1.0, 3.0, 5.0]
+
+
+def check_errors(cluster, session):
+    try:
+        session.execute("SELECT * FORM users")
+        raise AssertionError("a syntax error passed")
+    except SyntaxException as error:
+        assert "line 1:9" in str(error), error
+    try:
+        session.execute("SELECT * FROM no_such_table WHERE id = 1")
+        raise AssertionError("an unknown table passed")
+    except InvalidRequest as error:
+        assert "no_such_table" in str(error), error
+    try:
+        session.execute("INSERT INTO users (id, age) VALUES (1, 'not a number')")
+        raise AssertionError("a mistyped value passed")
+    except InvalidRequest:
+        pass
+
+
+def check_node_down(cluster, session, local):
+    victim = 3
+    host = next(h for h in cluster.metadata.all_hosts() if h.endpoint.port == local.cql[victim][1])
+    local.run("kill", str(victim))
+    wait_for("the driver to mark the killed node down", lambda: not host.is_up, 30)
+    quorum = SimpleStatement("INSERT INTO users (id, name) VALUES (%s, 'q')", consistency_level=ConsistencyLevel.QUORUM)
+    everyone = SimpleStatement("INSERT INTO users (id, name) VALUES (%s, 'all')", consistency_level=ConsistencyLevel.ALL)
+    for key in range(8000, 8020):
+        session.execute(quorum, (key,))
+    caught = None
+
+    def all_unavailable():
+        nonlocal caught
+        try:
+            session.execute(everyone, (8100,))
+        except Unavailable as error:
+            caught = error
+            return True
+        return False
+
+    wait_for("ALL to be Unavailable", all_unavailable, 15)
+    assert (caught.required_replicas, caught.alive_replicas) == (3, 2), caught
+    local.run("start", str(victim))
+    wait_for("the driver to mark the restarted node up", lambda: host.is_up, 60)
+    wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
+
+
+def check_protocol_fallback(cluster, session):
+    # The driver starts at its newest version (DSE v2, then v5) and must
+    # fall back to v4 on our answer.
+    fresh = Cluster([cluster.contact_points[0]], port=cluster.port, connect_timeout=10,
+                    execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(
+                        load_balancing_policy=DCAwareRoundRobinPolicy())})
+    try:
+        fresh.connect().execute("SELECT key FROM system.local")
+        assert fresh.protocol_version == 4, fresh.protocol_version
+    finally:
+        fresh.shutdown()
+
+
+CHECKS = [check_protocol_fallback, check_schema, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
+          check_conditional_batch, check_paging, check_ttl, check_order_by, check_errors]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ctl", required=True, help="the charybdis-ctl binary")
+    parser.add_argument("--dir", required=True, help="where the local cluster lives (must not hold one)")
+    args = parser.parse_args()
+    local = LocalCluster(os.path.abspath(args.ctl), args.dir)
+    failed = 0
+    try:
+        local.up()
+        cluster, session = connect(local.cql[1])
+        checks = [(check.__name__, lambda check=check: check(cluster, session)) for check in CHECKS]
+        checks.append(("check_node_down", lambda: check_node_down(cluster, session, local)))
+        for name, run in checks:
+            started = time.monotonic()
+            try:
+                run()
+                print(f"PASSED cql {name} ({time.monotonic() - started:.1f} s)", flush=True)
+            except Exception:
+                failed += 1
+                print(f"FAILED cql {name}:\n{traceback.format_exc()}", flush=True)
+        cluster.shutdown()
+    finally:
+        local.run("down")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+// CQL's language and values in core/cql: the parser, the types' encodings
+// and the key layout that makes byte order CQL order.
+
+#include <gtest/gtest.h>
+
+#include "core/cql/lexer.h"
+#include "core/cql/literal.h"
+#include "core/cql/parser.h"
+#include "core/cql/schema.h"
+#include "core/cql/system_tables.h"
+
+namespace charybdis::cql {
+namespace {
+
+ParsedStatement ParseOk(std::string_view text) {
+  absl::StatusOr<ParsedStatement> parsed = Parse(text);
+  EXPECT_TRUE(parsed.ok()) << text << ": " << parsed.status();
+  return parsed.ok() ? *parsed : ParsedStatement{};
+}
+
+Schema MakeSchema(const std::vector<std::string>& statements) {
+  Schema schema;
+  for (const std::string& text : statements) {
+    ParsedStatement parsed = ParseOk(text);
+    absl::Status applied = std::holds_alternative<CreateKeyspace>(parsed.statement)
+                               ? schema.Apply(std::get<CreateKeyspace>(parsed.statement))
+                               : schema.Apply(std::get<CreateTable>(parsed.statement));
+    EXPECT_TRUE(applied.ok()) << text << ": " << applied;
+  }
+  return schema;
+}
+
+std::string Native(const Type& type, Term::Kind kind, const std::string& text) {
+  absl::StatusOr<std::optional<std::string>> value = LiteralValue(type, Term{kind, text, -1});
+  EXPECT_TRUE(value.ok()) << text << ": " << value.status();
+  return value.ok() && *value ? **value : "";
+}
+
+TEST(CqlParser, ReadsTheStatementsDriversSend) {
+  ParsedStatement select = ParseOk("SELECT * FROM system.local WHERE key='local'");
+  const Select& s = std::get<Select>(select.statement);
+  EXPECT_EQ(s.table.keyspace, "system");
+  EXPECT_EQ(s.table.table, "local");
+  ASSERT_EQ(s.where.size(), 1u);
+  EXPECT_EQ(s.where[0].terms[0].text, "local");
+
+  ParsedStatement insert = ParseOk("INSERT INTO app.t (a, b) VALUES (?, :bee) IF NOT EXISTS USING TTL 10;");
+  const Insert& i = std::get<Insert>(insert.statement);
+  EXPECT_TRUE(i.if_.not_exists);
+  EXPECT_EQ(i.using_.ttl_seconds->text, "10");
+  EXPECT_EQ(insert.markers, (std::vector<std::string>{"", "bee"}));
+
+  ParsedStatement update = ParseOk("UPDATE t SET v = 'it''s' WHERE k = 1 AND c >= -2 IF v != 3 AND w <= 4.5e1");
+  const Update& u = std::get<Update>(update.statement);
+  EXPECT_EQ(u.set[0].second.text, "it's");
+  EXPECT_EQ(u.where[1].op, Operator::kGe);
+  EXPECT_EQ(u.where[1].terms[0].text, "-2");
+  EXPECT_EQ(u.if_.conditions[1].op, Operator::kLe);
+  EXPECT_EQ(u.if_.conditions[1].value.kind, Term::Kind::kFloat);
+
+  ParsedStatement batch = ParseOk("BEGIN UNLOGGED BATCH INSERT INTO t (k) VALUES (1); DELETE v FROM t WHERE k = 2 APPLY BATCH");
+  const Batch& b = std::get<Batch>(batch.statement);
+  EXPECT_FALSE(b.logged);
+  EXPECT_EQ(b.statements.size(), 2u);
+
+  ParsedStatement order = ParseOk("select count(*) from t where k in (1, 2) and c > 0x00ff order by c desc limit 5");
+  EXPECT_TRUE(std::get<Select>(order.statement).count);
+  EXPECT_EQ(std::get<Select>(order.statement).where[0].terms.size(), 2u);
+  EXPECT_EQ(std::get<Select>(order.statement).where[1].terms[0].kind, Term::Kind::kHex);
+  EXPECT_TRUE(std::get<Select>(order.statement).order_by->second);
+}
+
+TEST(CqlParser, SaysWhereASyntaxErrorIs) {
+  absl::StatusOr<ParsedStatement> parsed = Parse("SELECT * FORM t");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "line 1:9 mismatched input 'form' expecting FROM");
+  parsed = Parse("SELECT * FROM t WHERE k = 1\n  AND");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "line 2:5 mismatched input '<EOF>' expecting an identifier");
+  EXPECT_FALSE(Parse("INSERT INTO t (a, b) VALUES (1)").ok());
+  EXPECT_FALSE(Parse("SELECT * FROM t WHERE a = 'open").ok());
+  EXPECT_FALSE(Parse("DROP EVERYTHING").ok());
+}
+
+TEST(CqlParser, SplitsScriptsAtSemicolonsOutsideQuotes) {
+  absl::StatusOr<std::vector<std::string>> statements =
+      SplitStatements("-- a comment; still\nUSE ks;\nINSERT INTO t (a) VALUES ('x;y') ;\n;\nSELECT * FROM t");
+  ASSERT_TRUE(statements.ok());
+  EXPECT_EQ(*statements, (std::vector<std::string>{"USE ks", "INSERT INTO t (a) VALUES ('x;y')", "SELECT * FROM t"}));
+}
+
+TEST(CqlTypes, ComparableFormsSortAsCqlOrdersValues) {
+  struct Case {
+    const char* type;
+    Term::Kind kind;
+    std::vector<std::string> ascending;
+  };
+  const std::vector<Case> cases = {
+      {"int", Term::Kind::kInteger, {"-2147483648", "-5", "-1", "0", "1", "300", "2147483647"}},
+      {"bigint", Term::Kind::kInteger, {"-9000000000", "-1", "0", "9000000000"}},
+      {"tinyint", Term::Kind::kInteger, {"-128", "-1", "0", "127"}},
+      {"double", Term::Kind::kFloat, {"-1e300", "-2.5", "-0.5", "0.0", "0.25", "3.5", "1e300"}},
+      {"float", Term::Kind::kFloat, {"-3.5", "-0.1", "0.0", "0.1", "2.5"}},
+      {"varint", Term::Kind::kInteger, {"-70000", "-129", "-128", "-1", "0", "1", "127", "128", "70000"}},
+      {"text", Term::Kind::kString, {"", "a", "ab", "b", "\xc3\xa9"}},
+      {"timestamp", Term::Kind::kString, {"1969-12-31 23:59:59", "1970-01-01", "2024-02-29 12:00:00+0000"}},
+      {"timeuuid", Term::Kind::kUuid, {"ffffffff-ffff-1000-8000-000000000000", "00000000-0000-1001-8000-000000000000",
+                                       "00000000-0001-1001-8000-000000000000", "00000000-0001-1001-0000-000000000000"}},
+  };
+  for (const Case& test : cases) {
+    const Type type = *ParseType(test.type);
+    std::string previous;
+    for (size_t i = 0; i < test.ascending.size(); i++) {
+      const std::string native = Native(type, test.kind, test.ascending[i]);
+      ASSERT_TRUE(ValidateNative(type, native).ok()) << test.type << " " << test.ascending[i];
+      const std::string comparable = ToComparable(type, native);
+      EXPECT_EQ(FromComparable(type, comparable), native) << test.type << " " << test.ascending[i];
+      if (i > 0) EXPECT_LT(previous, comparable) << test.type << ": " << test.ascending[i - 1] << " < " << test.ascending[i];
+      previous = comparable;
+    }
+  }
+}
+
+TEST(CqlTypes, RejectsConstantsOfTheWrongKind) {
+  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kString, "1", -1}).ok());
+  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kInteger, "2147483648", -1}).ok());
+  EXPECT_FALSE(LiteralValue(*ParseType("blob"), Term{Term::Kind::kString, "x", -1}).ok());
+  EXPECT_FALSE(LiteralValue(*ParseType("timeuuid"), Term{Term::Kind::kUuid, "00000000-0000-4000-8000-000000000000", -1}).ok());
+  EXPECT_FALSE(ValidateNative(*ParseType("int"), "abc").ok());
+  EXPECT_FALSE(ValidateNative(*ParseType("text"), "\xff").ok());
+  EXPECT_EQ(TypeName(*ParseType("frozen<map<varchar, text>>")), "map<text, text>");
+}
+
+TEST(CqlSchema, ClusteringKeysSortInCqlOrderAscAndDesc) {
+  const Schema schema = MakeSchema({"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                                    "CREATE TABLE ks.t (k int, a text, b int, v int, PRIMARY KEY (k, a, b)) "
+                                    "WITH CLUSTERING ORDER BY (a ASC, b DESC)"});
+  const Table& table = *schema.FindTable("ks", "t");
+  const Type text = *ParseType("text"), integer = *ParseType("int");
+  const auto key = [&](const std::string& a, const std::string& b) {
+    return EncodeClustering(table, {Native(text, Term::Kind::kString, a), Native(integer, Term::Kind::kInteger, b)});
+  };
+  // a ascending (with a zero byte inside), then b descending.
+  const std::vector<std::string> ordered = {key("a", "5"), key("a", "-1"), key(std::string("a\0", 2), "0"), key("ab", "9"), key("b", "0")};
+  for (size_t i = 1; i < ordered.size(); i++) EXPECT_LT(ordered[i - 1], ordered[i]) << i;
+  EXPECT_EQ(DecodeClustering(table, ordered[2]),
+            (std::vector<std::string>{std::string("a\0", 2), Native(integer, Term::Kind::kInteger, "0")}));
+  // A prefix's range holds exactly the keys that extend it.
+  const std::string prefix = EncodeClustering(table, {Native(text, Term::Kind::kString, "a")});
+  EXPECT_LE(prefix, ordered[0]);
+  EXPECT_LT(ordered[1], PrefixEnd(prefix));
+  EXPECT_GE(ordered[2], PrefixEnd(prefix));
+}
+
+TEST(CqlSchema, CompositePartitionKeysAreCassandrasSerializedForm) {
+  const Schema schema = MakeSchema({"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                                    "CREATE TABLE ks.t (a int, b text, v int, PRIMARY KEY ((a, b)))"});
+  const Table& table = *schema.FindTable("ks", "t");
+  const std::string key = EncodePartitionKey(table, {std::string("\0\0\0\1", 4), "xy"});
+  EXPECT_EQ(key, std::string("\0\4\0\0\0\1\0\0\2xy\0", 12));
+  EXPECT_EQ(DecodePartitionKey(table, key), (std::vector<std::string>{std::string("\0\0\0\1", 4), "xy"}));
+}
+
+TEST(CqlSchema, RejectsBadTables) {
+  Schema schema = MakeSchema({"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"});
+  for (const char* text : {"CREATE TABLE ks.t (a int, v int)", "CREATE TABLE ks.t (a int PRIMARY KEY, a text)",
+                           "CREATE TABLE ks.t (a decimal PRIMARY KEY)", "CREATE TABLE nope.t (a int PRIMARY KEY)",
+                           "CREATE TABLE ks.t (a int, b int, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (a DESC)",
+                           "CREATE TABLE ks.t (a list<int> PRIMARY KEY)"}) {
+    EXPECT_FALSE(schema.Apply(std::get<CreateTable>(ParseOk(text).statement)).ok()) << text;
+  }
+  EXPECT_EQ(schema.Apply(std::get<CreateKeyspace>(ParseOk("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy'}").statement)).code(),
+            absl::StatusCode::kAlreadyExists);
+}
+
+TEST(CqlSystemTables, DescribeThemselvesAndTheUserSchema) {
+  const Schema user = MakeSchema({"CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3'}",
+                                  "CREATE TABLE ks.t (k int, c int, v text, PRIMARY KEY (k, c))"});
+  ASSERT_NE(SystemSchema().FindTable("system", "local"), nullptr);
+  const Table& columns = *SystemSchema().FindTable("system_schema", "columns");
+  std::vector<ResultRow> rows = SystemRows(columns, user, ClusterView{});
+  int user_columns = 0;
+  for (const ResultRow& row : rows) user_columns += *row[columns.IndexOf("keyspace_name")] == "ks";
+  EXPECT_EQ(user_columns, 3);
+  EXPECT_EQ(user.Version(), MakeSchema({"CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3'}",
+                                        "CREATE TABLE ks.t (k int, c int, v text, PRIMARY KEY (k, c))"})
+                                .Version());
+}
+
+}  // namespace
+}  // namespace charybdis::cql

@@ -1,0 +1,296 @@
+// core/cql's side of the native protocol, against a backend that records
+// the requests of ours it gets and answers as told: framing and protocol
+// errors, the translation into our requests, errors with their details,
+// prepared statements and paging.
+
+#include <gtest/gtest.h>
+
+#include "core/cql/connection.h"
+#include "core/cql/consistency_code.h"
+#include "core/cql/parser.h"
+
+namespace charybdis::cql {
+namespace {
+
+class RecordingBackend : public Backend {
+ public:
+  void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
+    requests.push_back(request);
+    done(answer(request));
+  }
+  ClusterView Cluster() override { return {}; }
+
+  std::vector<ClientRequest> requests;
+  std::function<ClientResponse(const ClientRequest&)> answer = [](const ClientRequest&) {
+    ClientResponse ok;
+    ok.set_applied(true);
+    return ok;
+  };
+};
+
+struct Answer {
+  FrameHeader header;
+  std::string body;
+};
+
+class CqlProtocolTest : public ::testing::Test {
+ protected:
+  CqlProtocolTest()
+      : connection_(schema_, prepared_, backend_, [this](std::string frame) {
+          answers_.push_back({ParseHeader(frame), frame.substr(kHeaderBytes)});
+        }) {
+    for (const char* text : {"CREATE KEYSPACE app WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+                             "CREATE TABLE app.t (k int, c int, v text, n bigint, PRIMARY KEY (k, c))"}) {
+      ParsedStatement parsed = *Parse(text);
+      if (auto* keyspace = std::get_if<CreateKeyspace>(&parsed.statement)) {
+        EXPECT_TRUE(schema_.Apply(*keyspace).ok());
+      } else {
+        EXPECT_TRUE(schema_.Apply(std::get<CreateTable>(parsed.statement)).ok());
+      }
+    }
+  }
+
+  bool Send(Opcode opcode, const std::string& body, int16_t stream = 1, uint8_t version = kProtocolVersion) {
+    FrameHeader header;
+    header.version = version;
+    header.stream = stream;
+    header.opcode = static_cast<uint8_t>(opcode);
+    header.body_bytes = static_cast<uint32_t>(body.size());
+    return connection_.OnFrame(header, body);
+  }
+
+  void Start() {
+    Writer startup;
+    startup.Short(1);
+    startup.String("CQL_VERSION");
+    startup.String("3.0.0");
+    ASSERT_TRUE(Send(Opcode::kStartup, startup.Take()));
+    ASSERT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kReady));
+  }
+
+  // A QUERY or EXECUTE body's parameters: consistency, values, page size.
+  static void Parameters(Writer& out, ConsistencyLevel level, const std::vector<std::string>& values,
+                         int32_t page_size = -1, const std::optional<std::string>& paging_state = std::nullopt) {
+    out.Short(ToCqlConsistency(level));
+    out.Byte((values.empty() ? 0 : 0x01) | (page_size > 0 ? 0x04 : 0) | (paging_state ? 0x08 : 0));
+    if (!values.empty()) {
+      out.Short(static_cast<uint16_t>(values.size()));
+      for (const std::string& value : values) out.Bytes(value);
+    }
+    if (page_size > 0) out.Int(page_size);
+    if (paging_state) out.Bytes(*paging_state);
+  }
+
+  bool Query(const std::string& text, ConsistencyLevel level = CL_QUORUM, const std::vector<std::string>& values = {},
+             int32_t page_size = -1, const std::optional<std::string>& paging_state = std::nullopt) {
+    Writer out;
+    out.LongString(text);
+    Parameters(out, level, values, page_size, paging_state);
+    return Send(Opcode::kQuery, out.Take());
+  }
+
+  const Answer& Last() const { return answers_.back(); }
+  // The last answer as an error: its code and message.
+  std::pair<int32_t, std::string> LastError(Reader* rest = nullptr) {
+    EXPECT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kError));
+    reader_ = std::make_unique<Reader>(Last().body);
+    const int32_t code = reader_->Int();
+    std::string message = reader_->String();
+    if (rest != nullptr) *rest = *reader_;
+    return {code, message};
+  }
+
+  Schema schema_;
+  PreparedStatements prepared_;
+  RecordingBackend backend_;
+  std::vector<Answer> answers_;
+  Connection connection_;
+  std::unique_ptr<Reader> reader_;
+};
+
+std::string Int(int32_t value) { return NativeInt(value); }
+
+TEST_F(CqlProtocolTest, NegotiatesBeforeAnythingElse) {
+  ASSERT_TRUE(Send(Opcode::kOptions, ""));
+  EXPECT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kSupported));
+  EXPECT_TRUE(Last().header.response);
+  EXPECT_NE(Last().body.find("COMPRESSION"), std::string::npos);
+  EXPECT_NE(Last().body.find("none"), std::string::npos);
+  EXPECT_FALSE(Query("SELECT * FROM app.t WHERE k = 1"));
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kProtocol));
+  EXPECT_TRUE(backend_.requests.empty());
+}
+
+TEST_F(CqlProtocolTest, AnswersANewerVersionSoThatDriversFallBack) {
+  EXPECT_FALSE(Send(Opcode::kOptions, "", 3, 5));
+  const auto [code, message] = LastError();
+  EXPECT_EQ(code, static_cast<int32_t>(ErrorCode::kProtocol));
+  EXPECT_NE(message.find("unsupported protocol version"), std::string::npos) << message;
+  EXPECT_EQ(Last().header.stream, 3);
+  EXPECT_EQ(Last().header.version, kProtocolVersion);
+}
+
+TEST_F(CqlProtocolTest, ProtocolErrorsWriteNothing) {
+  Start();
+  EXPECT_FALSE(Send(static_cast<Opcode>(0x1F), ""));
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kProtocol));
+  Writer truncated;
+  truncated.LongString("INSERT INTO app.t (k, c, v) VALUES (1, 2, 'x')");
+  truncated.Short(ToCqlConsistency(CL_ONE));  // no flags byte
+  EXPECT_FALSE(Send(Opcode::kQuery, truncated.Take()));
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kProtocol));
+  FrameHeader oversized;
+  oversized.stream = 9;
+  oversized.body_bytes = kMaxBodyBytes + 1;
+  connection_.RejectOversized(oversized);
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kProtocol));
+  EXPECT_EQ(Last().header.stream, 9);
+  EXPECT_TRUE(backend_.requests.empty());
+}
+
+TEST_F(CqlProtocolTest, AnInsertIsAWriteOfItsRowWithTheRowMarker) {
+  Start();
+  ASSERT_TRUE(Query("INSERT INTO app.t (k, c, v, n) VALUES (1, -2, 'x', ?) USING TTL 60", CL_LOCAL_QUORUM, {NativeBigint(7)}));
+  ASSERT_EQ(backend_.requests.size(), 1u);
+  const WriteOp& write = backend_.requests[0].write();
+  EXPECT_EQ(write.table(), "app.t");
+  EXPECT_EQ(write.partition_key(), Int(1));
+  EXPECT_EQ(write.consistency(), CL_LOCAL_QUORUM);
+  EXPECT_EQ(write.ttl_seconds(), 60u);
+  std::map<std::string, std::string> puts;
+  for (const ColumnValue& put : write.put()) puts[put.column()] = put.value();
+  EXPECT_EQ(puts, (std::map<std::string, std::string>{{kRowMarker, ""}, {"n", ToComparable(Type{Kind::kBigint, {}}, NativeBigint(7))}, {"v", "x"}}));
+  EXPECT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kResult));
+  EXPECT_EQ(Reader(Last().body).Int(), 1);  // Void
+}
+
+TEST_F(CqlProtocolTest, ErrorsCarryWhatTheProtocolDefines) {
+  Start();
+  backend_.answer = [](const ClientRequest&) {
+    ClientResponse response;
+    response.set_code(ClientResponse::UNAVAILABLE);
+    response.set_consistency(CL_ALL);
+    response.set_blocked_for(3);
+    response.set_alive(2);
+    return response;
+  };
+  ASSERT_TRUE(Query("UPDATE app.t SET v = 'y' WHERE k = 1 AND c = 2", CL_ALL));
+  Reader unavailable("");
+  EXPECT_EQ(LastError(&unavailable).first, static_cast<int32_t>(ErrorCode::kUnavailable));
+  EXPECT_EQ(unavailable.UnsignedShort(), ToCqlConsistency(CL_ALL));
+  EXPECT_EQ(unavailable.Int(), 3);
+  EXPECT_EQ(unavailable.Int(), 2);
+
+  backend_.answer = [](const ClientRequest&) {
+    ClientResponse response;
+    response.set_code(ClientResponse::WRITE_TIMEOUT);
+    response.set_consistency(CL_QUORUM);
+    response.set_received(1);
+    response.set_blocked_for(2);
+    return response;
+  };
+  ASSERT_TRUE(Query("UPDATE app.t SET v = 'y' WHERE k = 1 AND c = 2 IF n <= 5"));
+  ASSERT_TRUE(backend_.requests.back().has_cas());
+  EXPECT_EQ(backend_.requests.back().cas().statement(0).condition(0).op(), charybdis::Condition::LE);
+  Reader timeout("");
+  EXPECT_EQ(LastError(&timeout).first, static_cast<int32_t>(ErrorCode::kWriteTimeout));
+  EXPECT_EQ(timeout.UnsignedShort(), ToCqlConsistency(CL_QUORUM));
+  EXPECT_EQ(timeout.Int(), 1);
+  EXPECT_EQ(timeout.Int(), 2);
+  EXPECT_EQ(timeout.String(), "CAS");
+
+  const size_t sent = backend_.requests.size();
+  ASSERT_TRUE(Query("SELECT * FORM app.t"));
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kSyntax));
+  ASSERT_TRUE(Query("SELECT * FROM app.nope WHERE k = 1"));
+  EXPECT_EQ(LastError(), std::make_pair(static_cast<int32_t>(ErrorCode::kInvalid), std::string("unconfigured table nope")));
+  ASSERT_TRUE(Query("UPDATE app.t SET v = 'y' WHERE k = 1"));  // no clustering key
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kInvalid));
+  EXPECT_EQ(backend_.requests.size(), sent);
+}
+
+TEST_F(CqlProtocolTest, PreparedStatementsRouteAndCanBeForgotten) {
+  Start();
+  Writer prepare;
+  prepare.LongString("SELECT v FROM app.t WHERE c = ? AND k = ?");
+  ASSERT_TRUE(Send(Opcode::kPrepare, prepare.Take()));
+  Reader result(Last().body);
+  EXPECT_EQ(result.Int(), 4);  // Prepared
+  const std::string id = result.ShortBytes();
+  result.Int();                       // flags
+  EXPECT_EQ(result.Int(), 2);         // markers
+  EXPECT_EQ(result.Int(), 1);         // partition key markers
+  EXPECT_EQ(result.UnsignedShort(), 1);  // the second marker gives k
+
+  Writer execute;
+  execute.ShortBytes(id);
+  Parameters(execute, CL_ONE, {Int(2), Int(1)});
+  ASSERT_TRUE(Send(Opcode::kExecute, execute.Take()));
+  ASSERT_EQ(backend_.requests.size(), 1u);
+  EXPECT_EQ(backend_.requests[0].read().partition_key(), Int(1));
+  EXPECT_FALSE(backend_.requests[0].read().range());
+
+  Writer unknown;
+  unknown.ShortBytes("0123456789abcdef");
+  Parameters(unknown, CL_ONE, {});
+  ASSERT_TRUE(Send(Opcode::kExecute, unknown.Take()));
+  Reader details("");
+  EXPECT_EQ(LastError(&details).first, static_cast<int32_t>(ErrorCode::kUnprepared));
+  EXPECT_EQ(details.ShortBytes(), "0123456789abcdef");
+}
+
+TEST_F(CqlProtocolTest, AConditionalBatchIsOneConditionalWrite) {
+  Start();
+  Writer batch;
+  batch.Byte(0);  // logged
+  batch.Short(2);
+  for (int c : {1, 2}) {
+    batch.Byte(0);
+    batch.LongString("INSERT INTO app.t (k, c, v) VALUES (5, ?, 'x') IF NOT EXISTS");
+    batch.Short(1);
+    batch.Bytes(Int(c));
+  }
+  batch.Short(ToCqlConsistency(CL_QUORUM));
+  batch.Byte(0);
+  ASSERT_TRUE(Send(Opcode::kBatch, batch.Take()));
+  ASSERT_EQ(backend_.requests.size(), 1u);
+  const CasOp& cas = backend_.requests[0].cas();
+  ASSERT_EQ(cas.statement_size(), 2);
+  EXPECT_TRUE(cas.statement(1).if_not_exists());
+  EXPECT_EQ(cas.statement(0).write().partition_key(), cas.statement(1).write().partition_key());
+  EXPECT_NE(cas.statement(0).write().clustering_key(), cas.statement(1).write().clustering_key());
+  Reader rows(Last().body);
+  EXPECT_EQ(rows.Int(), 2);  // Rows: [applied]
+}
+
+TEST_F(CqlProtocolTest, PagesResumeAfterTheLastRow) {
+  Start();
+  const Table& table = *schema_.FindTable("app", "t");
+  backend_.answer = [&table](const ClientRequest& request) {
+    ClientResponse response;
+    for (int c = 0; c < 5; c++) {
+      const std::string key = EncodeClustering(table, {Int(c)});
+      if (key < request.read().start()) continue;
+      charybdis::ResultRow* row = response.add_rows();
+      row->set_clustering_key(key);
+      charybdis::ResultCell* cell = row->add_cells();
+      cell->set_column("v");
+      cell->set_value("v" + std::to_string(c));
+    }
+    return response;
+  };
+  ASSERT_TRUE(Query("SELECT c, v FROM app.t WHERE k = 1", CL_ONE, {}, 2));
+  Reader page(Last().body);
+  EXPECT_EQ(page.Int(), 2);  // Rows
+  EXPECT_EQ(page.Int() & 0x0002, 0x0002);  // has more pages
+  EXPECT_EQ(page.Int(), 2);  // columns
+  const std::optional<std::string> state = page.Bytes().bytes;
+  ASSERT_TRUE(state.has_value());
+  ASSERT_TRUE(Query("SELECT c, v FROM app.t WHERE k = 1", CL_ONE, {}, 2, state));
+  ASSERT_EQ(backend_.requests.size(), 2u);
+  EXPECT_GT(backend_.requests[1].read().start(), EncodeClustering(table, {Int(1)}));
+  EXPECT_LT(backend_.requests[1].read().start(), EncodeClustering(table, {Int(2)}));
+}
+
+}  // namespace
+}  // namespace charybdis::cql
