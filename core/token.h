@@ -20,8 +20,7 @@ Token TokenOf(std::string_view partition_key);
 uint32_t ShardOf(Token token, uint32_t shards, uint32_t ignore_msb);
 
 // ScyllaDB's default: 12 bits ignored, none with a single shard.
-inline uint32_t ShardOf(Token token, uint32_t shards) {
-  return ShardOf(token, shards, shards == 1 ? 0 : 12);
-}
+inline uint32_t IgnoreMsbBits(uint32_t shards) { return shards == 1 ? 0 : 12; }
+inline uint32_t ShardOf(Token token, uint32_t shards) { return ShardOf(token, shards, IgnoreMsbBits(shards)); }
 
 }  // namespace charybdis

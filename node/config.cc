@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/cql/parser.h"
+#include "core/cql/system_tables.h"
 #include "core/commitlog_sync.h"
 #include "core/paxos/ballot.h"
 #include "core/text_proto.h"
@@ -98,6 +99,10 @@ void CheckAddresses(const NodeConfigFile& file, TextProtoProblems& problems, Loa
   loaded.cql_address = file.cql_address();
   if (loaded.cql_address.empty() && self != nullptr) loaded.cql_address = self->cql_address();
   if (!loaded.cql_address.empty()) check("cql_address", loaded.cql_address);
+  if (file.cql_shard_aware_port() > 65535) problems.Add({{"cql_shard_aware_port"}}, "is not a port (1 to 65535)");
+  if (file.cql_shard_aware_port() != 0 && loaded.cql_address.empty()) {
+    problems.Add({{"cql_shard_aware_port"}}, "needs a cql_address (its host)");
+  }
 }
 
 // Replication: NetworkTopologyStrategy, per datacenter.
@@ -166,7 +171,9 @@ std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file
       if (auto* use = std::get_if<cql::Use>(&parsed->statement)) {
         keyspace = use->keyspace;
       } else if (auto* create = std::get_if<cql::CreateKeyspace>(&parsed->statement)) {
-        applied = schema->Apply(*create);
+        applied = cql::IsSystemKeyspace(create->name)
+                      ? absl::InvalidArgumentError(absl::StrCat("keyspace ", create->name, " is reserved"))
+                      : schema->Apply(*create);
         const std::string problem = applied.ok() ? ReplicationProblem(*schema->FindKeyspace(create->name), layout) : "";
         if (!problem.empty()) applied = absl::InvalidArgumentError(problem);
       } else if (auto* table = std::get_if<cql::CreateTable>(&parsed->statement)) {
@@ -179,6 +186,9 @@ std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file
     if (!applied.ok()) problems.Add({{"cql_schema", i}}, std::string(applied.message()));
   }
   for (const auto& [name, table] : schema->tables()) {
+    if (node.tables.count(table.storage_name())) {
+      problems.Add({{"cql_schema"}}, absl::StrCat("CQL table ", table.storage_name(), " has the name of a table {} entry"));
+    }
     TableSchema storage{table.storage_name(), {cql::kRowMarker}};
     for (const cql::Column& column : table.columns) {
       if (column.kind == cql::Column::Kind::kRegular) storage.columns.insert(column.name);

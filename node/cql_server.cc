@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -78,7 +79,7 @@ class NodeBackend final : public cql::Backend {
     node_.Execute(execute, std::move(done));
   }
 
-  cql::ClusterView Cluster() override { return cluster_; }
+  const cql::ClusterView& Cluster() override { return cluster_; }
 
  private:
   Node& node_;
@@ -90,17 +91,21 @@ class NodeBackend final : public cql::Backend {
 // One connection: its socket, the bytes read but not yet framed, and the
 // bytes to write that the socket did not take yet.
 struct CqlServer::Client {
+  // Past this much unwritten output, stop reading the client's requests
+  // until it reads its answers.
+  static constexpr size_t kMaxPendingOutput = 16 << 20;
+
   int fd = -1;
-  int wakeup = -1;
-  std::string input;
+  int epoll = -1;
+  std::string input;  // the epoll thread's only
   std::unique_ptr<cql::Connection> connection;
   std::mutex mutex;  // guards what follows
   std::string output;
+  uint32_t interest = EPOLLIN;  // what epoll watches for
   bool closing = false;  // after a protocol error: close once written
   bool closed = false;
 
-  // Writes what the socket takes now; the rest waits for this server's
-  // thread. REQUIRES: mutex held.
+  // Writes what the socket takes now. REQUIRES: mutex held.
   void Flush() {
     while (!output.empty() && !closed) {
       const ssize_t written = send(fd, output.data(), output.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -109,47 +114,80 @@ struct CqlServer::Client {
     }
   }
 
+  // Reads while it may, waits to write while output is left. REQUIRES:
+  // mutex held.
+  void UpdateInterest() {
+    if (closed) return;
+    const uint32_t wanted = (closing || output.size() > kMaxPendingOutput ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+                            (output.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
+    if (wanted == interest) return;
+    interest = wanted;
+    epoll_event event{};
+    event.events = wanted;
+    event.data.fd = fd;
+    epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &event);
+  }
+
+  // Any thread: the socket takes what it can now, epoll says when it
+  // takes the rest.
   void Send(std::string frame) {
     std::lock_guard<std::mutex> lock(mutex);
     if (closed) return;
     const bool was_empty = output.empty();
     output.append(frame);
     if (was_empty) Flush();
-    if (!output.empty()) {
-      const uint64_t one = 1;
-      (void)!write(wakeup, &one, sizeof(one));
-    }
+    UpdateInterest();
   }
 };
 
-absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& address, Node& node) {
+// A non-blocking socket listening on `address`, or -1.
+int Listen(const sockaddr_in& address) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int reuse = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
+  if (bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 || listen(listener, 128) != 0) {
+    close(listener);
+    return -1;
+  }
+  return listener;
+}
+
+absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& address, uint16_t shard_aware_port,
+                                                            Node& node) {
   sockaddr_in socket_address;
   if (!ParseAddress(address, socket_address)) {
     return absl::InvalidArgumentError(absl::StrCat("cql_address: \"", address, "\" is not an IPv4 host:port"));
   }
-  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  const int reuse = 1;
-  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
-  if (bind(listener, reinterpret_cast<sockaddr*>(&socket_address), sizeof(socket_address)) != 0 ||
-      listen(listener, 128) != 0) {
-    close(listener);
-    return absl::FailedPreconditionError(absl::StrCat("cql_address: cannot listen on ", address, " (port in use?)"));
+  const int listener = Listen(socket_address);
+  if (listener < 0) return absl::FailedPreconditionError(absl::StrCat("cql_address: cannot listen on ", address, " (port in use?)"));
+  int shard_aware_listener = -1;
+  if (shard_aware_port != 0) {
+    socket_address.sin_port = htons(shard_aware_port);
+    shard_aware_listener = Listen(socket_address);
+    if (shard_aware_listener < 0) {
+      close(listener);
+      return absl::FailedPreconditionError(absl::StrCat("cql_shard_aware_port: cannot listen on ", shard_aware_port, " (port in use?)"));
+    }
   }
   const int wakeup = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  std::unique_ptr<CqlServer> server(new CqlServer(node, listener, wakeup));
+  std::unique_ptr<CqlServer> server(new CqlServer(node, listener, shard_aware_listener, wakeup));
+  server->shard_aware_port_ = shard_aware_port;
   server->thread_ = std::thread([raw = server.get()] { raw->Loop(); });
   return server;
 }
 
-CqlServer::CqlServer(Node& node, int listener, int wakeup)
-    : node_(node), listener_(listener), wakeup_(wakeup), epoll_(epoll_create1(EPOLL_CLOEXEC)),
-      backend_(std::make_unique<NodeBackend>(node)) {
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.fd = listener_;
-  epoll_ctl(epoll_, EPOLL_CTL_ADD, listener_, &event);
-  event.data.fd = wakeup_;
-  epoll_ctl(epoll_, EPOLL_CTL_ADD, wakeup_, &event);
+CqlServer::CqlServer(Node& node, int listener, int shard_aware_listener, int wakeup)
+    : node_(node), listener_(listener), shard_aware_listener_(shard_aware_listener), wakeup_(wakeup),
+      epoll_(epoll_create1(EPOLL_CLOEXEC)), backend_(std::make_shared<NodeBackend>(node)) {
+  for (const Member& member : node.config().file.member()) hosts_[member.id()] = Host(member, *node.config().node.ring);
+  spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  for (int fd : {listener_, shard_aware_listener_, wakeup_}) {
+    if (fd < 0) continue;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event);
+  }
 }
 
 CqlServer::~CqlServer() {
@@ -159,52 +197,104 @@ CqlServer::~CqlServer() {
   if (thread_.joinable()) thread_.join();
   while (!clients_.empty()) Close(clients_.begin()->first);
   close(listener_);
+  if (shard_aware_listener_ >= 0) close(shard_aware_listener_);
   close(wakeup_);
   close(epoll_);
+  if (spare_fd_ >= 0) close(spare_fd_);
 }
 
 void CqlServer::Loop() {
   epoll_event events[64];
   while (!stopping_) {
-    const int count = epoll_wait(epoll_, events, 64, 1000);
+    const int count = epoll_wait(epoll_, events, 64, 100);
     for (int i = 0; i < count; i++) {
       const int fd = events[i].data.fd;
-      if (fd == listener_) {
-        Accept();
+      if (fd == listener_ || fd == shard_aware_listener_) {
+        Accept(fd);
       } else if (fd == wakeup_) {
         uint64_t ignored;
         (void)!read(wakeup_, &ignored, sizeof(ignored));
       } else if (auto it = clients_.find(fd); it != clients_.end()) {
-        Read(it->second);
+        OnEvent(it->second, events[i].events);
       }
     }
-    // Write what answers left behind, and close what is done.
-    std::vector<int> done;
-    for (auto& [fd, client] : clients_) {
-      std::lock_guard<std::mutex> lock(client->mutex);
-      client->Flush();
-      epoll_event event{};
-      event.events = EPOLLIN | (client->output.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
-      event.data.fd = fd;
-      epoll_ctl(epoll_, EPOLL_CTL_MOD, fd, &event);
-      if (client->closing && client->output.empty()) done.push_back(fd);
-    }
-    for (int fd : done) Close(fd);
+    WatchStatus();
   }
 }
 
-void CqlServer::Accept() {
+void CqlServer::OnEvent(std::shared_ptr<Client> client, uint32_t events) {
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) Read(client);
+  bool done;
+  {
+    std::lock_guard<std::mutex> lock(client->mutex);
+    client->Flush();
+    client->UpdateInterest();
+    done = client->closing && client->output.empty();
+  }
+  if (done) Close(client->fd);
+}
+
+void CqlServer::WatchStatus() {
+  constexpr auto kStatusInterval = std::chrono::milliseconds(200);
+  std::optional<std::set<uint32_t>> up;
+  bool ask = false;
+  {
+    std::lock_guard<std::mutex> lock(status_->mutex);
+    up.swap(status_->up);
+    ask = !status_->asked && std::chrono::steady_clock::now() - status_asked_at_ >= kStatusInterval;
+    status_->asked = status_->asked || ask;
+  }
+  if (ask) {
+    // Not under the lock: a node stopping answers at once, on this thread.
+    status_asked_at_ = std::chrono::steady_clock::now();
+    node_.Status([answer = status_](StatusResponse status) {
+      std::lock_guard<std::mutex> lock(answer->mutex);
+      answer->up = std::set<uint32_t>(status.up().begin(), status.up().end());
+      answer->asked = false;
+    });
+  }
+  if (!up) return;
+  // The first answer is the baseline: drivers learn the start from
+  // system.peers, not from events.
+  if (announced_up_) {
+    for (const Member& member : node_.config().file.member()) {
+      const bool was = announced_up_->count(member.id()) > 0, is = up->count(member.id()) > 0;
+      if (was == is || member.id() == node_.config().node.id) continue;
+      const cql::HostInfo& host = hosts_.at(member.id());
+      const cql::Event event{"STATUS_CHANGE", is ? "UP" : "DOWN", host.address, host.native_port};
+      for (auto& [fd, client] : clients_) client->connection->Push(event);
+    }
+  }
+  announced_up_ = std::move(up);
+}
+
+void CqlServer::Accept(int listener) {
   while (true) {
-    const int fd = accept4(listener_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_in peer{};
+    socklen_t peer_size = sizeof(peer);
+    const int fd = accept4(listener, reinterpret_cast<sockaddr*>(&peer), &peer_size, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
+      // Out of descriptors: refuse the one waiting (close it) rather than
+      // leave the listener readable and this thread spinning.
+      close(spare_fd_);
+      const int refused = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (refused >= 0) close(refused);
+      spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      Log("warning", "cql_refused_connection", {{"why", "out of file descriptors"}});
+      continue;
+    }
     if (fd < 0) return;
+    const uint32_t shards = node_.config().node.shards;
+    cql::ShardInfo shard{0, shards, IgnoreMsbBits(shards), shard_aware_port_};
+    shard.shard = listener == shard_aware_listener_ ? ntohs(peer.sin_port) % shards : next_shard_++ % shards;
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     auto client = std::make_shared<Client>();
     client->fd = fd;
-    client->wakeup = wakeup_;
+    client->epoll = epoll_;
     std::weak_ptr<Client> weak = client;
     client->connection = std::make_unique<cql::Connection>(
-        *node_.config().cql_schema, prepared_, *backend_, [weak](std::string frame) {
+        *node_.config().cql_schema, prepared_, *backend_, shard, [weak](std::string frame) {
           if (std::shared_ptr<Client> alive = weak.lock()) alive->Send(std::move(frame));
         });
     clients_[fd] = client;
@@ -220,6 +310,7 @@ void CqlServer::Read(const std::shared_ptr<Client>& client) {
   while (true) {
     const ssize_t got = recv(client->fd, buffer, sizeof(buffer), 0);
     if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      // The client is gone: nothing left is worth writing.
       std::lock_guard<std::mutex> lock(client->mutex);
       client->closing = true;
       client->output.clear();
@@ -229,22 +320,24 @@ void CqlServer::Read(const std::shared_ptr<Client>& client) {
     client->input.append(buffer, static_cast<size_t>(got));
   }
   // Whole frames go to the connection; a frame too big is refused unread.
-  while (client->input.size() >= cql::kHeaderBytes && !client->closing) {
-    const cql::FrameHeader header = cql::ParseHeader(client->input);
+  std::string_view input = client->input;
+  bool go_on = true;
+  while (go_on && input.size() >= cql::kHeaderBytes) {
+    const cql::FrameHeader header = cql::ParseHeader(input);
     if (header.body_bytes > cql::kMaxBodyBytes) {
       client->connection->RejectOversized(header);
-      std::lock_guard<std::mutex> lock(client->mutex);
-      client->closing = true;
+      go_on = false;
       break;
     }
-    if (client->input.size() < cql::kHeaderBytes + header.body_bytes) break;
-    const std::string_view body = std::string_view(client->input).substr(cql::kHeaderBytes, header.body_bytes);
-    const bool go_on = client->connection->OnFrame(header, body);
-    client->input.erase(0, cql::kHeaderBytes + header.body_bytes);
-    if (!go_on) {
-      std::lock_guard<std::mutex> lock(client->mutex);
-      client->closing = true;
-    }
+    if (input.size() < cql::kHeaderBytes + header.body_bytes) break;
+    go_on = client->connection->OnFrame(header, input.substr(cql::kHeaderBytes, header.body_bytes));
+    input.remove_prefix(cql::kHeaderBytes + header.body_bytes);
+  }
+  client->input.erase(0, client->input.size() - input.size());
+  if (!go_on) {
+    std::lock_guard<std::mutex> lock(client->mutex);
+    client->closing = true;
+    client->input.clear();
   }
 }
 

@@ -1,7 +1,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -17,28 +22,58 @@ class Node;
 // answers are written by the thread that finished them (a shard's), or
 // by this thread when the socket is full. A connection that breaks the
 // protocol gets its error and is closed; the others go on.
+//
+// Connections on the shard-aware port (ScyllaDB's extension) are on shard
+// client port % shards; the others take shards in turn. Every request
+// goes to the shard that owns its partition either way: this thread
+// hands it over directly, so no request hops between shards.
+//
+// Drivers that REGISTER for STATUS_CHANGE hear when this node's failure
+// detector sees another node go down or come up.
 class CqlServer {
  public:
-  static absl::StatusOr<std::unique_ptr<CqlServer>> Start(const std::string& address, Node& node);
+  // `shard_aware_port`: 0 for none.
+  static absl::StatusOr<std::unique_ptr<CqlServer>> Start(const std::string& address, uint16_t shard_aware_port,
+                                                          Node& node);
   ~CqlServer();
 
   struct Client;
 
  private:
-  CqlServer(Node& node, int listener, int wakeup);
+  CqlServer(Node& node, int listener, int shard_aware_listener, int wakeup);
   void Loop();
-  void Accept();
+  void Accept(int listener);
+  void OnEvent(std::shared_ptr<Client> client, uint32_t events);
   void Read(const std::shared_ptr<Client>& client);
   void Close(int fd);
+  // Asks the node who is up, at most every kStatusInterval, and tells the
+  // registered connections what changed.
+  void WatchStatus();
 
   Node& node_;
   int listener_ = -1;
-  int wakeup_ = -1;  // an eventfd: a Send left bytes for this thread to write
+  int shard_aware_listener_ = -1;  // -1: none
+  uint16_t shard_aware_port_ = 0;
+  int wakeup_ = -1;  // an eventfd: the destructor wakes this thread with it
+  int spare_fd_ = -1;  // given up to refuse a connection when out of fds
   int epoll_ = -1;
   std::atomic<bool> stopping_{false};
-  std::unique_ptr<cql::Backend> backend_;
+  std::shared_ptr<cql::Backend> backend_;
+  std::map<uint32_t, cql::HostInfo> hosts_;  // every member, by node id
   cql::PreparedStatements prepared_;  // this thread's only
   std::map<int, std::shared_ptr<Client>> clients_;
+  uint32_t next_shard_ = 0;
+  // Who is up: what the connections were last told, and the node's newest
+  // answer, which comes on shard 0's thread (shared: it may come after
+  // this server is gone).
+  struct StatusAnswer {
+    std::mutex mutex;
+    std::optional<std::set<uint32_t>> up;
+    bool asked = false;
+  };
+  std::optional<std::set<uint32_t>> announced_up_;
+  std::shared_ptr<StatusAnswer> status_ = std::make_shared<StatusAnswer>();
+  std::chrono::steady_clock::time_point status_asked_at_;
   std::thread thread_;
 };
 

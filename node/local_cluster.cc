@@ -50,7 +50,7 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   if (fs::exists(cluster.NodeDirectory(1) + "/node.textproto")) {
     return absl::AlreadyExistsError(absl::StrCat(directory, " holds a cluster already (cluster down first)"));
   }
-  constexpr int kPortsPerNode = 4;  // internode, client, metrics, CQL
+  constexpr int kPortsPerNode = 5;  // internode, client, metrics, CQL, CQL shard-aware
   auto ports = FreePorts(kPortsPerNode * options.nodes);
   if (!ports.ok()) return ports.status();
   NodeConfigFile shared;
@@ -80,6 +80,7 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     config.set_node_id(id);
     config.set_data_directory(fs::absolute(cluster.NodeDirectory(id) + "/data").string());
     config.set_metrics_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 2]));
+    config.set_cql_shard_aware_port((*ports)[kPortsPerNode * (id - 1) + 4]);
     // A local cluster is for testing: `kill --power` can cut its power.
     config.set_power_loss_journal(true);
     std::string text;

@@ -207,7 +207,7 @@ absl::Status Node::Open() {
   }
 
   if (!config_.cql_address.empty()) {
-    auto cql = CqlServer::Start(config_.cql_address, *this);
+    auto cql = CqlServer::Start(config_.cql_address, static_cast<uint16_t>(config_.file.cql_shard_aware_port()), *this);
     if (!cql.ok()) return cql.status();
     cql_server_ = std::move(*cql);
   }

@@ -115,10 +115,19 @@ TEST(CqlTypes, ComparableFormsSortAsCqlOrdersValues) {
       ASSERT_TRUE(ValidateNative(type, native).ok()) << test.type << " " << test.ascending[i];
       const std::string comparable = ToComparable(type, native);
       EXPECT_EQ(FromComparable(type, comparable), native) << test.type << " " << test.ascending[i];
-      if (i > 0) EXPECT_LT(previous, comparable) << test.type << ": " << test.ascending[i - 1] << " < " << test.ascending[i];
+      if (i > 0) {
+        EXPECT_LT(previous, comparable) << test.type << ": " << test.ascending[i - 1] << " < " << test.ascending[i];
+      }
       previous = comparable;
     }
   }
+}
+
+TEST(CqlTypes, AVarintHasOneStoredFormWhateverItsEncoding) {
+  const Type varint = *ParseType("varint");
+  EXPECT_EQ(ToComparable(varint, std::string("\0\1", 2)), ToComparable(varint, std::string("\1", 1)));
+  EXPECT_EQ(ToComparable(varint, std::string("\xff\xff", 2)), ToComparable(varint, std::string("\xff", 1)));
+  EXPECT_LT(ToComparable(varint, std::string("\0\1", 2)), ToComparable(varint, std::string("\2", 1)));
 }
 
 TEST(CqlTypes, RejectsConstantsOfTheWrongKind) {

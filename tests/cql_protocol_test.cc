@@ -18,7 +18,9 @@ class RecordingBackend : public Backend {
     requests.push_back(request);
     done(answer(request));
   }
-  ClusterView Cluster() override { return {}; }
+  const ClusterView& Cluster() override { return cluster; }
+
+  ClusterView cluster;
 
   std::vector<ClientRequest> requests;
   std::function<ClientResponse(const ClientRequest&)> answer = [](const ClientRequest&) {
@@ -36,7 +38,7 @@ struct Answer {
 class CqlProtocolTest : public ::testing::Test {
  protected:
   CqlProtocolTest()
-      : connection_(schema_, prepared_, backend_, [this](std::string frame) {
+      : connection_(schema_, prepared_, backend_, ShardInfo{1, 2, 12, 19042}, [this](std::string frame) {
           answers_.push_back({ParseHeader(frame), frame.substr(kHeaderBytes)});
         }) {
     for (const char* text : {"CREATE KEYSPACE app WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
@@ -59,11 +61,15 @@ class CqlProtocolTest : public ::testing::Test {
     return connection_.OnFrame(header, body);
   }
 
-  void Start() {
+  void Start(bool lwt_mark = false) {
     Writer startup;
-    startup.Short(1);
+    startup.Short(lwt_mark ? 2 : 1);
     startup.String("CQL_VERSION");
     startup.String("3.0.0");
+    if (lwt_mark) {
+      startup.String("SCYLLA_LWT_ADD_METADATA_MARK");
+      startup.String("LWT_OPTIMIZATION_META_BIT_MASK=2147483648");
+    }
     ASSERT_TRUE(Send(Opcode::kStartup, startup.Take()));
     ASSERT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kReady));
   }
@@ -119,6 +125,74 @@ TEST_F(CqlProtocolTest, NegotiatesBeforeAnythingElse) {
   EXPECT_FALSE(Query("SELECT * FROM app.t WHERE k = 1"));
   EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kProtocol));
   EXPECT_TRUE(backend_.requests.empty());
+}
+
+TEST_F(CqlProtocolTest, AdvertisesScyllaShardAwareness) {
+  ASSERT_TRUE(Send(Opcode::kOptions, ""));
+  Reader in(Last().body);
+  std::map<std::string, std::vector<std::string>> options;
+  const uint16_t count = in.UnsignedShort();
+  for (uint16_t i = 0; i < count; i++) {
+    std::string key = in.String();
+    options[key] = in.StringList();
+  }
+  ASSERT_TRUE(in.ok() && in.AtEnd());
+  EXPECT_EQ(options["SCYLLA_SHARD"], std::vector<std::string>{"1"});
+  EXPECT_EQ(options["SCYLLA_NR_SHARDS"], std::vector<std::string>{"2"});
+  EXPECT_EQ(options["SCYLLA_SHARDING_ALGORITHM"], std::vector<std::string>{"biased-token-round-robin"});
+  EXPECT_EQ(options["SCYLLA_SHARDING_IGNORE_MSB"], std::vector<std::string>{"12"});
+  EXPECT_EQ(options["SCYLLA_SHARD_AWARE_PORT"], std::vector<std::string>{"19042"});
+  EXPECT_EQ(options["SCYLLA_PARTITIONER"], std::vector<std::string>{"org.apache.cassandra.dht.Murmur3Partitioner"});
+  EXPECT_EQ(options["SCYLLA_LWT_ADD_METADATA_MARK"], std::vector<std::string>{"LWT_OPTIMIZATION_META_BIT_MASK=2147483648"});
+}
+
+// The flags of a PREPARE answer's bind metadata.
+uint32_t PreparedFlags(const std::string& body) {
+  Reader in(body);
+  in.Int();
+  in.ShortBytes();
+  return static_cast<uint32_t>(in.Int());
+}
+
+TEST_F(CqlProtocolTest, MarksConditionalStatementsForDriversThatAsk) {
+  Start(/*lwt_mark=*/true);
+  for (const auto& [text, conditional] : {std::pair{"UPDATE app.t SET v = ? WHERE k = ? AND c = ? IF v = ?", true},
+                                          {"UPDATE app.t SET v = ? WHERE k = ? AND c = ?", false}}) {
+    Writer prepare;
+    prepare.LongString(text);
+    ASSERT_TRUE(Send(Opcode::kPrepare, prepare.Take()));
+    EXPECT_EQ((PreparedFlags(Last().body) & kLwtMetadataMark) != 0, conditional) << text;
+  }
+}
+
+TEST_F(CqlProtocolTest, LeavesTheMarkOutForOtherDrivers) {
+  Start();
+  Writer prepare;
+  prepare.LongString("INSERT INTO app.t (k, c) VALUES (?, ?) IF NOT EXISTS");
+  ASSERT_TRUE(Send(Opcode::kPrepare, prepare.Take()));
+  EXPECT_EQ(PreparedFlags(Last().body) & kLwtMetadataMark, 0u);
+}
+
+TEST_F(CqlProtocolTest, PushesOnlyTheEventsAConnectionRegisteredFor) {
+  Start();
+  const Event down{"STATUS_CHANGE", "DOWN", std::string("\x7f\0\0\1", 4), 9042};
+  connection_.Push(down);
+  const size_t before = answers_.size();
+  Writer events;
+  events.StringList({"STATUS_CHANGE"});
+  ASSERT_TRUE(Send(Opcode::kRegister, events.Take()));
+  connection_.Push(Event{"TOPOLOGY_CHANGE", "NEW_NODE", down.address, 9042});
+  connection_.Push(down);
+  ASSERT_EQ(answers_.size(), before + 2);  // READY, then the one event
+  EXPECT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kEvent));
+  EXPECT_EQ(Last().header.stream, -1);
+  Reader in(Last().body);
+  EXPECT_EQ(in.String(), "STATUS_CHANGE");
+  EXPECT_EQ(in.String(), "DOWN");
+  EXPECT_EQ(in.Byte(), 4);
+  in.Int();  // the address's 4 bytes
+  EXPECT_EQ(in.Int(), 9042);
+  EXPECT_TRUE(in.ok() && in.AtEnd());
 }
 
 TEST_F(CqlProtocolTest, AnswersANewerVersionSoThatDriversFallBack) {
@@ -207,6 +281,53 @@ TEST_F(CqlProtocolTest, ErrorsCarryWhatTheProtocolDefines) {
   ASSERT_TRUE(Query("UPDATE app.t SET v = 'y' WHERE k = 1"));  // no clustering key
   EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kInvalid));
   EXPECT_EQ(backend_.requests.size(), sent);
+}
+
+TEST_F(CqlProtocolTest, RefusesStatementsThatCannotBeWellFormedWrites) {
+  Start();
+  for (const char* text : {"INSERT INTO app.t (k, c, c) VALUES (1, 2, 3)", "UPDATE app.t SET v = 'a', v = 'b' WHERE k = 1 AND c = 1",
+                           "SELECT * FROM system.local WHERE token(key) = 0", "SELECT * FROM app.t WHERE k = 1 AND k > 0",
+                           "BEGIN BATCH USING TTL 5 INSERT INTO app.t (k, c) VALUES (1, 1) APPLY BATCH"}) {
+    ASSERT_TRUE(Query(text)) << text;
+    EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kInvalid)) << text;
+  }
+  EXPECT_TRUE(backend_.requests.empty());
+  ASSERT_TRUE(Query("BEGIN BATCH APPLY BATCH"));
+  EXPECT_EQ(Reader(Last().body).Int(), 1);  // Void, answered
+}
+
+TEST_F(CqlProtocolTest, NamedMarkersKeepTheirNamesAndUnsetMeansNotGiven) {
+  Start();
+  Writer prepare;
+  prepare.LongString("UPDATE app.t USING TTL :life SET v = :value WHERE k = :key AND c = 1");
+  ASSERT_TRUE(Send(Opcode::kPrepare, prepare.Take()));
+  Reader result(Last().body);
+  result.Int();
+  const std::string id = result.ShortBytes();
+  result.Int();  // flags
+  ASSERT_EQ(result.Int(), 3);
+  result.Int();  // one partition key marker
+  result.UnsignedShort();
+  result.String();  // keyspace
+  result.String();  // table
+  std::vector<std::string> names;
+  for (int i = 0; i < 3; i++) {
+    names.push_back(result.String());
+    result.UnsignedShort();  // its type
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"life", "value", "key"}));
+  Writer execute;
+  execute.ShortBytes(id);
+  execute.Short(ToCqlConsistency(CL_ONE));
+  execute.Byte(0x01);
+  execute.Short(3);
+  execute.Int(-2);  // TTL unset: none
+  execute.Bytes(std::string("x"));
+  execute.Bytes(Int(4));
+  ASSERT_TRUE(Send(Opcode::kExecute, execute.Take()));
+  ASSERT_EQ(backend_.requests.size(), 1u);
+  EXPECT_EQ(backend_.requests[0].write().ttl_seconds(), 0u);
+  EXPECT_EQ(backend_.requests[0].write().partition_key(), Int(4));
 }
 
 TEST_F(CqlProtocolTest, PreparedStatementsRouteAndCanBeForgotten) {

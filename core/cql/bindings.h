@@ -25,6 +25,8 @@ class Bindings {
                                        const std::vector<std::string>& names);
 
   absl::StatusOr<Bound> Evaluate(const Term& term, const Type& type) const;
+  // Whether the term is a marker the client left unset.
+  bool IsUnset(const Term& term) const { return term.kind == Term::Kind::kBindMarker && values_[term.marker].unset; }
   // A value that must be there (keys, LIMIT): null and unset are errors.
   absl::StatusOr<std::string> Required(const Term& term, const Type& type, std::string_view what) const;
 

@@ -35,9 +35,10 @@ const char* OpcodeName(uint8_t opcode) {
 
 // The <metadata> of a prepared statement's bind markers, with the
 // markers that give the partition key, for token-aware routing.
-void WriteBindMetadata(Writer& out, const Prepared& prepared) {
+// `lwt_mark`: flag a conditional statement with kLwtMetadataMark.
+void WriteBindMetadata(Writer& out, const Prepared& prepared, bool lwt_mark) {
   const bool global = OneTable(prepared.markers);
-  out.Int(global ? 1 : 0);
+  out.Int(static_cast<int32_t>((global ? 1u : 0u) | (lwt_mark && prepared.conditional ? kLwtMetadataMark : 0u)));
   out.Int(static_cast<int32_t>(prepared.markers.size()));
   out.Int(static_cast<int32_t>(prepared.partition_key_markers.size()));
   for (int marker : prepared.partition_key_markers) out.Short(static_cast<uint16_t>(marker));
@@ -82,7 +83,7 @@ bool ReadQueryOptions(Reader& in, QueryOptions& options) {
   std::optional<ConsistencyLevel> serial = CL_SERIAL;
   if (flags & kSerialConsistency) serial = FromCqlConsistency(in.UnsignedShort());
   if (flags & kDefaultTimestamp) options.timestamp_us = in.Long();
-  if (!in.ok() || !consistency || !serial || (serial != CL_SERIAL && serial != CL_LOCAL_SERIAL)) return false;
+  if (!in.ok() || !consistency || !serial) return false;
   options.consistency = *consistency;
   options.serial_consistency = *serial;
   return true;
@@ -121,6 +122,18 @@ void Connection::RejectOversized(const FrameHeader& header) {
                                             kMaxBodyBytes));
 }
 
+void Connection::Push(const Event& event) {
+  if (!events_.count(event.type)) return;
+  Writer out;
+  out.String(event.type);
+  out.String(event.change);
+  out.Byte(static_cast<uint8_t>(event.address.size()));
+  out.Raw(event.address);
+  out.Int(event.port);
+  // Events go out on stream -1, which no request uses.
+  Reply(-1, {Opcode::kEvent, out.Take()});
+}
+
 void Connection::Reply(int16_t stream, const Response& response) { send_(ResponseFrame(stream, response)); }
 
 bool Connection::ProtocolError(int16_t stream, std::string message) {
@@ -133,6 +146,15 @@ void Connection::Options(int16_t stream) {
   options["CQL_VERSION"] = {"3.3.1"};
   options["COMPRESSION"] = {"none"};
   options["PROTOCOL_VERSIONS"] = {"4/v4"};
+  // ScyllaDB's extensions: which shard this connection is on and how
+  // partitions map to shards, so that a driver can reach each shard.
+  options["SCYLLA_SHARD"] = {absl::StrCat(shard_.shard)};
+  options["SCYLLA_NR_SHARDS"] = {absl::StrCat(shard_.shards)};
+  options["SCYLLA_PARTITIONER"] = {"org.apache.cassandra.dht.Murmur3Partitioner"};
+  options["SCYLLA_SHARDING_ALGORITHM"] = {"biased-token-round-robin"};
+  options["SCYLLA_SHARDING_IGNORE_MSB"] = {absl::StrCat(shard_.ignore_msb)};
+  if (shard_.shard_aware_port != 0) options["SCYLLA_SHARD_AWARE_PORT"] = {absl::StrCat(shard_.shard_aware_port)};
+  options["SCYLLA_LWT_ADD_METADATA_MARK"] = {absl::StrCat("LWT_OPTIMIZATION_META_BIT_MASK=", kLwtMetadataMark)};
   Writer out;
   out.StringMultimap(options);
   Reply(stream, {Opcode::kSupported, out.Take()});
@@ -147,6 +169,7 @@ bool Connection::Startup(int16_t stream, std::string_view body) {
   if (compression != options.end() && !compression->second.empty() && compression->second != "none") {
     return ProtocolError(stream, absl::StrCat("Unknown compression algorithm: ", compression->second));
   }
+  lwt_mark_ = options.count("SCYLLA_LWT_ADD_METADATA_MARK") > 0;
   started_ = true;
   Reply(stream, {Opcode::kReady, ""});
   return true;
@@ -169,6 +192,7 @@ bool Connection::Register(int16_t stream, std::string_view body) {
 void Connection::Run(int16_t stream, Plan plan) {
   if (plan.use_keyspace) keyspace_ = *plan.use_keyspace;
   if (plan.response) return Reply(stream, *plan.response);
+  if (plan.requests.empty()) return Reply(stream, plan.finish({}));
   // The answers may come on several threads: each fills its own slot and
   // the last one finishes.
   struct Gathering {
@@ -217,7 +241,7 @@ bool Connection::PrepareMessage(int16_t stream, std::string_view body) {
   Writer out;
   out.Int(kPreparedKind);
   out.ShortBytes(prepared_.Add(keyspace_, prepared.prepared));
-  WriteBindMetadata(out, *prepared.prepared);
+  WriteBindMetadata(out, *prepared.prepared, lwt_mark_);
   const std::vector<ResultColumn>& columns = prepared.prepared->result_columns;
   WriteResultMetadata(out, columns, std::nullopt, columns.empty());
   Reply(stream, {Opcode::kResult, out.Take()});

@@ -17,13 +17,23 @@
 
 namespace charybdis::cql {
 
+// A change a driver REGISTERs for (section 4.2.6): STATUS_CHANGE ("UP" or
+// "DOWN") or TOPOLOGY_CHANGE ("NEW_NODE", "REMOVED_NODE") of the node at
+// `address` (4 or 16 bytes) and `port`.
+struct Event {
+  std::string type;
+  std::string change;
+  std::string address;
+  int32_t port = 0;
+};
+
 // What a connection needs of the node it reaches.
 class Backend {
  public:
   virtual ~Backend() = default;
   // Runs one request of ours; `done` may come on any thread, once.
   virtual void Execute(ClientRequest request, std::function<void(ClientResponse)> done) = 0;
-  virtual ClusterView Cluster() = 0;
+  virtual const ClusterView& Cluster() = 0;
 };
 
 // A node's prepared statements, by id, shared by its connections. Ids
@@ -39,14 +49,27 @@ class PreparedStatements {
   std::map<std::string, std::shared_ptr<const Prepared>> by_id_;
 };
 
+// Where a connection lives, for ScyllaDB's shard-awareness extension
+// (SUPPORTED tells the driver; docs/cql.md).
+struct ShardInfo {
+  uint32_t shard = 0;
+  uint32_t shards = 1;
+  uint32_t ignore_msb = 0;
+  uint16_t shard_aware_port = 0;  // 0: none
+};
+
+// The mask ScyllaDB's drivers test prepared metadata flags against to
+// tell a conditional statement (SCYLLA_LWT_ADD_METADATA_MARK).
+constexpr uint32_t kLwtMetadataMark = 0x80000000u;
+
 class Connection {
  public:
   // Writes one whole frame; may be called on any thread (answers of
   // requests come on the thread that finished them).
   using Send = std::function<void(std::string frame)>;
 
-  Connection(const Schema& schema, PreparedStatements& prepared, Backend& backend, Send send)
-      : schema_(schema), prepared_(prepared), backend_(backend), send_(std::move(send)) {}
+  Connection(const Schema& schema, PreparedStatements& prepared, Backend& backend, ShardInfo shard, Send send)
+      : schema_(schema), prepared_(prepared), backend_(backend), shard_(shard), send_(std::move(send)) {}
 
   // One frame from the client (its body at most kMaxBodyBytes). Returns
   // false after a protocol error: the stream can no longer be trusted, so
@@ -55,6 +78,9 @@ class Connection {
 
   // The protocol error for a frame whose body exceeds kMaxBodyBytes.
   void RejectOversized(const FrameHeader& header);
+
+  // An EVENT for a connection that REGISTERed its type (none otherwise).
+  void Push(const Event& event);
 
  private:
   void Reply(int16_t stream, const Response& response);
@@ -72,8 +98,10 @@ class Connection {
   const Schema& schema_;
   PreparedStatements& prepared_;
   Backend& backend_;
+  const ShardInfo shard_;
   Send send_;
   bool started_ = false;
+  bool lwt_mark_ = false;  // the client asked for SCYLLA_LWT_ADD_METADATA_MARK
   std::string keyspace_;
   // REGISTERed event types (sending them comes with schema changes and
   // the failure detector's news; docs/cql.md).

@@ -49,6 +49,9 @@ Plan PlanExecution(const Prepared& prepared, const QueryOptions& options, const 
                    const ClusterView& cluster) {
   absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, options.values, options.value_names);
   if (!bindings.ok()) return InvalidPlan(std::string(bindings.status().message()));
+  if (options.serial_consistency != CL_SERIAL && options.serial_consistency != CL_LOCAL_SERIAL) {
+    return InvalidPlan("the serial consistency must be SERIAL or LOCAL_SERIAL");
+  }
   const Statement& statement = prepared.parsed.statement;
   if (const auto* use = std::get_if<Use>(&statement)) {
     if (schema.FindKeyspace(use->keyspace) == nullptr && !IsSystemKeyspace(use->keyspace)) {
@@ -70,6 +73,7 @@ Plan PlanExecution(const Prepared& prepared, const QueryOptions& options, const 
     return PlanSelect(prepared, *select, *bindings, options);
   }
   if (prepared.system_table) return InvalidPlan("system tables are read-only");
+  if (!prepared.table) return {VoidResult(), {}, {}, {}};  // an empty BATCH
   absl::StatusOr<std::vector<CasStatement>> writes = BuildWrites(prepared, *bindings, options);
   if (!writes.ok()) return InvalidPlan(std::string(writes.status().message()));
   return WritePlan(*prepared.table, std::move(*writes), prepared.conditional, options);

@@ -82,7 +82,10 @@ class Lexer {
     for (std::string_view symbol : {"<=", ">=", "!=", "(", ")", ",", ";", ".", "*", "=", "<", ">", "?", ":", "{", "}", "[", "]", "+", "-"}) {
       if (rest.substr(0, symbol.size()) == symbol) return Take(token, Token::Kind::kSymbol, symbol.size());
     }
-    return Error(token, absl::StrCat("token recognition error at: '", std::string(1, c), "'"));
+    // The whole character (a UTF-8 sequence), so that the message is text.
+    size_t length = 1;
+    while (length < rest.size() && length < 4 && (static_cast<unsigned char>(rest[length]) & 0xC0) == 0x80) length++;
+    return Error(token, absl::StrCat("token recognition error at: '", std::string(rest.substr(0, length)), "'"));
   }
 
   absl::Status Number(Token& token, std::string_view rest) {

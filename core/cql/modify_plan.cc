@@ -24,6 +24,10 @@ class WriteBuilder {
         if (name != column.name) continue;
         absl::StatusOr<std::string> value = bindings_.Required(*term, column.type, absl::StrCat("primary key part ", name));
         if (!value.ok()) return value.status();
+        if (value->size() > 0xFFFF) return absl::InvalidArgumentError(absl::StrCat("Key length of ", value->size(), " is longer than maximum of 65535"));
+        if (column.kind == Column::Kind::kPartitionKey && value->empty() && table_.partition_key_count == 1) {
+          return absl::InvalidArgumentError("Key may not be empty");
+        }
         (column.kind == Column::Kind::kPartitionKey ? partition : clustering).push_back(std::move(*value));
       }
     }
@@ -37,7 +41,8 @@ class WriteBuilder {
   absl::Status Using(const cql::Using& using_, WriteOp& write) {
     const std::optional<Term>& ttl = using_.ttl_seconds ? using_.ttl_seconds : batch_using_.ttl_seconds;
     const std::optional<Term>& timestamp = using_.timestamp_us ? using_.timestamp_us : batch_using_.timestamp_us;
-    if (ttl) {
+    // An unset TTL or TIMESTAMP is the default (none, and now).
+    if (ttl && !bindings_.IsUnset(*ttl)) {
       absl::StatusOr<std::string> value = bindings_.Required(*ttl, Type{Kind::kInt, {}}, "TTL");
       if (!value.ok()) return value.status();
       const int32_t seconds = static_cast<int32_t>(ReadBigEndian(*value, 4));
@@ -45,7 +50,7 @@ class WriteBuilder {
       if (seconds > 20 * 365 * 86400) return absl::InvalidArgumentError("ttl is too large: the maximum is 20 years");
       write.set_ttl_seconds(seconds);
     }
-    if (timestamp) {
+    if (timestamp && !bindings_.IsUnset(*timestamp)) {
       absl::StatusOr<std::string> value = bindings_.Required(*timestamp, Type{Kind::kBigint, {}}, "TIMESTAMP");
       if (!value.ok()) return value.status();
       write.set_timestamp(static_cast<int64_t>(ReadBigEndian(*value, 8)));
@@ -208,7 +213,12 @@ absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, 
 Plan WritePlan(const Table& table, std::vector<CasStatement> statements, bool conditional, const QueryOptions& options) {
   if (conditional) return Conditional(table, std::move(statements), options);
   Plan plan;
-  for (CasStatement& statement : statements) *plan.requests.emplace_back().mutable_write() = std::move(*statement.mutable_write());
+  for (CasStatement& statement : statements) {
+    const WriteOp& write = statement.write();
+    // An UPDATE whose values were all left unset changes nothing.
+    if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row()) continue;
+    *plan.requests.emplace_back().mutable_write() = std::move(*statement.mutable_write());
+  }
   plan.finish = [](const std::vector<ClientResponse>& responses) {
     for (const ClientResponse& response : responses) {
       if (response.code() != ClientResponse::OK) return ErrorResponse(ErrorOf(response, false));

@@ -1,5 +1,7 @@
 #include "core/cql/prepared.h"
 
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "core/cql/parser.h"
 #include "core/cql/system_tables.h"
@@ -52,13 +54,26 @@ class Checker {
   }
 
   // Types the term's marker, if it is one.
+  // A `:name` marker is known by its own name (drivers bind by it), a `?`
+  // by what it gives.
   void Bind(const Term& term, const std::string& name, const Type& type, const Table& table) {
-    if (term.kind == Term::Kind::kBindMarker) prepared_.markers[term.marker] = {table.keyspace, table.name, name, type};
+    if (term.kind != Term::Kind::kBindMarker) return;
+    const std::string& own = prepared_.parsed.markers[term.marker];
+    prepared_.markers[term.marker] = {table.keyspace, table.name, own.empty() ? name : own, type};
+  }
+
+  // Each column at most once in an INSERT's columns or an UPDATE's SET.
+  void Distinct(const std::vector<std::string>& columns) {
+    std::set<std::string> seen;
+    for (const std::string& column : columns) {
+      if (!seen.insert(column).second) Fail(absl::StrCat("Multiple definitions found for column ", column));
+    }
   }
 
   void Where(const Table& table, const std::vector<Relation>& where) {
     for (const Relation& relation : where) {
       if (!relation.token.empty()) {
+        if (prepared_.system_table) Fail("system tables take no token() restrictions");
         for (const Term& term : relation.terms) Bind(term, "partition key token", Type{Kind::kBigint, {}}, table);
         continue;
       }
@@ -112,6 +127,7 @@ class Checker {
   void Check(const Insert& insert) {
     const Table* table = Resolve(insert.table);
     if (table == nullptr) return;
+    Distinct(insert.columns);
     for (size_t i = 0; i < insert.columns.size(); i++) {
       const Column* column = ColumnOf(*table, insert.columns[i]);
       if (column != nullptr) Bind(insert.values[i], column->name, column->type, *table);
@@ -129,6 +145,9 @@ class Checker {
   void Check(const Update& update) {
     const Table* table = Resolve(update.table);
     if (table == nullptr) return;
+    std::vector<std::string> set;
+    for (const auto& [name, term] : update.set) set.push_back(name);
+    Distinct(set);
     Using(*table, update.using_);
     for (const auto& [name, term] : update.set) {
       const Column* column = ColumnOf(*table, name);
@@ -188,16 +207,20 @@ class Checker {
       }
     }
     for (int i = 0; i < table.partition_key_count; i++) {
+      int restrictions = 0;
       bool restricted = false;
       for (const Relation& relation : select.where) {
-        restricted = restricted || (relation.column == table.columns[i].name &&
-                                    (relation.op == Operator::kEq || relation.op == Operator::kIn));
+        if (relation.column != table.columns[i].name) continue;
+        restrictions++;
+        restricted = relation.op == Operator::kEq || relation.op == Operator::kIn;
       }
+      if (restrictions > 1) Fail(absl::StrCat("partition key part ", table.columns[i].name, " is restricted more than once"));
       if (!restricted) Fail(absl::StrCat("a SELECT must restrict the partition key column ", table.columns[i].name, " with = or IN (full scans are not supported yet)"));
     }
   }
 
   void Check(const Batch& batch) {
+    if (batch.using_.ttl_seconds) Fail("Global TTL on the BATCH statement is not supported.");
     for (const Modification& statement : batch.statements) {
       std::visit([&](const auto& modification) { Check(modification); }, statement);
       if (prepared_.table) Using(*prepared_.table, batch.using_);

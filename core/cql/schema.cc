@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/assert.h"
 #include "core/data/big_endian.h"
 #include "core/murmur3.h"
 
@@ -112,6 +113,7 @@ absl::Status Schema::Apply(const CreateTable& create, bool allow_collections) {
   for (const ColumnDefinition& column : create.columns) {
     std::optional<Type> type = ParseType(column.type);
     if (!type || (type->is_collection() && !allow_collections)) return absl::InvalidArgumentError(absl::StrCat("unknown or unsupported type ", column.type));
+    if (column.name.empty()) return absl::InvalidArgumentError("a column needs a name");
     if (!types.emplace(column.name, *type).second) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " is defined twice"));
   }
   if (absl::Status checked = CheckPrimaryKey(create, types, allow_collections); !checked.ok()) return checked;
@@ -179,6 +181,7 @@ std::vector<std::string> DecodePartitionKey(const Table& table, std::string_view
 }
 
 std::string EncodeClustering(const Table& table, const std::vector<std::string>& values) {
+  CHARYBDIS_ASSERT(values.size() <= static_cast<size_t>(table.clustering_count));
   std::string key;
   for (size_t i = 0; i < values.size(); i++) {
     const Column& column = table.columns[table.partition_key_count + i];

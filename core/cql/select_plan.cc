@@ -214,7 +214,7 @@ Plan PlanSelect(const Prepared& prepared, const Select& select, const Bindings& 
     const Column& leading = table.columns[table.partition_key_count];
     spec.reversed = select.order_by->second != leading.descending;
   }
-  if (select.limit) {
+  if (select.limit && !bindings.IsUnset(*select.limit)) {
     absl::StatusOr<std::string> limit = bindings.Required(*select.limit, Type{Kind::kInt, {}}, "LIMIT");
     if (!limit.ok()) return InvalidPlan(std::string(limit.status().message()));
     spec.limit = static_cast<int32_t>(ReadBigEndian(*limit, 4));

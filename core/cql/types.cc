@@ -65,6 +65,11 @@ std::string UuidFromComparable(std::string_view comparable) {
 // longer positive is larger, a longer negative smaller), then the minimal
 // two's complement bytes, which order correctly within one length.
 std::string VarintToComparable(std::string_view native) {
+  // The same number has one form: without redundant sign bytes.
+  while (native.size() > 1 && ((native[0] == 0 && !(native[1] & 0x80)) ||
+                               (native[0] == static_cast<char>(0xFF) && (native[1] & 0x80)))) {
+    native.remove_prefix(1);
+  }
   const bool negative = (static_cast<unsigned char>(native[0]) & 0x80) != 0;
   const uint32_t header = negative ? 0x7FFFFFFFu - static_cast<uint32_t>(native.size())
                                    : 0x80000000u + static_cast<uint32_t>(native.size());

@@ -113,6 +113,13 @@ void Writer::Int(int32_t value) { AppendBigEndian(out_, static_cast<uint32_t>(va
 void Writer::Long(int64_t value) { AppendBigEndian(out_, static_cast<uint64_t>(value), 8); }
 
 void Writer::String(std::string_view value) {
+  // A [string] holds at most 65535 bytes: cut longer text (messages) at a
+  // character boundary.
+  if (value.size() > 0xFFFF) {
+    size_t end = 0xFFFF;
+    while (end > 0 && (static_cast<unsigned char>(value[end]) & 0xC0) == 0x80) end--;
+    value = value.substr(0, end);
+  }
   Short(static_cast<uint16_t>(value.size()));
   out_.append(value);
 }

@@ -12,6 +12,9 @@ if any check failed.
 import argparse
 import concurrent.futures
 import os
+import random
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -50,8 +53,10 @@ class LocalCluster:
 
 
 def connect(address):
+    # QUORUM by default, so that a read sees the writes before it whichever
+    # node coordinates each (the driver's default, LOCAL_ONE, does not).
     profile = ExecutionProfile(load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
-                               request_timeout=20)
+                               request_timeout=20, consistency_level=ConsistencyLevel.QUORUM)
     cluster = Cluster([address[0]], port=address[1], protocol_version=4,
                       execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=10)
     return cluster, cluster.connect("app")
@@ -79,18 +84,21 @@ def check_schema(cluster, session):
 
 
 def check_levels(cluster, session):
+    # Each level writes, and a level that overlaps it reads (R + W > RF).
+    overlapping = {ConsistencyLevel.ONE: ConsistencyLevel.ALL, ConsistencyLevel.QUORUM: ConsistencyLevel.QUORUM,
+                   ConsistencyLevel.ALL: ConsistencyLevel.ONE,
+                   ConsistencyLevel.LOCAL_QUORUM: ConsistencyLevel.LOCAL_QUORUM}
     insert = session.prepare("INSERT INTO users (id, name, age) VALUES (?, ?, ?)")
     select = session.prepare("SELECT name, age FROM users WHERE id = ?")
     assert insert.routing_key_indexes == [0]
-    for n, level in enumerate([ConsistencyLevel.ONE, ConsistencyLevel.QUORUM, ConsistencyLevel.ALL,
-                               ConsistencyLevel.LOCAL_QUORUM]):
-        insert.consistency_level = select.consistency_level = level
+    for n, (write_level, read_level) in enumerate(overlapping.items()):
+        insert.consistency_level, select.consistency_level = write_level, read_level
         session.execute(insert, (100 + n, f"user{n}", n))
         row = session.execute(select, (100 + n,)).one()
         assert (row.name, row.age) == (f"user{n}", n), row
-        simple = SimpleStatement("UPDATE users SET email = %s WHERE id = %s", consistency_level=level)
+        simple = SimpleStatement("UPDATE users SET email = %s WHERE id = %s", consistency_level=write_level)
         session.execute(simple, (f"u{n}@example.com", 100 + n))
-        read = SimpleStatement("SELECT email FROM users WHERE id = %s", consistency_level=level)
+        read = SimpleStatement("SELECT email FROM users WHERE id = %s", consistency_level=read_level)
         assert session.execute(read, (100 + n,)).one().email == f"u{n}@example.com"
 
 
@@ -140,7 +148,8 @@ def check_conditional_batch(cluster, session):
     plain.add(SimpleStatement("INSERT INTO events (stream, seq) VALUES (%s, %s)"), (stream, 7))
     plain.add(SimpleStatement("DELETE FROM events WHERE stream = %s AND seq = %s"), (stream, 1))
     session.execute(plain)
-    assert [r.seq for r in session.execute("SELECT seq FROM events WHERE stream = %s", (stream,))] == [7, 2]
+    seqs = [r.seq for r in session.execute("SELECT seq FROM events WHERE stream = %s", (stream,))]
+    assert seqs == [7, 2], seqs
 
 
 def check_paging(cluster, session):
@@ -211,7 +220,9 @@ def check_errors(cluster, session):
 def check_node_down(cluster, session, local):
     victim = 3
     host = next(h for h in cluster.metadata.all_hosts() if h.endpoint.port == local.cql[victim][1])
+    events = EventListener(local.cql[1])
     local.run("kill", str(victim))
+    events.wait_for("DOWN", local.cql[victim][1], 15)
     wait_for("the driver to mark the killed node down", lambda: not host.is_up, 30)
     quorum = SimpleStatement("INSERT INTO users (id, name) VALUES (%s, 'q')", consistency_level=ConsistencyLevel.QUORUM)
     everyone = SimpleStatement("INSERT INTO users (id, name) VALUES (%s, 'all')", consistency_level=ConsistencyLevel.ALL)
@@ -231,6 +242,8 @@ def check_node_down(cluster, session, local):
     wait_for("ALL to be Unavailable", all_unavailable, 15)
     assert (caught.required_replicas, caught.alive_replicas) == (3, 2), caught
     local.run("start", str(victim))
+    events.wait_for("UP", local.cql[victim][1], 15)
+    events.close()
     wait_for("the driver to mark the restarted node up", lambda: host.is_up, 60)
     wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
 
@@ -248,6 +261,101 @@ def check_protocol_fallback(cluster, session):
         fresh.shutdown()
 
 
+def options_over(address, source_port=0):
+    """SUPPORTED's options for a raw connection from `source_port`."""
+    with socket.create_connection(address, timeout=5, source_address=("127.0.0.1", source_port)) as raw:
+        raw.sendall(struct.pack(">BBhBi", 4, 0, 1, 0x05, 0))  # OPTIONS
+        header = raw.recv(9, socket.MSG_WAITALL)
+        length = struct.unpack(">i", header[5:9])[0]
+        body = b""
+        while len(body) < length:
+            body += raw.recv(length - len(body))
+    options, at = {}, 2
+
+    def string():
+        nonlocal at
+        size = struct.unpack(">H", body[at:at + 2])[0]
+        at += 2 + size
+        return body[at - size:at].decode()
+
+    for _ in range(struct.unpack(">H", body[:2])[0]):
+        key = string()
+        count = struct.unpack(">H", body[at:at + 2])[0]
+        at += 2
+        options[key] = [string() for _ in range(count)]
+    return options
+
+
+class EventListener:
+    """A raw connection REGISTERed for STATUS_CHANGE, read frame by frame."""
+
+    def __init__(self, address):
+        self.raw = socket.create_connection(address, timeout=5)
+        self.send(0x01, struct.pack(">H", 1) + self.string("CQL_VERSION") + self.string("3.0.0"))  # STARTUP
+        assert self.frame()[0] == 0x02  # READY
+        self.send(0x0B, struct.pack(">H", 1) + self.string("STATUS_CHANGE"))  # REGISTER
+        assert self.frame()[0] == 0x02
+
+    @staticmethod
+    def string(text):
+        return struct.pack(">H", len(text)) + text.encode()
+
+    def send(self, opcode, body):
+        self.raw.sendall(struct.pack(">BBhBi", 4, 0, 1, opcode, len(body)) + body)
+
+    def frame(self):
+        header = self.raw.recv(9, socket.MSG_WAITALL)
+        length = struct.unpack(">i", header[5:9])[0]
+        return header[4], self.raw.recv(length, socket.MSG_WAITALL) if length else b""
+
+    def wait_for(self, change, port, timeout_s):
+        """Reads events until `change` ("UP"/"DOWN") of the node at `port`."""
+        deadline = time.monotonic() + timeout_s
+        seen = []
+        while time.monotonic() < deadline:
+            self.raw.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                opcode, body = self.frame()
+            except socket.timeout:
+                break
+            if opcode != 0x0C:
+                continue
+            at, fields = 0, []
+            for _ in range(2):
+                size = struct.unpack(">H", body[at:at + 2])[0]
+                fields.append(body[at + 2:at + 2 + size].decode())
+                at += 2 + size
+            address_size = body[at]
+            event_port = struct.unpack(">i", body[at + 1 + address_size:at + 5 + address_size])[0]
+            seen.append((fields[1], event_port))
+            if fields == ["STATUS_CHANGE", change] and event_port == port:
+                return
+        raise AssertionError(f"no STATUS_CHANGE {change} for port {port} within {timeout_s} s; saw {seen}")
+
+    def close(self):
+        self.raw.close()
+
+
+def check_shard_aware_port(cluster, session, local):
+    host, _ = local.cql[1]
+    regular = options_over(local.cql[1])
+    shards = int(regular["SCYLLA_NR_SHARDS"][0])
+    aware_port = int(regular["SCYLLA_SHARD_AWARE_PORT"][0])
+    assert shards == 2 and regular["SCYLLA_SHARDING_IGNORE_MSB"] == ["12"], regular
+    seen = set()
+    # Linux hands out bind(0) ports of one parity, so pick ports ourselves.
+    for source_port in random.Random(7).sample(range(20000, 30000), 40):
+        try:
+            options = options_over((host, aware_port), source_port)
+        except OSError:
+            continue  # that port is taken
+        assert int(options["SCYLLA_SHARD"][0]) == source_port % shards, (source_port, options["SCYLLA_SHARD"])
+        seen.add(source_port % shards)
+        if len(seen) == shards:
+            return
+    raise AssertionError(f"shards reached through the shard-aware port: {seen}")
+
+
 CHECKS = [check_protocol_fallback, check_schema, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
           check_conditional_batch, check_paging, check_ttl, check_order_by, check_errors]
 
@@ -263,6 +371,7 @@ def main():
         local.up()
         cluster, session = connect(local.cql[1])
         checks = [(check.__name__, lambda check=check: check(cluster, session)) for check in CHECKS]
+        checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
         checks.append(("check_node_down", lambda: check_node_down(cluster, session, local)))
         for name, run in checks:
             started = time.monotonic()
