@@ -1,7 +1,7 @@
 // charybdis-bench-real: Charybdis beside etcd on this machine, in one run
 // (`./charybdis bench real`, docs/benchmarks.md).
 //
-//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdp] [--quick]
+//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpq] [--quick]
 //
 // Starts a local 3-node Charybdis cluster (RF=3, 2 shards per node) and a
 // 3-member etcd cluster on loopback, runs the phases on both, measure by
@@ -10,7 +10,8 @@
 // Phases: a sequential put/get/IF NOT EXISTS; b 64 puts in flight; c
 // lock-step contention on one key; d the LWT load test (one partition,
 // 250 in flight, batches, RF=3 then RF=1, with the naive mode); p phase a
-// again with commitlog_sync periodic. --quick: small sizes, for the test
+// again with commitlog_sync periodic; q phase a through CQL beside our
+// gRPC API, on one cluster. --quick: small sizes, for the test
 // suite. Exits 1 if a system broke a promise (a check failed) or served
 // no request of a measure (the naive mode excepted).
 #include <filesystem>
@@ -35,7 +36,7 @@ namespace fs = std::filesystem;
 struct Flags {
   std::string directory;
   std::string out = "bench-real";
-  std::string phases = "abcdp";
+  std::string phases = "abcdpq";
   bool quick = false;
 };
 
@@ -68,6 +69,7 @@ struct OurCluster {
 
   std::unique_ptr<LocalCluster> cluster;
   std::unique_ptr<BenchSystem> client;
+  std::unique_ptr<BenchSystem> cql_client;  // the same node, through CQL
 };
 
 absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t replication_factor,
@@ -77,6 +79,7 @@ absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t repl
   options.shards = kShards;
   options.replication_factor = replication_factor;
   options.tables = {{"kv", {"v"}}};
+  options.cql_schema = BenchCqlSchema(replication_factor);
   options.extra_config = extra_config;
   std::cerr << "bench: starting " << name << " (RF=" << replication_factor << ") in " << directory << "\n";
   auto created = LocalCluster::Create(directory, NodeBinaryBesideSelf(), options);
@@ -90,6 +93,9 @@ absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t repl
   client.shards = kShards;
   client.shard_aware = shard_aware;
   ours.client = ConnectCharybdis(client);
+  CqlClientOptions cql;
+  cql.address = ours.cluster->cql_address(1);
+  ours.cql_client = ConnectCql(cql);
   return ours;
 }
 
@@ -121,6 +127,10 @@ absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, std::vec
     if (Has(flags, 'a')) Append(runs, RunSequential(both, sizes, mode, "rf3"));
     if (Has(flags, 'b')) Append(runs, RunInFlight(both, sizes, mode, "rf3"));
     if (Has(flags, 'c')) Append(runs, RunContention(both, sizes, mode, "rf3"));
+    if (Has(flags, 'q')) {
+      // The two APIs of one node, measure by measure in turn.
+      Append(runs, RunSequential({ours->cql_client.get(), ours->client.get()}, sizes, kCqlMode, "rf3-cql"));
+    }
     if (Has(flags, 'd')) {
       auto naive = StartOurs(flags.directory + "/rf3-naive", 3, "charybdis naive", "disable_lwt_batching: true\n", false);
       if (!naive.ok()) return naive.status();
@@ -155,12 +165,13 @@ absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::v
 }
 
 constexpr char kHelp[] =
-    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdp] [--quick]\n"
+    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpq] [--quick]\n"
     "Charybdis (3 nodes, RF=3, 2 shards each) beside etcd (3 members) on this machine, in one run.\n"
     "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
     "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
     "            load test (250 in flight into one partition, rows and batches of 50 and 1000,\n"
-    "            RF=3 and RF=1, with the naive mode); p: phase a with commitlog_sync periodic\n"
+    "            RF=3 and RF=1, with the naive mode); p: phase a with commitlog_sync periodic;\n"
+    "            q: phase a through CQL (prepared statements) beside our gRPC API, one cluster\n"
     "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
     "  --dir     where the clusters live while it runs (default a fresh one under /tmp)\n"
     "  --quick   small sizes (the test suite runs this)\n"
@@ -187,8 +198,8 @@ int Main(int argc, char** argv) {
     }
     else return Usage(absl::StrCat("unknown argument ", word));
   }
-  if (flags.phases.find_first_not_of("abcdp") != std::string::npos || flags.phases.empty()) {
-    return Usage("--phases takes letters of abcdp");
+  if (flags.phases.find_first_not_of("abcdpq") != std::string::npos || flags.phases.empty()) {
+    return Usage("--phases takes letters of abcdpq");
   }
   if (flags.directory.empty()) flags.directory = fs::temp_directory_path() / absl::StrCat("charybdis-bench-", getpid());
   if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {

@@ -9,6 +9,11 @@
 
 namespace charybdis::node {
 
+// Phase q's mode: phase a through CQL ("charybdis cql") beside the same
+// node's gRPC API ("charybdis"), compared with each other, not with etcd.
+inline constexpr char kCqlMode[] = "group, RF=3, CQL vs gRPC";
+inline constexpr char kCqlSystem[] = "charybdis cql";
+
 // One line of the benchmark's table: a figure of ours beside the same
 // figure of the system we compare with, in the same run.
 struct Comparison {

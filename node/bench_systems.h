@@ -56,6 +56,16 @@ struct CharybdisClientOptions {
   std::string table = "kv";  // with a column v
 };
 std::unique_ptr<BenchSystem> ConnectCharybdis(const CharybdisClientOptions& options);
+// The same over CQL's native protocol, with prepared statements, on the
+// tables of BenchCqlSchema (bench.kv, and bench.rows for batches).
+struct CqlClientOptions {
+  std::string name = "charybdis cql";
+  std::string address;  // a node's cql address
+  ConsistencyLevel level = CL_QUORUM;
+};
+std::unique_ptr<BenchSystem> ConnectCql(const CqlClientOptions& options);
+// The cql_schema a cluster needs for ConnectCql's clients.
+std::vector<std::string> BenchCqlSchema(uint32_t replication_factor);
 // An etcd member's client address (host:port).
 std::unique_ptr<BenchSystem> ConnectEtcd(const std::string& address);
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "node/bench_load.h"
 #include "node/bench_phases.h"
@@ -196,6 +197,25 @@ PhaseRun MadeRun(const std::string& phase, const std::string& measure, const std
   run.result.latencies_us.assign(ok, latency_us);
   run.result.seconds = 1;
   return run;
+}
+
+TEST(Compare, CqlRunsAreMeasuredAgainstOurOwnGrpcApi) {
+  const std::vector<PhaseRun> runs = {
+      MadeRun("a", "QUORUM put", kCqlMode, kCqlSystem, 1050, 10),
+      MadeRun("a", "QUORUM put", kCqlMode, "charybdis", 1000, 10),
+      MadeRun("a", "get", kCqlMode, kCqlSystem, 1200, 10),
+      MadeRun("a", "get", kCqlMode, "charybdis", 1000, 10),
+  };
+  std::map<std::string, Comparison> by_title;
+  for (const Comparison& c : Compare(runs)) by_title[c.title] = c;
+  const Comparison& put = by_title.at(absl::StrCat("a. QUORUM put p50 (", kCqlSystem, ", ", kCqlMode, ")"));
+  EXPECT_DOUBLE_EQ(put.ratio(), 1.05);
+  EXPECT_EQ(put.theirs_name, "charybdis");
+  EXPECT_EQ(put.goal, 1.1);
+  EXPECT_TRUE(put.met());
+  EXPECT_FALSE(by_title.at(absl::StrCat("a. get p50 (", kCqlSystem, ", ", kCqlMode, ")")).met());
+  // The gRPC runs of that mode are the baseline, compared with nothing.
+  EXPECT_EQ(by_title.size(), 4u);  // p50 and p99 of each CQL measure
 }
 
 TEST(Compare, RatiosAgainstEtcdWithTheIssuesGoals) {
