@@ -6,8 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/cql/parser.h"
-#include "core/cql/system_tables.h"
+#include "core/cql/bootstrap.h"
 #include "core/commitlog_sync.h"
 #include "core/paxos/ballot.h"
 #include "core/text_proto.h"
@@ -138,64 +137,20 @@ void CheckTables(const NodeConfigFile& file, TextProtoProblems& problems, NodeCo
   }
 }
 
-// Whether a keyspace replicates as the cluster does (per-keyspace
-// replication comes with schema changes; docs/cql.md).
-std::string ReplicationProblem(const cql::Keyspace& keyspace, const ClusterLayout& layout) {
-  const auto& per_datacenter = layout.replication.per_datacenter;
-  std::map<std::string, std::string> wanted;
-  for (const auto& [datacenter, factor] : per_datacenter) wanted[datacenter] = absl::StrCat(factor);
-  std::map<std::string, std::string> given = keyspace.replication;
-  const std::string strategy = given["class"];
-  given.erase("class");
-  bool same = given == wanted;
-  if (strategy == "org.apache.cassandra.locator.SimpleStrategy") {
-    same = per_datacenter.size() == 1 && given.size() == 1 && given.count("replication_factor") &&
-           given["replication_factor"] == wanted.begin()->second;
-  }
-  if (same) return "";
-  std::string cluster;
-  for (const auto& [datacenter, factor] : wanted) absl::StrAppend(&cluster, cluster.empty() ? "" : ", ", datacenter, ": ", factor);
-  return absl::StrCat("keyspace ", keyspace.name, " must replicate as the cluster does (", cluster,
-                      "): per-keyspace replication is not supported yet");
-}
-
-// The cql_schema statements, applied in order.
+// The cql_schema statements (core/cql/bootstrap.h), and their tables in
+// the coordinators' list.
 std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file, const ClusterLayout& layout,
                                                       TextProtoProblems& problems, NodeConfig& node) {
-  auto schema = std::make_shared<cql::Schema>();
-  std::string keyspace;
-  for (int i = 0; i < file.cql_schema_size(); i++) {
-    absl::StatusOr<cql::ParsedStatement> parsed = cql::Parse(file.cql_schema(i));
-    absl::Status applied = parsed.status();
-    if (parsed.ok()) {
-      if (auto* use = std::get_if<cql::Use>(&parsed->statement)) {
-        keyspace = use->keyspace;
-      } else if (auto* create = std::get_if<cql::CreateKeyspace>(&parsed->statement)) {
-        applied = cql::IsSystemKeyspace(create->name)
-                      ? absl::InvalidArgumentError(absl::StrCat("keyspace ", create->name, " is reserved"))
-                      : schema->Apply(*create);
-        const std::string problem = applied.ok() ? ReplicationProblem(*schema->FindKeyspace(create->name), layout) : "";
-        if (!problem.empty()) applied = absl::InvalidArgumentError(problem);
-      } else if (auto* table = std::get_if<cql::CreateTable>(&parsed->statement)) {
-        if (table->table.keyspace.empty()) table->table.keyspace = keyspace;
-        applied = schema->Apply(*table);
-      } else {
-        applied = absl::InvalidArgumentError("only CREATE KEYSPACE, CREATE TABLE and USE belong here");
-      }
+  cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema(
+      {file.cql_schema().begin(), file.cql_schema().end()}, layout.replication.per_datacenter);
+  for (const auto& [index, problem] : bootstrap.problems) problems.Add({{"cql_schema", index}}, problem);
+  for (const auto& [name, columns] : bootstrap.storage_tables) {
+    if (node.tables.count(name)) {
+      problems.Add({{"cql_schema"}}, absl::StrCat("CQL table ", name, " has the name of a table {} entry"));
     }
-    if (!applied.ok()) problems.Add({{"cql_schema", i}}, std::string(applied.message()));
+    node.tables[name] = TableSchema{name, columns};
   }
-  for (const auto& [name, table] : schema->tables()) {
-    if (node.tables.count(table.storage_name())) {
-      problems.Add({{"cql_schema"}}, absl::StrCat("CQL table ", table.storage_name(), " has the name of a table {} entry"));
-    }
-    TableSchema storage{table.storage_name(), {cql::kRowMarker}};
-    for (const cql::Column& column : table.columns) {
-      if (column.kind == cql::Column::Kind::kRegular) storage.columns.insert(column.name);
-    }
-    node.tables[storage.name] = std::move(storage);
-  }
-  return schema;
+  return bootstrap.schema;
 }
 
 // What a checked file means for core/: the ring, the peers, the timeouts.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/cql/bootstrap.h"
 #include "node/power_loss_fs.h"
 #include "node/process.h"
 #include "google/protobuf/text_format.h"
@@ -45,6 +46,17 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   if (options.replication_factor == 0 || options.replication_factor > options.nodes) {
     return absl::InvalidArgumentError(absl::StrCat("replication factor ", options.replication_factor,
                                                    " must be between 1 and ", options.nodes));
+  }
+  // The schema is checked before any node is set up: its error names the
+  // statement, not a line of a generated config.
+  const cql::BootstrapSchema schema =
+      cql::BuildBootstrapSchema(options.cql_schema, {{"dc1", options.replication_factor}});
+  if (!schema.problems.empty()) {
+    std::string problems;
+    for (const auto& [index, problem] : schema.problems) {
+      absl::StrAppend(&problems, "\n  statement ", index + 1, " (", options.cql_schema[index], "): ", problem);
+    }
+    return absl::InvalidArgumentError(absl::StrCat("the CQL schema is not valid:", problems));
   }
   LocalCluster cluster(directory, node_binary);
   if (fs::exists(cluster.NodeDirectory(1) + "/node.textproto")) {

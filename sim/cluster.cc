@@ -1,5 +1,7 @@
 #include "sim/cluster.h"
 
+#include "core/cql/bootstrap.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/assert.h"
@@ -73,6 +75,12 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
     tables[table.name()] =
         TableSchema{table.name(), std::set<std::string>(table.column().begin(), table.column().end())};
   }
+  // CQL tables are storage tables too (core/cql/bootstrap.h).
+  const auto& cql = spec.schema().cql();
+  cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema({cql.begin(), cql.end()}, ring_->layout().replication.per_datacenter);
+  CHARYBDIS_ASSERT(bootstrap.problems.empty());  // the scenario loader reports them
+  for (const auto& [name, columns] : bootstrap.storage_tables) tables[name] = TableSchema{name, columns};
+  cql_schema_ = std::move(bootstrap.schema);
   Random clocks = random.Fork(2);
   for (const NodePlacement& placement : topology_.nodes) {
     NodeConfig config;

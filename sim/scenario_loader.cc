@@ -1,5 +1,8 @@
 #include "sim/scenario_loader.h"
 
+#include "core/cql/bootstrap.h"
+#include "sim/topology.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -34,6 +37,17 @@ absl::StatusOr<LoadedScenario> ParseScenario(const std::string& path, const std:
   }
   if (detector->convict_after_ms() == 0) detector->set_convict_after_ms(kDefaultConvictAfterMs);
   loaded.topology = Topology::From(loaded.spec.topology());
+  // The CQL schema's keyspaces must replicate as the topology does.
+  const auto& cql = loaded.spec.schema().cql();
+  const cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema(
+      {cql.begin(), cql.end()}, LayoutOf(loaded.topology, loaded.spec, 0).replication.per_datacenter);
+  if (!bootstrap.problems.empty()) {
+    std::string text;
+    for (const auto& [index, problem] : bootstrap.problems) {
+      absl::StrAppend(&text, path, ": schema.cql[", index, "]: ", problem, "\n");
+    }
+    return absl::InvalidArgumentError(text);
+  }
   return loaded;
 }
 
