@@ -330,6 +330,38 @@ TEST_F(CqlProtocolTest, NamedMarkersKeepTheirNamesAndUnsetMeansNotGiven) {
   EXPECT_EQ(backend_.requests[0].write().partition_key(), Int(4));
 }
 
+TEST_F(CqlProtocolTest, InWithOneMarkerBindsAList) {
+  Start();
+  Writer prepare;
+  prepare.LongString("SELECT v FROM app.t WHERE k IN ? AND c = 1");
+  ASSERT_TRUE(Send(Opcode::kPrepare, prepare.Take()));
+  Reader result(Last().body);
+  result.Int();
+  const std::string id = result.ShortBytes();
+  result.Int();
+  ASSERT_EQ(result.Int(), 1);
+  EXPECT_EQ(result.Int(), 0);  // no routing key: several partitions
+  result.String();
+  result.String();
+  EXPECT_EQ(result.String(), "in(k)");
+  EXPECT_EQ(result.UnsignedShort(), static_cast<uint16_t>(Kind::kList));
+  EXPECT_EQ(result.UnsignedShort(), static_cast<uint16_t>(Kind::kInt));
+  for (const auto& [list, requests] : {std::pair{NativeCollection({Int(3), Int(4), Int(5)}), 3u},
+                                       {NativeCollection({Int(3), "bad"}), 0u}}) {
+    backend_.requests.clear();
+    Writer execute;
+    execute.ShortBytes(id);
+    Parameters(execute, CL_ONE, {list});
+    ASSERT_TRUE(Send(Opcode::kExecute, execute.Take()));
+    ASSERT_EQ(backend_.requests.size(), requests);
+    if (requests == 0) {
+      EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kInvalid));
+    }
+  }
+  ASSERT_TRUE(Query("SELECT v FROM app.t WHERE k IN (1, 2) AND c = 1", CL_ONE));
+  EXPECT_EQ(backend_.requests.size(), 2u);
+}
+
 TEST_F(CqlProtocolTest, PreparedStatementsRouteAndCanBeForgotten) {
   Start();
   Writer prepare;

@@ -161,7 +161,8 @@ class Parser {
     }
     relation.op = ParseOperator().value_or(Operator::kEq);
     if (relation.op == Operator::kIn) {
-      relation.terms = IsSymbol("?") ? std::vector<Term>{ParseTerm()} : ParseTermList();
+      relation.bound_list = IsSymbol("?") || IsSymbol(":");
+      relation.terms = relation.bound_list ? std::vector<Term>{ParseTerm()} : ParseTermList();
     } else if (!relation.token.empty() && IsWord("token")) {
       at_++;
       relation.terms = ParseTermList();  // token(?) on the right

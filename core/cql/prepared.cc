@@ -79,10 +79,13 @@ class Checker {
       }
       const Column* column = ColumnOf(table, relation.column);
       if (column == nullptr) return;
-      for (const Term& term : relation.terms) Bind(term, column->name, column->type, table);
-      if (relation.op == Operator::kIn && relation.terms.size() == 1 && relation.terms[0].kind == Term::Kind::kBindMarker) {
-        Fail("IN ? (a bound list) is not supported: write IN (?, ?, ...)");
+      if (relation.bound_list) {
+        // IN ?: the marker takes a list of the column's values.
+        Bind(relation.terms[0], absl::StrCat("in(", column->name, ")"), Type{Kind::kList, {column->type}}, table);
+        if (column->kind != Column::Kind::kPartitionKey) Fail("IN ? is supported on partition key columns only");
+        continue;
       }
+      for (const Term& term : relation.terms) Bind(term, column->name, column->type, table);
     }
   }
 

@@ -58,6 +58,14 @@ absl::Status PartitionKeys(const Table& table, const Select& select, const Bindi
     std::vector<std::string> values;
     for (const Relation& relation : select.where) {
       if (relation.column != column.name) continue;
+      if (relation.bound_list) {
+        absl::StatusOr<std::string> list = bindings.Required(relation.terms[0], Type{Kind::kList, {column.type}}, absl::StrCat("IN on ", column.name));
+        if (!list.ok()) return list.status();
+        // Checked when bound: a well-formed list of the column's type.
+        std::optional<std::vector<std::string>> elements = SplitCollection(*list);
+        for (std::string& value : *elements) values.push_back(std::move(value));
+        continue;
+      }
       for (const Term& term : relation.terms) {
         absl::StatusOr<std::string> value = bindings.Required(term, column.type, absl::StrCat("partition key part ", column.name));
         if (!value.ok()) return value.status();

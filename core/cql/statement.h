@@ -28,6 +28,7 @@ struct Relation {
   std::vector<std::string> token;
   Operator op = Operator::kEq;
   std::vector<Term> terms;  // one, or IN's list
+  bool bound_list = false;  // IN ?: one marker binds the whole list
 };
 
 struct TableName {

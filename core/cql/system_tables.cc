@@ -48,8 +48,6 @@ constexpr const char* kDefinitions[] = {
     " options map<text, text>, PRIMARY KEY (keyspace_name, table_name, trigger_name))",
 };
 
-std::string Text(std::string_view text) { return std::string(text); }
-
 std::string TextSet(const std::vector<std::string>& values) { return NativeCollection(values); }
 
 std::string TextMap(const std::map<std::string, std::string>& map) {

@@ -149,7 +149,32 @@ void WriteTypeOption(Writer& out, const Type& type) {
   for (const Type& param : type.params) WriteTypeOption(out, param);
 }
 
+std::optional<std::vector<std::string>> SplitCollection(std::string_view native) {
+  if (native.size() < 4) return std::nullopt;
+  const int32_t count = static_cast<int32_t>(ReadBigEndian(native, 4));
+  native.remove_prefix(4);
+  std::vector<std::string> elements;
+  for (int32_t i = 0; i < count; i++) {
+    if (native.size() < 4) return std::nullopt;
+    const int32_t length = static_cast<int32_t>(ReadBigEndian(native, 4));
+    native.remove_prefix(4);
+    if (length < 0 || native.size() < static_cast<size_t>(length)) return std::nullopt;
+    elements.emplace_back(native.substr(0, length));
+    native.remove_prefix(length);
+  }
+  if (!native.empty() || count < 0) return std::nullopt;
+  return elements;
+}
+
 absl::Status ValidateNative(const Type& type, std::string_view native) {
+  if (type.kind == Kind::kList || type.kind == Kind::kSet) {
+    std::optional<std::vector<std::string>> elements = SplitCollection(native);
+    if (!elements) return absl::InvalidArgumentError(absl::StrCat("a malformed ", TypeName(type), " value"));
+    for (const std::string& element : *elements) {
+      if (absl::Status valid = ValidateNative(type.params[0], element); !valid.ok()) return valid;
+    }
+    return absl::OkStatus();
+  }
   const size_t width = FixedWidth(type.kind);
   if (width != 0 && native.size() != width) {
     return absl::InvalidArgumentError(

@@ -65,6 +65,9 @@ bool IsOrdered(const Type& type);
 std::string ToComparable(const Type& type, std::string_view native);
 std::string FromComparable(const Type& type, std::string_view comparable);
 
+// The elements of a list's or set's native value (nullopt if malformed).
+std::optional<std::vector<std::string>> SplitCollection(std::string_view native);
+
 // Native values of the types the system tables serve.
 std::string NativeInt(int32_t value);
 std::string NativeBigint(int64_t value);
