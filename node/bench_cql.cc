@@ -2,7 +2,6 @@
 // protocol (v4), with prepared statements, as a driver sends them: the
 // same operations as node/bench_charybdis.cc over gRPC, so that the two
 // APIs can be measured against each other on one cluster.
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -11,11 +10,11 @@
 #include <map>
 #include <mutex>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/cql/consistency_code.h"
 #include "core/cql/wire.h"
 #include "node/bench_systems.h"
+#include "node/socket_address.h"
 
 namespace charybdis::node {
 namespace {
@@ -37,15 +36,8 @@ class Connection {
 
   // Connects, STARTUPs and prepares every statement; empty on success.
   std::string Open(const std::string& address) {
-    const size_t colon = address.rfind(':');
-    uint32_t port = 0;
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
-        inet_pton(AF_INET, address.substr(0, colon).c_str(), &to.sin_addr) != 1) {
-      return absl::StrCat("bad CQL address ", address);
-    }
-    to.sin_port = htons(static_cast<uint16_t>(port));
+    sockaddr_in to;
+    if (!ParseIpv4HostPort(address, to)) return absl::StrCat("bad CQL address ", address);
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -12,27 +12,14 @@
 #include <cerrno>
 #include <mutex>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/token.h"
 #include "node/log.h"
 #include "node/node.h"
+#include "node/socket_address.h"
 
 namespace charybdis::node {
 namespace {
-
-// "host:port" as an IPv4 socket address.
-bool ParseAddress(const std::string& address, sockaddr_in& out) {
-  const size_t colon = address.rfind(':');
-  uint32_t port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) || port > 65535) return false;
-  std::string host = address.substr(0, colon);
-  if (host == "localhost") host = "127.0.0.1";
-  out = {};
-  out.sin_family = AF_INET;
-  out.sin_port = htons(static_cast<uint16_t>(port));
-  return inet_pton(AF_INET, host.c_str(), &out.sin_addr) == 1;
-}
 
 cql::HostInfo Host(const Member& member, const TokenRing& ring) {
   cql::HostInfo host;
@@ -43,7 +30,7 @@ cql::HostInfo Host(const Member& member, const TokenRing& ring) {
     if (vnode.node == member.id()) host.tokens.push_back(absl::StrCat(vnode.token));
   }
   sockaddr_in address;
-  if (ParseAddress(member.cql_address(), address)) {
+  if (ParseIpv4HostPort(member.cql_address(), address)) {
     host.address.assign(reinterpret_cast<const char*>(&address.sin_addr), 4);
     host.native_port = ntohs(address.sin_port);
   } else {
@@ -56,22 +43,19 @@ cql::HostInfo Host(const Member& member, const TokenRing& ring) {
 // that it skips the hop between shards.
 class NodeBackend final : public cql::Backend {
  public:
-  explicit NodeBackend(Node& node) : node_(node) {
-    const LoadedConfig& config = node.config();
-    for (const Member& member : config.file.member()) {
-      cql::HostInfo host = Host(member, *config.node.ring);
-      if (member.id() == config.node.id) {
-        cluster_.local = std::move(host);
+  // `hosts`: every member, this node among them.
+  NodeBackend(Node& node, const std::map<uint32_t, cql::HostInfo>& hosts) : node_(node) {
+    for (const auto& [id, host] : hosts) {
+      if (id == node.config().node.id) {
+        cluster_.local = host;
       } else {
-        cluster_.peers.push_back(std::move(host));
+        cluster_.peers.push_back(host);
       }
     }
   }
 
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
-    const std::string& key = request.has_read()  ? request.read().partition_key()
-                             : request.has_cas() ? request.cas().statement(0).write().partition_key()
-                                                 : request.write().partition_key();
+    const std::string& key = cql::PartitionKeyOf(request);
     ExecuteRequest execute;
     execute.set_has_shard(true);
     execute.set_shard(ShardOf(TokenOf(key), node_.config().node.shards));
@@ -155,7 +139,7 @@ int Listen(const sockaddr_in& address) {
 absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& address, uint16_t shard_aware_port,
                                                             Node& node) {
   sockaddr_in socket_address;
-  if (!ParseAddress(address, socket_address)) {
+  if (!ParseIpv4HostPort(address, socket_address)) {
     return absl::InvalidArgumentError(absl::StrCat("cql_address: \"", address, "\" is not an IPv4 host:port"));
   }
   const int listener = Listen(socket_address);
@@ -178,8 +162,9 @@ absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& a
 
 CqlServer::CqlServer(Node& node, int listener, int shard_aware_listener, int wakeup)
     : node_(node), listener_(listener), shard_aware_listener_(shard_aware_listener), wakeup_(wakeup),
-      epoll_(epoll_create1(EPOLL_CLOEXEC)), backend_(std::make_shared<NodeBackend>(node)) {
+      epoll_(epoll_create1(EPOLL_CLOEXEC)) {
   for (const Member& member : node.config().file.member()) hosts_[member.id()] = Host(member, *node.config().node.ring);
+  backend_ = std::make_shared<NodeBackend>(node, hosts_);
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   for (int fd : {listener_, shard_aware_listener_, wakeup_}) {
     if (fd < 0) continue;

@@ -473,6 +473,40 @@ int RunScenarioCommand(const Arguments& arguments) {
   return RunScenario(options);
 }
 
+// `cluster up`: writes the configs and starts every node; the exit status.
+int ClusterUp(const Arguments& arguments, const std::string& directory, const std::string& binary) {
+  auto number = [&](const std::string& text, uint32_t& out) { return absl::SimpleAtoi(text, &out); };
+  LocalCluster::Options options;
+  if (arguments.flags.count("n") && !number(arguments.flags.at("n"), options.nodes)) return Usage("-n takes a number");
+  if (arguments.flags.count("smp") && !number(arguments.flags.at("smp"), options.shards)) return Usage("--smp takes a number");
+  options.replication_factor = std::min<uint32_t>(3, options.nodes);
+  if (arguments.flags.count("rf") && !number(arguments.flags.at("rf"), options.replication_factor)) return Usage("--rf takes a number");
+  if (arguments.flags.count("cql-schema")) {
+    const std::string path = arguments.flags.at("cql-schema");
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    if (!file) return Usage(absl::StrCat("--cql-schema: cannot read ", path));
+    absl::StatusOr<std::vector<std::string>> statements = cql::SplitStatements(text.str());
+    if (!statements.ok()) return Usage(absl::StrCat(path, ": ", statements.status().message()));
+    options.cql_schema = std::move(*statements);
+  }
+  auto cluster = LocalCluster::Create(directory, binary, options);
+  if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+  std::cout << "starting " << options.nodes << " nodes with " << options.shards << " shards in "
+            << directory << "\n";
+  if (const absl::Status started = cluster->StartAll(); !started.ok()) {
+    std::cerr << "charybdis-ctl: " << started.message() << "\n";
+    return 1;
+  }
+  for (NodeId id : cluster->nodes()) {
+    std::cout << "node " << id << ": client " << cluster->client_address(id) << ", cql "
+              << cluster->cql_address(id) << ", metrics http://"
+              << cluster->metrics_address(id) << "/metrics, log " << cluster->log_path(id) << "\n";
+  }
+  return 0;
+}
+
 int Cluster(const Arguments& arguments) {
   const auto& words = arguments.words;
   if (words.size() < 2) return Usage("cluster needs up, down, kill, start, stop, partition or heal");
@@ -481,67 +515,38 @@ int Cluster(const Arguments& arguments) {
   const std::string binary =
       arguments.flags.count("node-binary") ? arguments.flags.at("node-binary") : NodeBinaryBesideSelf();
   auto number = [&](const std::string& text, uint32_t& out) { return absl::SimpleAtoi(text, &out); };
+  if (action == "up") return ClusterUp(arguments, directory, binary);
   absl::Status result;
-  if (action == "up") {
-    LocalCluster::Options options;
-    if (arguments.flags.count("n") && !number(arguments.flags.at("n"), options.nodes)) return Usage("-n takes a number");
-    if (arguments.flags.count("smp") && !number(arguments.flags.at("smp"), options.shards)) return Usage("--smp takes a number");
-    options.replication_factor = std::min<uint32_t>(3, options.nodes);
-    if (arguments.flags.count("rf") && !number(arguments.flags.at("rf"), options.replication_factor)) return Usage("--rf takes a number");
-    if (arguments.flags.count("cql-schema")) {
-      const std::string path = arguments.flags.at("cql-schema");
-      std::ifstream file(path);
-      std::stringstream text;
-      text << file.rdbuf();
-      if (!file) return Usage(absl::StrCat("--cql-schema: cannot read ", path));
-      absl::StatusOr<std::vector<std::string>> statements = cql::SplitStatements(text.str());
-      if (!statements.ok()) return Usage(absl::StrCat(path, ": ", statements.status().message()));
-      options.cql_schema = std::move(*statements);
+  auto cluster = LocalCluster::Open(directory, binary);
+  if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+  uint32_t node = 0;
+  const bool needs_node = action == "kill" || action == "start" || action == "stop" || action == "partition";
+  if (needs_node && (words.size() < 3 || !number(words[2], node))) return Usage(absl::StrCat("cluster ", action, " needs a node number"));
+  if (action == "down") {
+    result = cluster->StopAll();
+    std::error_code error;
+    std::filesystem::remove_all(directory, error);
+  } else if (action == "kill") {
+    const bool power = arguments.flags.count("power") > 0;
+    const absl::StatusOr<DroppedData> killed = cluster->Kill(node, power);
+    result = killed.status();
+    if (killed.ok() && power) {
+      std::cout << "node " << node << " lost power: " << killed->bytes_dropped
+                << " bytes it had not fsync'd dropped from " << killed->files_cut << " files\n";
     }
-    auto cluster = LocalCluster::Create(directory, binary, options);
-    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
-    std::cout << "starting " << options.nodes << " nodes with " << options.shards << " shards in "
-              << directory << "\n";
-    result = cluster->StartAll();
-    if (result.ok()) {
-      for (NodeId id : cluster->nodes()) {
-        std::cout << "node " << id << ": client " << cluster->client_address(id) << ", cql "
-                  << cluster->cql_address(id) << ", metrics http://"
-                  << cluster->metrics_address(id) << "/metrics, log " << cluster->log_path(id) << "\n";
-      }
-    }
+  } else if (action == "start") {
+    result = cluster->Start(node);
+    if (result.ok()) result = cluster->WaitForViews(30000);
+  } else if (action == "stop") {
+    result = cluster->Stop(node);
+  } else if (action == "partition") {
+    uint32_t from = 0;
+    if (!arguments.flags.count("from") || !number(arguments.flags.at("from"), from)) return Usage("cluster partition N --from M");
+    result = cluster->Partition(node, from);
+  } else if (action == "heal") {
+    result = cluster->Heal();
   } else {
-    auto cluster = LocalCluster::Open(directory, binary);
-    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
-    uint32_t node = 0;
-    const bool needs_node = action == "kill" || action == "start" || action == "stop" || action == "partition";
-    if (needs_node && (words.size() < 3 || !number(words[2], node))) return Usage(absl::StrCat("cluster ", action, " needs a node number"));
-    if (action == "down") {
-      result = cluster->StopAll();
-      std::error_code error;
-      std::filesystem::remove_all(directory, error);
-    } else if (action == "kill") {
-      const bool power = arguments.flags.count("power") > 0;
-      const absl::StatusOr<DroppedData> killed = cluster->Kill(node, power);
-      result = killed.status();
-      if (killed.ok() && power) {
-        std::cout << "node " << node << " lost power: " << killed->bytes_dropped
-                  << " bytes it had not fsync'd dropped from " << killed->files_cut << " files\n";
-      }
-    } else if (action == "start") {
-      result = cluster->Start(node);
-      if (result.ok()) result = cluster->WaitForViews(30000);
-    } else if (action == "stop") {
-      result = cluster->Stop(node);
-    } else if (action == "partition") {
-      uint32_t from = 0;
-      if (!arguments.flags.count("from") || !number(arguments.flags.at("from"), from)) return Usage("cluster partition N --from M");
-      result = cluster->Partition(node, from);
-    } else if (action == "heal") {
-      result = cluster->Heal();
-    } else {
-      return Usage(absl::StrCat("unknown cluster action \"", action, "\""));
-    }
+    return Usage(absl::StrCat("unknown cluster action \"", action, "\""));
   }
   if (!result.ok()) {
     std::cerr << "charybdis-ctl: " << result.message() << "\n";

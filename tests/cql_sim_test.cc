@@ -39,14 +39,12 @@ class SimBackend final : public cql::Backend {
   }
 
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
-    const std::string& key = request.has_read()  ? request.read().partition_key()
-                             : request.has_cas() ? request.cas().statement(0).write().partition_key()
-                                                 : request.write().partition_key();
+    const ShardId shard = ShardOf(TokenOf(cql::PartitionKeyOf(request)), 2);
     request.set_request_id(++last_request_);
     waiting_[last_request_] = std::move(done);
     Envelope message;
     *message.mutable_client_request() = std::move(request);
-    cluster_.network().Send(Address{client_, 0}, Address{1, ShardOf(TokenOf(key), 2)}, std::move(message));
+    cluster_.network().Send(Address{client_, 0}, Address{1, shard}, std::move(message));
   }
 
   const cql::ClusterView& Cluster() override { return view_; }

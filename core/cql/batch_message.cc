@@ -38,11 +38,7 @@ BatchBody ReadBatch(Reader& in, const Schema& schema, const std::string& keyspac
     } else {
       const std::string id = in.ShortBytes();
       entry.prepared = cache.Find(id);
-      if (entry.prepared == nullptr && !batch.error && in.ok()) {
-        Writer details;
-        details.ShortBytes(id);
-        batch.error = Error{ErrorCode::kUnprepared, absl::StrCat("Prepared query with ID ", UuidText(id), " not found"), details.Take()};
-      }
+      if (entry.prepared == nullptr && !batch.error && in.ok()) batch.error = UnpreparedError(id);
     }
     const uint16_t values = in.UnsignedShort();
     for (uint16_t v = 0; v < values && in.ok(); v++) entry.values.push_back(in.Bytes());
@@ -97,7 +93,7 @@ bool Connection::BatchMessage(int16_t stream, std::string_view body) {
     conditional = conditional || entry.prepared->conditional;
     for (CasStatement& statement : *writes) statements.push_back(std::move(statement));
   }
-  Run(stream, WritePlan(table, std::move(statements), conditional, batch.options));
+  Run(stream, WritePlan(batch.entries[0].prepared, std::move(statements), conditional, batch.options));
   return true;
 }
 

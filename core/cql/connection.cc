@@ -225,7 +225,7 @@ bool Connection::Query(int16_t stream, std::string_view body) {
     Reply(stream, ErrorResponse(prepared.error));
     return true;
   }
-  Run(stream, PlanExecution(*prepared.prepared, options, schema_, backend_.Cluster()));
+  Run(stream, PlanExecution(prepared.prepared, options, schema_, backend_.Cluster()));
   return true;
 }
 
@@ -255,13 +255,10 @@ bool Connection::Execute(int16_t stream, std::string_view body) {
   if (!ReadQueryOptions(in, options)) return ProtocolError(stream, "malformed EXECUTE body");
   std::shared_ptr<const Prepared> prepared = prepared_.Find(id);
   if (prepared == nullptr) {
-    Writer details;
-    details.ShortBytes(id);
-    Reply(stream, ErrorResponse({ErrorCode::kUnprepared, absl::StrCat("Prepared query with ID ", UuidText(id), " not found"),
-                                 details.Take()}));
+    Reply(stream, ErrorResponse(UnpreparedError(id)));
     return true;
   }
-  Run(stream, PlanExecution(*prepared, options, schema_, backend_.Cluster()));
+  Run(stream, PlanExecution(prepared, options, schema_, backend_.Cluster()));
   return true;
 }
 

@@ -27,6 +27,13 @@ struct Event {
   int32_t port = 0;
 };
 
+// The partition a request of ours is for: where a Backend routes it.
+inline const std::string& PartitionKeyOf(const ClientRequest& request) {
+  if (request.has_read()) return request.read().partition_key();
+  if (request.has_cas()) return request.cas().statement(0).write().partition_key();
+  return request.write().partition_key();
+}
+
 // What a connection needs of the node it reaches.
 class Backend {
  public:

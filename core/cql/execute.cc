@@ -45,8 +45,9 @@ Plan PlanSystemSelect(const Prepared& prepared, const Select& select, const Bind
   return {RowsResult(result, options.skip_metadata), {}, {}, {}};
 }
 
-Plan PlanExecution(const Prepared& prepared, const QueryOptions& options, const Schema& schema,
+Plan PlanExecution(const std::shared_ptr<const Prepared>& shared, const QueryOptions& options, const Schema& schema,
                    const ClusterView& cluster) {
+  const Prepared& prepared = *shared;
   absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, options.values, options.value_names);
   if (!bindings.ok()) return InvalidPlan(std::string(bindings.status().message()));
   if (options.serial_consistency != CL_SERIAL && options.serial_consistency != CL_LOCAL_SERIAL) {
@@ -70,13 +71,13 @@ Plan PlanExecution(const Prepared& prepared, const QueryOptions& options, const 
   }
   if (const auto* select = std::get_if<Select>(&statement)) {
     if (prepared.system_table) return PlanSystemSelect(prepared, *select, *bindings, options, schema, cluster);
-    return PlanSelect(prepared, *select, *bindings, options);
+    return PlanSelect(shared, *bindings, options);
   }
   if (prepared.system_table) return InvalidPlan("system tables are read-only");
   if (!prepared.table) return {VoidResult(), {}, {}, {}};  // an empty BATCH
   absl::StatusOr<std::vector<CasStatement>> writes = BuildWrites(prepared, *bindings, options);
   if (!writes.ok()) return InvalidPlan(std::string(writes.status().message()));
-  return WritePlan(*prepared.table, std::move(*writes), prepared.conditional, options);
+  return WritePlan(shared, std::move(*writes), prepared.conditional, options);
 }
 
 absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, const QueryOptions& options,

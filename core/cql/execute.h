@@ -41,7 +41,7 @@ struct Plan {
   std::optional<std::string> use_keyspace;
 };
 
-Plan PlanExecution(const Prepared& prepared, const QueryOptions& options, const Schema& schema,
+Plan PlanExecution(const std::shared_ptr<const Prepared>& prepared, const QueryOptions& options, const Schema& schema,
                    const ClusterView& cluster);
 
 // The writes of an INSERT, UPDATE, DELETE or BATCH statement (with their
@@ -51,8 +51,8 @@ Plan PlanExecution(const Prepared& prepared, const QueryOptions& options, const 
 absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, const QueryOptions& options,
                                                       const std::vector<Value>& values,
                                                       const std::vector<std::string>& names);
-Plan WritePlan(const Table& table, std::vector<CasStatement> statements, bool conditional,
-               const QueryOptions& options);
+Plan WritePlan(const std::shared_ptr<const Prepared>& table_of, std::vector<CasStatement> statements,
+               bool conditional, const QueryOptions& options);
 
 // A failed answer of ours as the protocol's error. `cas`: the request was
 // a conditional write (WriteTimeout's write type is then CAS).

@@ -164,7 +164,9 @@ Response CasResult(const Table& table, const std::vector<std::string>& partition
   return RowsResult(result, false);
 }
 
-Plan Conditional(const Table& table, std::vector<CasStatement> statements, const QueryOptions& options) {
+Plan Conditional(const std::shared_ptr<const Prepared>& prepared, std::vector<CasStatement> statements,
+                 const QueryOptions& options) {
+  const Table& table = *prepared->table;
   Plan plan;
   CasOp* cas = plan.requests.emplace_back().mutable_cas();
   // Paxos stamps the write with its ballot: the client's default
@@ -177,9 +179,9 @@ Plan Conditional(const Table& table, std::vector<CasStatement> statements, const
   cas->set_commit_consistency(options.consistency == CL_SERIAL || options.consistency == CL_LOCAL_SERIAL
                                   ? CL_QUORUM : options.consistency);
   const std::vector<std::string> partition_key = DecodePartitionKey(table, cas->statement(0).write().partition_key());
-  plan.finish = [table, partition_key](const std::vector<ClientResponse>& responses) {
+  plan.finish = [prepared, partition_key](const std::vector<ClientResponse>& responses) {
     if (responses[0].code() != ClientResponse::OK) return ErrorResponse(ErrorOf(responses[0], true));
-    return CasResult(table, partition_key, responses[0]);
+    return CasResult(*prepared->table, partition_key, responses[0]);
   };
   return plan;
 }
@@ -210,8 +212,9 @@ absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, 
   return statements;
 }
 
-Plan WritePlan(const Table& table, std::vector<CasStatement> statements, bool conditional, const QueryOptions& options) {
-  if (conditional) return Conditional(table, std::move(statements), options);
+Plan WritePlan(const std::shared_ptr<const Prepared>& table_of, std::vector<CasStatement> statements, bool conditional,
+               const QueryOptions& options) {
+  if (conditional) return Conditional(table_of, std::move(statements), options);
   Plan plan;
   for (CasStatement& statement : statements) {
     const WriteOp& write = statement.write();

@@ -66,6 +66,14 @@ class Parser {
     return "";
   }
 
+  // a, b, c
+  std::vector<std::string> IdentifierList() {
+    std::vector<std::string> names;
+    do names.push_back(Identifier());
+    while (Accept(","));
+    return names;
+  }
+
   TableName QualifiedName() {
     TableName name{"", Identifier()};
     if (Accept(".")) {
@@ -153,8 +161,7 @@ class Parser {
     if (IsWord("token") && Peek(1).text == "(") {
       at_++;
       Expect("(");
-      do relation.token.push_back(Identifier());
-      while (Accept(","));
+      relation.token = IdentifierList();
       Expect(")");
     } else {
       relation.column = Identifier();
@@ -191,8 +198,7 @@ class Parser {
       Expect(")");
       select.count = true;
     } else {
-      do select.columns.push_back(Identifier());
-      while (Accept(","));
+      select.columns = IdentifierList();
     }
     Expect("from");
     select.table = QualifiedName();
@@ -250,8 +256,7 @@ class Parser {
     Expect("into");
     insert.table = QualifiedName();
     Expect("(");
-    do insert.columns.push_back(Identifier());
-    while (Accept(","));
+    insert.columns = IdentifierList();
     Expect(")");
     Expect("values");
     insert.values = ParseTermList();
@@ -285,8 +290,7 @@ class Parser {
   Delete ParseDelete() {
     Delete del;
     if (!IsWord("from")) {
-      do del.columns.push_back(Identifier());
-      while (Accept(","));
+      del.columns = IdentifierList();
     }
     Expect("from");
     del.table = QualifiedName();
@@ -366,8 +370,7 @@ class Parser {
   void ParsePrimaryKey(CreateTable& create) {
     Expect("(");
     if (Accept("(")) {
-      do create.partition_key.push_back(Identifier());
-      while (Accept(","));
+      create.partition_key = IdentifierList();
       Expect(")");
     } else {
       create.partition_key.push_back(Identifier());

@@ -10,7 +10,7 @@ namespace charybdis::cql {
 Plan ErrorPlan(Error error);
 Plan InvalidPlan(const std::string& message);
 
-Plan PlanSelect(const Prepared& prepared, const Select& select, const Bindings& bindings,
+Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings& bindings,
                 const QueryOptions& options);
 Plan PlanSystemSelect(const Prepared& prepared, const Select& select, const Bindings& bindings,
                       const QueryOptions& options, const Schema& schema, const ClusterView& cluster);

@@ -1,5 +1,8 @@
 #include "core/cql/result.h"
 
+#include "absl/strings/str_cat.h"
+#include "core/cql/schema.h"
+
 namespace charybdis::cql {
 namespace {
 
@@ -70,6 +73,12 @@ Response ErrorResponse(const Error& error) {
   out.String(error.message);
   out.Raw(error.details);
   return {Opcode::kError, out.Take()};
+}
+
+Error UnpreparedError(const std::string& id) {
+  Writer details;
+  details.ShortBytes(id);
+  return {ErrorCode::kUnprepared, absl::StrCat("Prepared query with ID ", UuidText(id), " not found"), details.Take()};
 }
 
 }  // namespace charybdis::cql

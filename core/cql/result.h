@@ -54,5 +54,8 @@ struct Error {
 };
 
 Response ErrorResponse(const Error& error);
+// EXECUTE or BATCH of an id this node does not know (its cache was
+// cleared, or it restarted): the driver prepares again.
+Error UnpreparedError(const std::string& id);
 
 }  // namespace charybdis::cql

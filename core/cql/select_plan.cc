@@ -175,10 +175,10 @@ struct Collected {
   std::vector<std::pair<int32_t, std::string>> positions;  // partition, clustering key
 };
 
-Response Finish(const std::shared_ptr<const Prepared>& prepared, const Select& select, const SelectSpec& spec,
-                const PagingState& from, int32_t first, const QueryOptions& options,
-                const std::vector<ClientResponse>& responses) {
-  const Table& table = *prepared->table;
+Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingState& from, int32_t first,
+                int32_t page_size, bool skip_metadata, const std::vector<ClientResponse>& responses) {
+  const Table& table = *prepared.table;
+  const Select& select = std::get<Select>(prepared.parsed.statement);
   Collected collected;
   for (size_t i = 0; i < responses.size(); i++) {
     const ClientResponse& response = responses[i];
@@ -188,33 +188,34 @@ Response Finish(const std::shared_ptr<const Prepared>& prepared, const Select& s
     for (const charybdis::ResultRow& row : response.rows()) rows.push_back(&row);
     if (spec.reversed) std::reverse(rows.begin(), rows.end());
     for (const charybdis::ResultRow* row : rows) {
-      collected.rows.push_back(AssembleRow(table, prepared->result_columns, spec.partition_keys[partition], *row));
+      collected.rows.push_back(AssembleRow(table, prepared.result_columns, spec.partition_keys[partition], *row));
       collected.positions.emplace_back(partition, row->clustering_key());
     }
   }
   size_t count = collected.rows.size();
   if (spec.limit) count = std::min<size_t>(count, std::max(0, *spec.limit - from.returned));
   ResultSet result;
-  result.columns = prepared->result_columns;
+  result.columns = prepared.result_columns;
   if (select.count) {
     result.rows.push_back({NativeBigint(static_cast<int64_t>(count))});
-    return RowsResult(result, options.skip_metadata);
+    return RowsResult(result, skip_metadata);
   }
-  const bool paged = options.page_size > 0 && count > static_cast<size_t>(options.page_size);
-  if (paged) count = options.page_size;
+  const bool paged = page_size > 0 && count > static_cast<size_t>(page_size);
+  if (paged) count = page_size;
   collected.rows.resize(count);
   result.rows = std::move(collected.rows);
   if (paged) {
     const auto& [partition, last] = collected.positions[count - 1];
     result.paging_state = EncodePaging({partition, from.returned + static_cast<int32_t>(count), last});
   }
-  return RowsResult(result, options.skip_metadata);
+  return RowsResult(result, skip_metadata);
 }
 
 }  // namespace
 
-Plan PlanSelect(const Prepared& prepared, const Select& select, const Bindings& bindings, const QueryOptions& options) {
-  const Table& table = *prepared.table;
+Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings& bindings, const QueryOptions& options) {
+  const Table& table = *prepared->table;
+  const Select& select = std::get<Select>(prepared->parsed.statement);
   SelectSpec spec;
   if (absl::Status keys = PartitionKeys(table, select, bindings, spec); !keys.ok()) return InvalidPlan(std::string(keys.message()));
   if (absl::Status slice = ClusteringSlice(table, select, bindings, spec.slice); !slice.ok()) return InvalidPlan(std::string(slice.message()));
@@ -246,11 +247,11 @@ Plan PlanSelect(const Prepared& prepared, const Select& select, const Bindings& 
     const Slice slice = resumed ? Resume(spec.slice, from.last, spec.reversed) : spec.slice;
     plan.requests.push_back(ReadRequest(table, EncodePartitionKey(table, spec.partition_keys[i]), slice, options.consistency));
   }
-  auto shared = std::make_shared<const Prepared>(prepared);
-  plan.finish = [shared, select, spec, from, first, options](const std::vector<ClientResponse>& responses) {
-    return Finish(shared, select, spec, from, first, options, responses);
+  // The statement is shared, not copied: the answer may outlive the call.
+  plan.finish = [prepared, spec, from, first, page_size = options.page_size,
+                 skip_metadata = options.skip_metadata](const std::vector<ClientResponse>& responses) {
+    return Finish(*prepared, spec, from, first, page_size, skip_metadata, responses);
   };
-  if (plan.requests.empty()) plan.response = plan.finish({});
   return plan;
 }
 
