@@ -36,6 +36,8 @@ void Count(const Outcome& outcome, std::chrono::steady_clock::duration latency, 
   }
 }
 
+}  // namespace
+
 void Merge(const LoadResult& from, LoadResult& into) {
   into.requests += from.requests;
   into.ok += from.ok;
@@ -43,8 +45,6 @@ void Merge(const LoadResult& from, LoadResult& into) {
   for (const auto& [kind, count] : from.errors) into.errors[kind] += count;
   into.latencies_us.insert(into.latencies_us.end(), from.latencies_us.begin(), from.latencies_us.end());
 }
-
-}  // namespace
 
 LoadResult RunLoad(const LoadOptions& options, const RequestFunction& request) {
   using Clock = std::chrono::steady_clock;

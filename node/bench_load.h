@@ -47,6 +47,11 @@ struct LoadResult {
 
 LoadResult RunLoad(const LoadOptions& options, const RequestFunction& request);
 
+// Adds `from`'s requests, outcomes and latencies to `into` (not its
+// seconds: runs side by side share their time, runs one after another
+// add it up).
+void Merge(const LoadResult& from, LoadResult& into);
+
 // Lock-step rounds, as in the contention loop of ../shared/seeds/000:
 // every client does `first`, all wait for each other, every client does
 // `second`, all wait, and so on for `rounds` rounds (or until

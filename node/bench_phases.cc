@@ -167,4 +167,33 @@ std::vector<PhaseRun> RunLwtLoad(const std::vector<BenchSystem*>& systems, const
   return runs;
 }
 
+PhaseRun RunMemory(BenchSystem& system, const PhaseSizes& sizes, const std::string& mode, const std::string& tag,
+                   const std::function<uint64_t()>& resident_bytes, std::vector<MemorySample>& samples) {
+  constexpr uint64_t kParts = 10;
+  PhaseRun run = NewRun("m", "LWT IF NOT EXISTS on fresh keys", mode);
+  run.system = system.name();
+  LoadOptions options;
+  options.clients = sizes.in_flight;
+  options.max_requests = sizes.memory_lwts / kParts;
+  options.max_duration = std::chrono::seconds(sizes.max_phase_seconds);
+  uint64_t done = 0;
+  std::cerr << "bench: memory across " << sizes.memory_lwts << " LWTs on fresh keys, " << sizes.in_flight
+            << " in flight (" << run.system << ", " << mode << ")\n";
+  for (uint64_t part = 0; part < kParts; part++) {
+    const uint64_t first = done;
+    const LoadResult result = RunLoad(options, [&](uint32_t, uint64_t i) {
+      Outcome outcome = system.CompareAndSet(absl::StrCat(tag, "/m/", first + i), std::nullopt, ValueOf(i));
+      if (outcome.ok && !outcome.applied) return CheckFailure("IF NOT EXISTS on a fresh key did not apply");
+      return outcome;
+    });
+    done += result.requests;
+    Merge(result, run.result);
+    run.result.seconds += result.seconds;
+    samples.push_back(MemorySample{done, resident_bytes()});
+    std::cerr << absl::StrFormat("  %d LWTs: resident %.1f MiB; %s\n", done,
+                                 static_cast<double>(samples.back().resident_bytes) / (1 << 20), result.Summary());
+  }
+  return run;
+}
+
 }  // namespace charybdis::node

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@ struct PhaseSizes {
   uint32_t lwt_load_in_flight = 250;
   uint32_t lwt_load_seconds = 10;
   std::vector<uint32_t> lwt_load_batches = {1, 50, 1000};
-  // Any one sequential phase stops after this long, whatever its count.
+  uint64_t memory_lwts = 1'000'000;  // phase m, `in_flight` at a time
+  // Any one sequential phase (or tenth of phase m) stops after this long,
+  // whatever its count.
   uint32_t max_phase_seconds = 120;
 };
 
@@ -54,5 +57,16 @@ std::vector<PhaseRun> RunContention(const std::vector<BenchSystem*>& systems, co
                                     const std::string& mode, const std::string& tag);
 std::vector<PhaseRun> RunLwtLoad(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
                                  const std::string& mode, const std::string& tag);
+
+// Phase m: our nodes' resident memory across many LWTs on fresh keys
+// (every one a partition the acceptor has not seen), `in_flight` at a
+// time, in ten parts, `resident_bytes` sampled after each. One system: it
+// measures our memory against itself, not against etcd.
+struct MemorySample {
+  uint64_t lwts = 0;  // done so far
+  uint64_t resident_bytes = 0;
+};
+PhaseRun RunMemory(BenchSystem& system, const PhaseSizes& sizes, const std::string& mode, const std::string& tag,
+                   const std::function<uint64_t()>& resident_bytes, std::vector<MemorySample>& samples);
 
 }  // namespace charybdis::node

@@ -1,7 +1,7 @@
 // charybdis-bench-real: Charybdis beside etcd on this machine, in one run
 // (`./charybdis bench real`, docs/benchmarks.md).
 //
-//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpq] [--quick]
+//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqm] [--quick]
 //
 // Starts a local 3-node Charybdis cluster (RF=3, 2 shards per node) and a
 // 3-member etcd cluster on loopback, runs the phases on both, measure by
@@ -11,7 +11,8 @@
 // lock-step contention on one key; d the LWT load test (one partition,
 // 250 in flight, batches, RF=3 then RF=1, with the naive mode); p phase a
 // again with commitlog_sync periodic; q phase a through CQL beside our
-// gRPC API, on one cluster. --quick: small sizes, for the test
+// gRPC API, on one cluster; m our nodes' memory across 1M LWTs on fresh
+// keys. --quick: small sizes, for the test
 // suite. Exits 1 if a system broke a promise (a check failed) or served
 // no request of a measure (the naive mode excepted).
 #include <filesystem>
@@ -36,7 +37,7 @@ namespace fs = std::filesystem;
 struct Flags {
   std::string directory;
   std::string out = "bench-real";
-  std::string phases = "abcdpq";
+  std::string phases = "abcdpqm";
   bool quick = false;
 };
 
@@ -53,6 +54,7 @@ PhaseSizes QuickSizes() {
   sizes.lwt_load_in_flight = 32;
   sizes.lwt_load_seconds = 2;
   sizes.lwt_load_batches = {1, 50};
+  sizes.memory_lwts = 5000;
   sizes.max_phase_seconds = 60;
   return sizes;
 }
@@ -114,8 +116,23 @@ void Append(std::vector<PhaseRun>& runs, std::vector<PhaseRun> more) {
   runs.insert(runs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
 }
 
-// Phases a-d at RF=3 and phase a in periodic mode, beside a 3-member etcd.
-absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, std::vector<PhaseRun>& runs) {
+// What the phases found.
+struct Results {
+  std::vector<PhaseRun> runs;
+  std::vector<MemorySample> memory;  // phase m
+};
+
+// Every node's resident memory, summed.
+uint64_t ResidentBytes(const LocalCluster& cluster) {
+  uint64_t bytes = 0;
+  for (NodeId id : cluster.nodes()) bytes += cluster.ResidentBytes(id);
+  return bytes;
+}
+
+// Phases a-d and m at RF=3 and phase a in periodic mode, beside a 3-member
+// etcd.
+absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, Results& results) {
+  std::vector<PhaseRun>& runs = results.runs;
   auto etcd = StartEtcd(flags.directory + "/etcd-3", 3);
   if (!etcd.ok()) return etcd.status();
   const std::unique_ptr<BenchSystem> etcd_client = ConnectEtcd((*etcd)->client_address(0));
@@ -127,6 +144,11 @@ absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, std::vec
     if (Has(flags, 'a')) Append(runs, RunSequential(both, sizes, mode, "rf3"));
     if (Has(flags, 'b')) Append(runs, RunInFlight(both, sizes, mode, "rf3"));
     if (Has(flags, 'c')) Append(runs, RunContention(both, sizes, mode, "rf3"));
+    if (Has(flags, 'm')) {
+      const LocalCluster& cluster = *ours->cluster;
+      runs.push_back(RunMemory(*ours->client, sizes, mode, "rf3", [&cluster] { return ResidentBytes(cluster); },
+                               results.memory));
+    }
     if (Has(flags, 'q')) {
       // The two APIs of one node, measure by measure in turn.
       Append(runs, RunSequential({ours->cql_client.get(), ours->client.get()}, sizes, kCqlMode, "rf3-cql"));
@@ -165,13 +187,15 @@ absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::v
 }
 
 constexpr char kHelp[] =
-    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpq] [--quick]\n"
+    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqm] [--quick]\n"
     "Charybdis (3 nodes, RF=3, 2 shards each) beside etcd (3 members) on this machine, in one run.\n"
     "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
     "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
     "            load test (250 in flight into one partition, rows and batches of 50 and 1000,\n"
     "            RF=3 and RF=1, with the naive mode); p: phase a with commitlog_sync periodic;\n"
-    "            q: phase a through CQL (prepared statements) beside our gRPC API, one cluster\n"
+    "            q: phase a through CQL (prepared statements) beside our gRPC API, one cluster;\n"
+    "            m: our nodes' resident memory across 1M IF NOT EXISTS on fresh keys, 64 in\n"
+    "            flight (goal: the end within 20% of halfway)\n"
     "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
     "  --dir     where the clusters live while it runs (default a fresh one under /tmp)\n"
     "  --quick   small sizes (the test suite runs this)\n"
@@ -198,8 +222,8 @@ int Main(int argc, char** argv) {
     }
     else return Usage(absl::StrCat("unknown argument ", word));
   }
-  if (flags.phases.find_first_not_of("abcdpq") != std::string::npos || flags.phases.empty()) {
-    return Usage("--phases takes letters of abcdpq");
+  if (flags.phases.find_first_not_of("abcdpqm") != std::string::npos || flags.phases.empty()) {
+    return Usage("--phases takes letters of abcdpqm");
   }
   if (flags.directory.empty()) flags.directory = fs::temp_directory_path() / absl::StrCat("charybdis-bench-", getpid());
   if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {
@@ -208,16 +232,22 @@ int Main(int argc, char** argv) {
   KillChildrenOnInterrupt();  // ^C stops both clusters, not only us
   std::cerr << "bench: clusters under " << flags.directory << " (^C stops them)\n";
   const PhaseSizes sizes = flags.quick ? QuickSizes() : PhaseSizes();
-  std::vector<PhaseRun> runs;
-  absl::Status status = RunReplicated(flags, sizes, runs);
-  if (status.ok() && Has(flags, 'd')) status = RunUnreplicated(flags, sizes, runs);
+  Results results;
+  const std::vector<PhaseRun>& runs = results.runs;
+  absl::Status status = RunReplicated(flags, sizes, results);
+  if (status.ok() && Has(flags, 'd')) status = RunUnreplicated(flags, sizes, results.runs);
   if (!status.ok()) {
     std::cerr << "charybdis-bench-real: " << status << "\n(clusters are under " << flags.directory << ")\n";
     return 1;
   }
-  const std::vector<Comparison> comparisons = Compare(runs);
+  std::vector<Comparison> comparisons = Compare(runs);
+  for (Comparison& memory : MemoryComparisons(results.memory, "group, RF=3")) comparisons.push_back(memory);
   std::cout << ComparisonTable(comparisons);
-  std::ofstream(flags.out + ".json") << ReportJson(runs, comparisons).dump(2) << "\n";
+  nlohmann::json report = ReportJson(runs, comparisons);
+  for (const MemorySample& sample : results.memory) {
+    report["memory"].push_back({{"lwts", sample.lwts}, {"resident_bytes", sample.resident_bytes}});
+  }
+  std::ofstream(flags.out + ".json") << report.dump(2) << "\n";
   std::ofstream(flags.out + ".svg") << RatioChartSvg(comparisons);
   std::cerr << "bench: wrote " << flags.out << ".json and " << flags.out << ".svg\n";
   int broken = 0;

@@ -103,14 +103,29 @@ std::vector<Comparison> Compare(const std::vector<PhaseRun>& runs) {
   return comparisons;
 }
 
+std::vector<Comparison> MemoryComparisons(const std::vector<MemorySample>& samples, const std::string& mode) {
+  if (samples.size() < 2) return {};
+  const MemorySample& halfway = samples[samples.size() / 2 - 1];
+  const MemorySample& end = samples.back();
+  Comparison comparison;
+  comparison.title = absl::StrCat("m. resident memory after ", end.lwts, " LWTs / after ", halfway.lwts,
+                                  " (charybdis, ", mode, ")");
+  comparison.unit = "MiB";
+  comparison.ours = static_cast<double>(end.resident_bytes) / (1 << 20);
+  comparison.theirs = static_cast<double>(halfway.resident_bytes) / (1 << 20);
+  comparison.theirs_name = "charybdis halfway";
+  comparison.goal = kMemoryGrowthGoal;
+  return {comparison};
+}
+
 std::string ComparisonTable(const std::vector<Comparison>& comparisons) {
-  std::string table = absl::StrFormat("%-84s %14s %14s %7s %8s\n", "measure", "ours", "theirs", "ratio", "goal");
+  std::string table = absl::StrFormat("%-84s %15s %14s %7s %8s\n", "measure", "ours", "theirs", "ratio", "goal");
   for (const Comparison& c : comparisons) {
     std::string goal = "";
     if (c.goal) goal = absl::StrFormat("%s%.1f %s", c.lower_is_better ? "<=" : ">=", *c.goal, c.met() ? "met" : "MISSED");
-    absl::StrAppend(&table, absl::StrFormat("%-84s %11.0f %-2s %11.0f %-2s %7.2f %s\n", c.title, c.ours,
-                                            c.unit == "us" ? "us" : "/s", c.theirs,
-                                            c.unit == "us" ? "us" : "/s", c.ratio(), goal));
+    const std::string unit = c.unit == "us" || c.unit == "MiB" ? c.unit : "/s";
+    absl::StrAppend(&table, absl::StrFormat("%-84s %11.0f %-3s %10.0f %-3s %7.2f %s\n", c.title, c.ours, unit,
+                                            c.theirs, unit, c.ratio(), goal));
   }
   return table;
 }

@@ -34,6 +34,14 @@ struct Comparison {
 // docs/benchmarks.md where the issue sets one.
 std::vector<Comparison> Compare(const std::vector<PhaseRun>& runs);
 
+// Phase m's goal: resident memory at the end within 20% of halfway.
+inline constexpr double kMemoryGrowthGoal = 1.2;
+
+// Phase m's line: resident memory after the last part beside after the
+// fifth, when memtables and caches have warmed up; their ratio is the
+// growth the goal bounds.
+std::vector<Comparison> MemoryComparisons(const std::vector<MemorySample>& samples, const std::string& mode);
+
 // The table printed on stdout.
 std::string ComparisonTable(const std::vector<Comparison>& comparisons);
 // Every run and every comparison.

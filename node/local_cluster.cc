@@ -7,9 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "core/cql/bootstrap.h"
 #include "node/power_loss_fs.h"
 #include "node/process.h"
@@ -166,6 +170,19 @@ int LocalCluster::Pid(NodeId id) const {
 }
 
 bool LocalCluster::Running(NodeId id) const { return Alive(Pid(id)); }
+
+uint64_t LocalCluster::ResidentBytes(NodeId id) const {
+  const int pid = Pid(id);
+  if (pid == 0) return 0;
+  std::istringstream status(ReadFile(absl::StrCat("/proc/", pid, "/status")));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) != 0) continue;
+    const absl::string_view value = absl::string_view(line).substr(6);  // "   1234 kB"
+    uint64_t kib = 0;
+    return absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(value, "kB")), &kib) ? kib << 10 : 0;
+  }
+  return 0;
+}
 
 std::unique_ptr<Client::Stub> ConnectClient(const std::string& address) {
   grpc::ChannelArguments arguments;

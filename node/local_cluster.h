@@ -59,6 +59,8 @@ class LocalCluster {
   absl::Status Heal();
 
   bool Running(NodeId id) const;
+  // Node `id`'s resident memory (VmRSS); 0 when it is not running.
+  uint64_t ResidentBytes(NodeId id) const;
   std::vector<NodeId> nodes() const;
   std::string client_address(NodeId id) const;
   std::string cql_address(NodeId id) const;

@@ -167,7 +167,9 @@ absl::Status Node::Open() {
 
   std::vector<ShardThread*> threads;
   if (absl::Status opened = OpenShardStorage(directory, threads); !opened.ok()) return opened;
-  transport_ = std::make_unique<Transport>(node.id, config_.peer_internode_addresses, threads);
+  auto transport = Transport::Create(node.id, config_.peer_internode_addresses, threads);
+  if (!transport.ok()) return transport.status();
+  transport_ = std::move(*transport);
   for (ShardId shard = 0; shard < node.shards; shard++) {
     ShardParts& parts = shards_[shard];
     ShardEnv env;
@@ -188,12 +190,7 @@ absl::Status Node::Open() {
     parts.thread->Post([shard] { shard->Start(); });
   }
 
-  internode_service_ = std::make_unique<InternodeService>(*transport_);
-  internode_server_ = Listen(config_.internode_address, internode_service_.get());
-  if (internode_server_ == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("internode_address: cannot listen on ", config_.internode_address, " (port in use?)"));
-  }
+  if (absl::Status listening = transport_->Listen(config_.internode_address); !listening.ok()) return listening;
   client_service_ = std::make_unique<ClientService>(*this);
   client_server_ = Listen(config_.client_address, client_service_.get());
   if (client_server_ == nullptr) {
@@ -246,7 +243,6 @@ void Node::Shutdown() {
   phase("drained");
   const auto soon = std::chrono::system_clock::now() + std::chrono::milliseconds(200);
   if (client_server_ != nullptr) client_server_->Shutdown(soon);
-  if (internode_server_ != nullptr) internode_server_->Shutdown(soon);
   phase("servers_stopped");
   metrics_server_.reset();
   phase("metrics_stopped");

@@ -76,9 +76,7 @@ class Node {
   std::unique_ptr<rocksdb::Env> journaled_env_;
   std::vector<ShardParts> shards_;
   std::unique_ptr<Transport> transport_;
-  std::unique_ptr<InternodeService> internode_service_;
   std::unique_ptr<ClientService> client_service_;
-  std::unique_ptr<grpc::Server> internode_server_;
   std::unique_ptr<grpc::Server> client_server_;
   std::unique_ptr<MetricsServer> metrics_server_;
   std::unique_ptr<CqlServer> cql_server_;

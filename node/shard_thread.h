@@ -1,6 +1,6 @@
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -12,12 +12,19 @@
 
 namespace charybdis::node {
 
-// One shard's reactor on its own thread: a mailbox of posted work (any
-// thread may post) and a timer heap on the steady clock (only the shard's
-// own code sets and cancels timers, so the heap needs no lock). Now() is
-// the wall clock, which timestamps writes and ballots.
+// One shard's reactor on its own thread, around epoll: a mailbox of posted
+// work (any thread may post; an eventfd wakes the thread), a timer heap on
+// the steady clock, and sockets the shard reads and writes itself (the
+// internode connections), so a message from a peer reaches the shard with
+// no thread in between. Only the shard's own code sets timers and watches
+// sockets, so neither needs a lock. Now() is the wall clock, which
+// timestamps writes and ballots.
 class ShardThread final : public Clock, public Reactor {
  public:
+  using WatchId = uint64_t;
+  // Gets the epoll events (EPOLLIN, EPOLLOUT, EPOLLHUP, ...) that fired.
+  using SocketHandler = std::function<void(uint32_t events)>;
+
   explicit ShardThread(std::string name);
   ShardThread(const ShardThread&) = delete;
   ShardThread& operator=(const ShardThread&) = delete;
@@ -34,24 +41,53 @@ class ShardThread final : public Clock, public Reactor {
   void Cancel(TimerId id) override;
   void Post(std::function<void()> fn) override;
 
- private:
-  void Loop();
-  // Steady-clock nanoseconds.
-  static Nanos Steady();
+  // Shard thread only. `fd` stays the caller's: Unwatch it before closing
+  // it. A handler is never called after its Unwatch, even for events that
+  // fired in the same turn.
+  WatchId Watch(int fd, uint32_t events, SocketHandler handler);
+  void Rewatch(WatchId id, uint32_t events);
+  void Unwatch(WatchId id);
+  // Shard thread only: runs at the end of every turn, before the thread
+  // waits again (the transport writes what the turn queued for peers: one
+  // write per connection per turn, however many messages).
+  void SetEndOfTurn(std::function<void()> fn);
+  bool IsCurrent() const { return std::this_thread::get_id() == thread_id_.load(); }
 
-  const std::string name_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> mailbox_;  // guarded by mutex_
-  bool stopping_ = false;                      // guarded by mutex_
-  // Shard thread only.
+ private:
   struct Timer {
     TimerId id;
     std::function<void()> fn;
   };
+  struct Watched {
+    int fd;
+    SocketHandler handler;
+  };
+
+  void Loop();
+  // Waits for sockets, posts or the next timer, and runs the socket
+  // handlers. Returns false once stopping.
+  bool WaitAndDispatch();
+  void RunDueTimers();
+  // Steady-clock nanoseconds.
+  static Nanos Steady();
+
+  const std::string name_;
+  const int epoll_;
+  const int wakeup_;  // an eventfd, written by Post when the thread sleeps
+  std::mutex mutex_;
+  std::deque<std::function<void()>> mailbox_;  // guarded by mutex_
+  bool stopping_ = false;                      // guarded by mutex_
+  bool sleeping_ = false;                      // in epoll_wait; guarded by mutex_
+  // Shard thread only.
   std::multimap<Nanos, Timer> timers_;
   std::map<TimerId, std::multimap<Nanos, Timer>::iterator> timer_index_;
   TimerId last_timer_ = 0;
+  std::map<WatchId, Watched> watched_;
+  WatchId last_watch_ = 0;
+  std::function<void()> end_of_turn_;
+  // Set by the thread itself first thing: work posted before Start may
+  // run (and ask IsCurrent) before Start's assignment of thread_ is done.
+  std::atomic<std::thread::id> thread_id_;
   std::thread thread_;
 };
 

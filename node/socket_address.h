@@ -4,10 +4,15 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+
 namespace charybdis::node {
 
 // "host:port" (an IPv4 address, or localhost) as a socket address; false
 // if it is not one.
 bool ParseIpv4HostPort(const std::string& host_port, sockaddr_in& out);
+
+// "host:port" with any host name the resolver knows (IPv4), looked up now.
+absl::StatusOr<sockaddr_in> ResolveIpv4HostPort(const std::string& host_port);
 
 }  // namespace charybdis::node

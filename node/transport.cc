@@ -1,9 +1,38 @@
 #include "node/transport.h"
 
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
 #include "core/assert.h"
-#include "node/peer_link.h"
+#include "node/socket_address.h"
 
 namespace charybdis::node {
+
+namespace {
+
+// A socket on its way to a shard: closed if the shard stops before it
+// takes it.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  ~OwnedFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int Release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+std::set<NodeId> NodesOf(const std::map<NodeId, sockaddr_in>& peers) {
+  std::set<NodeId> nodes;
+  for (const auto& [node, address] : peers) nodes.insert(node);
+  return nodes;
+}
+
+}  // namespace
 
 // A shard's view of the transport (the core Network interface). Its
 // receiver is set and used on the shard's own thread only.
@@ -29,29 +58,56 @@ class Transport::ShardNetwork final : public Network {
   Receiver receiver_;
 };
 
-Transport::Transport(NodeId self, std::map<NodeId, std::string> peers,
-                     std::vector<ShardThread*> shards)
-    : self_(self), shards_(std::move(shards)) {
+absl::StatusOr<std::unique_ptr<Transport>> Transport::Create(NodeId self, const std::map<NodeId, std::string>& peers,
+                                                             std::vector<ShardThread*> shards) {
+  std::map<NodeId, sockaddr_in> resolved;
+  for (const auto& [node, address] : peers) {
+    CHARYBDIS_ASSERT(node != self);
+    auto socket_address = ResolveIpv4HostPort(address);
+    if (!socket_address.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("internode_address of node ", node, ": ",
+                                                        socket_address.status().message()));
+    }
+    resolved.emplace(node, *socket_address);
+  }
+  return std::unique_ptr<Transport>(new Transport(self, std::move(resolved), std::move(shards)));
+}
+
+Transport::Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vector<ShardThread*> shards)
+    : self_(self), peers_(NodesOf(peers)), shards_(std::move(shards)) {
   for (ShardId shard = 0; shard < shards_.size(); shard++) {
     shard_networks_.push_back(std::make_unique<ShardNetwork>(*this, Address{self, shard}));
-  }
-  for (auto& [node, address] : peers) {
-    CHARYBDIS_ASSERT(node != self);
-    links_.emplace(node, std::make_unique<PeerLink>(address));
+    links_.push_back(std::make_unique<ShardLinks>(
+        *shards_[shard], Address{self, shard}, peers,
+        [this, shard](const Envelope& message) { DeliverInbound(shard, message); }));
+    ShardLinks* links = links_.back().get();
+    shards_[shard]->SetEndOfTurn([links] { links->Flush(); });
   }
 }
 
 Transport::~Transport() { Stop(); }
 
+absl::Status Transport::Listen(const std::string& address) {
+  auto listener = InternodeListener::Start(address, self_, static_cast<ShardId>(shards_.size()),
+                                           [this](ShardId shard, int fd) {
+                                             ShardLinks* links = links_[shard].get();
+                                             auto socket = std::make_shared<OwnedFd>(fd);
+                                             shards_[shard]->Post([links, socket] { links->Adopt(socket->Release()); });
+                                           });
+  if (!listener.ok()) return listener.status();
+  listener_ = std::move(*listener);
+  return absl::OkStatus();
+}
+
 Network* Transport::network(ShardId shard) { return shard_networks_.at(shard).get(); }
 
 void Transport::Stop() {
   RefuseClients();
-  for (auto& [node, link] : links_) link->Stop();
+  listener_.reset();
 }
 
 bool Transport::IsBlocked(NodeId node) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(blocked_mutex_);
   return blocked_.count(node) > 0;
 }
 
@@ -79,14 +135,19 @@ void Transport::Route(Envelope message) {
     shards_[shard]->Post([network, message = std::move(message)] { network->Receive(message); });
     return;
   }
-  auto link = links_.find(to);
-  if (link == links_.end() || IsBlocked(to)) return;
-  link->second->Send(std::move(message));
+  if (peers_.count(to) == 0 || IsBlocked(to)) return;
+  const ShardId from = message.from_shard();
+  CHARYBDIS_ASSERT(message.from_node() == self_);
+  CHARYBDIS_ASSERT(from < links_.size());
+  links_[from]->Send(Address{to, message.to_shard()}, message);
 }
 
-void Transport::OnInbound(const Envelope& message) {
-  if (message.to_node() != self_ || IsBlocked(message.from_node())) return;
-  Route(message);
+void Transport::DeliverInbound(ShardId shard, const Envelope& message) {
+  // The hello named this node and shard; a message naming others is a
+  // confused peer's, and dropped like a lost one.
+  if (message.to_node() != self_ || message.to_shard() != shard) return;
+  if (IsBlocked(message.from_node())) return;
+  shard_networks_[shard]->Receive(message);
 }
 
 bool Transport::SubmitClientRequest(ClientRequest request, ShardId shard, ClientReply reply) {
@@ -138,22 +199,13 @@ size_t Transport::waiting_clients() const {
 }
 
 void Transport::Block(std::set<NodeId> nodes) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(blocked_mutex_);
   blocked_ = std::move(nodes);
 }
 
 std::set<NodeId> Transport::blocked() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(blocked_mutex_);
   return blocked_;
-}
-
-grpc::Status InternodeService::Stream(grpc::ServerContext*, grpc::ServerReader<EnvelopeBatch>* reader,
-                                      StreamClosed*) {
-  EnvelopeBatch batch;
-  while (reader->Read(&batch)) {
-    for (const Envelope& message : batch.envelope()) transport_.OnInbound(message);
-  }
-  return grpc::Status::OK;
 }
 
 }  // namespace charybdis::node
