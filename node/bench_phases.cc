@@ -167,6 +167,24 @@ std::vector<PhaseRun> RunLwtLoad(const std::vector<BenchSystem*>& systems, const
   return runs;
 }
 
+std::vector<PhaseRun> RunLevels(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
+                                const std::string& mode, const std::string& tag) {
+  std::vector<PhaseRun> runs;
+  LoadOptions options;
+  options.max_requests = sizes.level_requests;
+  options.max_duration = std::chrono::seconds(sizes.max_phase_seconds);
+  auto key = [&](const BenchSystem& system, uint64_t i) { return absl::StrCat(tag, "/q/", system.name(), "/", i); };
+  RunOnEach(systems, NewRun("q", "put", mode), Closed(options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+    return system.Put(key(system, i), ValueOf(i));
+  }), runs);
+  // Latency only: at ONE a get may read a replica its put has not reached
+  // yet, as in Cassandra (phase a checks what reads return).
+  RunOnEach(systems, NewRun("q", "get", mode), Closed(options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+    return system.Get(key(system, i));
+  }), runs);
+  return runs;
+}
+
 PhaseRun RunMemory(BenchSystem& system, const PhaseSizes& sizes, const std::string& mode, const std::string& tag,
                    const std::function<uint64_t()>& resident_bytes, std::vector<MemorySample>& samples) {
   constexpr uint64_t kParts = 10;

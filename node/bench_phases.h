@@ -27,6 +27,7 @@ struct PhaseSizes {
   uint32_t lwt_load_seconds = 10;
   std::vector<uint32_t> lwt_load_batches = {1, 50, 1000};
   uint64_t memory_lwts = 1'000'000;  // phase m, `in_flight` at a time
+  uint32_t level_requests = 5000;     // phase q: puts, then gets, per level
   // Any one sequential phase (or tenth of phase m) stops after this long,
   // whatever its count.
   uint32_t max_phase_seconds = 120;
@@ -57,6 +58,13 @@ std::vector<PhaseRun> RunContention(const std::vector<BenchSystem*>& systems, co
                                     const std::string& mode, const std::string& tag);
 std::vector<PhaseRun> RunLwtLoad(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
                                  const std::string& mode, const std::string& tag);
+
+// Phase q's consistency levels, in the shape of ../shared/seeds/000's
+// table: sequential puts, then gets of what they wrote, through each
+// system in turn, each a client at its own level (named "charybdis cql
+// ONE", ...). Measures "put" and "get" of phase q.
+std::vector<PhaseRun> RunLevels(const std::vector<BenchSystem*>& systems, const PhaseSizes& sizes,
+                                const std::string& mode, const std::string& tag);
 
 // Phase m: our nodes' resident memory across many LWTs on fresh keys
 // (every one a partition the acceptor has not seen), `in_flight` at a

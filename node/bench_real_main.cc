@@ -11,7 +11,7 @@
 // lock-step contention on one key; d the LWT load test (one partition,
 // 250 in flight, batches, RF=3 then RF=1, with the naive mode); p phase a
 // again with commitlog_sync periodic; q phase a through CQL beside our
-// gRPC API, on one cluster; m our nodes' memory across 1M LWTs on fresh
+// gRPC API, on one cluster, and CQL puts and gets at each level; m our nodes' memory across 1M LWTs on fresh
 // keys. --quick: small sizes, for the test
 // suite. Exits 1 if a system broke a promise (a check failed) or served
 // no request of a measure (the naive mode excepted).
@@ -55,6 +55,7 @@ PhaseSizes QuickSizes() {
   sizes.lwt_load_seconds = 2;
   sizes.lwt_load_batches = {1, 50};
   sizes.memory_lwts = 5000;
+  sizes.level_requests = 100;
   sizes.max_phase_seconds = 60;
   return sizes;
 }
@@ -116,6 +117,21 @@ void Append(std::vector<PhaseRun>& runs, std::vector<PhaseRun> more) {
   runs.insert(runs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
 }
 
+// Phase q's levels: a CQL client per level, all on node 1.
+std::vector<PhaseRun> RunCqlLevels(const LocalCluster& cluster, const PhaseSizes& sizes) {
+  std::vector<std::unique_ptr<BenchSystem>> clients;
+  std::vector<BenchSystem*> systems;
+  for (ConsistencyLevel level : {CL_ONE, CL_LOCAL_QUORUM, CL_QUORUM, CL_ALL}) {
+    CqlClientOptions options;
+    options.name = absl::StrCat(kCqlSystem, " ", ConsistencyLevel_Name(level).substr(3));  // no "CL_"
+    options.address = cluster.cql_address(1);
+    options.level = level;
+    clients.push_back(ConnectCql(options));
+    systems.push_back(clients.back().get());
+  }
+  return RunLevels(systems, sizes, "group, RF=3, CQL", "rf3-levels");
+}
+
 // What the phases found.
 struct Results {
   std::vector<PhaseRun> runs;
@@ -152,6 +168,7 @@ absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, Results&
     if (Has(flags, 'q')) {
       // The two APIs of one node, measure by measure in turn.
       Append(runs, RunSequential({ours->cql_client.get(), ours->client.get()}, sizes, kCqlMode, "rf3-cql"));
+      Append(runs, RunCqlLevels(*ours->cluster, sizes));
     }
     if (Has(flags, 'd')) {
       auto naive = StartOurs(flags.directory + "/rf3-naive", 3, "charybdis naive", "disable_lwt_batching: true\n", false);
@@ -193,7 +210,8 @@ constexpr char kHelp[] =
     "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
     "            load test (250 in flight into one partition, rows and batches of 50 and 1000,\n"
     "            RF=3 and RF=1, with the naive mode); p: phase a with commitlog_sync periodic;\n"
-    "            q: phase a through CQL (prepared statements) beside our gRPC API, one cluster;\n"
+    "            q: phase a through CQL (prepared statements) beside our gRPC API, one cluster,\n"
+    "            and 5k puts and gets through CQL at ONE, LOCAL_QUORUM, QUORUM and ALL;\n"
     "            m: our nodes' resident memory across 1M IF NOT EXISTS on fresh keys, 64 in\n"
     "            flight (goal: the end within 20% of halfway)\n"
     "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"

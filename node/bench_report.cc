@@ -73,12 +73,31 @@ Comparison Throughput(const PhaseRun& ours, const PhaseRun& theirs) {
   return comparison;
 }
 
+// Phase q's levels: each level's p50 beside ONE's, as ../shared/seeds/000
+// tabulates them (ALL was 1.08x ONE there).
+std::optional<Comparison> LevelComparison(const std::vector<PhaseRun>& runs, const PhaseRun& ours) {
+  const std::string prefix = absl::StrCat(kCqlSystem, " ");  // then the level
+  const PhaseRun* theirs = Find(runs, ours, prefix + "ONE", ours.measure);
+  if (ours.system == prefix + "ONE" || ours.system.rfind(prefix, 0) != 0 || theirs == nullptr ||
+      ours.result.ok == 0 || theirs->result.ok == 0) {
+    return std::nullopt;
+  }
+  Comparison comparison = Latency(ours, *theirs, "p50");
+  comparison.title = absl::StrCat("q. CQL ", ours.measure, " p50 at ", ours.system.substr(prefix.size()),
+                                  " / at ONE (", ours.mode, ")");
+  return comparison;
+}
+
 }  // namespace
 
 std::vector<Comparison> Compare(const std::vector<PhaseRun>& runs) {
   std::vector<Comparison> comparisons;
   for (const PhaseRun& ours : runs) {
     if (ours.system == kEtcd) continue;
+    if (ours.phase == "q") {
+      if (auto level = LevelComparison(runs, ours)) comparisons.push_back(*level);
+      continue;
+    }
     const bool cql = ours.system == kCqlSystem;
     const PhaseRun* theirs = Find(runs, ours, cql ? "charybdis" : kEtcd, ours.measure);
     if (theirs == nullptr) continue;

@@ -165,6 +165,29 @@ TEST(Phases, AHonestSystemPassesEveryCheck) {
   EXPECT_EQ(runs[1].system, "etcd");
 }
 
+TEST(Phases, MemoryIsSampledAfterEachTenthAndComparedWithHalfway) {
+  MemorySystem ours("charybdis");
+  PhaseSizes sizes;
+  sizes.in_flight = 4;
+  sizes.memory_lwts = 100;
+  // A node whose memory grows by 1 MiB per 10 LWTs, from 100 MiB.
+  uint64_t calls = 0;
+  std::vector<MemorySample> samples;
+  const PhaseRun run = RunMemory(ours, sizes, "group, RF=3", "t", [&] { return (100 + ++calls) << 20; }, samples);
+  EXPECT_EQ(run.result.ok, 100u);
+  EXPECT_EQ(run.result.applied, 100u);  // every key was fresh
+  ASSERT_EQ(samples.size(), 10u);
+  EXPECT_EQ(samples[4].lwts, 50u);
+  EXPECT_EQ(samples[9].lwts, 100u);
+  const std::vector<Comparison> memory = MemoryComparisons(samples, "group, RF=3");
+  ASSERT_EQ(memory.size(), 1u);
+  EXPECT_DOUBLE_EQ(memory[0].ours, 110);
+  EXPECT_DOUBLE_EQ(memory[0].theirs, 105);  // after the fifth tenth
+  EXPECT_TRUE(memory[0].met());             // 1.05 <= 1.2
+  samples.back().resident_bytes = uint64_t{130} << 20;
+  EXPECT_FALSE(MemoryComparisons(samples, "group, RF=3")[0].met());
+}
+
 TEST(Phases, ContentionCatchesLostIncrementsAndGetsCatchLostPuts) {
   MemorySystem broken("charybdis", /*lose_conditions=*/true);
   PhaseSizes sizes;
@@ -216,6 +239,23 @@ TEST(Compare, CqlRunsAreMeasuredAgainstOurOwnGrpcApi) {
   EXPECT_FALSE(by_title.at(absl::StrCat("a. get p50 (", kCqlSystem, ", ", kCqlMode, ")")).met());
   // The gRPC runs of that mode are the baseline, compared with nothing.
   EXPECT_EQ(by_title.size(), 4u);  // p50 and p99 of each CQL measure
+}
+
+TEST(Compare, CqlLevelsAreMeasuredAgainstOne) {
+  MemorySystem one("charybdis cql ONE"), quorum("charybdis cql QUORUM"), all("charybdis cql ALL");
+  PhaseSizes sizes;
+  sizes.level_requests = 20;
+  const std::vector<PhaseRun> runs = RunLevels({&one, &quorum, &all}, sizes, "group, RF=3, CQL", "t");
+  ASSERT_EQ(runs.size(), 6u);  // put and get, three levels each
+  EXPECT_EQ(runs[0].result.ok, 20u);
+  std::map<std::string, const Comparison*> by_title;
+  const std::vector<Comparison> comparisons = Compare(runs);
+  for (const Comparison& c : comparisons) by_title[c.title] = &c;
+  EXPECT_EQ(comparisons.size(), 4u);  // QUORUM and ALL against ONE, put and get
+  const Comparison& all_put = *by_title.at("q. CQL put p50 at ALL / at ONE (group, RF=3, CQL)");
+  EXPECT_EQ(all_put.theirs_name, "charybdis cql ONE");
+  EXPECT_FALSE(all_put.goal.has_value());
+  EXPECT_EQ(by_title.count("q. CQL get p50 at QUORUM / at ONE (group, RF=3, CQL)"), 1u);
 }
 
 TEST(Compare, RatiosAgainstEtcdWithTheIssuesGoals) {
