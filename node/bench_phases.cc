@@ -52,6 +52,13 @@ PhaseRun NewRun(const std::string& phase, const std::string& measure, const std:
 
 std::string ValueOf(uint64_t i) { return absl::StrCat("value-", i); }
 
+// IF NOT EXISTS on a key nobody wrote: it must apply.
+Outcome InsertFresh(BenchSystem& system, const std::string& key, uint64_t i) {
+  Outcome outcome = system.CompareAndSet(key, std::nullopt, ValueOf(i));
+  if (outcome.ok && !outcome.applied) return CheckFailure("IF NOT EXISTS on a fresh key did not apply");
+  return outcome;
+}
+
 }  // namespace
 
 bool IsCheckFailure(const std::string& error_kind) { return error_kind.rfind(kCheckPrefix, 0) == 0; }
@@ -78,9 +85,7 @@ std::vector<PhaseRun> RunSequential(const std::vector<BenchSystem*>& systems, co
   }), runs);
   options.max_requests = sizes.sequential_lwts;
   RunOnEach(systems, NewRun("a", "LWT IF NOT EXISTS", mode), Closed(options, [&](BenchSystem& system, uint32_t, uint64_t i) {
-    Outcome outcome = system.CompareAndSet(absl::StrCat(tag, "/a/lwt/", i), std::nullopt, ValueOf(i));
-    if (outcome.ok && !outcome.applied) return CheckFailure("IF NOT EXISTS on a fresh key did not apply");
-    return outcome;
+    return InsertFresh(system, absl::StrCat(tag, "/a/lwt/", i), i);
   }), runs);
   return runs;
 }
@@ -199,11 +204,8 @@ PhaseRun RunMemory(BenchSystem& system, const PhaseSizes& sizes, const std::stri
             << " in flight (" << run.system << ", " << mode << ")\n";
   for (uint64_t part = 0; part < kParts; part++) {
     const uint64_t first = done;
-    const LoadResult result = RunLoad(options, [&](uint32_t, uint64_t i) {
-      Outcome outcome = system.CompareAndSet(absl::StrCat(tag, "/m/", first + i), std::nullopt, ValueOf(i));
-      if (outcome.ok && !outcome.applied) return CheckFailure("IF NOT EXISTS on a fresh key did not apply");
-      return outcome;
-    });
+    const LoadResult result = RunLoad(
+        options, [&](uint32_t, uint64_t i) { return InsertFresh(system, absl::StrCat(tag, "/m/", first + i), i); });
     done += result.requests;
     Merge(result, run.result);
     run.result.seconds += result.seconds;

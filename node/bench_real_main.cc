@@ -11,9 +11,9 @@
 // lock-step contention on one key; d the LWT load test (one partition,
 // 250 in flight, batches, RF=3 then RF=1, with the naive mode); p phase a
 // again with commitlog_sync periodic; q phase a through CQL beside our
-// gRPC API, on one cluster, and CQL puts and gets at each level; m our nodes' memory across 1M LWTs on fresh
-// keys. --quick: small sizes, for the test
-// suite. Exits 1 if a system broke a promise (a check failed) or served
+// gRPC API, on one cluster, and CQL puts and gets at each level; m our
+// nodes' memory across 1M LWTs on fresh keys. --quick: small sizes, for
+// the test suite. Exits 1 if a system broke a promise (a check failed) or served
 // no request of a measure (the naive mode excepted).
 #include <filesystem>
 #include <fstream>
@@ -264,7 +264,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   std::vector<Comparison> comparisons = Compare(runs);
-  for (Comparison& memory : MemoryComparisons(results.memory, "group, RF=3")) comparisons.push_back(memory);
+  if (auto memory = MemoryComparison(results.memory, "group, RF=3")) comparisons.push_back(*memory);
   std::cout << ComparisonTable(comparisons);
   nlohmann::json report = ReportJson(runs, comparisons);
   for (const MemorySample& sample : results.memory) {

@@ -122,8 +122,8 @@ std::vector<Comparison> Compare(const std::vector<PhaseRun>& runs) {
   return comparisons;
 }
 
-std::vector<Comparison> MemoryComparisons(const std::vector<MemorySample>& samples, const std::string& mode) {
-  if (samples.size() < 2) return {};
+std::optional<Comparison> MemoryComparison(const std::vector<MemorySample>& samples, const std::string& mode) {
+  if (samples.size() < 2) return std::nullopt;
   const MemorySample& halfway = samples[samples.size() / 2 - 1];
   const MemorySample& end = samples.back();
   Comparison comparison;
@@ -134,7 +134,7 @@ std::vector<Comparison> MemoryComparisons(const std::vector<MemorySample>& sampl
   comparison.theirs = static_cast<double>(halfway.resident_bytes) / (1 << 20);
   comparison.theirs_name = "charybdis halfway";
   comparison.goal = kMemoryGrowthGoal;
-  return {comparison};
+  return comparison;
 }
 
 std::string ComparisonTable(const std::vector<Comparison>& comparisons) {

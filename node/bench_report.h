@@ -40,7 +40,8 @@ inline constexpr double kMemoryGrowthGoal = 1.2;
 // Phase m's line: resident memory after the last part beside after the
 // fifth, when memtables and caches have warmed up; their ratio is the
 // growth the goal bounds.
-std::vector<Comparison> MemoryComparisons(const std::vector<MemorySample>& samples, const std::string& mode);
+// None with fewer than two samples.
+std::optional<Comparison> MemoryComparison(const std::vector<MemorySample>& samples, const std::string& mode);
 
 // The table printed on stdout.
 std::string ComparisonTable(const std::vector<Comparison>& comparisons);

@@ -21,6 +21,9 @@
 namespace charybdis::node {
 namespace {
 
+// Connections waiting for accept on each CQL port.
+constexpr int kListenBacklog = 128;
+
 cql::HostInfo Host(const Member& member, const TokenRing& ring) {
   cql::HostInfo host;
   host.host_id = cql::NameUuid(absl::StrCat("charybdis-node-", member.id()));
@@ -124,30 +127,18 @@ struct CqlServer::Client {
   }
 };
 
-// A non-blocking socket listening on `address`, or -1.
-int Listen(const sockaddr_in& address) {
-  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  const int reuse = 1;
-  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
-  if (bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 || listen(listener, 128) != 0) {
-    close(listener);
-    return -1;
-  }
-  return listener;
-}
-
 absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& address, uint16_t shard_aware_port,
                                                             Node& node) {
   sockaddr_in socket_address;
   if (!ParseIpv4HostPort(address, socket_address)) {
     return absl::InvalidArgumentError(absl::StrCat("cql_address: \"", address, "\" is not an IPv4 host:port"));
   }
-  const int listener = Listen(socket_address);
+  const int listener = ListenTcp(socket_address, kListenBacklog);
   if (listener < 0) return absl::FailedPreconditionError(absl::StrCat("cql_address: cannot listen on ", address, " (port in use?)"));
   int shard_aware_listener = -1;
   if (shard_aware_port != 0) {
     socket_address.sin_port = htons(shard_aware_port);
-    shard_aware_listener = Listen(socket_address);
+    shard_aware_listener = ListenTcp(socket_address, kListenBacklog);
     if (shard_aware_listener < 0) {
       close(listener);
       return absl::FailedPreconditionError(absl::StrCat("cql_shard_aware_port: cannot listen on ", shard_aware_port, " (port in use?)"));

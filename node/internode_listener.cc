@@ -49,18 +49,8 @@ absl::StatusOr<std::unique_ptr<InternodeListener>> InternodeListener::Start(cons
                                                                            Handoff handoff) {
   auto resolved = ResolveIpv4HostPort(address);
   if (!resolved.ok()) return CannotListen(address, std::string(resolved.status().message()));
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return CannotListen(address, strerror(errno));
-  // A restarted node rebinds its port at once (no SO_REUSEPORT: a second
-  // process on the same port must fail).
-  const int on = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-  if (bind(fd, reinterpret_cast<const sockaddr*>(&*resolved), sizeof(sockaddr_in)) != 0 ||
-      listen(fd, SOMAXCONN) != 0) {
-    const std::string why = errno == EADDRINUSE ? "port in use?" : strerror(errno);
-    close(fd);
-    return CannotListen(address, why);
-  }
+  const int fd = ListenTcp(*resolved, SOMAXCONN);
+  if (fd < 0) return CannotListen(address, errno == EADDRINUSE ? "port in use?" : strerror(errno));
   const int wakeup = eventfd(0, EFD_CLOEXEC);
   if (wakeup < 0) {
     close(fd);

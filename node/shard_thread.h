@@ -47,9 +47,10 @@ class ShardThread final : public Clock, public Reactor {
   WatchId Watch(int fd, uint32_t events, SocketHandler handler);
   void Rewatch(WatchId id, uint32_t events);
   void Unwatch(WatchId id);
-  // Shard thread only: runs at the end of every turn, before the thread
-  // waits again (the transport writes what the turn queued for peers: one
-  // write per connection per turn, however many messages).
+  // Before Start (or on the shard thread): `fn` runs at the end of every
+  // turn, before the thread waits again (the transport writes what the
+  // turn queued for peers: one write per connection per turn, however
+  // many messages).
   void SetEndOfTurn(std::function<void()> fn);
   bool IsCurrent() const { return std::this_thread::get_id() == thread_id_.load(); }
 

@@ -2,6 +2,10 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdint>
 #include <cstring>
@@ -57,6 +61,20 @@ absl::StatusOr<sockaddr_in> ResolveIpv4HostPort(const std::string& host_port) {
   freeaddrinfo(found);
   address.sin_port = htons(port);
   return address;
+}
+
+int ListenTcp(const sockaddr_in& address, int backlog) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 || listen(fd, backlog) != 0) {
+    const int error = errno;  // close must not hide why
+    close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace charybdis::node

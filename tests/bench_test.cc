@@ -179,13 +179,13 @@ TEST(Phases, MemoryIsSampledAfterEachTenthAndComparedWithHalfway) {
   ASSERT_EQ(samples.size(), 10u);
   EXPECT_EQ(samples[4].lwts, 50u);
   EXPECT_EQ(samples[9].lwts, 100u);
-  const std::vector<Comparison> memory = MemoryComparisons(samples, "group, RF=3");
-  ASSERT_EQ(memory.size(), 1u);
-  EXPECT_DOUBLE_EQ(memory[0].ours, 110);
-  EXPECT_DOUBLE_EQ(memory[0].theirs, 105);  // after the fifth tenth
-  EXPECT_TRUE(memory[0].met());             // 1.05 <= 1.2
+  const std::optional<Comparison> memory = MemoryComparison(samples, "group, RF=3");
+  ASSERT_TRUE(memory.has_value());
+  EXPECT_DOUBLE_EQ(memory->ours, 110);
+  EXPECT_DOUBLE_EQ(memory->theirs, 105);  // after the fifth tenth
+  EXPECT_TRUE(memory->met());             // 1.05 <= 1.2
   samples.back().resident_bytes = uint64_t{130} << 20;
-  EXPECT_FALSE(MemoryComparisons(samples, "group, RF=3")[0].met());
+  EXPECT_FALSE(MemoryComparison(samples, "group, RF=3")->met());
 }
 
 TEST(Phases, ContentionCatchesLostIncrementsAndGetsCatchLostPuts) {
