@@ -11,8 +11,8 @@
 namespace charybdis {
 
 FailureDetector::FailureDetector(ShardEnv env, std::vector<NodeId> peers,
-                                 FailureDetectorOptions options, OnChange on_change)
-    : env_(env), options_(options), on_change_(std::move(on_change)) {
+                                 FailureDetectorOptions options, OnChange on_change, Stamp stamp)
+    : env_(env), options_(options), on_change_(std::move(on_change)), stamp_(std::move(stamp)) {
   CHARYBDIS_ASSERT(options.heartbeat_interval > 0);
   CHARYBDIS_ASSERT(options.convict_after > options.heartbeat_interval);
   for (NodeId peer : peers) {
@@ -98,6 +98,7 @@ void FailureDetector::SendHeartbeats() {
     Heartbeat* heartbeat = message.mutable_heartbeat();
     heartbeat->set_generation(generation_);
     heartbeat->set_sequence(sequence_);
+    stamp_(*heartbeat);
     SendPerhapsTwice(env_, "failure_detector.heartbeat_duplicate", Address{node, 0}, std::move(message));
   }
 }

@@ -25,9 +25,11 @@ class FailureDetector {
  public:
   // `on_change` gets the new LiveNodes() whenever they change.
   using OnChange = std::function<void(const std::vector<NodeId>& live)>;
+  // Adds what else the node tells its peers (its schema) to a heartbeat.
+  using Stamp = std::function<void(Heartbeat&)>;
 
   FailureDetector(ShardEnv env, std::vector<NodeId> peers, FailureDetectorOptions options,
-                  OnChange on_change);
+                  OnChange on_change, Stamp stamp);
   FailureDetector(const FailureDetector&) = delete;
   FailureDetector& operator=(const FailureDetector&) = delete;
 
@@ -59,6 +61,7 @@ class FailureDetector {
   ShardEnv env_;
   FailureDetectorOptions options_;
   OnChange on_change_;
+  Stamp stamp_;
   std::vector<NodeId> last_reported_;
   std::map<NodeId, Peer> peers_;
   uint64_t generation_ = 0;

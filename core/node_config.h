@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cql/schema.h"
 #include "core/failure_detector.h"
 #include "core/token_ring.h"
 
@@ -44,6 +45,9 @@ struct NodeConfig {
   // The ring (with the cluster layout), shared by every shard of every node.
   std::shared_ptr<const TokenRing> ring;
   std::map<std::string, TableSchema> tables;
+  // The CQL schema the cluster starts with (cql_schema); the schema log
+  // changes it from there (core/schema_agent.h). Null: none.
+  std::shared_ptr<const cql::Schema> cql_bootstrap;
   CoordinatorOptions coordinator;
 };
 

@@ -24,16 +24,20 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       env_(Traced(env, traced_network_, traced_storage_)),
       config_(config),
       liveness_(env.clock->Now()),
+      schema_log_(config.cql_bootstrap ? config.cql_bootstrap : std::make_shared<cql::Schema>(),
+                  config.ring->layout().replication.per_datacenter),
       acceptor_(env_, metrics_),
       replica_(env_, metrics_, acceptor_),
       hints_(env_, config, liveness_, metrics_),
-      coordinator_(env_, config, liveness_, metrics_, hints_) {
+      coordinator_(env_, config, schema_log_, liveness_, metrics_, hints_) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
   CHARYBDIS_ASSERT(env.self.shard < config.shards);
   if (env.self.shard == 0) {
+    schema_agent_ = std::make_unique<SchemaAgent>(env_, config.shards, schema_log_, [this] { OnSchemaChange(); });
     failure_detector_ = std::make_unique<FailureDetector>(
         env_, config.peers, config.failure_detector,
-        [this](const std::vector<NodeId>& live) { OnLiveNodes(live); });
+        [this](const std::vector<NodeId>& live) { OnLiveNodes(live); },
+        [this](Heartbeat& heartbeat) { schema_agent_->Stamp(heartbeat); });
   }
   env_.network->SetReceiver([this](const Envelope& message) { OnMessage(message); });
 }
@@ -42,6 +46,55 @@ void Shard::Start() {
   acceptor_.Start();
   hints_.Start();
   if (failure_detector_) failure_detector_->Start();
+  if (schema_agent_) schema_agent_->Start();
+}
+
+void Shard::SetSchemaListener(std::function<void(const SchemaSnapshot&)> listener) {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  schema_listener_ = std::move(listener);
+}
+
+SchemaSnapshot Shard::SchemaNow() const {
+  SchemaSnapshot snapshot{schema_log_.schema(), schema_log_.sequence(), schema_log_.version(), {}};
+  if (schema_agent_) snapshot.peer_versions = schema_agent_->peer_versions();
+  return snapshot;
+}
+
+void Shard::OnSchemaChange() {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  for (ShardId shard = 1; shard < config_.shards && schema_log_.sequence() > shards_told_sequence_; shard++) {
+    Envelope update;
+    for (const cql::SchemaLogEntry& entry : schema_log_.entries()) {
+      SchemaUpdate::Entry* sent = update.mutable_schema_update()->add_entries();
+      sent->set_keyspace(entry.keyspace);
+      sent->set_statement(entry.statement);
+    }
+    // The whole log each time: a late update is a prefix of a newer one.
+    SendPerhapsLate(env_, "shard.schema_update_late", Address{env_.self.node, shard}, std::move(update));
+  }
+  shards_told_sequence_ = schema_log_.sequence();
+  if (schema_listener_) schema_listener_(SchemaNow());
+}
+
+void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
+  CHARYBDIS_ASSERT(env_.self.shard != 0);
+  for (size_t i = schema_log_.sequence(); i < static_cast<size_t>(update.entries_size()); i++) {
+    schema_log_.Append({update.entries(i).keyspace(), update.entries(i).statement()});
+  }
+}
+
+void Shard::OnClientRequest(const Envelope& message) {
+  if (!message.client_request().has_schema_change()) return coordinator_.OnClientRequest(message);
+  if (schema_agent_) return schema_agent_->OnRequest(message);
+  Envelope forward = message;  // to shard 0, answered to the client
+  ClientRequest* request = forward.mutable_client_request();
+  if (!request->forwarded()) {
+    request->set_forwarded(true);
+    request->set_reply_node(message.from_node());
+    request->set_reply_shard(message.from_shard());
+  }
+  forward.clear_trace_events();
+  env_.network->Send(Address{env_.self.node, 0}, std::move(forward));
 }
 
 void Shard::OnLiveNodes(const std::vector<NodeId>& live) {
@@ -65,6 +118,8 @@ void Shard::OnMessage(const Envelope& message) {
       // Heartbeats go to shard 0 only; anything else is a sender bug.
       CHARYBDIS_ASSERT(failure_detector_ != nullptr);
       failure_detector_->OnHeartbeat(message.from_node(), message.heartbeat());
+      schema_agent_->OnPeerSchema(message.from_node(), message.heartbeat().schema_sequence(),
+                                  message.heartbeat().schema_version());
       return;
     case Envelope::kLiveness: {
       CHARYBDIS_ASSERT(message.from_node() == env_.self.node);
@@ -78,7 +133,16 @@ void Shard::OnMessage(const Envelope& message) {
       AnswerPing(message);
       return;
     case Envelope::kClientRequest:
-      coordinator_.OnClientRequest(message);
+      OnClientRequest(message);
+      return;
+    case Envelope::kClientResponse:
+      // Only the schema agent asks this node's coordinators.
+      CHARYBDIS_ASSERT(schema_agent_ != nullptr);
+      schema_agent_->OnResponse(message.client_response());
+      return;
+    case Envelope::kSchemaUpdate:
+      CHARYBDIS_ASSERT(message.from_node() == env_.self.node);
+      OnSchemaUpdate(message.schema_update());
       return;
     case Envelope::kReplicaWrite:
       replica_.OnWrite(message);
@@ -115,7 +179,6 @@ void Shard::OnMessage(const Envelope& message) {
       coordinator_.OnPaxosReply(message);
       return;
     case Envelope::kPong:
-    case Envelope::kClientResponse:
     case Envelope::BODY_NOT_SET:
       break;
   }

@@ -11,14 +11,25 @@
 #include "core/node_config.h"
 #include "core/paxos/acceptor.h"
 #include "core/replica/replica.h"
+#include "core/schema_agent.h"
 #include "core/shard_env.h"
 #include "core/tracing.h"
 
 namespace charybdis {
 
+// What a node's CQL layer needs of its schema (a copy: the runtime may
+// keep it on another thread).
+struct SchemaSnapshot {
+  std::shared_ptr<const cql::Schema> schema;
+  uint64_t sequence = 0;
+  std::string version;
+  std::map<NodeId, std::string> peer_versions;  // as their heartbeats said
+};
+
 // One shard of a node: receives its messages and runs the services it owns
 // (replica, coordinator, hints). Shard 0 also runs the failure detector and
-// tells the other shards of the node who is up.
+// the schema agent, and tells the other shards of the node who is up and
+// what the schema log holds.
 class Shard {
  public:
   Shard(ShardEnv env, const NodeConfig& config);
@@ -30,11 +41,20 @@ class Shard {
   const FailureDetector* failure_detector() const { return failure_detector_.get(); }
   const ShardMetrics& metrics() const { return metrics_; }
   const LivenessView& liveness() const { return liveness_; }
+  const cql::SchemaLog& schema_log() const { return schema_log_; }
+  // Shard 0: called (on this shard) whenever the schema or a peer's
+  // version changes. Set before Start.
+  void SetSchemaListener(std::function<void(const SchemaSnapshot&)> listener);
+  SchemaSnapshot SchemaNow() const;
 
  private:
   void OnMessage(const Envelope& message);
   void AnswerPing(const Envelope& message);
   void OnLiveNodes(const std::vector<NodeId>& live);
+  void OnClientRequest(const Envelope& message);
+  // Shard 0: the log grew, or a peer's version changed.
+  void OnSchemaChange();
+  void OnSchemaUpdate(const SchemaUpdate& update);
 
   // Tracing wraps the world's network and storage (before env_, which
   // points at the wrappers).
@@ -45,13 +65,18 @@ class Shard {
   const NodeConfig& config_;
   ShardMetrics metrics_;
   LivenessView liveness_;
+  cql::SchemaLog schema_log_;
   Acceptor acceptor_;
   // Shard 0: the last update sent; other shards: the last one applied.
   uint64_t liveness_version_ = 0;
+  // Shard 0: the schema log's length the other shards were last sent.
+  uint64_t shards_told_sequence_ = 0;
   Replica replica_;
   HintManager hints_;
   Coordinator coordinator_;
   std::unique_ptr<FailureDetector> failure_detector_;
+  std::unique_ptr<SchemaAgent> schema_agent_;
+  std::function<void(const SchemaSnapshot&)> schema_listener_;
 };
 
 }  // namespace charybdis

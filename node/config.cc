@@ -137,10 +137,10 @@ void CheckTables(const NodeConfigFile& file, TextProtoProblems& problems, NodeCo
   }
 }
 
-// The cql_schema statements (core/cql/bootstrap.h), and their tables in
-// the coordinators' list.
+// The cql_schema statements (core/cql/bootstrap.h). Their storage tables
+// are the schema log's to tell coordinators (core/cql/schema_log.h).
 std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file, const ClusterLayout& layout,
-                                                      TextProtoProblems& problems, NodeConfig& node) {
+                                                      TextProtoProblems& problems, const NodeConfig& node) {
   cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema(
       {file.cql_schema().begin(), file.cql_schema().end()}, layout.replication.per_datacenter);
   for (const auto& [index, problem] : bootstrap.problems) problems.Add({{"cql_schema", index}}, problem);
@@ -148,7 +148,6 @@ std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file
     if (node.tables.count(name)) {
       problems.Add({{"cql_schema"}}, absl::StrCat("CQL table ", name, " has the name of a table {} entry"));
     }
-    node.tables[name] = TableSchema{name, columns};
   }
   return bootstrap.schema;
 }
@@ -210,7 +209,7 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   ClusterLayout layout;
   CheckReplication(file, problems, nodes_per_datacenter, layout);
   CheckTables(file, problems, loaded.node);
-  loaded.cql_schema = BootstrapCqlSchema(file, layout, problems, loaded.node);
+  loaded.node.cql_bootstrap = BootstrapCqlSchema(file, layout, problems, loaded.node);
   if (!problems.text().empty()) return absl::InvalidArgumentError(problems.text());
   BuildNodeConfig(file, ids, std::move(layout), loaded);
   return loaded;

@@ -20,8 +20,6 @@ struct LoadedConfig {
   std::string metrics_address;  // empty: no /metrics page
   std::map<NodeId, std::string> peer_internode_addresses;
   std::string cql_address;  // empty: no CQL server
-  // The bootstrap CQL schema (its tables are in node.tables too).
-  std::shared_ptr<const cql::Schema> cql_schema;
 };
 
 // Parses and checks a config file. Every problem is reported, one per line,

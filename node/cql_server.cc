@@ -53,24 +53,35 @@ class NodeBackend final : public cql::Backend {
         cluster_.local = host;
       } else {
         cluster_.peers.push_back(host);
+        peer_ids_.push_back(id);
       }
     }
   }
 
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
-    const std::string& key = cql::PartitionKeyOf(request);
     ExecuteRequest execute;
     execute.set_has_shard(true);
-    execute.set_shard(ShardOf(TokenOf(key), node_.config().node.shards));
+    execute.set_shard(cql::ShardFor(request, node_.config().node.shards));
     *execute.mutable_request() = std::move(request);
     node_.Execute(execute, std::move(done));
   }
 
-  const cql::ClusterView& Cluster() override { return cluster_; }
+  // Called on the server's thread only, like everything of a connection.
+  const cql::ClusterView& Cluster() override {
+    const SchemaSnapshot schema = node_.Schema();
+    for (cql::HostInfo& peer : cluster_.peers) {
+      auto version = schema.peer_versions.find(peer_ids_.at(&peer - cluster_.peers.data()));
+      peer.schema_version = version == schema.peer_versions.end() ? "" : version->second;
+    }
+    return cluster_;
+  }
+
+  std::shared_ptr<const cql::Schema> CurrentSchema() override { return node_.CqlSchema(); }
 
  private:
   Node& node_;
   cql::ClusterView cluster_;
+  std::vector<uint32_t> peer_ids_;  // of cluster_.peers, in their order
 };
 
 }  // namespace
@@ -270,7 +281,7 @@ void CqlServer::Accept(int listener) {
     client->epoll = epoll_;
     std::weak_ptr<Client> weak = client;
     client->connection = std::make_unique<cql::Connection>(
-        *node_.config().cql_schema, prepared_, *backend_, shard, [weak](std::string frame) {
+        prepared_, *backend_, shard, [weak](std::string frame) {
           if (std::shared_ptr<Client> alive = weak.lock()) alive->Send(std::move(frame));
         });
     clients_[fd] = client;

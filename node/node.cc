@@ -182,6 +182,11 @@ absl::Status Node::Open() {
     env.reactor = parts.thread.get();
     parts.shard = std::make_unique<Shard>(env, config_.node);
   }
+  schema_ = shards_[0].shard->SchemaNow();
+  shards_[0].shard->SetSchemaListener([this](const SchemaSnapshot& schema) {
+    std::lock_guard<std::mutex> lock(schema_mutex_);
+    schema_ = schema;
+  });
   // The shards run before anyone can ask them anything (Status waits on
   // shard 0), and stop in Shutdown whatever fails next.
   for (ShardParts& parts : shards_) parts.thread->Start();
@@ -276,6 +281,16 @@ void Node::Execute(const ExecuteRequest& request, std::function<void(ClientRespo
     refused.set_message("the node is starting or shutting down: nothing was done");
     reply(std::move(refused));
   }
+}
+
+SchemaSnapshot Node::Schema() const {
+  std::lock_guard<std::mutex> lock(schema_mutex_);
+  return schema_;
+}
+
+std::shared_ptr<const cql::Schema> Node::CqlSchema() const {
+  std::lock_guard<std::mutex> lock(schema_mutex_);
+  return schema_.schema;
 }
 
 void Node::Status(std::function<void(StatusResponse)> done) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ class Node {
   std::string MetricsText();
 
   const LoadedConfig& config() const { return config_; }
+  // The CQL schema as shard 0 last published it (any thread).
+  SchemaSnapshot Schema() const;
+  std::shared_ptr<const cql::Schema> CqlSchema() const;  // Schema().schema, without copying the rest
 
  private:
   explicit Node(LoadedConfig config);
@@ -82,6 +86,8 @@ class Node {
   std::unique_ptr<CqlServer> cql_server_;
   std::atomic<uint64_t> next_shard_{0};
   bool shut_down_ = false;
+  mutable std::mutex schema_mutex_;
+  SchemaSnapshot schema_;  // guarded by schema_mutex_
 };
 
 }  // namespace charybdis::node

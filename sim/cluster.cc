@@ -75,12 +75,11 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
     tables[table.name()] =
         TableSchema{table.name(), std::set<std::string>(table.column().begin(), table.column().end())};
   }
-  // CQL tables are storage tables too (core/cql/bootstrap.h).
+  // The CQL schema the nodes start with; their shards know its storage
+  // tables (core/cql/schema_log.h).
   const auto& cql = spec.schema().cql();
   cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema({cql.begin(), cql.end()}, ring_->layout().replication.per_datacenter);
   CHARYBDIS_ASSERT(bootstrap.problems.empty());  // the scenario loader reports them
-  for (const auto& [name, columns] : bootstrap.storage_tables) tables[name] = TableSchema{name, columns};
-  cql_schema_ = std::move(bootstrap.schema);
   Random clocks = random.Fork(2);
   for (const NodePlacement& placement : topology_.nodes) {
     NodeConfig config;
@@ -89,6 +88,7 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
     config.failure_detector = detector;
     config.ring = ring_;
     config.tables = tables;
+    config.cql_bootstrap = bootstrap.schema;
     config.coordinator = CoordinatorOptionsOf(spec.coordinator());
     for (const NodePlacement& peer : topology_.nodes) {
       if (peer.id != placement.id) config.peers.push_back(peer.id);

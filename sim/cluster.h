@@ -37,7 +37,6 @@ class Cluster {
   const Topology& topology() const { return topology_; }
   const TokenRing& ring() const { return *ring_; }
   // The scenario's CQL schema (schema.cql), for simulated CQL clients.
-  const cql::Schema& cql_schema() const { return *cql_schema_; }
   // Crashed or paused nodes.
   uint32_t nodes_down() const;
 
@@ -65,7 +64,6 @@ class Cluster {
   Topology topology_;
   Random random_;
   std::shared_ptr<const TokenRing> ring_;
-  std::shared_ptr<const cql::Schema> cql_schema_;
   SimNetwork network_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   std::vector<std::string> fault_log_;

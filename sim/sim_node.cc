@@ -166,6 +166,11 @@ std::vector<NodeId> SimNode::LiveNodesSeenBy(ShardId shard) const {
   return shards_.at(shard)->shard().liveness().UpNodes();
 }
 
+SchemaSnapshot SimNode::Schema() const {
+  CHARYBDIS_ASSERT(running());
+  return shards_.at(0)->shard().SchemaNow();
+}
+
 std::map<std::string, Histogram> SimNode::Histograms(ShardId shard) const {
   std::map<std::string, Histogram> histograms = retired_histograms_.at(shard);
   if (running()) {

@@ -46,6 +46,8 @@ class SimNode {
   const FailureDetector* failure_detector() const;
   // Who each shard believes is up. REQUIRES: running().
   std::vector<NodeId> LiveNodesSeenBy(ShardId shard) const;
+  // The CQL schema shard 0 holds. REQUIRES: running().
+  SchemaSnapshot Schema() const;
   NodeClock& clock() { return clock_; }
   const NodeConfig& config() const { return config_; }
   SimStorage& storage(ShardId shard) { return *storages_.at(shard); }

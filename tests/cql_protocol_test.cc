@@ -19,8 +19,10 @@ class RecordingBackend : public Backend {
     done(answer(request));
   }
   const ClusterView& Cluster() override { return cluster; }
+  std::shared_ptr<const Schema> CurrentSchema() override { return schema; }
 
   ClusterView cluster;
+  std::shared_ptr<const Schema> schema;
 
   std::vector<ClientRequest> requests;
   std::function<ClientResponse(const ClientRequest&)> answer = [](const ClientRequest&) {
@@ -38,9 +40,10 @@ struct Answer {
 class CqlProtocolTest : public ::testing::Test {
  protected:
   CqlProtocolTest()
-      : connection_(schema_, prepared_, backend_, ShardInfo{1, 2, 12, 19042}, [this](std::string frame) {
+      : connection_(prepared_, backend_, ShardInfo{1, 2, 12, 19042}, [this](std::string frame) {
           answers_.push_back({ParseHeader(frame), frame.substr(kHeaderBytes)});
         }) {
+    backend_.schema = std::shared_ptr<const Schema>(&schema_, [](const Schema*) {});  // the fixture's own
     for (const char* text : {"CREATE KEYSPACE app WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
                              "CREATE TABLE app.t (k int, c int, v text, n bigint, PRIMARY KEY (k, c))"}) {
       ParsedStatement parsed = *Parse(text);

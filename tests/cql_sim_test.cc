@@ -7,6 +7,7 @@
 
 #include "core/cql/connection.h"
 #include "core/cql/consistency_code.h"
+#include "absl/strings/str_cat.h"
 #include "core/token.h"
 #include "sim/cluster.h"
 #include "tests/scenario_text.h"
@@ -24,11 +25,11 @@ constexpr char kSchema[] = R"pb(schema {
 })pb";
 
 // A simulated client's requests: each goes over the simulated network to
-// node 1, on the shard that owns its partition; answers come back as
-// messages to the client's address.
+// its node, on the shard that owns its partition (shard 0 for DDL);
+// answers come back as messages to the client's address.
 class SimBackend final : public cql::Backend {
  public:
-  SimBackend(::charybdis::sim::Cluster& cluster, NodeId client) : cluster_(cluster), client_(client) {
+  SimBackend(::charybdis::sim::Cluster& cluster, NodeId node) : cluster_(cluster), node_(node), client_(cluster.AddClient(0)) {
     cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
       auto waiting = waiting_.find(message.client_response().request_id());
       if (waiting == waiting_.end()) return;
@@ -39,22 +40,78 @@ class SimBackend final : public cql::Backend {
   }
 
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
-    const ShardId shard = ShardOf(TokenOf(cql::PartitionKeyOf(request)), 2);
+    const ShardId shard = cql::ShardFor(request, 2);
     request.set_request_id(++last_request_);
     waiting_[last_request_] = std::move(done);
     Envelope message;
     *message.mutable_client_request() = std::move(request);
-    cluster_.network().Send(Address{client_, 0}, Address{1, shard}, std::move(message));
+    cluster_.network().Send(Address{client_, 0}, Address{node_, shard}, std::move(message));
   }
 
   const cql::ClusterView& Cluster() override { return view_; }
+  std::shared_ptr<const cql::Schema> CurrentSchema() override { return cluster_.node(node_).Schema().schema; }
 
  private:
   ::charybdis::sim::Cluster& cluster_;
+  const NodeId node_;
   const NodeId client_;
   uint64_t last_request_ = 0;
   std::map<uint64_t, std::function<void(ClientResponse)>> waiting_;
   cql::ClusterView view_;
+};
+
+// One driver connection to one node.
+class SimCqlClient {
+ public:
+  SimCqlClient(Simulator& simulator, ::charybdis::sim::Cluster& cluster, NodeId node)
+      : simulator_(simulator), backend_(cluster, node), connection_(prepared_, backend_, cql::ShardInfo{}, [this](std::string frame) {
+          answers_.push_back(frame);
+        }) {}
+
+  // Hands a frame in without running the simulation.
+  void Submit(cql::Opcode opcode, const std::string& body) {
+    cql::FrameHeader header;
+    header.opcode = static_cast<uint8_t>(opcode);
+    EXPECT_TRUE(connection_.OnFrame(header, body));
+  }
+
+  // One frame in, the simulation run until its answer is out (or 2 s).
+  std::string Send(cql::Opcode opcode, const std::string& body) {
+    const size_t before = answers_.size();
+    Submit(opcode, body);
+    for (int i = 0; i < 200 && answers_.size() == before; i++) simulator_.RunUntil(simulator_.now() + 10 * kMillisecond);
+    EXPECT_EQ(answers_.size(), before + 1) << "no answer";
+    return answers_.size() > before ? answers_.back().substr(cql::kHeaderBytes) : "";
+  }
+
+  static std::string QueryBody(const std::string& text, ConsistencyLevel level) {
+    cql::Writer body;
+    body.LongString(text);
+    body.Short(cql::ToCqlConsistency(level));
+    body.Byte(0);
+    return body.Take();
+  }
+
+  std::string Query(const std::string& text, ConsistencyLevel level = CL_QUORUM) {
+    return Send(cql::Opcode::kQuery, QueryBody(text, level));
+  }
+
+  void Startup() {
+    cql::Writer startup;
+    startup.Short(1);
+    startup.String("CQL_VERSION");
+    startup.String("3.0.0");
+    Send(cql::Opcode::kStartup, startup.Take());
+  }
+
+  const std::vector<std::string>& answers() const { return answers_; }
+
+ private:
+  Simulator& simulator_;
+  SimBackend backend_;
+  cql::PreparedStatements prepared_;
+  std::vector<std::string> answers_;
+  cql::Connection connection_;
 };
 
 class CqlSimTest : public ::testing::Test {
@@ -63,37 +120,13 @@ class CqlSimTest : public ::testing::Test {
       : scenario_(MustParse(BaseScenario(kSchema))),
         buggify_(false, Random(1)),
         cluster_(simulator_, scenario_, Random(5), buggify_),
-        backend_(cluster_, cluster_.AddClient(0)),
-        connection_(cluster_.cql_schema(), prepared_, backend_, cql::ShardInfo{}, [this](std::string frame) {
-          answers_.push_back(frame);
-        }) {
+        client_(simulator_, cluster_, 1) {
     cluster_.StartAll();
     simulator_.RunUntil(500 * kMillisecond);
-    cql::Writer startup;
-    startup.Short(1);
-    startup.String("CQL_VERSION");
-    startup.String("3.0.0");
-    Send(cql::Opcode::kStartup, startup.Take());
+    client_.Startup();
   }
 
-  // One frame in, the simulation run until its answer is out (or 2 s).
-  std::string Send(cql::Opcode opcode, const std::string& body) {
-    const size_t before = answers_.size();
-    cql::FrameHeader header;
-    header.opcode = static_cast<uint8_t>(opcode);
-    EXPECT_TRUE(connection_.OnFrame(header, body));
-    for (int i = 0; i < 200 && answers_.size() == before; i++) simulator_.RunUntil(simulator_.now() + 10 * kMillisecond);
-    EXPECT_EQ(answers_.size(), before + 1) << "no answer";
-    return answers_.size() > before ? answers_.back().substr(cql::kHeaderBytes) : "";
-  }
-
-  std::string Query(const std::string& text, ConsistencyLevel level = CL_QUORUM) {
-    cql::Writer body;
-    body.LongString(text);
-    body.Short(cql::ToCqlConsistency(level));
-    body.Byte(0);
-    return Send(cql::Opcode::kQuery, body.Take());
-  }
+  std::string Query(const std::string& text, ConsistencyLevel level = CL_QUORUM) { return client_.Query(text, level); }
 
   // The rows of a Rows result (each value as bytes, empty for null).
   static std::vector<std::vector<std::string>> Rows(const std::string& body) {
@@ -116,14 +149,44 @@ class CqlSimTest : public ::testing::Test {
     return rows;
   }
 
+  // A SCHEMA_CHANGE result's change, target and names, space-separated.
+  static std::string SchemaChangeOf(const std::string& body) {
+    cql::Reader in(body);
+    if (in.Int() != 5) return "not a SCHEMA_CHANGE result: " + ErrorOf(body);
+    std::string change = in.String();
+    for (int i = 0; i < 2 || (i == 2 && !in.AtEnd()); i++) change += " " + in.String();
+    EXPECT_TRUE(in.ok() && in.AtEnd());
+    return change;
+  }
+
+  // An ERROR's code, or 0 for another answer.
+  static int32_t ErrorCodeOf(const std::string& body) {
+    cql::Reader in(body);
+    const int32_t code = in.Int();
+    return code > 0x10 ? code : 0;
+  }
+  static std::string ErrorOf(const std::string& body) {
+    cql::Reader in(body);
+    const int32_t code = in.Int();
+    return code > 0x10 ? absl::StrCat(code, ": ", in.String()) : absl::StrCat("result kind ", code);
+  }
+
+  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
+
+  // Every running node's schema version, by node.
+  std::map<NodeId, std::string> Versions() {
+    std::map<NodeId, std::string> versions;
+    for (NodeId node = 1; node <= 3; node++) {
+      if (cluster_.node(node).running()) versions[node] = cluster_.node(node).Schema().version;
+    }
+    return versions;
+  }
+
   Simulator simulator_;
   LoadedScenario scenario_;
   SimBuggify buggify_;
   Cluster cluster_;
-  SimBackend backend_;
-  cql::PreparedStatements prepared_;
-  std::vector<std::string> answers_;
-  cql::Connection connection_;
+  SimCqlClient client_;
 };
 
 TEST_F(CqlSimTest, StatementsRunOnTheSimulatedCluster) {
@@ -135,6 +198,9 @@ TEST_F(CqlSimTest, StatementsRunOnTheSimulatedCluster) {
   }
   EXPECT_EQ(Rows(Query("SELECT note FROM app.events WHERE stream = 's' AND seq < 3")),
             (std::vector<std::vector<std::string>>{{"n2"}, {"n1"}}));  // DESC
+  // The same slice through Paxos (a serial read returns the slice only).
+  EXPECT_EQ(Rows(Query("SELECT note FROM app.events WHERE stream = 's' AND seq < 3", CL_SERIAL)),
+            (std::vector<std::vector<std::string>>{{"n2"}, {"n1"}}));
   // A lightweight transaction through Paxos among the simulated replicas.
   EXPECT_EQ(Rows(Query("UPDATE app.accounts SET balance = 20 WHERE id = 'a' IF balance = 10")),
             (std::vector<std::vector<std::string>>{{cql::NativeBoolean(true)}}));
@@ -156,6 +222,109 @@ TEST_F(CqlSimTest, ANodeDownMakesAllUnavailableAndLeavesQuorum) {
   EXPECT_EQ(error.UnsignedShort(), cql::ToCqlConsistency(CL_ALL));
   EXPECT_EQ(error.Int(), 3);  // required
   EXPECT_EQ(error.Int(), 2);  // alive
+}
+
+TEST_F(CqlSimTest, SchemaChangesReachEveryNodeThroughTheLog) {
+  EXPECT_EQ(SchemaChangeOf(Query("CREATE KEYSPACE shop WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}")),
+            "CREATED KEYSPACE shop");
+  EXPECT_EQ(SchemaChangeOf(Query("CREATE TABLE shop.items (id int PRIMARY KEY, name text)")), "CREATED TABLE shop items");
+  RunFor(1000 * kMillisecond);  // heartbeats carry the log's length; the others read it
+  const std::map<NodeId, std::string> versions = Versions();
+  EXPECT_EQ(versions.at(2), versions.at(1));
+  EXPECT_EQ(versions.at(3), versions.at(1));
+  EXPECT_NE(cluster_.node(3).Schema().schema->FindTable("shop", "items"), nullptr);
+
+  // Node 2's coordinators take the new table; node 1 reads what they wrote.
+  SimCqlClient other(simulator_, cluster_, 2);
+  other.Startup();
+  EXPECT_EQ(ErrorCodeOf(other.Query("INSERT INTO shop.items (id, name) VALUES (1, 'pen')")), 0);
+  EXPECT_EQ(Rows(Query("SELECT name FROM shop.items WHERE id = 1")), (std::vector<std::vector<std::string>>{{"pen"}}));
+
+  EXPECT_EQ(SchemaChangeOf(Query("ALTER TABLE shop.items ADD price bigint")), "UPDATED TABLE shop items");
+  EXPECT_EQ(ErrorCodeOf(Query("UPDATE shop.items SET price = 3 WHERE id = 1")), 0);
+  EXPECT_EQ(Rows(Query("SELECT name, price FROM shop.items WHERE id = 1")),
+            (std::vector<std::vector<std::string>>{{"pen", cql::NativeBigint(3)}}));
+
+  // Dropped, then created again: the new table starts empty.
+  EXPECT_EQ(SchemaChangeOf(Query("DROP TABLE shop.items")), "DROPPED TABLE shop items");
+  EXPECT_EQ(ErrorCodeOf(Query("SELECT name FROM shop.items WHERE id = 1")), static_cast<int32_t>(cql::ErrorCode::kInvalid));
+  EXPECT_EQ(SchemaChangeOf(Query("CREATE TABLE shop.items (id int PRIMARY KEY, name text)")), "CREATED TABLE shop items");
+  EXPECT_TRUE(Rows(Query("SELECT name FROM shop.items WHERE id = 1")).empty());
+  EXPECT_EQ(SchemaChangeOf(Query("DROP KEYSPACE shop")), "DROPPED KEYSPACE shop");
+  EXPECT_EQ(cluster_.node(1).Schema().schema->FindTable("shop", "items"), nullptr);
+  EXPECT_EQ(cluster_.node(1).Schema().sequence, 6u);
+}
+
+TEST_F(CqlSimTest, SchemaChangesAreRefusedAsCassandraRefusesThem) {
+  EXPECT_EQ(ErrorCodeOf(Query("CREATE TABLE app.accounts (id text PRIMARY KEY)")),
+            static_cast<int32_t>(cql::ErrorCode::kAlreadyExists));
+  EXPECT_EQ(cql::Reader(Query("CREATE TABLE IF NOT EXISTS app.accounts (id text PRIMARY KEY)")).Int(), 1);  // Void
+  EXPECT_EQ(ErrorCodeOf(Query("CREATE KEYSPACE odd WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")),
+            static_cast<int32_t>(cql::ErrorCode::kConfig));
+  EXPECT_EQ(ErrorCodeOf(Query("DROP TABLE app.nothing")), static_cast<int32_t>(cql::ErrorCode::kInvalid));
+  EXPECT_EQ(ErrorCodeOf(Query("ALTER TABLE app.accounts DROP id")), static_cast<int32_t>(cql::ErrorCode::kInvalid));
+  EXPECT_EQ(ErrorCodeOf(Query("DROP KEYSPACE system")), static_cast<int32_t>(cql::ErrorCode::kInvalid));
+  EXPECT_EQ(cluster_.node(1).Schema().sequence, 0u);  // nothing was appended
+}
+
+TEST_F(CqlSimTest, ConcurrentCreatesOfOneTableLetOneWin) {
+  SimCqlClient other(simulator_, cluster_, 2);
+  other.Startup();
+  // Both check against the same schema; Paxos on the log's next entry
+  // lets one append, and the other, checking again, finds the table.
+  client_.Submit(cql::Opcode::kQuery, SimCqlClient::QueryBody("CREATE TABLE app.t (id int PRIMARY KEY, a text)", CL_ONE));
+  other.Submit(cql::Opcode::kQuery, SimCqlClient::QueryBody("CREATE TABLE app.t (id int PRIMARY KEY, b text)", CL_ONE));
+  RunFor(2000 * kMillisecond);
+  ASSERT_EQ(client_.answers().size(), 2u);  // STARTUP's READY, then the CREATE's
+  ASSERT_EQ(other.answers().size(), 2u);
+  const std::string first = client_.answers().back().substr(cql::kHeaderBytes);
+  const std::string second = other.answers().back().substr(cql::kHeaderBytes);
+  const bool first_won = SchemaChangeOf(first) == "CREATED TABLE app t";
+  EXPECT_EQ(ErrorCodeOf(first_won ? second : first), static_cast<int32_t>(cql::ErrorCode::kAlreadyExists));
+  const std::map<NodeId, std::string> versions = Versions();
+  EXPECT_EQ(versions.at(2), versions.at(1));
+  EXPECT_EQ(versions.at(3), versions.at(1));
+  const cql::Table* table = cluster_.node(3).Schema().schema->FindTable("app", "t");
+  ASSERT_NE(table, nullptr);
+  EXPECT_NE(table->Find(first_won ? "a" : "b"), nullptr);
+  EXPECT_EQ(cluster_.node(1).Schema().sequence, 1u);
+}
+
+TEST_F(CqlSimTest, ANodeThatWasDownCatchesUpWithTheLog) {
+  cluster_.Crash(3);
+  RunFor(2000 * kMillisecond);
+  EXPECT_EQ(SchemaChangeOf(Query("CREATE TABLE app.late (id int PRIMARY KEY)")), "CREATED TABLE app late");
+  // Node 1 restarts too: it reads the log back at start, from its peers.
+  cluster_.Restart(3);
+  cluster_.Crash(1);
+  cluster_.Restart(1);
+  RunFor(3000 * kMillisecond);
+  const std::map<NodeId, std::string> versions = Versions();
+  EXPECT_EQ(versions.at(3), versions.at(2));
+  EXPECT_EQ(versions.at(1), versions.at(2));
+  EXPECT_NE(cluster_.node(3).Schema().schema->FindTable("app", "late"), nullptr);
+  EXPECT_NE(cluster_.node(1).Schema().schema->FindTable("app", "late"), nullptr);
+}
+
+TEST_F(CqlSimTest, APreparedStatementOfAnAlteredTableIsPreparedAgain) {
+  cql::Writer prepare;
+  prepare.LongString("SELECT * FROM app.accounts WHERE id = ?");
+  const std::string answer = client_.Send(cql::Opcode::kPrepare, prepare.Take());
+  cql::Reader prepared(answer);
+  ASSERT_EQ(prepared.Int(), 4);  // Prepared
+  const std::string id = prepared.ShortBytes();
+  const auto execute = [&] {
+    cql::Writer body;
+    body.ShortBytes(id);
+    body.Short(cql::ToCqlConsistency(CL_QUORUM));
+    body.Byte(0x01);  // values
+    body.Short(1);
+    body.Bytes(std::string("a"));
+    return client_.Send(cql::Opcode::kExecute, body.Take());
+  };
+  EXPECT_EQ(cql::Reader(execute()).Int(), 2);  // Rows
+  EXPECT_EQ(SchemaChangeOf(Query("ALTER TABLE app.accounts ADD note text")), "UPDATED TABLE app accounts");
+  EXPECT_EQ(ErrorCodeOf(execute()), static_cast<int32_t>(cql::ErrorCode::kUnprepared));
 }
 
 }  // namespace

@@ -10,10 +10,11 @@
 
 namespace charybdis {
 
-Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
-                         ShardMetrics& metrics, HintManager& hints)
+Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, const cql::SchemaLog& schema_log,
+                         LivenessView& liveness, ShardMetrics& metrics, HintManager& hints)
     : context_{env, config, liveness, metrics, hints,
-               config.ring->layout().node(env.self.node).datacenter} {
+               config.ring->layout().node(env.self.node).datacenter},
+      schema_log_(schema_log) {
   // 31 random bits: the top bit marks hint replays (HintManager).
   context_.request_id_base = (env.random->Next() >> 33) << 32;
   context_.ballot_nonce = env.random->Next() >> (64 - BallotLayout::kNonceBits);
@@ -92,14 +93,25 @@ void Coordinator::OnClientRequest(const Envelope& message) {
       if (ForwardIfNotOwner(message, client, token)) return;
       return Cas(client, request.request_id(), request.cas());
     }
+    case ClientRequest::kSchemaChange:
+      // The shard hands these to its schema agent (core/schema_agent.h).
+      CHARYBDIS_ASSERT(false && "a schema change reached the coordinator");
+      break;
     case ClientRequest::OP_NOT_SET:
       break;
   }
   Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, "the request has no operation");
 }
 
+const std::set<std::string>* Coordinator::ColumnsOf(const std::string& table) const {
+  if (auto it = context_.config.tables.find(table); it != context_.config.tables.end()) return &it->second.columns;
+  const auto& cql_tables = schema_log_.storage_tables();
+  auto it = cql_tables.find(table);
+  return it == cql_tables.end() ? nullptr : &it->second;
+}
+
 absl::Status Coordinator::CheckTable(const std::string& table, const std::string& partition_key) const {
-  if (!context_.config.tables.count(table)) {
+  if (ColumnsOf(table) == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown table \"", table, "\""));
   }
   if (partition_key.empty()) return absl::InvalidArgumentError("the partition key may not be empty");
@@ -170,17 +182,17 @@ Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const 
 }
 
 void Coordinator::Write(const Address& client, uint64_t client_request_id, const WriteOp& op) {
-  const TableSchema& table = context_.config.tables.at(op.table());
+  const std::set<std::string>& columns = *ColumnsOf(op.table());
   std::string problem;
   if (absl::Status valid = ValidForWrite(op.consistency()); !valid.ok()) problem = std::string(valid.message());
   if (op.put_size() == 0 && op.delete_column_size() == 0 && !op.delete_row()) {
     problem = "the write puts and deletes nothing";
   }
   for (const ColumnValue& put : op.put()) {
-    if (!table.columns.count(put.column())) problem = absl::StrCat("unknown column \"", put.column(), "\"");
+    if (!columns.count(put.column())) problem = absl::StrCat("unknown column \"", put.column(), "\"");
   }
   for (const std::string& column : op.delete_column()) {
-    if (!table.columns.count(column)) problem = absl::StrCat("unknown column \"", column, "\"");
+    if (!columns.count(column)) problem = absl::StrCat("unknown column \"", column, "\"");
   }
   if (op.timestamp() < 0) problem = "timestamps may not be negative";
   if (!problem.empty()) return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
@@ -296,7 +308,7 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
   if (absl::Status table = CheckTable(first.table(), first.partition_key()); !table.ok()) {
     return std::string(table.message());
   }
-  const TableSchema& table = context_.config.tables.at(first.table());
+  const std::set<std::string>& columns = *ColumnsOf(first.table());
   for (const CasStatement& statement : op.statement()) {
     const WriteOp& write = statement.write();
     if (write.table() != first.table()) return "a conditional batch must stay in one table";
@@ -309,13 +321,13 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
     }
     if (write.timestamp() != 0) return "a conditional write takes its timestamp from its ballot";
     for (const ColumnValue& put : write.put()) {
-      if (!table.columns.count(put.column())) return absl::StrCat("unknown column \"", put.column(), "\"");
+      if (!columns.count(put.column())) return absl::StrCat("unknown column \"", put.column(), "\"");
     }
     for (const std::string& column : write.delete_column()) {
-      if (!table.columns.count(column)) return absl::StrCat("unknown column \"", column, "\"");
+      if (!columns.count(column)) return absl::StrCat("unknown column \"", column, "\"");
     }
     for (const Condition& condition : statement.condition()) {
-      if (!table.columns.count(condition.column())) {
+      if (!columns.count(condition.column())) {
         return absl::StrCat("unknown column \"", condition.column(), "\" in a condition");
       }
       if (!Condition::Op_IsValid(condition.op())) return "unknown condition operator";

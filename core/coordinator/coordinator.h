@@ -7,6 +7,7 @@
 
 #include "core/coordinator/consistency.h"
 #include "core/coordinator/context.h"
+#include "core/cql/schema_log.h"
 #include "core/coordinator/pending_request.h"
 #include "core/data/partition.h"
 #include "core/paxos/proposer.h"
@@ -19,7 +20,9 @@ namespace charybdis {
 // ReadExecutor, to which it routes the replicas' answers.
 class Coordinator {
  public:
-  Coordinator(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
+  // `schema_log`: the CQL tables (and the log's own), which change with
+  // DDL; the config's tables do not.
+  Coordinator(ShardEnv env, const NodeConfig& config, const cql::SchemaLog& schema_log, LivenessView& liveness,
               ShardMetrics& metrics, HintManager& hints);
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
@@ -52,6 +55,8 @@ class Coordinator {
   void Reject(const Address& client, uint64_t client_request_id, ClientResponse::Code code,
               const std::string& why);
   absl::Status CheckTable(const std::string& table, const std::string& partition_key) const;
+  // A table's columns, or null when there is no such table.
+  const std::set<std::string>* ColumnsOf(const std::string& table) const;
   Timestamp NewTimestamp();
   // The mutation a write op describes, stamped with `timestamp`.
   Partition MutationOf(const WriteOp& op, Timestamp timestamp) const;
@@ -65,6 +70,7 @@ class Coordinator {
   bool FirstSight(const Address& client, uint64_t client_request_id);
 
   CoordinatorContext context_;
+  const cql::SchemaLog& schema_log_;
   Timestamp last_timestamp_ = 0;
   // Client requests seen in the last kRememberRequests, and when.
   std::map<std::pair<Address, uint64_t>, Nanos> seen_requests_;

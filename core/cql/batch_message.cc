@@ -37,7 +37,7 @@ BatchBody ReadBatch(Reader& in, const Schema& schema, const std::string& keyspac
       entry.prepared = prepared.prepared;
     } else {
       const std::string id = in.ShortBytes();
-      entry.prepared = cache.Find(id);
+      entry.prepared = cache.Find(id, schema);
       if (entry.prepared == nullptr && !batch.error && in.ok()) batch.error = UnpreparedError(id);
     }
     const uint16_t values = in.UnsignedShort();
@@ -67,7 +67,7 @@ BatchBody ReadBatch(Reader& in, const Schema& schema, const std::string& keyspac
 
 bool Connection::BatchMessage(int16_t stream, std::string_view body) {
   Reader in(body);
-  BatchBody batch = ReadBatch(in, schema_, keyspace_, prepared_);
+  BatchBody batch = ReadBatch(in, *backend_.CurrentSchema(), keyspace_, prepared_);
   if (!batch.well_formed) return ProtocolError(stream, "malformed BATCH body");
   if (batch.error) {
     Reply(stream, ErrorResponse(*batch.error));

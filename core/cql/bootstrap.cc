@@ -26,28 +26,71 @@ std::string ReplicationProblem(const Keyspace& keyspace, const std::map<std::str
                       "): per-keyspace replication is not supported yet");
 }
 
-absl::Status ApplyOne(const std::string& text, const std::map<std::string, uint32_t>& replication, Schema& schema,
-                      std::string& keyspace) {
-  absl::StatusOr<ParsedStatement> parsed = Parse(text);
-  if (!parsed.ok()) return parsed.status();
-  if (auto* use = std::get_if<Use>(&parsed->statement)) {
-    keyspace = use->keyspace;
-    return absl::OkStatus();
-  }
-  if (auto* create = std::get_if<CreateKeyspace>(&parsed->statement)) {
-    if (IsSystemKeyspace(create->name)) return absl::InvalidArgumentError(absl::StrCat("keyspace ", create->name, " is reserved"));
-    if (absl::Status applied = schema.Apply(*create); !applied.ok()) return applied;
-    const std::string problem = ReplicationProblem(*schema.FindKeyspace(create->name), replication);
-    return problem.empty() ? absl::OkStatus() : absl::InvalidArgumentError(problem);
-  }
-  if (auto* table = std::get_if<CreateTable>(&parsed->statement)) {
-    if (table->table.keyspace.empty()) table->table.keyspace = keyspace;
-    return schema.Apply(*table);
-  }
-  return absl::InvalidArgumentError("only CREATE KEYSPACE, CREATE TABLE and USE belong here");
+// A statement's table with the connection's keyspace filled in.
+template <typename Statement>
+Statement Qualified(Statement statement, const std::string& keyspace) {
+  if (statement.table.keyspace.empty()) statement.table.keyspace = keyspace;
+  return statement;
+}
+
+absl::Status CheckNotSystem(const std::string& keyspace) {
+  if (!IsSystemKeyspace(keyspace)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("keyspace ", keyspace, " is reserved"));
 }
 
 }  // namespace
+
+absl::Status ApplySchemaStatement(std::string_view text, const std::map<std::string, uint32_t>& replication,
+                                  uint64_t sequence, Schema& schema, std::string& keyspace) {
+  absl::StatusOr<ParsedStatement> parsed = Parse(text);
+  if (!parsed.ok()) return parsed.status();
+  Statement& statement = parsed->statement;
+  if (auto* use = std::get_if<Use>(&statement)) {
+    keyspace = use->keyspace;
+    return absl::OkStatus();
+  }
+  if (auto* create = std::get_if<CreateKeyspace>(&statement)) {
+    if (absl::Status reserved = CheckNotSystem(create->name); !reserved.ok()) return reserved;
+    const bool existed = schema.FindKeyspace(create->name) != nullptr;
+    if (absl::Status applied = schema.Apply(*create); !applied.ok() || existed) return applied;
+    const std::string problem = ReplicationProblem(*schema.FindKeyspace(create->name), replication);
+    if (problem.empty()) return absl::OkStatus();
+    schema.Apply(DropKeyspace{create->name, false}).IgnoreError();  // undone: the statement is refused
+    return absl::FailedPreconditionError(problem);
+  }
+  if (auto* drop = std::get_if<DropKeyspace>(&statement)) {
+    if (absl::Status reserved = CheckNotSystem(drop->name); !reserved.ok()) return reserved;
+    return schema.Apply(*drop);
+  }
+  if (auto* table = std::get_if<CreateTable>(&statement)) {
+    CreateTable create = Qualified(*table, keyspace);
+    if (absl::Status reserved = CheckNotSystem(create.table.keyspace); !reserved.ok()) return reserved;
+    return schema.Apply(create, sequence);
+  }
+  if (auto* drop = std::get_if<DropTable>(&statement)) {
+    DropTable qualified = Qualified(*drop, keyspace);
+    if (absl::Status reserved = CheckNotSystem(qualified.table.keyspace); !reserved.ok()) return reserved;
+    return schema.Apply(qualified);
+  }
+  if (auto* alter = std::get_if<AlterTable>(&statement)) {
+    AlterTable qualified = Qualified(*alter, keyspace);
+    if (absl::Status reserved = CheckNotSystem(qualified.table.keyspace); !reserved.ok()) return reserved;
+    return schema.Apply(qualified);
+  }
+  return absl::InvalidArgumentError("only CREATE, DROP and ALTER of keyspaces and tables, and USE, change the schema");
+}
+
+std::map<std::string, std::set<std::string>> StorageTables(const Schema& schema) {
+  std::map<std::string, std::set<std::string>> tables;
+  for (const auto& [name, table] : schema.tables()) {
+    std::set<std::string>& columns = tables[table.storage_name()];
+    columns.insert(kRowMarker);
+    for (const Column& column : table.columns) {
+      if (column.kind == Column::Kind::kRegular) columns.insert(column.name);
+    }
+  }
+  return tables;
+}
 
 BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements,
                                      const std::map<std::string, uint32_t>& replication) {
@@ -55,17 +98,10 @@ BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements,
   auto schema = std::make_shared<Schema>();
   std::string keyspace;
   for (size_t i = 0; i < statements.size(); i++) {
-    if (absl::Status applied = ApplyOne(statements[i], replication, *schema, keyspace); !applied.ok()) {
-      result.problems.emplace_back(static_cast<int>(i), std::string(applied.message()));
-    }
+    absl::Status applied = ApplySchemaStatement(statements[i], replication, /*sequence=*/0, *schema, keyspace);
+    if (!applied.ok()) result.problems.emplace_back(static_cast<int>(i), std::string(applied.message()));
   }
-  for (const auto& [name, table] : schema->tables()) {
-    std::set<std::string>& columns = result.storage_tables[table.storage_name()];
-    columns.insert(kRowMarker);
-    for (const Column& column : table.columns) {
-      if (column.kind == Column::Kind::kRegular) columns.insert(column.name);
-    }
-  }
+  result.storage_tables = StorageTables(*schema);
   result.schema = std::move(schema);
   return result;
 }

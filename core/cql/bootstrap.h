@@ -2,7 +2,9 @@
 
 // The schema a cluster starts with: CREATE KEYSPACE, CREATE TABLE and USE
 // statements, applied in order (a node's cql_schema, a scenario's
-// schema.cql). One implementation for real nodes and the simulator.
+// schema.cql). Then the schema log's statements (core/schema_agent.h), applied
+// in its order on every node. One implementation for real nodes and the
+// simulator.
 
 #include <map>
 #include <memory>
@@ -13,6 +15,18 @@
 #include "core/cql/schema.h"
 
 namespace charybdis::cql {
+
+// Applies one schema statement to `schema`: CREATE or DROP KEYSPACE,
+// CREATE, DROP or ALTER TABLE, or USE (which sets `keyspace`, the default
+// for names without one). `sequence`: the statement's schema log entry (0:
+// the bootstrap). A refused statement changes nothing; the status says why
+// (kAlreadyExists, kFailedPrecondition for replication, kInvalidArgument).
+absl::Status ApplySchemaStatement(std::string_view text, const std::map<std::string, uint32_t>& replication,
+                                  uint64_t sequence, Schema& schema, std::string& keyspace);
+
+// The storage tables of a schema's CQL tables: name -> columns (with the
+// row marker), for the coordinators' table checks.
+std::map<std::string, std::set<std::string>> StorageTables(const Schema& schema);
 
 struct BootstrapSchema {
   std::shared_ptr<const Schema> schema;

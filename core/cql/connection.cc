@@ -62,9 +62,22 @@ std::string PreparedStatements::Add(std::string_view keyspace, std::shared_ptr<c
   return id;
 }
 
-std::shared_ptr<const Prepared> PreparedStatements::Find(const std::string& id) const {
+std::shared_ptr<const Prepared> PreparedStatements::Find(const std::string& id, const Schema& schema) const {
   auto it = by_id_.find(id);
-  return it == by_id_.end() ? nullptr : it->second;
+  if (it == by_id_.end()) return nullptr;
+  const Prepared& prepared = *it->second;
+  if (!prepared.table || prepared.system_table) return it->second;
+  // Prepared against a table that was dropped (and perhaps created again)
+  // or altered since: the driver must prepare again, and learn the new
+  // columns.
+  const Table* now = schema.FindTable(prepared.table->keyspace, prepared.table->name);
+  if (now == nullptr || now->id != prepared.table->id || now->columns.size() != prepared.table->columns.size()) {
+    return nullptr;
+  }
+  for (size_t i = 0; i < now->columns.size(); i++) {
+    if (now->columns[i].name != prepared.table->columns[i].name) return nullptr;
+  }
+  return it->second;
 }
 
 bool ReadQueryOptions(Reader& in, QueryOptions& options) {
@@ -220,12 +233,13 @@ bool Connection::Query(int16_t stream, std::string_view body) {
   const std::string query = in.LongString();
   QueryOptions options;
   if (!ReadQueryOptions(in, options)) return ProtocolError(stream, "malformed QUERY body");
-  PrepareResult prepared = Prepare(schema_, keyspace_, query);
+  const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
+  PrepareResult prepared = Prepare(*schema, keyspace_, query);
   if (!prepared.prepared) {
     Reply(stream, ErrorResponse(prepared.error));
     return true;
   }
-  Run(stream, PlanExecution(prepared.prepared, options, schema_, backend_.Cluster()));
+  Run(stream, PlanExecution(prepared.prepared, options, *schema, backend_.Cluster()));
   return true;
 }
 
@@ -233,7 +247,8 @@ bool Connection::PrepareMessage(int16_t stream, std::string_view body) {
   Reader in(body);
   const std::string query = in.LongString();
   if (!in.ok()) return ProtocolError(stream, "malformed PREPARE body");
-  PrepareResult prepared = Prepare(schema_, keyspace_, query);
+  const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
+  PrepareResult prepared = Prepare(*schema, keyspace_, query);
   if (!prepared.prepared) {
     Reply(stream, ErrorResponse(prepared.error));
     return true;
@@ -253,12 +268,13 @@ bool Connection::Execute(int16_t stream, std::string_view body) {
   const std::string id = in.ShortBytes();
   QueryOptions options;
   if (!ReadQueryOptions(in, options)) return ProtocolError(stream, "malformed EXECUTE body");
-  std::shared_ptr<const Prepared> prepared = prepared_.Find(id);
+  const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
+  std::shared_ptr<const Prepared> prepared = prepared_.Find(id, *schema);
   if (prepared == nullptr) {
     Reply(stream, ErrorResponse(UnpreparedError(id)));
     return true;
   }
-  Run(stream, PlanExecution(prepared, options, schema_, backend_.Cluster()));
+  Run(stream, PlanExecution(prepared, options, *schema, backend_.Cluster()));
   return true;
 }
 

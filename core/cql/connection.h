@@ -14,6 +14,8 @@
 #include "core/cql/execute.h"
 #include "core/cql/prepared.h"
 #include "core/cql/wire.h"
+#include "core/address.h"
+#include "core/token.h"
 
 namespace charybdis::cql {
 
@@ -27,11 +29,13 @@ struct Event {
   int32_t port = 0;
 };
 
-// The partition a request of ours is for: where a Backend routes it.
-inline const std::string& PartitionKeyOf(const ClientRequest& request) {
-  if (request.has_read()) return request.read().partition_key();
-  if (request.has_cas()) return request.cas().statement(0).write().partition_key();
-  return request.write().partition_key();
+// The shard of a node a request of ours goes to: the one that owns its
+// partition, or shard 0 for a schema change (its schema agent's).
+inline ShardId ShardFor(const ClientRequest& request, uint32_t shards) {
+  if (request.has_schema_change()) return 0;
+  if (request.has_read()) return ShardOf(TokenOf(request.read().partition_key()), shards);
+  if (request.has_cas()) return ShardOf(TokenOf(request.cas().statement(0).write().partition_key()), shards);
+  return ShardOf(TokenOf(request.write().partition_key()), shards);
 }
 
 // What a connection needs of the node it reaches.
@@ -41,6 +45,8 @@ class Backend {
   // Runs one request of ours; `done` may come on any thread, once.
   virtual void Execute(ClientRequest request, std::function<void(ClientResponse)> done) = 0;
   virtual const ClusterView& Cluster() = 0;
+  // The node's schema now (it changes with DDL, on any node).
+  virtual std::shared_ptr<const Schema> CurrentSchema() = 0;
 };
 
 // A node's prepared statements, by id, shared by its connections. Ids
@@ -50,7 +56,8 @@ class PreparedStatements {
  public:
   static constexpr size_t kMaxStatements = 10000;
   std::string Add(std::string_view keyspace, std::shared_ptr<const Prepared> prepared);
-  std::shared_ptr<const Prepared> Find(const std::string& id) const;
+  // Null, too, when the statement's table was dropped or altered since.
+  std::shared_ptr<const Prepared> Find(const std::string& id, const Schema& schema) const;
 
  private:
   std::map<std::string, std::shared_ptr<const Prepared>> by_id_;
@@ -75,8 +82,8 @@ class Connection {
   // requests come on the thread that finished them).
   using Send = std::function<void(std::string frame)>;
 
-  Connection(const Schema& schema, PreparedStatements& prepared, Backend& backend, ShardInfo shard, Send send)
-      : schema_(schema), prepared_(prepared), backend_(backend), shard_(shard), send_(std::move(send)) {}
+  Connection(PreparedStatements& prepared, Backend& backend, ShardInfo shard, Send send)
+      : prepared_(prepared), backend_(backend), shard_(shard), send_(std::move(send)) {}
 
   // One frame from the client (its body at most kMaxBodyBytes). Returns
   // false after a protocol error: the stream can no longer be trusted, so
@@ -102,7 +109,6 @@ class Connection {
   bool Execute(int16_t stream, std::string_view body);
   bool BatchMessage(int16_t stream, std::string_view body);
 
-  const Schema& schema_;
   PreparedStatements& prepared_;
   Backend& backend_;
   const ShardInfo shard_;

@@ -4,6 +4,7 @@
 #include "core/cql/consistency_code.h"
 #include "core/cql/literal.h"
 #include "core/cql/plan_parts.h"
+#include "core/cql/schema_change.h"
 
 namespace charybdis::cql {
 
@@ -63,12 +64,7 @@ Plan PlanExecution(const std::shared_ptr<const Prepared>& shared, const QueryOpt
     plan.use_keyspace = use->keyspace;
     return plan;
   }
-  if (std::holds_alternative<CreateKeyspace>(statement) || std::holds_alternative<CreateTable>(statement)) {
-    return ErrorPlan({ErrorCode::kConfig,
-                      "schema changes through CQL are not supported yet: the schema is the nodes' cql_schema "
-                      "(docs/cql.md)",
-                      ""});
-  }
+  if (IsSchemaChange(statement)) return PlanSchemaChange(prepared);
   if (const auto* select = std::get_if<Select>(&statement)) {
     if (prepared.system_table) return PlanSystemSelect(prepared, *select, *bindings, options, schema, cluster);
     return PlanSelect(shared, *bindings, options);

@@ -96,6 +96,27 @@ class Parser {
       Expected("KEYSPACE or TABLE");
       return Use{};
     }
+    if (Accept("drop")) {
+      if (Accept("keyspace")) {
+        DropKeyspace drop;
+        drop.if_exists = IfExists();
+        drop.name = Identifier();
+        return drop;
+      }
+      if (Accept("table") || Accept("columnfamily")) {
+        DropTable drop;
+        drop.if_exists = IfExists();
+        drop.table = QualifiedName();
+        return drop;
+      }
+      Expected("KEYSPACE or TABLE");
+      return Use{};
+    }
+    if (Accept("alter")) {
+      if (Accept("table") || Accept("columnfamily")) return ParseAlterTable();
+      Expected("TABLE");
+      return Use{};
+    }
     Fail(absl::StrCat("no viable alternative at input '", Peek().text, "'"));
     return Use{};
   }
@@ -346,6 +367,35 @@ class Parser {
     Expect("not");
     Expect("exists");
     return true;
+  }
+
+  bool IfExists() {
+    if (!Accept("if")) return false;
+    Expect("exists");
+    return true;
+  }
+
+  // ALTER TABLE t ADD c type | ADD (c type, ...) | DROP c | DROP (c, ...)
+  Statement ParseAlterTable() {
+    AlterTable alter;
+    alter.table = QualifiedName();
+    const bool add = Accept("add");
+    if (!add && !Accept("drop")) {
+      Expected("ADD or DROP");
+      return alter;
+    }
+    const bool listed = Accept("(");
+    do {
+      if (add) {
+        ColumnDefinition column{Identifier(), ""};
+        column.type = TypeText();
+        alter.add.push_back(std::move(column));
+      } else {
+        alter.drop.push_back(Identifier());
+      }
+    } while (listed && error_.ok() && Accept(","));
+    if (listed) Expect(")");
+    return alter;
   }
 
   Statement ParseCreateKeyspace() {

@@ -231,8 +231,13 @@ class Checker {
   }
 
   void Check(const Use&) {}
+  // Schema changes are checked by the schema log (core/cql/schema_log.h),
+  // against the newest schema.
   void Check(const CreateKeyspace&) {}
   void Check(const CreateTable&) {}
+  void Check(const DropKeyspace&) {}
+  void Check(const DropTable&) {}
+  void Check(const AlterTable&) {}
 
   void PartitionKeyMarkers(const Statement& statement) {
     if (!prepared_.table || prepared_.system_table) return;
@@ -289,7 +294,11 @@ PrepareResult Prepare(const Schema& schema, std::string_view keyspace, std::stri
   if (!parsed.ok()) return {nullptr, {ErrorCode::kSyntax, std::string(parsed.status().message()), ""}};
   auto prepared = std::make_shared<Prepared>();
   prepared->query = std::string(query);
+  prepared->keyspace = std::string(keyspace);
   prepared->parsed = std::move(*parsed);
+  if (IsSchemaChange(prepared->parsed.statement) && !prepared->parsed.markers.empty()) {
+    return {nullptr, Invalid("a schema change takes no bind markers")};
+  }
   Checker checker(schema, keyspace, *prepared);
   std::visit([&](const auto& statement) { checker.Check(statement); }, prepared->parsed.statement);
   if (checker.error) return {nullptr, *checker.error};

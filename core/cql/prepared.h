@@ -18,6 +18,7 @@ namespace charybdis::cql {
 
 struct Prepared {
   std::string query;
+  std::string keyspace;  // the connection's (USE) when it was prepared
   ParsedStatement parsed;
   // The statement's table (a batch's first), resolved against USE.
   std::optional<Table> table;

@@ -102,7 +102,28 @@ static absl::Status CheckPrimaryKey(const CreateTable& create, const std::map<st
   return absl::OkStatus();
 }
 
-absl::Status Schema::Apply(const CreateTable& create, bool allow_collections) {
+namespace {
+
+absl::StatusOr<Type> ColumnType(const ColumnDefinition& column, bool allow_collections) {
+  std::optional<Type> type = ParseType(column.type);
+  if (!type || (type->is_collection() && !allow_collections)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown or unsupported type ", column.type));
+  }
+  if (column.name.empty()) return absl::InvalidArgumentError("a column needs a name");
+  return *type;
+}
+
+// Regular columns sorted by name, as SELECT * shows them (Cassandra's order).
+void SortRegularColumns(Table& table) {
+  const auto first_regular = table.columns.begin() + table.partition_key_count + table.clustering_count;
+  std::sort(first_regular, table.columns.end(), [](const Column& a, const Column& b) { return a.name < b.name; });
+  int position = 0;
+  for (auto it = first_regular; it != table.columns.end(); ++it) it->position = position++;
+}
+
+}  // namespace
+
+absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool allow_collections) {
   const auto key = std::pair{create.table.keyspace, create.table.table};
   if (!keyspaces_.count(key.first)) return absl::InvalidArgumentError(absl::StrCat("keyspace ", key.first, " does not exist"));
   if (tables_.count(key)) {
@@ -111,26 +132,72 @@ absl::Status Schema::Apply(const CreateTable& create, bool allow_collections) {
   }
   std::map<std::string, Type> types;
   for (const ColumnDefinition& column : create.columns) {
-    std::optional<Type> type = ParseType(column.type);
-    if (!type || (type->is_collection() && !allow_collections)) return absl::InvalidArgumentError(absl::StrCat("unknown or unsupported type ", column.type));
-    if (column.name.empty()) return absl::InvalidArgumentError("a column needs a name");
+    absl::StatusOr<Type> type = ColumnType(column, allow_collections);
+    if (!type.ok()) return type.status();
     if (!types.emplace(column.name, *type).second) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " is defined twice"));
   }
   if (absl::Status checked = CheckPrimaryKey(create, types, allow_collections); !checked.ok()) return checked;
-  Table table{key.first, key.second, NameUuid(absl::StrCat(key.first, ".", key.second)), {}, 0, 0};
+  const std::string name = absl::StrCat(key.first, ".", key.second);
+  Table table{key.first, key.second};
+  table.id = NameUuid(sequence == 0 ? name : absl::StrCat(name, "@", sequence));
+  table.storage = sequence == 0 ? name : absl::StrCat(name, "@", sequence);
   const auto add = [&](const std::string& name, Column::Kind kind, int position) {
     const auto it = create.descending.find(name);
     table.columns.push_back({name, types.at(name), kind, position, it != create.descending.end() && it->second});
   };
   for (const std::string& name : create.partition_key) add(name, Column::Kind::kPartitionKey, table.partition_key_count++);
   for (const std::string& name : create.clustering) add(name, Column::Kind::kClustering, table.clustering_count++);
-  std::set<std::string> regular;
   for (const ColumnDefinition& column : create.columns) {
-    if (table.Find(column.name) == nullptr) regular.insert(column.name);
+    if (table.Find(column.name) == nullptr) add(column.name, Column::Kind::kRegular, 0);
   }
-  int position = 0;
-  for (const std::string& name : regular) add(name, Column::Kind::kRegular, position++);
+  SortRegularColumns(table);
   tables_[key] = std::move(table);
+  return absl::OkStatus();
+}
+
+absl::Status Schema::Apply(const DropKeyspace& drop) {
+  if (!keyspaces_.count(drop.name)) {
+    if (drop.if_exists) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat("keyspace ", drop.name, " does not exist"));
+  }
+  keyspaces_.erase(drop.name);
+  for (auto it = tables_.begin(); it != tables_.end();) {
+    it = it->first.first == drop.name ? tables_.erase(it) : std::next(it);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Schema::Apply(const DropTable& drop) {
+  if (tables_.erase({drop.table.keyspace, drop.table.table}) == 0 && !drop.if_exists) {
+    return absl::InvalidArgumentError(absl::StrCat("table ", drop.table.keyspace, ".", drop.table.table, " does not exist"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Schema::Apply(const AlterTable& alter) {
+  auto found = tables_.find({alter.table.keyspace, alter.table.table});
+  if (found == tables_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("table ", alter.table.keyspace, ".", alter.table.table, " does not exist"));
+  }
+  Table table = found->second;
+  for (const ColumnDefinition& column : alter.add) {
+    absl::StatusOr<Type> type = ColumnType(column, /*allow_collections=*/false);
+    if (!type.ok()) return type.status();
+    if (table.Find(column.name)) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " already exists"));
+    if (table.dropped.count(column.name)) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " was dropped; adding it again is not supported (its old values would come back)"));
+    }
+    table.columns.push_back({column.name, *type, Column::Kind::kRegular, 0, false});
+  }
+  for (const std::string& name : alter.drop) {
+    const int index = table.IndexOf(name);
+    if (index < 0) return absl::InvalidArgumentError(absl::StrCat("column ", name, " does not exist"));
+    if (table.columns[index].kind != Column::Kind::kRegular) return absl::InvalidArgumentError(absl::StrCat("cannot drop primary key column ", name));
+    table.columns.erase(table.columns.begin() + index);
+    table.dropped.insert(name);
+  }
+  SortRegularColumns(table);
+  found->second = std::move(table);
   return absl::OkStatus();
 }
 
@@ -151,7 +218,8 @@ std::string Schema::Version() const {
     for (const auto& [option, value] : keyspace.replication) absl::StrAppend(&digest, option, "=", value, ";");
   }
   for (const auto& [key, table] : tables_) {
-    absl::StrAppend(&digest, "t:", key.first, ".", key.second, ";");
+    absl::StrAppend(&digest, "t:", key.first, ".", key.second, "@", table.storage, ";");
+    for (const std::string& dropped : table.dropped) absl::StrAppend(&digest, "-", dropped, ";");
     for (const Column& column : table.columns) {
       absl::StrAppend(&digest, column.name, ":", TypeName(column.type), ":", static_cast<int>(column.kind), column.descending, ";");
     }

@@ -11,6 +11,7 @@
 //   a row with only its key exists, as in Cassandra.
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,15 +36,23 @@ struct Column {
 struct Table {
   std::string keyspace;
   std::string name;
-  std::string id;  // 16 bytes: a UUID derived from the names
+  // 16 bytes: a UUID derived from the names and the schema log's sequence
+  // number of the CREATE (0 for the bootstrap schema).
+  std::string id;
+  // The storage table: "keyspace.table" for the bootstrap schema,
+  // "keyspace.table@N" for a table created by entry N of the schema log,
+  // so that a table dropped and created again starts empty.
+  std::string storage;
   // Partition key columns, then clustering columns, each in key order,
   // then regular columns by name (the order of SELECT *, as in Cassandra).
   std::vector<Column> columns;
   int partition_key_count = 0;
   int clustering_count = 0;
+  // Regular columns dropped by ALTER TABLE: their stored values are still
+  // there, so the name may not come back (docs/cql.md).
+  std::set<std::string> dropped;
 
-  // The storage table's name: "keyspace.table".
-  std::string storage_name() const { return keyspace + "." + name; }
+  const std::string& storage_name() const { return storage; }
   const Column* Find(std::string_view column) const;
   int IndexOf(std::string_view column) const;
 };
@@ -57,8 +66,13 @@ struct Keyspace {
 class Schema {
  public:
   absl::Status Apply(const CreateKeyspace& create);
-  // Collections are for the system tables only: we store scalars.
-  absl::Status Apply(const CreateTable& create, bool allow_collections = false);
+  // `sequence`: the schema log entry that creates the table (0: the
+  // bootstrap). Collections are for the system tables only: we store
+  // scalars.
+  absl::Status Apply(const CreateTable& create, uint64_t sequence = 0, bool allow_collections = false);
+  absl::Status Apply(const DropKeyspace& drop);
+  absl::Status Apply(const DropTable& drop);
+  absl::Status Apply(const AlterTable& alter);
   // A keyspace of the system tables, whatever its strategy.
   absl::Status ApplySystem(const CreateKeyspace& create);
 

@@ -120,7 +120,32 @@ struct CreateTable {
   std::map<std::string, bool> descending;  // CLUSTERING ORDER BY
 };
 
-using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable>;
+struct DropKeyspace {
+  std::string name;
+  bool if_exists = false;
+};
+
+struct DropTable {
+  TableName table;
+  bool if_exists = false;
+};
+
+// ALTER TABLE ... ADD (columns) or DROP (names): one of the two lists.
+struct AlterTable {
+  TableName table;
+  std::vector<ColumnDefinition> add;
+  std::vector<std::string> drop;
+};
+
+using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable, DropKeyspace,
+                               DropTable, AlterTable>;
+
+// Whether a statement changes the schema (the schema log carries it).
+inline bool IsSchemaChange(const Statement& statement) {
+  return std::holds_alternative<CreateKeyspace>(statement) || std::holds_alternative<CreateTable>(statement) ||
+         std::holds_alternative<DropKeyspace>(statement) || std::holds_alternative<DropTable>(statement) ||
+         std::holds_alternative<AlterTable>(statement);
+}
 
 struct ParsedStatement {
   Statement statement;

@@ -76,8 +76,8 @@ void AddHostColumns(RowBuilder& row, const HostInfo& host, const std::string& sc
       .Set("rack", host.rack)
       .Set("host_id", host.host_id)
       .Set("release_version", "3.0.8")
-      .Set("schema_version", schema_version)
       .Set("tokens", TextSet(host.tokens));
+  if (!schema_version.empty()) row.Set("schema_version", schema_version);  // null: not heard yet
 }
 
 std::vector<ResultRow> LocalRows(const Table& table, const Schema& schema, const ClusterView& cluster) {
@@ -100,7 +100,7 @@ std::vector<ResultRow> PeerRows(const Table& table, const Schema& schema, const 
   const bool v2 = table.name == "peers_v2";
   for (const HostInfo& peer : cluster.peers) {
     RowBuilder row(table);
-    AddHostColumns(row, peer, schema.Version());
+    AddHostColumns(row, peer, peer.schema_version);
     row.Set("peer", peer.address).Set("preferred_ip", peer.address);
     if (v2) {
       row.Set("peer_port", NativeInt(peer.native_port))
@@ -188,7 +188,7 @@ Schema BuildSystemSchema() {
     if (auto* keyspace = std::get_if<CreateKeyspace>(&parsed->statement)) {
       applied = schema.ApplySystem(*keyspace);
     } else {
-      applied = schema.Apply(std::get<CreateTable>(parsed->statement), /*allow_collections=*/true);
+      applied = schema.Apply(std::get<CreateTable>(parsed->statement), /*sequence=*/0, /*allow_collections=*/true);
     }
     CHARYBDIS_ASSERT(applied.ok());
   }

@@ -21,6 +21,9 @@ struct HostInfo {
   std::string address;              // native: 4 or 16 bytes
   int32_t native_port = 9042;
   bool up = true;
+  // Peers: the schema version their last heartbeat gave (16 bytes; empty
+  // until heard). Drivers wait for every live node to agree after DDL.
+  std::string schema_version;
 };
 
 struct ClusterView {

@@ -377,8 +377,14 @@ void Proposer::Evaluate(const Partition& current, const Proposal* latest_commit)
     ClientResponse response;
     response.set_code(ClientResponse::OK);
     response.set_consistency(request_.serial_level);
-    const std::set<std::string> row{request_.read.clustering_key()};
-    AddVisibleRows(current, now, request_.read.range() ? nullptr : &row, response);
+    const ReadOp& read = request_.read;
+    std::set<std::string> rows;  // the row read, or those of the range [start, end)
+    for (const auto& [key, row] : current.rows) {
+      const bool wanted = read.range() ? key >= read.start() && (read.end().empty() || key < read.end())
+                                       : key == read.clustering_key();
+      if (wanted) rows.insert(key);
+    }
+    AddVisibleRows(current, now, &rows, response);
     context_.metrics.cas_read_latency.Record(
         std::max<Nanos>(context_.env.clock->Now() - started_, 0) / kMicrosecond);
     if (latest_commit != nullptr) Prune(latest_commit->ballot());

@@ -21,7 +21,7 @@ import time
 import traceback
 import uuid
 
-from cassandra import ConsistencyLevel, InvalidRequest, Unavailable
+from cassandra import AlreadyExists, ConsistencyLevel, InvalidRequest, Unavailable
 from cassandra.protocol import SyntaxException
 from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
@@ -81,6 +81,42 @@ def check_schema(cluster, session):
     versions.add(session.execute("SELECT schema_version FROM system.local WHERE key = 'local'").one().schema_version)
     assert len(versions) == 1, versions
     assert len(cluster.metadata.all_hosts()) == 3
+
+
+def check_schema_changes(cluster, session):
+    # DDL through the driver: each change is a Paxos append to the schema
+    # log; the driver waits until every node reports the same version.
+    created = session.execute("CREATE KEYSPACE ddl WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}")
+    assert created.response_future.is_schema_agreed, "no schema agreement after CREATE KEYSPACE"
+    created = session.execute("CREATE TABLE ddl.items (id int PRIMARY KEY, name text)")
+    assert created.response_future.is_schema_agreed, "no schema agreement after CREATE TABLE"
+    assert "items" in cluster.metadata.keyspaces["ddl"].tables
+    select = session.prepare("SELECT * FROM ddl.items WHERE id = ?")
+    for n in range(20):  # token-aware: every node coordinates some
+        session.execute("INSERT INTO ddl.items (id, name) VALUES (%s, %s)", (n, f"item{n}"))
+    assert [tuple(r) for r in session.execute(select, (3,))] == [(3, "item3")]
+    session.execute("ALTER TABLE ddl.items ADD price bigint")
+    assert [c for c in cluster.metadata.keyspaces["ddl"].tables["items"].columns] == ["id", "name", "price"]
+    session.execute("UPDATE ddl.items SET price = 7 WHERE id = 3")
+    # The statement prepared before the ALTER is prepared again (Unprepared).
+    assert [tuple(r) for r in session.execute(select, (3,))] == [(3, "item3", 7)]
+    try:
+        session.execute("CREATE TABLE ddl.items (id int PRIMARY KEY)")
+        raise AssertionError("a second CREATE TABLE was not refused")
+    except AlreadyExists as error:
+        assert (error.keyspace, error.table) == ("ddl", "items"), error
+    session.execute("CREATE TABLE IF NOT EXISTS ddl.items (id int PRIMARY KEY)")
+    session.execute("DROP TABLE ddl.items")
+    try:
+        session.execute("SELECT * FROM ddl.items WHERE id = 3")
+        raise AssertionError("a dropped table was read")
+    except InvalidRequest:
+        pass
+    session.execute("CREATE TABLE ddl.items (id int PRIMARY KEY, name text)")
+    assert session.execute("SELECT * FROM ddl.items WHERE id = 3").one() is None, "a table created again holds old rows"
+    session.execute("DROP KEYSPACE ddl")
+    assert "ddl" not in cluster.metadata.keyspaces
+    assert cluster.control_connection.wait_for_schema_agreement(wait_time=10)
 
 
 def check_levels(cluster, session):
@@ -356,7 +392,7 @@ def check_shard_aware_port(cluster, session, local):
     raise AssertionError(f"shards reached through the shard-aware port: {seen}")
 
 
-CHECKS = [check_protocol_fallback, check_schema, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
+CHECKS = [check_protocol_fallback, check_schema, check_schema_changes, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
           check_conditional_batch, check_paging, check_ttl, check_order_by, check_errors]
 
 
