@@ -21,6 +21,22 @@ ClientResponse Failure(ClientResponse::Code code, std::string message) {
 
 }  // namespace
 
+SchemaUpdate EntriesOf(const cql::SchemaLog& log) {
+  SchemaUpdate update;
+  for (const cql::SchemaLogEntry& entry : log.entries()) {
+    SchemaUpdate::Entry* out = update.add_entries();
+    out->set_keyspace(entry.keyspace);
+    out->set_statement(entry.statement);
+  }
+  return update;
+}
+
+void AppendNewEntries(const SchemaUpdate& update, cql::SchemaLog& log) {
+  for (size_t i = log.sequence(); i < static_cast<size_t>(update.entries_size()); i++) {
+    log.Append({update.entries(i).keyspace(), update.entries(i).statement()});
+  }
+}
+
 SchemaAgent::SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change)
     : env_(env), shards_(shards), log_(log), on_change_(std::move(on_change)) {
   CHARYBDIS_ASSERT(env.self.shard == 0);
@@ -38,7 +54,7 @@ void SchemaAgent::OnLoaded(absl::StatusOr<std::optional<std::string>> stored) {
   const std::optional<std::string_view> payload =
       stored.ok() && stored->has_value() ? checked_value::Open(kLocalKey, **stored) : std::nullopt;
   if (payload && saved.ParseFromArray(payload->data(), static_cast<int>(payload->size()))) {
-    for (const SchemaUpdate::Entry& entry : saved.entries()) log_.Append({entry.keyspace(), entry.statement()});
+    AppendNewEntries(saved, log_);
   } else if (!stored.ok() || stored->has_value()) {
     // A failed disk or a corrupt copy: the peers' heartbeats show what is
     // missing, and the log is read back from them.
@@ -50,14 +66,8 @@ void SchemaAgent::OnLoaded(absl::StatusOr<std::optional<std::string>> stored) {
 }
 
 void SchemaAgent::Save(std::function<void()> then) {
-  SchemaUpdate saved;
-  for (const cql::SchemaLogEntry& entry : log_.entries()) {
-    SchemaUpdate::Entry* out = saved.add_entries();
-    out->set_keyspace(entry.keyspace);
-    out->set_statement(entry.statement);
-  }
   WriteBatch batch;
-  batch.Put(kLocalKey, checked_value::Seal(kLocalKey, saved.SerializeAsString()));
+  batch.Put(kLocalKey, checked_value::Seal(kLocalKey, EntriesOf(log_).SerializeAsString()));
   step_ = Step::kSaving;
   // A failed write is not retried: the log itself is replicated, and a
   // restart without the copy reads it back.
@@ -135,10 +145,9 @@ void SchemaAgent::OnLogRead(const ClientResponse& response) {
   }
   const uint64_t before = log_.sequence();
   for (const ResultRow& row : response.rows()) {
-    const uint64_t sequence = cql::SchemaLogSequence(row.clustering_key());
-    if (sequence <= log_.sequence()) continue;  // applied already
-    // Appends are IF NOT EXISTS on the next number, so the log has no gaps.
-    CHARYBDIS_ASSERT(sequence == log_.sequence() + 1);
+    // The read starts after what was applied, and appends are IF NOT
+    // EXISTS on the next number, so the log has no gaps.
+    CHARYBDIS_ASSERT(cql::SchemaLogSequence(row.clustering_key()) == log_.sequence() + 1);
     cql::SchemaLogEntry entry;
     for (const ResultCell& cell : row.cells()) {
       if (cell.column() == cql::kSchemaLogKeyspaceColumn) entry.keyspace = cell.value();

@@ -32,6 +32,13 @@ namespace charybdis {
 //   same way, or at its next change (whose append then finds the number
 //   taken).
 // - Its requests go through this node's coordinator, like a client's.
+// The whole log, as shard 0 keeps it on disk and sends it to the node's
+// other shards.
+SchemaUpdate EntriesOf(const cql::SchemaLog& log);
+// Appends the entries of `update` that `log` does not hold yet (`update`
+// holds a whole log, of which `log` holds a prefix).
+void AppendNewEntries(const SchemaUpdate& update, cql::SchemaLog& log);
+
 class SchemaAgent {
  public:
   // Called after the log grew, or a peer's schema version changed.

@@ -62,39 +62,28 @@ SchemaSnapshot Shard::SchemaNow() const {
 
 void Shard::OnSchemaChange() {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
-  for (ShardId shard = 1; shard < config_.shards && schema_log_.sequence() > shards_told_sequence_; shard++) {
-    Envelope update;
-    for (const cql::SchemaLogEntry& entry : schema_log_.entries()) {
-      SchemaUpdate::Entry* sent = update.mutable_schema_update()->add_entries();
-      sent->set_keyspace(entry.keyspace);
-      sent->set_statement(entry.statement);
-    }
+  if (schema_log_.sequence() > shards_told_sequence_) {
     // The whole log each time: a late update is a prefix of a newer one.
-    SendPerhapsLate(env_, "shard.schema_update_late", Address{env_.self.node, shard}, std::move(update));
+    Envelope update;
+    *update.mutable_schema_update() = EntriesOf(schema_log_);
+    for (ShardId shard = 1; shard < config_.shards; shard++) {
+      SendPerhapsLate(env_, "shard.schema_update_late", Address{env_.self.node, shard}, update);
+    }
+    shards_told_sequence_ = schema_log_.sequence();
   }
-  shards_told_sequence_ = schema_log_.sequence();
   if (schema_listener_) schema_listener_(SchemaNow());
 }
 
 void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
   CHARYBDIS_ASSERT(env_.self.shard != 0);
-  for (size_t i = schema_log_.sequence(); i < static_cast<size_t>(update.entries_size()); i++) {
-    schema_log_.Append({update.entries(i).keyspace(), update.entries(i).statement()});
-  }
+  AppendNewEntries(update, schema_log_);
 }
 
 void Shard::OnClientRequest(const Envelope& message) {
-  if (!message.client_request().has_schema_change()) return coordinator_.OnClientRequest(message);
-  if (schema_agent_) return schema_agent_->OnRequest(message);
-  Envelope forward = message;  // to shard 0, answered to the client
-  ClientRequest* request = forward.mutable_client_request();
-  if (!request->forwarded()) {
-    request->set_forwarded(true);
-    request->set_reply_node(message.from_node());
-    request->set_reply_shard(message.from_shard());
-  }
-  forward.clear_trace_events();
-  env_.network->Send(Address{env_.self.node, 0}, std::move(forward));
+  // Shard 0 runs schema changes; the coordinators of the others forward
+  // them here.
+  if (schema_agent_ && message.client_request().has_schema_change()) return schema_agent_->OnRequest(message);
+  coordinator_.OnClientRequest(message);
 }
 
 void Shard::OnLiveNodes(const std::vector<NodeId>& live) {
@@ -110,25 +99,32 @@ void Shard::OnLiveNodes(const std::vector<NodeId>& live) {
   for (NodeId node : liveness_.Update(live, env_.clock->Now())) hints_.OnTargetUp(node);
 }
 
+void Shard::OnHeartbeat(const Envelope& message) {
+  // Heartbeats go to shard 0 only; anything else is a sender bug.
+  CHARYBDIS_ASSERT(failure_detector_ != nullptr);
+  failure_detector_->OnHeartbeat(message.from_node(), message.heartbeat());
+  schema_agent_->OnPeerSchema(message.from_node(), message.heartbeat().schema_sequence(),
+                              message.heartbeat().schema_version());
+}
+
+void Shard::OnLivenessUpdate(const Envelope& message) {
+  CHARYBDIS_ASSERT(message.from_node() == env_.self.node);
+  if (message.liveness().version() <= liveness_version_) return;  // overtaken
+  liveness_version_ = message.liveness().version();
+  const std::vector<NodeId> live(message.liveness().up().begin(), message.liveness().up().end());
+  for (NodeId node : liveness_.Update(live, env_.clock->Now())) hints_.OnTargetUp(node);
+}
+
 void Shard::OnMessage(const Envelope& message) {
   CHARYBDIS_ASSERT(message.to_node() == env_.self.node);
   CHARYBDIS_ASSERT(message.to_shard() == env_.self.shard);
   switch (message.body_case()) {
     case Envelope::kHeartbeat:
-      // Heartbeats go to shard 0 only; anything else is a sender bug.
-      CHARYBDIS_ASSERT(failure_detector_ != nullptr);
-      failure_detector_->OnHeartbeat(message.from_node(), message.heartbeat());
-      schema_agent_->OnPeerSchema(message.from_node(), message.heartbeat().schema_sequence(),
-                                  message.heartbeat().schema_version());
+      OnHeartbeat(message);
       return;
-    case Envelope::kLiveness: {
-      CHARYBDIS_ASSERT(message.from_node() == env_.self.node);
-      if (message.liveness().version() <= liveness_version_) return;  // overtaken
-      liveness_version_ = message.liveness().version();
-      const std::vector<NodeId> live(message.liveness().up().begin(), message.liveness().up().end());
-      for (NodeId node : liveness_.Update(live, env_.clock->Now())) hints_.OnTargetUp(node);
+    case Envelope::kLiveness:
+      OnLivenessUpdate(message);
       return;
-    }
     case Envelope::kPing:
       AnswerPing(message);
       return;

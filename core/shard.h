@@ -51,6 +51,9 @@ class Shard {
   void OnMessage(const Envelope& message);
   void AnswerPing(const Envelope& message);
   void OnLiveNodes(const std::vector<NodeId>& live);
+  void OnHeartbeat(const Envelope& message);
+  // Other shards: shard 0's news of who is up.
+  void OnLivenessUpdate(const Envelope& message);
   void OnClientRequest(const Envelope& message);
   // Shard 0: the log grew, or a peer's version changed.
   void OnSchemaChange();

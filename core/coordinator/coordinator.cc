@@ -75,13 +75,13 @@ void Coordinator::OnClientRequest(const Envelope& message) {
     case ClientRequest::kWrite: {
       const absl::Status table = CheckTable(request.write().table(), request.write().partition_key());
       if (!table.ok()) return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, std::string(table.message()));
-      if (ForwardIfNotOwner(message, client, TokenOf(request.write().partition_key()))) return;
+      if (ForwardIfNotOwner(message, client, OwnerOf(request.write().partition_key()))) return;
       return Write(client, request.request_id(), request.write());
     }
     case ClientRequest::kRead: {
       const absl::Status table = CheckTable(request.read().table(), request.read().partition_key());
       if (!table.ok()) return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, std::string(table.message()));
-      if (ForwardIfNotOwner(message, client, TokenOf(request.read().partition_key()))) return;
+      if (ForwardIfNotOwner(message, client, OwnerOf(request.read().partition_key()))) return;
       return Read(client, request.request_id(), request.read());
     }
     case ClientRequest::kCas: {
@@ -90,12 +90,14 @@ void Coordinator::OnClientRequest(const Envelope& message) {
         return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, problem);
       }
       const Token token = TokenOf(request.cas().statement(0).write().partition_key());
-      if (ForwardIfNotOwner(message, client, token)) return;
+      if (ForwardIfNotOwner(message, client, ShardOf(token, context_.config.shards))) return;
       return Cas(client, request.request_id(), request.cas());
     }
     case ClientRequest::kSchemaChange:
-      // The shard hands these to its schema agent (core/schema_agent.h).
-      CHARYBDIS_ASSERT(false && "a schema change reached the coordinator");
+      // Shard 0's schema agent runs these (core/schema_agent.h); shard 0
+      // hands them to it before they reach its coordinator.
+      CHARYBDIS_ASSERT(context_.env.self.shard != 0);
+      if (ForwardIfNotOwner(message, client, 0)) return;
       break;
     case ClientRequest::OP_NOT_SET:
       break;
@@ -118,15 +120,18 @@ absl::Status Coordinator::CheckTable(const std::string& table, const std::string
   return absl::OkStatus();
 }
 
-bool Coordinator::ForwardIfNotOwner(const Envelope& message, const Address& client, Token token) {
-  const ShardId owner = ShardOf(token, context_.config.shards);
+ShardId Coordinator::OwnerOf(const std::string& partition_key) const {
+  return ShardOf(TokenOf(partition_key), context_.config.shards);
+}
+
+bool Coordinator::ForwardIfNotOwner(const Envelope& message, const Address& client, ShardId owner) {
   if (owner == context_.env.self.shard) return false;
   if (message.client_request().forwarded()) {
     // Only a shard forwards, once, to the owner: this came from elsewhere,
     // so its reply address cannot be trusted; answer the sender.
     Reject(Address{message.from_node(), message.from_shard()},
            message.client_request().request_id(), ClientResponse::INVALID_REQUEST,
-           "a forwarded request reached a shard that does not own its token");
+           "a forwarded request reached a shard that does not own it");
     return true;
   }
   context_.metrics.cross_shard_ops++;

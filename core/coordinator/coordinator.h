@@ -48,9 +48,12 @@ class Coordinator {
   void RunQueued(const std::string& queue);
   // Why a conditional write is malformed, or "".
   std::string CasProblem(const CasOp& op) const;
-  // Returns true (and forwards) when another shard of this node owns the
-  // token.
-  bool ForwardIfNotOwner(const Envelope& message, const Address& client, Token token);
+  // The shard of this node that owns a partition.
+  ShardId OwnerOf(const std::string& partition_key) const;
+  // Returns true (and forwards) when `owner` is another shard of this node:
+  // the one that owns the request's partition, or shard 0 for a schema
+  // change.
+  bool ForwardIfNotOwner(const Envelope& message, const Address& client, ShardId owner);
   void Reply(const Address& client, uint64_t client_request_id, ClientResponse response);
   void Reject(const Address& client, uint64_t client_request_id, ClientResponse::Code code,
               const std::string& why);

@@ -26,16 +26,18 @@ std::string ReplicationProblem(const Keyspace& keyspace, const std::map<std::str
                       "): per-keyspace replication is not supported yet");
 }
 
-// A statement's table with the connection's keyspace filled in.
-template <typename Statement>
-Statement Qualified(Statement statement, const std::string& keyspace) {
-  if (statement.table.keyspace.empty()) statement.table.keyspace = keyspace;
-  return statement;
-}
-
 absl::Status CheckNotSystem(const std::string& keyspace) {
   if (!IsSystemKeyspace(keyspace)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("keyspace ", keyspace, " is reserved"));
+}
+
+// A table statement, its keyspace defaulting to the connection's:
+// refused in the system keyspaces, else applied.
+template <typename Statement, typename... Arguments>
+absl::Status ApplyToTable(Statement statement, const std::string& keyspace, Schema& schema, Arguments... arguments) {
+  if (statement.table.keyspace.empty()) statement.table.keyspace = keyspace;
+  if (absl::Status reserved = CheckNotSystem(statement.table.keyspace); !reserved.ok()) return reserved;
+  return schema.Apply(statement, arguments...);
 }
 
 }  // namespace
@@ -62,28 +64,16 @@ absl::Status ApplySchemaStatement(std::string_view text, const std::map<std::str
     if (absl::Status reserved = CheckNotSystem(drop->name); !reserved.ok()) return reserved;
     return schema.Apply(*drop);
   }
-  if (auto* table = std::get_if<CreateTable>(&statement)) {
-    CreateTable create = Qualified(*table, keyspace);
-    if (absl::Status reserved = CheckNotSystem(create.table.keyspace); !reserved.ok()) return reserved;
-    return schema.Apply(create, sequence);
-  }
-  if (auto* drop = std::get_if<DropTable>(&statement)) {
-    DropTable qualified = Qualified(*drop, keyspace);
-    if (absl::Status reserved = CheckNotSystem(qualified.table.keyspace); !reserved.ok()) return reserved;
-    return schema.Apply(qualified);
-  }
-  if (auto* alter = std::get_if<AlterTable>(&statement)) {
-    AlterTable qualified = Qualified(*alter, keyspace);
-    if (absl::Status reserved = CheckNotSystem(qualified.table.keyspace); !reserved.ok()) return reserved;
-    return schema.Apply(qualified);
-  }
+  if (auto* create = std::get_if<CreateTable>(&statement)) return ApplyToTable(*create, keyspace, schema, sequence);
+  if (auto* drop = std::get_if<DropTable>(&statement)) return ApplyToTable(*drop, keyspace, schema);
+  if (auto* alter = std::get_if<AlterTable>(&statement)) return ApplyToTable(*alter, keyspace, schema);
   return absl::InvalidArgumentError("only CREATE, DROP and ALTER of keyspaces and tables, and USE, change the schema");
 }
 
 std::map<std::string, std::set<std::string>> StorageTables(const Schema& schema) {
   std::map<std::string, std::set<std::string>> tables;
   for (const auto& [name, table] : schema.tables()) {
-    std::set<std::string>& columns = tables[table.storage_name()];
+    std::set<std::string>& columns = tables[table.storage];
     columns.insert(kRowMarker);
     for (const Column& column : table.columns) {
       if (column.kind == Column::Kind::kRegular) columns.insert(column.name);

@@ -31,7 +31,7 @@ class WriteBuilder {
         (column.kind == Column::Kind::kPartitionKey ? partition : clustering).push_back(std::move(*value));
       }
     }
-    write.set_table(table_.storage_name());
+    write.set_table(table_.storage);
     write.set_partition_key(EncodePartitionKey(table_, partition));
     write.set_clustering_key(EncodeClustering(table_, clustering));
     write.set_consistency(options_.consistency);

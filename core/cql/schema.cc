@@ -137,10 +137,10 @@ absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool al
     if (!types.emplace(column.name, *type).second) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " is defined twice"));
   }
   if (absl::Status checked = CheckPrimaryKey(create, types, allow_collections); !checked.ok()) return checked;
-  const std::string name = absl::StrCat(key.first, ".", key.second);
   Table table{key.first, key.second};
-  table.id = NameUuid(sequence == 0 ? name : absl::StrCat(name, "@", sequence));
-  table.storage = sequence == 0 ? name : absl::StrCat(name, "@", sequence);
+  table.storage = absl::StrCat(key.first, ".", key.second);
+  if (sequence != 0) absl::StrAppend(&table.storage, "@", sequence);
+  table.id = NameUuid(table.storage);
   const auto add = [&](const std::string& name, Column::Kind kind, int position) {
     const auto it = create.descending.find(name);
     table.columns.push_back({name, types.at(name), kind, position, it != create.descending.end() && it->second});

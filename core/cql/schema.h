@@ -36,13 +36,11 @@ struct Column {
 struct Table {
   std::string keyspace;
   std::string name;
-  // 16 bytes: a UUID derived from the names and the schema log's sequence
-  // number of the CREATE (0 for the bootstrap schema).
-  std::string id;
   // The storage table: "keyspace.table" for the bootstrap schema,
   // "keyspace.table@N" for a table created by entry N of the schema log,
   // so that a table dropped and created again starts empty.
   std::string storage;
+  std::string id;  // 16 bytes: a UUID derived from `storage`
   // Partition key columns, then clustering columns, each in key order,
   // then regular columns by name (the order of SELECT *, as in Cassandra).
   std::vector<Column> columns;
@@ -52,7 +50,6 @@ struct Table {
   // there, so the name may not come back (docs/cql.md).
   std::set<std::string> dropped;
 
-  const std::string& storage_name() const { return storage; }
   const Column* Find(std::string_view column) const;
   int IndexOf(std::string_view column) const;
 };

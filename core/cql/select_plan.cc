@@ -146,7 +146,7 @@ ClientRequest ReadRequest(const Table& table, const std::string& partition_key, 
                           ConsistencyLevel consistency) {
   ClientRequest request;
   ReadOp* read = request.mutable_read();
-  read->set_table(table.storage_name());
+  read->set_table(table.storage);
   read->set_partition_key(partition_key);
   read->set_consistency(consistency);
   if (slice.single) {
