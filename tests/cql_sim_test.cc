@@ -306,6 +306,20 @@ TEST_F(CqlSimTest, ANodeThatWasDownCatchesUpWithTheLog) {
   EXPECT_NE(cluster_.node(1).Schema().schema->FindTable("app", "late"), nullptr);
 }
 
+TEST_F(CqlSimTest, ASchemaChangeOutlivesARestartOfEveryNode) {
+  EXPECT_EQ(SchemaChangeOf(Query("CREATE TABLE app.kept (id int PRIMARY KEY)")), "CREATED TABLE app kept");
+  RunFor(1000 * kMillisecond);
+  // Every node restarts at once: none can learn the log from a peer that
+  // kept it in memory, so each must have kept its own copy.
+  for (NodeId node = 1; node <= 3; node++) cluster_.Crash(node);
+  for (NodeId node = 1; node <= 3; node++) cluster_.Restart(node);
+  RunFor(3000 * kMillisecond);
+  for (NodeId node = 1; node <= 3; node++) {
+    EXPECT_NE(cluster_.node(node).Schema().schema->FindTable("app", "kept"), nullptr) << "node " << node;
+    EXPECT_EQ(cluster_.node(node).Schema().sequence, 1u) << "node " << node;
+  }
+}
+
 TEST_F(CqlSimTest, APreparedStatementOfAnAlteredTableIsPreparedAgain) {
   cql::Writer prepare;
   prepare.LongString("SELECT * FROM app.accounts WHERE id = ?");
