@@ -167,6 +167,7 @@ CqlServer::CqlServer(Node& node, int listener, int shard_aware_listener, int wak
       epoll_(epoll_create1(EPOLL_CLOEXEC)) {
   for (const Member& member : node.config().file.member()) hosts_[member.id()] = Host(member, *node.config().node.ring);
   backend_ = std::make_shared<NodeBackend>(node, hosts_);
+  announced_schema_ = node.CqlSchema();
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   for (int fd : {listener_, shard_aware_listener_, wakeup_}) {
     if (fd < 0) continue;
@@ -206,6 +207,7 @@ void CqlServer::Loop() {
       }
     }
     WatchStatus();
+    WatchSchema();
   }
 }
 
@@ -248,11 +250,21 @@ void CqlServer::WatchStatus() {
       const bool was = announced_up_->count(member.id()) > 0, is = up->count(member.id()) > 0;
       if (was == is || member.id() == node_.config().node.id) continue;
       const cql::HostInfo& host = hosts_.at(member.id());
-      const cql::Event event{"STATUS_CHANGE", is ? "UP" : "DOWN", host.address, host.native_port};
+      const cql::Event event = cql::NodeEvent("STATUS_CHANGE", is ? "UP" : "DOWN", host.address, host.native_port);
       for (auto& [fd, client] : clients_) client->connection->Push(event);
     }
   }
   announced_up_ = std::move(up);
+}
+
+void CqlServer::WatchSchema() {
+  std::shared_ptr<const cql::Schema> now = node_.CqlSchema();
+  if (now == announced_schema_) return;
+  for (const cql::SchemaChange& change : cql::SchemaChangesBetween(*announced_schema_, *now)) {
+    const cql::Event event = cql::SchemaEvent(change);
+    for (auto& [fd, client] : clients_) client->connection->Push(event);
+  }
+  announced_schema_ = std::move(now);
 }
 
 void CqlServer::Accept(int listener) {

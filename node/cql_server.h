@@ -29,7 +29,8 @@ class Node;
 // hands it over directly, so no request hops between shards.
 //
 // Drivers that REGISTER for STATUS_CHANGE hear when this node's failure
-// detector sees another node go down or come up.
+// detector sees another node go down or come up, and for SCHEMA_CHANGE
+// when this node's schema changes, whoever made the change.
 class CqlServer {
  public:
   // `shard_aware_port`: 0 for none.
@@ -49,6 +50,10 @@ class CqlServer {
   // Asks the node who is up, at most every kStatusInterval, and tells the
   // registered connections what changed.
   void WatchStatus();
+  // Tells the registered connections what changed in the schema since
+  // they were last told (the diff, so a change learned from a peer or
+  // made through another node is announced alike).
+  void WatchSchema();
 
   Node& node_;
   int listener_ = -1;
@@ -74,6 +79,7 @@ class CqlServer {
   std::optional<std::set<uint32_t>> announced_up_;
   std::shared_ptr<StatusAnswer> status_ = std::make_shared<StatusAnswer>();
   std::chrono::steady_clock::time_point status_asked_at_;
+  std::shared_ptr<const cql::Schema> announced_schema_;
   std::thread thread_;
 };
 

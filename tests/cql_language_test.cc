@@ -7,6 +7,8 @@
 #include "core/cql/literal.h"
 #include "core/cql/parser.h"
 #include "core/cql/schema.h"
+#include "core/cql/schema_change.h"
+#include "core/cql/schema_log.h"
 #include "core/cql/system_tables.h"
 
 namespace charybdis::cql {
@@ -180,6 +182,32 @@ TEST(CqlSchema, RejectsBadTables) {
   }
   EXPECT_EQ(schema.Apply(std::get<CreateKeyspace>(ParseOk("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy'}").statement)).code(),
             absl::StatusCode::kAlreadyExists);
+}
+
+// What a SCHEMA_CHANGE event says, from the schemas before and after.
+std::vector<std::string> ChangesOf(SchemaLog& log, const std::vector<std::string>& statements) {
+  const std::shared_ptr<const Schema> before = log.schema();
+  for (const std::string& statement : statements) log.Append({"ks", statement});
+  std::vector<std::string> changes;
+  for (const SchemaChange& change : SchemaChangesBetween(*before, *log.schema())) {
+    changes.push_back(change.change + " " + change.target + " " + change.keyspace + (change.table.empty() ? "" : ".") + change.table);
+  }
+  return changes;
+}
+
+TEST(CqlSchemaChanges, AreWhatChangedBetweenTwoSchemas) {
+  SchemaLog log(std::make_shared<Schema>(), {{"dc1", 3}});
+  const std::string keyspace = "CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}";
+  EXPECT_EQ(ChangesOf(log, {keyspace, "CREATE TABLE t (k int PRIMARY KEY, v int)", "CREATE TABLE u (k int PRIMARY KEY)"}),
+            (std::vector<std::string>{"CREATED KEYSPACE ks", "CREATED TABLE ks.t", "CREATED TABLE ks.u"}));
+  EXPECT_EQ(ChangesOf(log, {}), std::vector<std::string>{});
+  EXPECT_EQ(ChangesOf(log, {"ALTER TABLE t ADD w text"}), std::vector<std::string>{"UPDATED TABLE ks.t"});
+  // Dropped and created again with the same columns: another table.
+  EXPECT_EQ(ChangesOf(log, {"DROP TABLE u", "CREATE TABLE u (k int PRIMARY KEY)"}),
+            (std::vector<std::string>{"DROPPED TABLE ks.u", "CREATED TABLE ks.u"}));
+  EXPECT_EQ(ChangesOf(log, {"DROP TABLE t"}), std::vector<std::string>{"DROPPED TABLE ks.t"});
+  // A keyspace's tables go with it, without events of their own.
+  EXPECT_EQ(ChangesOf(log, {"DROP KEYSPACE ks"}), std::vector<std::string>{"DROPPED KEYSPACE ks"});
 }
 
 TEST(CqlSystemTables, DescribeThemselvesAndTheUserSchema) {

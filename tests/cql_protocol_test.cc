@@ -178,13 +178,13 @@ TEST_F(CqlProtocolTest, LeavesTheMarkOutForOtherDrivers) {
 
 TEST_F(CqlProtocolTest, PushesOnlyTheEventsAConnectionRegisteredFor) {
   Start();
-  const Event down{"STATUS_CHANGE", "DOWN", std::string("\x7f\0\0\1", 4), 9042};
+  const Event down = NodeEvent("STATUS_CHANGE", "DOWN", std::string("\x7f\0\0\1", 4), 9042);
   connection_.Push(down);
   const size_t before = answers_.size();
   Writer events;
   events.StringList({"STATUS_CHANGE"});
   ASSERT_TRUE(Send(Opcode::kRegister, events.Take()));
-  connection_.Push(Event{"TOPOLOGY_CHANGE", "NEW_NODE", down.address, 9042});
+  connection_.Push(NodeEvent("TOPOLOGY_CHANGE", "NEW_NODE", std::string("\x7f\0\0\1", 4), 9042));
   connection_.Push(down);
   ASSERT_EQ(answers_.size(), before + 2);  // READY, then the one event
   EXPECT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kEvent));

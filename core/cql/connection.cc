@@ -139,10 +139,7 @@ void Connection::Push(const Event& event) {
   if (!events_.count(event.type)) return;
   Writer out;
   out.String(event.type);
-  out.String(event.change);
-  out.Byte(static_cast<uint8_t>(event.address.size()));
-  out.Raw(event.address);
-  out.Int(event.port);
+  out.Raw(event.body);
   // Events go out on stream -1, which no request uses.
   Reply(-1, {Opcode::kEvent, out.Take()});
 }

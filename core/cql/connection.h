@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "core/cql/event.h"
 #include "core/cql/execute.h"
 #include "core/cql/prepared.h"
 #include "core/cql/wire.h"
@@ -18,16 +19,6 @@
 #include "core/token.h"
 
 namespace charybdis::cql {
-
-// A change a driver REGISTERs for (section 4.2.6): STATUS_CHANGE ("UP" or
-// "DOWN") or TOPOLOGY_CHANGE ("NEW_NODE", "REMOVED_NODE") of the node at
-// `address` (4 or 16 bytes) and `port`.
-struct Event {
-  std::string type;
-  std::string change;
-  std::string address;
-  int32_t port = 0;
-};
 
 // The shard of a node a request of ours goes to: the one that owns its
 // partition, or shard 0 for a schema change (its schema agent's).
@@ -116,8 +107,8 @@ class Connection {
   bool started_ = false;
   bool lwt_mark_ = false;  // the client asked for SCYLLA_LWT_ADD_METADATA_MARK
   std::string keyspace_;
-  // REGISTERed event types (sending them comes with schema changes and
-  // the failure detector's news; docs/cql.md).
+  // REGISTERed event types (node/cql_server.cc pushes the failure
+  // detector's news and schema changes; docs/cql.md).
   std::set<std::string> events_;
 };
 

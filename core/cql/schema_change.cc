@@ -31,7 +31,68 @@ Error RefusalError(const ClientResponse& response, const SchemaChange& change) {
   }
 }
 
+// Whether a driver sees the same columns in the same table.
+bool SameTable(const Table& before, const Table& after) {
+  if (before.columns.size() != after.columns.size()) return false;
+  for (size_t i = 0; i < before.columns.size(); ++i) {
+    const Column &was = before.columns[i], &is = after.columns[i];
+    if (was.name != is.name || !(was.type == is.type) || was.kind != is.kind || was.descending != is.descending) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// kRecreated: dropped, and another thing created under the name since.
+enum class Sameness { kSame, kUpdated, kRecreated };
+
+// Adds what `before` has and `after` has not (DROPPED), what both have
+// but `compare` finds changed (UPDATED, or DROPPED then CREATED), and what
+// `after` has and `before` has not (CREATED).
+template <typename Map, typename Describe, typename Compare>
+void AddChanges(const Map& before, const Map& after, Describe describe, Compare compare,
+                std::vector<SchemaChange>& changes) {
+  for (const auto& [name, was] : before) {
+    auto it = after.find(name);
+    const Sameness sameness = it == after.end() ? Sameness::kRecreated : compare(was, it->second);
+    if (sameness == Sameness::kSame) continue;
+    if (sameness == Sameness::kUpdated) {
+      changes.push_back(describe("UPDATED", it->second));
+      continue;
+    }
+    changes.push_back(describe("DROPPED", was));
+    if (it != after.end()) changes.push_back(describe("CREATED", it->second));
+  }
+  for (const auto& [name, is] : after) {
+    if (!before.count(name)) changes.push_back(describe("CREATED", is));
+  }
+}
+
 }  // namespace
+
+std::vector<SchemaChange> SchemaChangesBetween(const Schema& before, const Schema& after) {
+  std::vector<SchemaChange> changes;
+  AddChanges(
+      before.keyspaces(), after.keyspaces(),
+      [](const char* change, const Keyspace& keyspace) { return SchemaChange{change, "KEYSPACE", keyspace.name, ""}; },
+      [](const Keyspace& was, const Keyspace& is) {
+        return was.replication == is.replication ? Sameness::kSame : Sameness::kUpdated;
+      },
+      changes);
+  AddChanges(
+      before.tables(), after.tables(),
+      [](const char* change, const Table& table) { return SchemaChange{change, "TABLE", table.keyspace, table.name}; },
+      [](const Table& was, const Table& is) {
+        if (was.storage != is.storage) return Sameness::kRecreated;
+        return SameTable(was, is) ? Sameness::kSame : Sameness::kUpdated;
+      },
+      changes);
+  // As Cassandra: a dropped keyspace's tables go without events of their own.
+  std::erase_if(changes, [&after](const SchemaChange& change) {
+    return change.target == "TABLE" && change.change == "DROPPED" && after.FindKeyspace(change.keyspace) == nullptr;
+  });
+  return changes;
+}
 
 SchemaChange DescribeSchemaChange(const Statement& statement, const std::string& keyspace) {
   if (const auto* create = std::get_if<CreateKeyspace>(&statement)) return {"CREATED", "KEYSPACE", create->name, ""};

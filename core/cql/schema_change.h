@@ -6,8 +6,10 @@
 // or error its answer becomes.
 
 #include <string>
+#include <vector>
 
 #include "core/cql/execute.h"
+#include "core/cql/schema.h"
 #include "core/cql/statement.h"
 
 namespace charybdis::cql {
@@ -22,6 +24,10 @@ struct SchemaChange {
 
 // REQUIRES: IsSchemaChange(statement). `keyspace`: the connection's.
 SchemaChange DescribeSchemaChange(const Statement& statement, const std::string& keyspace);
+// What changed from `before` to `after`, as the SCHEMA_CHANGEs a driver
+// refreshes its metadata from: keyspaces, then tables, each by name. A
+// table dropped and created again in between is DROPPED, then CREATED.
+std::vector<SchemaChange> SchemaChangesBetween(const Schema& before, const Schema& after);
 // The <change_type><target><options> of a RESULT or an EVENT.
 void WriteSchemaChange(Writer& out, const SchemaChange& change);
 

@@ -119,6 +119,29 @@ def check_schema_changes(cluster, session):
     assert cluster.control_connection.wait_for_schema_agreement(wait_time=10)
 
 
+def check_schema_events(cluster, session, local):
+    # A second driver, connected to node 2 before the changes and never
+    # asked to refresh, learns each change from SCHEMA_CHANGE events.
+    watcher = Cluster([local.cql[2][0]], port=local.cql[2][1], protocol_version=4, connect_timeout=10,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(
+                          load_balancing_policy=DCAwareRoundRobinPolicy())})
+    try:
+        watcher.connect()
+        seen = watcher.metadata.keyspaces
+        assert "watched" not in seen
+        session.execute("CREATE KEYSPACE watched WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}")
+        session.execute("CREATE TABLE watched.t (k int PRIMARY KEY, v text)")
+        wait_for("the watcher to see the new table", lambda: "t" in getattr(
+            watcher.metadata.keyspaces.get("watched"), "tables", {}), 20)
+        session.execute("ALTER TABLE watched.t ADD w bigint")
+        wait_for("the watcher to see the new column",
+                 lambda: "w" in watcher.metadata.keyspaces["watched"].tables["t"].columns, 20)
+        session.execute("DROP KEYSPACE watched")
+        wait_for("the watcher to see the keyspace go", lambda: "watched" not in watcher.metadata.keyspaces, 20)
+    finally:
+        watcher.shutdown()
+
+
 def check_levels(cluster, session):
     # Each level writes, and a level that overlaps it reads (R + W > RF).
     overlapping = {ConsistencyLevel.ONE: ConsistencyLevel.ALL, ConsistencyLevel.QUORUM: ConsistencyLevel.QUORUM,
@@ -407,6 +430,7 @@ def main():
         local.up()
         cluster, session = connect(local.cql[1])
         checks = [(check.__name__, lambda check=check: check(cluster, session)) for check in CHECKS]
+        checks.append(("check_schema_events", lambda: check_schema_events(cluster, session, local)))
         checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
         checks.append(("check_node_down", lambda: check_node_down(cluster, session, local)))
         for name, run in checks:
