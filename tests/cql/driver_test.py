@@ -3,7 +3,10 @@
 against a local 3-node cluster of ours, over CQL's native protocol.
 
 Run by `./charybdis test` as:
-  /usr/bin/python3 tests/cql/driver_test.py --ctl bazel-bin/node/charybdis-ctl --dir DIR
+  /usr/bin/python3 tests/cql/driver_test.py --ctl bazel-bin/node/charybdis-ctl --dir DIR \
+      --gocql GOCQL_CHECK
+(GOCQL_CHECK: tests/cql/gocql_check.go built; without --gocql, Go's checks
+are left out).
 It starts the cluster with tests/cql/schema.cql, runs every check (each
 prints PASSED or FAILED with the reason), stops the cluster, and exits 1
 if any check failed.
@@ -276,7 +279,7 @@ def check_errors(cluster, session):
         pass
 
 
-def check_node_down(cluster, session, local):
+def check_node_down(cluster, session, local, gocql_check):
     victim = 3
     host = next(h for h in cluster.metadata.all_hosts() if h.endpoint.port == local.cql[victim][1])
     events = EventListener(local.cql[1])
@@ -300,6 +303,8 @@ def check_node_down(cluster, session, local):
 
     wait_for("ALL to be Unavailable", all_unavailable, 15)
     assert (caught.required_replicas, caught.alive_replicas) == (3, 2), caught
+    if gocql_check:
+        check_gocql(local, gocql_check, "--one-node-down")
     local.run("start", str(victim))
     events.wait_for("UP", local.cql[victim][1], 15)
     events.close()
@@ -395,6 +400,15 @@ class EventListener:
         self.raw.close()
 
 
+def check_gocql(local, gocql_check, *flags):
+    # Go's gocql (Debian's), through tests/cql/gocql_check.go, built by
+    # ./charybdis test: its own keyspace, the core checks of this file.
+    result = subprocess.run([gocql_check, "--address", "%s:%d" % local.cql[1], *flags], capture_output=True,
+                            text=True, timeout=300)
+    print(result.stdout, end="", flush=True)
+    assert result.returncode == 0, f"gocql_check exited {result.returncode}: {result.stderr}"
+
+
 def check_shard_aware_port(cluster, session, local):
     host, _ = local.cql[1]
     regular = options_over(local.cql[1])
@@ -423,6 +437,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ctl", required=True, help="the charybdis-ctl binary")
     parser.add_argument("--dir", required=True, help="where the local cluster lives (must not hold one)")
+    parser.add_argument("--gocql", help="tests/cql/gocql_check.go, built: also run Go's gocql checks")
     args = parser.parse_args()
     local = LocalCluster(os.path.abspath(args.ctl), args.dir)
     failed = 0
@@ -431,8 +446,11 @@ def main():
         cluster, session = connect(local.cql[1])
         checks = [(check.__name__, lambda check=check: check(cluster, session)) for check in CHECKS]
         checks.append(("check_schema_events", lambda: check_schema_events(cluster, session, local)))
+        gocql_check = os.path.abspath(args.gocql) if args.gocql else None
+        if gocql_check:
+            checks.append(("check_gocql", lambda: check_gocql(local, gocql_check)))
         checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
-        checks.append(("check_node_down", lambda: check_node_down(cluster, session, local)))
+        checks.append(("check_node_down", lambda: check_node_down(cluster, session, local, gocql_check)))
         for name, run in checks:
             started = time.monotonic()
             try:

@@ -1,0 +1,274 @@
+// Go's gocql driver from Debian (golang-github-gocql-gocql-dev), unmodified,
+// against a running cluster of ours: the core checks of driver_test.py.
+// tests/cql/driver_test.py builds nothing; `./charybdis test` builds this
+// program offline (GOPATH mode, Debian's sources) and the Python test runs
+// it with --address HOST:PORT while its cluster is up, and again with
+// --one-node-down once it has killed a node. Each check prints
+// "ok NAME" or "FAILED NAME: why"; the exit status is 1 if any failed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// The codes of section 9 that gocql leaves as a plain RequestError.
+const (
+	codeSyntax  = 0x2000
+	codeInvalid = 0x2200
+)
+
+func connect(address string) (*gocql.Session, error) {
+	host, port, err := splitAddress(address)
+	if err != nil {
+		return nil, err
+	}
+	cluster := gocql.NewCluster(host)
+	cluster.Port = port
+	cluster.ProtoVersion = 4
+	cluster.Consistency = gocql.Quorum
+	cluster.Timeout = 20 * time.Second
+	cluster.ConnectTimeout = 10 * time.Second
+	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.DCAwareRoundRobinPolicy("dc1"))
+	return cluster.CreateSession()
+}
+
+func splitAddress(address string) (string, int, error) {
+	for i := len(address) - 1; i >= 0; i-- {
+		if address[i] == ':' {
+			port, err := strconv.Atoi(address[i+1:])
+			return address[:i], port, err
+		}
+	}
+	return "", 0, fmt.Errorf("%q is not HOST:PORT", address)
+}
+
+func checkSchema(s *gocql.Session) error {
+	statements := []string{
+		"CREATE KEYSPACE gocheck WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}",
+		"CREATE TABLE gocheck.kv (k int PRIMARY KEY, v text)",
+		"CREATE TABLE gocheck.rows (p text, c int, v int, PRIMARY KEY (p, c))",
+	}
+	for _, statement := range statements {
+		if err := s.Query(statement).Exec(); err != nil {
+			return fmt.Errorf("%s: %w", statement, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return s.AwaitSchemaAgreement(ctx)
+}
+
+// Each level writes, and a level that overlaps it (R + W > RF) reads, once
+// as a simple statement and once prepared.
+func checkLevels(s *gocql.Session) error {
+	overlapping := map[gocql.Consistency]gocql.Consistency{
+		gocql.One: gocql.All, gocql.Quorum: gocql.Quorum, gocql.All: gocql.One, gocql.LocalQuorum: gocql.LocalQuorum,
+	}
+	levels := []gocql.Consistency{gocql.One, gocql.Quorum, gocql.All, gocql.LocalQuorum}
+	for i, write := range levels {
+		simple := fmt.Sprintf("INSERT INTO gocheck.kv (k, v) VALUES (%d, 'simple %s')", i, write)
+		if err := s.Query(simple).Consistency(write).Exec(); err != nil {
+			return fmt.Errorf("simple write at %s: %w", write, err)
+		}
+		if err := expectValue(s, i, "simple "+write.String(), overlapping[write]); err != nil {
+			return err
+		}
+		prepared := "prepared " + write.String()
+		if err := s.Query("INSERT INTO gocheck.kv (k, v) VALUES (?, ?)", i, prepared).Consistency(write).Exec(); err != nil {
+			return fmt.Errorf("prepared write at %s: %w", write, err)
+		}
+		if err := expectValue(s, i, prepared, overlapping[write]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func expectValue(s *gocql.Session, k int, want string, level gocql.Consistency) error {
+	var got string
+	if err := s.Query("SELECT v FROM gocheck.kv WHERE k = ?", k).Consistency(level).Scan(&got); err != nil {
+		return fmt.Errorf("read of %d at %s: %w", k, level, err)
+	}
+	if got != want {
+		return fmt.Errorf("read of %d at %s: %q, want %q", k, level, got, want)
+	}
+	return nil
+}
+
+func checkInsertIfNotExistsOnce(s *gocql.Session) error {
+	const sessions = 8
+	var wg sync.WaitGroup
+	applied := make([]bool, sessions)
+	errs := make([]error, sessions)
+	for n := 0; n < sessions; n++ {
+		wg.Add(1)
+		go func(n int) {
+			defer wg.Done()
+			previous := map[string]interface{}{}
+			applied[n], errs[n] = s.Query("INSERT INTO gocheck.kv (k, v) VALUES (100, ?) IF NOT EXISTS",
+				fmt.Sprintf("writer %d", n)).SerialConsistency(gocql.Serial).MapScanCAS(previous)
+		}(n)
+	}
+	wg.Wait()
+	winners := 0
+	for n := 0; n < sessions; n++ {
+		if errs[n] != nil {
+			return fmt.Errorf("writer %d: %w", n, errs[n])
+		}
+		if applied[n] {
+			winners++
+		}
+	}
+	if winners != 1 {
+		return fmt.Errorf("%d of %d writers applied IF NOT EXISTS", winners, sessions)
+	}
+	return nil
+}
+
+func checkFailedUpdateReturnsRow(s *gocql.Session) error {
+	if err := s.Query("INSERT INTO gocheck.kv (k, v) VALUES (200, 'current')").Exec(); err != nil {
+		return err
+	}
+	current := map[string]interface{}{}
+	applied, err := s.Query("UPDATE gocheck.kv SET v = 'new' WHERE k = 200 IF v = 'other'").MapScanCAS(current)
+	if err != nil {
+		return err
+	}
+	if applied || current["v"] != "current" {
+		return fmt.Errorf("applied=%v, row %v; want not applied and v = 'current'", applied, current)
+	}
+	return nil
+}
+
+func checkConditionalBatch(s *gocql.Session) error {
+	for attempt, want := range []bool{true, false} {
+		batch := s.NewBatch(gocql.LoggedBatch)
+		batch.Query("INSERT INTO gocheck.rows (p, c, v) VALUES ('batch', 1, ?) IF NOT EXISTS", attempt)
+		batch.Query("INSERT INTO gocheck.rows (p, c, v) VALUES ('batch', 2, ?) IF NOT EXISTS", attempt)
+		applied, iter, err := s.MapExecuteBatchCAS(batch, map[string]interface{}{})
+		if err != nil {
+			return fmt.Errorf("attempt %d: %w", attempt, err)
+		}
+		iter.Close()
+		if applied != want {
+			return fmt.Errorf("attempt %d: applied=%v, want %v", attempt, applied, want)
+		}
+	}
+	return nil
+}
+
+// Pages through one partition of `rows` rows, ascending, then reads it
+// descending.
+func checkPagingAndOrder(s *gocql.Session) error {
+	const rows = 2500
+	for c := 0; c < rows; c += 100 {
+		batch := s.NewBatch(gocql.UnloggedBatch)
+		for i := c; i < c+100; i++ {
+			batch.Query("INSERT INTO gocheck.rows (p, c, v) VALUES ('paged', ?, ?)", i, i*2)
+		}
+		if err := s.ExecuteBatch(batch); err != nil {
+			return err
+		}
+	}
+	var seen []int
+	iter := s.Query("SELECT c, v FROM gocheck.rows WHERE p = 'paged'").PageSize(300).Iter()
+	var c, v int
+	for iter.Scan(&c, &v) {
+		if v != 2*c {
+			return fmt.Errorf("row %d holds %d", c, v)
+		}
+		seen = append(seen, c)
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	if len(seen) != rows || !sort.IntsAreSorted(seen) || seen[0] != 0 {
+		return fmt.Errorf("paging read %d rows (want %d, ascending from 0)", len(seen), rows)
+	}
+	if err := s.Query("SELECT c FROM gocheck.rows WHERE p = 'paged' ORDER BY c DESC LIMIT 1").Scan(&c); err != nil {
+		return err
+	}
+	if c != rows-1 {
+		return fmt.Errorf("ORDER BY c DESC starts at %d, want %d", c, rows-1)
+	}
+	return nil
+}
+
+func checkErrors(s *gocql.Session) error {
+	for _, want := range []struct {
+		statement string
+		code      int
+	}{{"SELEC * FROM gocheck.kv", codeSyntax}, {"SELECT * FROM gocheck.missing WHERE k = 1", codeInvalid}} {
+		err := s.Query(want.statement).Exec()
+		var request gocql.RequestError
+		if !errors.As(err, &request) || request.Code() != want.code {
+			return fmt.Errorf("%q: %v, want error code %#x", want.statement, err, want.code)
+		}
+	}
+	return nil
+}
+
+// With one of the three nodes down: QUORUM still works, and ALL is
+// Unavailable with required 3 and alive 2.
+func checkOneNodeDown(s *gocql.Session) error {
+	if err := s.Query("INSERT INTO gocheck.kv (k, v) VALUES (300, 'quorum')").Consistency(gocql.Quorum).Exec(); err != nil {
+		return fmt.Errorf("QUORUM with a node down: %w", err)
+	}
+	err := s.Query("INSERT INTO gocheck.kv (k, v) VALUES (301, 'all')").Consistency(gocql.All).Exec()
+	var unavailable *gocql.RequestErrUnavailable
+	if !errors.As(err, &unavailable) || unavailable.Required != 3 || unavailable.Alive != 2 {
+		return fmt.Errorf("ALL with a node down: %v, want Unavailable with required 3 and alive 2", err)
+	}
+	return nil
+}
+
+type namedCheck struct {
+	name  string
+	check func(*gocql.Session) error
+}
+
+func main() {
+	address := flag.String("address", "", "a node's CQL address, HOST:PORT")
+	oneNodeDown := flag.Bool("one-node-down", false, "only check what holds while one node of three is down")
+	flag.Parse()
+	if *address == "" {
+		fmt.Fprintln(os.Stderr, "usage: gocql_check --address HOST:PORT")
+		os.Exit(2)
+	}
+	session, err := connect(*address)
+	if err != nil {
+		fmt.Printf("FAILED connect: %v\n", err)
+		os.Exit(1)
+	}
+	defer session.Close()
+	checks := []namedCheck{
+		{"schema", checkSchema}, {"levels", checkLevels}, {"insert_if_not_exists_once", checkInsertIfNotExistsOnce},
+		{"failed_update_returns_row", checkFailedUpdateReturnsRow}, {"conditional_batch", checkConditionalBatch},
+		{"paging_and_order", checkPagingAndOrder}, {"errors", checkErrors},
+	}
+	if *oneNodeDown {
+		checks = []namedCheck{{"one_node_down", checkOneNodeDown}}
+	}
+	failed := 0
+	for _, c := range checks {
+		if err := c.check(session); err != nil {
+			failed++
+			fmt.Printf("FAILED %s: %v\n", c.name, err)
+		} else {
+			fmt.Printf("ok %s\n", c.name)
+		}
+	}
+	if failed > 0 {
+		os.Exit(1)
+	}
+}
