@@ -23,6 +23,8 @@ struct ReplicationConfig {
   // NetworkTopologyStrategy: replicas per datacenter (ordered: iteration
   // order must not depend on the run).
   std::map<std::string, uint32_t> per_datacenter;
+
+  bool operator==(const ReplicationConfig&) const = default;
 };
 
 // What every node knows of the cluster's shape: its nodes, how many shards

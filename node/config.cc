@@ -139,10 +139,10 @@ void CheckTables(const NodeConfigFile& file, TextProtoProblems& problems, NodeCo
 
 // The cql_schema statements (core/cql/bootstrap.h). Their storage tables
 // are the schema log's to tell coordinators (core/cql/schema_log.h).
-std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file, const ClusterLayout& layout,
+std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file, const cql::Datacenters& datacenters,
                                                       TextProtoProblems& problems, const NodeConfig& node) {
   cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema(
-      {file.cql_schema().begin(), file.cql_schema().end()}, layout.replication.per_datacenter);
+      {file.cql_schema().begin(), file.cql_schema().end()}, datacenters);
   for (const auto& [index, problem] : bootstrap.problems) problems.Add({{"cql_schema", index}}, problem);
   for (const auto& [name, columns] : bootstrap.storage_tables) {
     if (node.tables.count(name)) {
@@ -209,7 +209,7 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   ClusterLayout layout;
   CheckReplication(file, problems, nodes_per_datacenter, layout);
   CheckTables(file, problems, loaded.node);
-  loaded.node.cql_bootstrap = BootstrapCqlSchema(file, layout, problems, loaded.node);
+  loaded.node.cql_bootstrap = BootstrapCqlSchema(file, nodes_per_datacenter, problems, loaded.node);
   if (!problems.text().empty()) return absl::InvalidArgumentError(problems.text());
   BuildNodeConfig(file, ids, std::move(layout), loaded);
   return loaded;

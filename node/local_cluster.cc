@@ -54,7 +54,7 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   // The schema is checked before any node is set up: its error names the
   // statement, not a line of a generated config.
   const cql::BootstrapSchema schema =
-      cql::BuildBootstrapSchema(options.cql_schema, {{"dc1", options.replication_factor}});
+      cql::BuildBootstrapSchema(options.cql_schema, {{"dc1", options.nodes}});
   if (!schema.problems.empty()) {
     std::string problems;
     for (const auto& [index, problem] : schema.problems) {

@@ -78,7 +78,7 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
   // The CQL schema the nodes start with; their shards know its storage
   // tables (core/cql/schema_log.h).
   const auto& cql = spec.schema().cql();
-  cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema({cql.begin(), cql.end()}, ring_->layout().replication.per_datacenter);
+  cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema({cql.begin(), cql.end()}, cql::DatacentersOf(ring_->layout()));
   CHARYBDIS_ASSERT(bootstrap.problems.empty());  // the scenario loader reports them
   Random clocks = random.Fork(2);
   for (const NodePlacement& placement : topology_.nodes) {

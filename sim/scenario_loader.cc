@@ -37,10 +37,10 @@ absl::StatusOr<LoadedScenario> ParseScenario(const std::string& path, const std:
   }
   if (detector->convict_after_ms() == 0) detector->set_convict_after_ms(kDefaultConvictAfterMs);
   loaded.topology = Topology::From(loaded.spec.topology());
-  // The CQL schema's keyspaces must replicate as the topology does.
+  // The CQL schema's keyspaces must fit the topology's datacenters.
   const auto& cql = loaded.spec.schema().cql();
   const cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema(
-      {cql.begin(), cql.end()}, LayoutOf(loaded.topology, loaded.spec, 0).replication.per_datacenter);
+      {cql.begin(), cql.end()}, cql::DatacentersOf(LayoutOf(loaded.topology, loaded.spec, 0)));
   if (!bootstrap.problems.empty()) {
     std::string text;
     for (const auto& [index, problem] : bootstrap.problems) {

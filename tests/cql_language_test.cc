@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+#include "core/cql/bootstrap.h"
 #include "core/cql/lexer.h"
 #include "core/cql/literal.h"
 #include "core/cql/parser.h"
@@ -195,9 +197,18 @@ std::vector<std::string> ChangesOf(SchemaLog& log, const std::vector<std::string
   return changes;
 }
 
+// Three nodes in dc1 and two in dc2, replicated 3 and 2 by the cluster.
+std::shared_ptr<const TokenRing> TwoDatacenterRing() {
+  ClusterLayout layout;
+  for (NodeId id = 1; id <= 5; id++) layout.nodes.push_back({id, id <= 3 ? "dc1" : "dc2", "r1"});
+  layout.replication.per_datacenter = {{"dc1", 3}, {"dc2", 2}};
+  return std::make_shared<const TokenRing>(layout);
+}
+
 TEST(CqlSchemaChanges, AreWhatChangedBetweenTwoSchemas) {
-  SchemaLog log(std::make_shared<Schema>(), {{"dc1", 3}});
+  SchemaLog log(std::make_shared<Schema>(), TwoDatacenterRing());
   const std::string keyspace = "CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}";
+  EXPECT_EQ(ChangesOf(log, {"ALTER TABLE nowhere.t ADD w text"}), std::vector<std::string>{});
   EXPECT_EQ(ChangesOf(log, {keyspace, "CREATE TABLE t (k int PRIMARY KEY, v int)", "CREATE TABLE u (k int PRIMARY KEY)"}),
             (std::vector<std::string>{"CREATED KEYSPACE ks", "CREATED TABLE ks.t", "CREATED TABLE ks.u"}));
   EXPECT_EQ(ChangesOf(log, {}), std::vector<std::string>{});
@@ -208,6 +219,60 @@ TEST(CqlSchemaChanges, AreWhatChangedBetweenTwoSchemas) {
   EXPECT_EQ(ChangesOf(log, {"DROP TABLE t"}), std::vector<std::string>{"DROPPED TABLE ks.t"});
   // A keyspace's tables go with it, without events of their own.
   EXPECT_EQ(ChangesOf(log, {"DROP KEYSPACE ks"}), std::vector<std::string>{"DROPPED KEYSPACE ks"});
+}
+
+// What CREATE KEYSPACE's replication becomes, or why it is refused.
+std::string Replication(const std::string& options) {
+  Schema schema;
+  std::string keyspace;
+  const Datacenters datacenters = DatacentersOf(TwoDatacenterRing()->layout());
+  absl::Status applied = ApplySchemaStatement("CREATE KEYSPACE ks WITH replication = " + options, datacenters, 1,
+                                              schema, keyspace);
+  if (!applied.ok()) return absl::StrCat(absl::StatusCodeToString(applied.code()), ": ", applied.message());
+  std::string text;
+  for (const auto& [option, value] : schema.FindKeyspace("ks")->replication) absl::StrAppend(&text, option, "=", value, " ");
+  return text;
+}
+
+TEST(CqlReplication, KeyspacesReplicateAsTheyAskWithinTheClustersDatacenters) {
+  EXPECT_EQ(Replication("{'class': 'SimpleStrategy', 'replication_factor': 2}"),
+            "class=org.apache.cassandra.locator.SimpleStrategy replication_factor=2 ");
+  EXPECT_EQ(Replication("{'class': 'NetworkTopologyStrategy', 'dc1': 1}"),
+            "class=org.apache.cassandra.locator.NetworkTopologyStrategy dc1=1 ");
+  // Cassandra 4: replication_factor is every datacenter's default.
+  EXPECT_EQ(Replication("{'class': 'NetworkTopologyStrategy', 'replication_factor': 2, 'dc1': 3}"),
+            "class=org.apache.cassandra.locator.NetworkTopologyStrategy dc1=3 dc2=2 ");
+  for (const char* refused :
+       {"{'class': 'SimpleStrategy', 'replication_factor': 6}", "{'class': 'SimpleStrategy', 'replication_factor': 0}",
+        "{'class': 'SimpleStrategy'}", "{'class': 'SimpleStrategy', 'replication_factor': 1, 'dc1': 1}",
+        "{'class': 'SimpleStrategy', 'replication_factor': 'two'}", "{'class': 'NetworkTopologyStrategy', 'dc3': 1}",
+        "{'class': 'NetworkTopologyStrategy', 'dc2': 3}", "{'class': 'NetworkTopologyStrategy', 'dc1': 0}",
+        "{'class': 'NetworkTopologyStrategy', 'dc1': -1}", "{'class': 'LocalStrategy'}", "{'dc1': 1}"}) {
+    EXPECT_EQ(Replication(refused).rfind("FAILED_PRECONDITION: keyspace ks: ", 0), 0u) << refused << ": " << Replication(refused);
+  }
+}
+
+TEST(CqlReplication, EachTableIsReplicatedByItsKeyspacesRing) {
+  const std::shared_ptr<const TokenRing> cluster = TwoDatacenterRing();
+  SchemaLog log(std::make_shared<Schema>(), cluster);
+  for (const char* statement : {"CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                                "CREATE KEYSPACE west WITH replication = {'class': 'NetworkTopologyStrategy', 'dc2': 2}",
+                                "CREATE KEYSPACE same WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 2}",
+                                "CREATE TABLE one.t (k int PRIMARY KEY)", "CREATE TABLE west.t (k int PRIMARY KEY)",
+                                "CREATE TABLE same.t (k int PRIMARY KEY)"}) {
+    ASSERT_TRUE(log.Check({"", statement}).ok()) << statement;
+    log.Append({"", statement});
+  }
+  const std::string one = log.schema()->FindTable("one", "t")->storage, west = log.schema()->FindTable("west", "t")->storage;
+  for (charybdis::Token token : {int64_t{-7}, int64_t{0}, int64_t{123456789}}) {
+    EXPECT_EQ(log.RingOf(one)->ReplicasOf(token).size(), 1u);
+    for (NodeId replica : log.RingOf(west)->ReplicasOf(token)) EXPECT_GE(replica, 4u);  // dc2's nodes
+    EXPECT_EQ(log.RingOf(west)->ReplicasOf(token).size(), 2u);
+  }
+  // The cluster's replication shares the cluster's ring; other tables use it.
+  EXPECT_EQ(log.RingOf(log.schema()->FindTable("same", "t")->storage), cluster);
+  EXPECT_EQ(log.RingOf(kSchemaLogTable), cluster);
+  EXPECT_EQ(log.RingOf("kv"), cluster);
 }
 
 TEST(CqlSystemTables, DescribeThemselvesAndTheUserSchema) {

@@ -224,6 +224,44 @@ TEST_F(CqlSimTest, ANodeDownMakesAllUnavailableAndLeavesQuorum) {
   EXPECT_EQ(error.Int(), 2);  // alive
 }
 
+// With node 3 down, ALL writes to keyspaces of 1 and 2 replicas: each key
+// either works (its replicas are up) or is Unavailable, requiring the
+// keyspace's factor, not the cluster's 3.
+TEST_F(CqlSimTest, AKeyspaceReplicatesAsItsReplicationSays) {
+  Query("CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
+  Query("CREATE KEYSPACE two WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2}");
+  for (const char* keyspace : {"one", "two"}) {
+    EXPECT_EQ(SchemaChangeOf(Query(absl::StrCat("CREATE TABLE ", keyspace, ".t (k int PRIMARY KEY, v int)"))),
+              absl::StrCat("CREATED TABLE ", keyspace, " t"));
+  }
+  cluster_.Crash(3);
+  RunFor(2000 * kMillisecond);  // convicted
+  for (const auto& [keyspace, factor] : std::map<std::string, int32_t>{{"one", 1}, {"two", 2}}) {
+    int written = 0, unavailable = 0;
+    for (int k = 0; k < 24; k++) {
+      const std::string key = std::to_string(k);
+      const std::string answer = Query(absl::StrCat("INSERT INTO ", keyspace, ".t (k, v) VALUES (", key, ", 1)"), CL_ALL);
+      if (ErrorCodeOf(answer) == 0) {
+        written++;
+        // Its replicas are up: a read at ALL and an LWT (a quorum of them) work.
+        EXPECT_EQ(Rows(Query(absl::StrCat("SELECT v FROM ", keyspace, ".t WHERE k = ", key), CL_ALL)).size(), 1u);
+        EXPECT_EQ(Rows(Query(absl::StrCat("UPDATE ", keyspace, ".t SET v = 2 WHERE k = ", key, " IF v = 1"))).at(0).at(0),
+                  std::string(1, '\1'));  // [applied]
+        continue;
+      }
+      unavailable++;
+      cql::Reader error(answer);
+      EXPECT_EQ(error.Int(), static_cast<int32_t>(cql::ErrorCode::kUnavailable)) << ErrorOf(answer);
+      error.String();
+      error.UnsignedShort();
+      EXPECT_EQ(error.Int(), factor) << keyspace;  // required
+      EXPECT_EQ(error.Int(), factor - 1) << keyspace;  // alive
+    }
+    EXPECT_GT(written, 0) << keyspace;
+    EXPECT_GT(unavailable, 0) << keyspace;
+  }
+}
+
 TEST_F(CqlSimTest, SchemaChangesReachEveryNodeThroughTheLog) {
   EXPECT_EQ(SchemaChangeOf(Query("CREATE KEYSPACE shop WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}")),
             "CREATED KEYSPACE shop");
@@ -259,7 +297,9 @@ TEST_F(CqlSimTest, SchemaChangesAreRefusedAsCassandraRefusesThem) {
   EXPECT_EQ(ErrorCodeOf(Query("CREATE TABLE app.accounts (id text PRIMARY KEY)")),
             static_cast<int32_t>(cql::ErrorCode::kAlreadyExists));
   EXPECT_EQ(cql::Reader(Query("CREATE TABLE IF NOT EXISTS app.accounts (id text PRIMARY KEY)")).Int(), 1);  // Void
-  EXPECT_EQ(ErrorCodeOf(Query("CREATE KEYSPACE odd WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")),
+  EXPECT_EQ(ErrorCodeOf(Query("CREATE KEYSPACE odd WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 4}")),
+            static_cast<int32_t>(cql::ErrorCode::kConfig));
+  EXPECT_EQ(ErrorCodeOf(Query("CREATE KEYSPACE odd WITH replication = {'class': 'NetworkTopologyStrategy', 'dc9': 1}")),
             static_cast<int32_t>(cql::ErrorCode::kConfig));
   EXPECT_EQ(ErrorCodeOf(Query("DROP TABLE app.nothing")), static_cast<int32_t>(cql::ErrorCode::kInvalid));
   EXPECT_EQ(ErrorCodeOf(Query("ALTER TABLE app.accounts DROP id")), static_cast<int32_t>(cql::ErrorCode::kInvalid));

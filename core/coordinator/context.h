@@ -63,7 +63,6 @@ struct CoordinatorContext {
                      std::function<void(bool)> done)>
       finish_paxos;
 
-  const TokenRing& ring() const { return *config.ring; }
   uint64_t NextRequestId() { return request_id_base | ++last_request_id; }
   // The shard of `replica` that owns `token`.
   Address ReplicaAddress(NodeId replica, Token token) const {

@@ -204,8 +204,9 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
 
   context_.metrics.coordinator_writes++;
   const Token token = TokenOf(op.partition_key());
-  const std::vector<NodeId>& replicas = context_.ring().ReplicasOf(token);
-  Requirement requirement(op.consistency(), context_.ring(), context_.local_datacenter);
+  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());
+  const std::vector<NodeId>& replicas = ring->ReplicasOf(token);
+  Requirement requirement(op.consistency(), *ring, context_.local_datacenter);
   std::vector<NodeId> live;
   for (NodeId replica : replicas) {
     if (context_.liveness.IsUp(replica)) live.push_back(replica);
@@ -245,7 +246,7 @@ std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas
         !requirement.Counts(replica)) {
       continue;
     }
-    const bool same_dc = context_.ring().layout().node(replica).datacenter == context_.local_datacenter;
+    const bool same_dc = context_.config.ring->layout().node(replica).datacenter == context_.local_datacenter;
     (same_dc ? local : remote).push_back(replica);
   }
   auto shuffle = [this](std::vector<NodeId>& nodes) {
@@ -286,8 +287,9 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
   }
   context_.metrics.coordinator_reads++;
   const Token token = TokenOf(op.partition_key());
-  Requirement requirement(op.consistency(), context_.ring(), context_.local_datacenter);
-  std::vector<NodeId> targets = ReadTargets(context_.ring().ReplicasOf(token), requirement);
+  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());
+  Requirement requirement(op.consistency(), *ring, context_.local_datacenter);
+  std::vector<NodeId> targets = ReadTargets(ring->ReplicasOf(token), requirement);
   if (targets.size() < requirement.blocked_for()) {
     context_.metrics.read_unavailable++;
     return Reply(client, client_request_id,
@@ -463,10 +465,12 @@ void Coordinator::RunPaxos(Token token, const std::string& table, const std::str
   request.serial_level = serial_level;
   request.batch = std::move(batch);
   request.read = std::move(read);
-  const Requirement quorum(serial_level == CL_LOCAL_SERIAL ? CL_LOCAL_QUORUM : CL_QUORUM,
-                           context_.ring(), context_.local_datacenter);
+  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(table);
+  const Requirement quorum(serial_level == CL_LOCAL_SERIAL ? CL_LOCAL_QUORUM : CL_QUORUM, *ring,
+                           context_.local_datacenter);
+  request.replicas = ring->ReplicasOf(token);
   uint32_t live = 0;
-  for (NodeId replica : context_.ring().ReplicasOf(token)) {
+  for (NodeId replica : request.replicas) {
     if (!quorum.Counts(replica)) continue;
     request.participants.push_back(replica);
     live += context_.liveness.IsUp(replica);

@@ -2,29 +2,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/parser.h"
+#include "core/cql/replication.h"
 #include "core/cql/system_tables.h"
 
 namespace charybdis::cql {
 namespace {
-
-// Whether a keyspace replicates as the cluster does (empty if so).
-std::string ReplicationProblem(const Keyspace& keyspace, const std::map<std::string, uint32_t>& replication) {
-  std::map<std::string, std::string> wanted;
-  for (const auto& [datacenter, factor] : replication) wanted[datacenter] = absl::StrCat(factor);
-  std::map<std::string, std::string> given = keyspace.replication;
-  const std::string strategy = given["class"];
-  given.erase("class");
-  bool same = given == wanted;
-  if (strategy == "org.apache.cassandra.locator.SimpleStrategy") {
-    same = replication.size() == 1 && given.size() == 1 && given.count("replication_factor") &&
-           given["replication_factor"] == wanted.begin()->second;
-  }
-  if (same) return "";
-  std::string cluster;
-  for (const auto& [datacenter, factor] : wanted) absl::StrAppend(&cluster, cluster.empty() ? "" : ", ", datacenter, ": ", factor);
-  return absl::StrCat("keyspace ", keyspace.name, " must replicate as the cluster does (", cluster,
-                      "): per-keyspace replication is not supported yet");
-}
 
 absl::Status CheckNotSystem(const std::string& keyspace) {
   if (!IsSystemKeyspace(keyspace)) return absl::OkStatus();
@@ -42,7 +24,7 @@ absl::Status ApplyToTable(Statement statement, const std::string& keyspace, Sche
 
 }  // namespace
 
-absl::Status ApplySchemaStatement(std::string_view text, const std::map<std::string, uint32_t>& replication,
+absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& datacenters,
                                   uint64_t sequence, Schema& schema, std::string& keyspace) {
   absl::StatusOr<ParsedStatement> parsed = Parse(text);
   if (!parsed.ok()) return parsed.status();
@@ -53,12 +35,13 @@ absl::Status ApplySchemaStatement(std::string_view text, const std::map<std::str
   }
   if (auto* create = std::get_if<CreateKeyspace>(&statement)) {
     if (absl::Status reserved = CheckNotSystem(create->name); !reserved.ok()) return reserved;
-    const bool existed = schema.FindKeyspace(create->name) != nullptr;
-    if (absl::Status applied = schema.Apply(*create); !applied.ok() || existed) return applied;
-    const std::string problem = ReplicationProblem(*schema.FindKeyspace(create->name), replication);
-    if (problem.empty()) return absl::OkStatus();
-    schema.Apply(DropKeyspace{create->name, false}).IgnoreError();  // undone: the statement is refused
-    return absl::FailedPreconditionError(problem);
+    // It exists: AlreadyExists, or nothing to do for IF NOT EXISTS.
+    if (schema.FindKeyspace(create->name) != nullptr) return schema.Apply(*create);
+    absl::StatusOr<std::map<std::string, std::string>> replication =
+        CheckedReplication(create->name, create->replication, datacenters);
+    if (!replication.ok()) return replication.status();
+    create->replication = *std::move(replication);
+    return schema.Apply(*create);
   }
   if (auto* drop = std::get_if<DropKeyspace>(&statement)) {
     if (absl::Status reserved = CheckNotSystem(drop->name); !reserved.ok()) return reserved;
@@ -82,13 +65,12 @@ std::map<std::string, std::set<std::string>> StorageTables(const Schema& schema)
   return tables;
 }
 
-BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements,
-                                     const std::map<std::string, uint32_t>& replication) {
+BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements, const Datacenters& datacenters) {
   BootstrapSchema result;
   auto schema = std::make_shared<Schema>();
   std::string keyspace;
   for (size_t i = 0; i < statements.size(); i++) {
-    absl::Status applied = ApplySchemaStatement(statements[i], replication, /*sequence=*/0, *schema, keyspace);
+    absl::Status applied = ApplySchemaStatement(statements[i], datacenters, /*sequence=*/0, *schema, keyspace);
     if (!applied.ok()) result.problems.emplace_back(static_cast<int>(i), std::string(applied.message()));
   }
   result.storage_tables = StorageTables(*schema);

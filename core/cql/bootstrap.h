@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cql/replication.h"
 #include "core/cql/schema.h"
 
 namespace charybdis::cql {
@@ -21,7 +22,8 @@ namespace charybdis::cql {
 // for names without one). `sequence`: the statement's schema log entry (0:
 // the bootstrap). A refused statement changes nothing; the status says why
 // (kAlreadyExists, kFailedPrecondition for replication, kInvalidArgument).
-absl::Status ApplySchemaStatement(std::string_view text, const std::map<std::string, uint32_t>& replication,
+// `datacenters`: what a new keyspace's replication is checked against.
+absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& datacenters,
                                   uint64_t sequence, Schema& schema, std::string& keyspace);
 
 // The storage tables of a schema's CQL tables: name -> columns (with the
@@ -37,9 +39,6 @@ struct BootstrapSchema {
   std::vector<std::pair<int, std::string>> problems;
 };
 
-// `replication`: the cluster's factor per datacenter, which every keyspace
-// must match (per-keyspace replication is not supported yet).
-BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements,
-                                     const std::map<std::string, uint32_t>& replication);
+BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements, const Datacenters& datacenters);
 
 }  // namespace charybdis::cql

@@ -61,18 +61,7 @@ absl::Status Schema::Apply(const CreateKeyspace& create) {
     if (create.if_not_exists) return absl::OkStatus();
     return absl::AlreadyExistsError(absl::StrCat("keyspace ", create.name, " already exists"));
   }
-  auto strategy = create.replication.find("class");
-  if (strategy == create.replication.end()) return absl::FailedPreconditionError("missing 'class' option in replication");
   Keyspace keyspace{create.name, create.replication};
-  std::string& name = keyspace.replication["class"];
-  for (const char* known : {"SimpleStrategy", "NetworkTopologyStrategy"}) {
-    if (name == known || name == absl::StrCat("org.apache.cassandra.locator.", known)) {
-      name = absl::StrCat("org.apache.cassandra.locator.", known);
-    }
-  }
-  if (name.rfind("org.apache.cassandra.locator.", 0) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("unknown replication strategy ", strategy->second));
-  }
   keyspaces_[create.name] = std::move(keyspace);
   return absl::OkStatus();
 }

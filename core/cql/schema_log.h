@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/cql/replication.h"
 #include "core/cql/schema.h"
+#include "core/token_ring.h"
 
 namespace charybdis::cql {
 
@@ -36,9 +38,10 @@ uint64_t SchemaLogSequence(std::string_view key);
 
 class SchemaLog {
  public:
-  // `replication`: the cluster's factor per datacenter, which every
-  // keyspace must match (per-keyspace replication is not supported yet).
-  SchemaLog(std::shared_ptr<const Schema> bootstrap, std::map<std::string, uint32_t> replication);
+  // `cluster_ring`: the ring of the cluster's own replication, for
+  // tables outside CQL keyspaces; its layout (nodes, tokens) is every
+  // keyspace's, under the keyspace's replication.
+  SchemaLog(std::shared_ptr<const Schema> bootstrap, std::shared_ptr<const TokenRing> cluster_ring);
 
   // Whether `entry` would apply after every entry so far: true when it
   // changes the schema, false when it changes nothing (IF NOT EXISTS on
@@ -55,12 +58,22 @@ class SchemaLog {
   // The storage tables of the CQL tables, and the log's own: name ->
   // columns (with the row marker), for the coordinators' checks.
   const std::map<std::string, std::set<std::string>>& storage_tables() const { return storage_tables_; }
+  // Who replicates a storage table: its keyspace's ring for a CQL table,
+  // the cluster's for any other (the config's tables, the schema log).
+  // Shared: a request keeps the ring it started with.
+  const std::shared_ptr<const TokenRing>& RingOf(const std::string& storage_table) const;
 
  private:
   absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const;
   void SetSchema(std::shared_ptr<const Schema> schema);
+  // The ring of a replication: one per distinct replication ever seen (a
+  // handful), the cluster's first. Never dropped, so that what a request
+  // took from a ring outlives a schema change.
+  std::shared_ptr<const TokenRing> RingFor(const ReplicationConfig& replication);
 
-  std::map<std::string, uint32_t> replication_;
+  Datacenters datacenters_;
+  std::vector<std::shared_ptr<const TokenRing>> rings_;
+  std::map<std::string, std::shared_ptr<const TokenRing>> table_rings_;  // CQL storage table -> ring
   std::vector<SchemaLogEntry> entries_;
   std::shared_ptr<const Schema> schema_;
   std::string version_;

@@ -72,6 +72,10 @@ Proposer::Proposer(CoordinatorContext& context, Request request, Track track,
   CHARYBDIS_ASSERT(is_read() ? !replies_.empty() : replies_.size() == request_.batch.size());
   CHARYBDIS_ASSERT(request_.quorum >= 1);
   CHARYBDIS_ASSERT(request_.participants.size() >= request_.quorum);
+  for (NodeId participant : request_.participants) {
+    CHARYBDIS_ASSERT(std::find(request_.replicas.begin(), request_.replicas.end(), participant) !=
+                     request_.replicas.end());
+  }
 }
 
 std::vector<NodeId> Proposer::LiveParticipants() const {
@@ -536,7 +540,7 @@ void Proposer::Commit(const Proposal& proposal) {
   phase_ = Phase::kCommitting;
   committed_.clear();
   const uint64_t id = NewRoundId();
-  for (NodeId node : context_.ring().ReplicasOf(request_.token)) {
+  for (NodeId node : request_.replicas) {
     if (!context_.liveness.IsUp(node)) continue;
     Envelope message;
     message.mutable_paxos_commit()->set_request_id(id);
@@ -596,7 +600,7 @@ void Proposer::Prune(const Ballot& ballot) {
   // Pruning only saves space: skipping it leaves state a later round reads.
   if (context_.env.buggify->Fires("paxos.proposer.skip_prune")) return;
   context_.metrics.cas_prune += replies_.size();
-  for (NodeId node : context_.ring().ReplicasOf(request_.token)) {
+  for (NodeId node : request_.replicas) {
     if (!context_.liveness.IsUp(node)) continue;
     Envelope message;
     PaxosPrune* prune = message.mutable_paxos_prune();

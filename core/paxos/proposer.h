@@ -27,6 +27,9 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
     Token token = 0;
     std::string table;
     std::string partition_key;
+    // Every replica of the partition (its keyspace's, when the round
+    // started): who gets the commit and the prune.
+    std::vector<NodeId> replicas;
     // Paxos participants (all replicas for SERIAL, the local ones for
     // LOCAL_SERIAL) and how many must answer.
     std::vector<NodeId> participants;

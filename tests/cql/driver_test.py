@@ -282,6 +282,8 @@ def check_errors(cluster, session):
 def check_node_down(cluster, session, local, gocql_check):
     victim = 3
     host = next(h for h in cluster.metadata.all_hosts() if h.endpoint.port == local.cql[victim][1])
+    session.execute("CREATE KEYSPACE single WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute("CREATE TABLE single.t (k int PRIMARY KEY, v int)")
     events = EventListener(local.cql[1])
     local.run("kill", str(victim))
     events.wait_for("DOWN", local.cql[victim][1], 15)
@@ -303,6 +305,7 @@ def check_node_down(cluster, session, local, gocql_check):
 
     wait_for("ALL to be Unavailable", all_unavailable, 15)
     assert (caught.required_replicas, caught.alive_replicas) == (3, 2), caught
+    check_single_replica_keyspace(cluster, session, host)
     if gocql_check:
         check_gocql(local, gocql_check, "--one-node-down")
     local.run("start", str(victim))
@@ -310,6 +313,27 @@ def check_node_down(cluster, session, local, gocql_check):
     events.close()
     wait_for("the driver to mark the restarted node up", lambda: host.is_up, 60)
     wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
+
+
+def check_single_replica_keyspace(cluster, session, down):
+    # A keyspace of one replica, with node `down` down: a key at ALL works
+    # where the driver's own SimpleStrategy places it on a live node, and
+    # is Unavailable (1 required, 0 alive) where it places it on `down`.
+    insert = SimpleStatement("INSERT INTO single.t (k, v) VALUES (%s, 1)", consistency_level=ConsistencyLevel.ALL)
+    on_down = 0
+    for key in range(30):
+        replicas = cluster.metadata.get_replicas("single", struct.pack(">i", key))
+        assert len(replicas) == 1, (key, replicas)
+        if replicas[0] != down:
+            session.execute(insert, (key,))
+            continue
+        on_down += 1
+        try:
+            session.execute(insert, (key,))
+            raise AssertionError(f"key {key}, on the node that is down, was written at ALL")
+        except Unavailable as error:
+            assert (error.required_replicas, error.alive_replicas) == (1, 0), error
+    assert 0 < on_down < 30, on_down
 
 
 def check_protocol_fallback(cluster, session):
