@@ -145,6 +145,12 @@ void Shard::OnMessage(const Envelope& message) {
     case Envelope::kReplicaRead:
       replica_.OnRead(message);
       return;
+    case Envelope::kReplicaScan:
+      replica_.OnScan(message);
+      return;
+    case Envelope::kReplicaScanResponse:
+      coordinator_.OnScanResponse(message);
+      return;
     case Envelope::kReplicaWriteAck:
       if (HintManager::IsHintRequest(message.replica_write_ack().request_id())) {
         hints_.OnAck(message.from_node(), message.replica_write_ack().request_id(),

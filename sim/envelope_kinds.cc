@@ -8,6 +8,7 @@ bool IsReply(Envelope::BodyCase body) {
     case Envelope::kClientResponse:
     case Envelope::kReplicaWriteAck:
     case Envelope::kReplicaReadResponse:
+    case Envelope::kReplicaScanResponse:
     case Envelope::kPaxosPromise:
     case Envelope::kPaxosAcceptReply:
     case Envelope::kPaxosCommitAck:

@@ -84,11 +84,15 @@ class SimCqlClient {
     return answers_.size() > before ? answers_.back().substr(cql::kHeaderBytes) : "";
   }
 
-  static std::string QueryBody(const std::string& text, ConsistencyLevel level) {
+  // page_size 0: no paging.
+  static std::string QueryBody(const std::string& text, ConsistencyLevel level, int32_t page_size = 0,
+                               const std::optional<std::string>& paging_state = std::nullopt) {
     cql::Writer body;
     body.LongString(text);
     body.Short(cql::ToCqlConsistency(level));
-    body.Byte(0);
+    body.Byte((page_size > 0 ? 0x04 : 0) | (paging_state ? 0x08 : 0));
+    if (page_size > 0) body.Int(page_size);
+    if (paging_state) body.Bytes(*paging_state);
     return body.Take();
   }
 
@@ -128,12 +132,30 @@ class CqlSimTest : public ::testing::Test {
 
   std::string Query(const std::string& text, ConsistencyLevel level = CL_QUORUM) { return client_.Query(text, level); }
 
-  // The rows of a Rows result (each value as bytes, empty for null).
-  static std::vector<std::vector<std::string>> Rows(const std::string& body) {
+  // Every row of a SELECT, a page of `page_size` at a time; `pages` counts them.
+  std::vector<std::vector<std::string>> AllPages(const std::string& text, int32_t page_size, int* pages) {
+    std::vector<std::vector<std::string>> rows;
+    std::optional<std::string> state;
+    *pages = 0;
+    do {
+      const std::string body = client_.Send(cql::Opcode::kQuery, SimCqlClient::QueryBody(text, CL_QUORUM, page_size, state));
+      for (auto& row : Rows(body, &state)) rows.push_back(std::move(row));
+      ++*pages;
+    } while (state && *pages < 1000);
+    return rows;
+  }
+
+  // The rows of a Rows result (each value as bytes, empty for null), and
+  // its paging state when more pages follow.
+  static std::vector<std::vector<std::string>> Rows(const std::string& body,
+                                                    std::optional<std::string>* paging_state = nullptr) {
     cql::Reader in(body);
-    EXPECT_EQ(in.Int(), 2) << "not a Rows result";
+    EXPECT_EQ(in.Int(), 2) << "not a Rows result: " << ErrorOf(body);
     const int32_t flags = in.Int();
     const int32_t columns = in.Int();
+    std::optional<std::string> state;
+    if (flags & 0x0002) state = in.Bytes().bytes;
+    if (paging_state != nullptr) *paging_state = state;
     EXPECT_EQ(flags & 0x0001, 0x0001);  // one table
     in.String();
     in.String();
@@ -260,6 +282,64 @@ TEST_F(CqlSimTest, AKeyspaceReplicatesAsItsReplicationSays) {
     EXPECT_GT(written, 0) << keyspace;
     EXPECT_GT(unavailable, 0) << keyspace;
   }
+}
+
+// SELECT without a partition key scans the table in ring order: whole,
+// a page at a time, within token() bounds, counted, limited.
+TEST_F(CqlSimTest, ASelectWithoutPartitionKeyScansTheRing) {
+  std::set<std::pair<std::string, std::string>> written;
+  for (int stream = 0; stream < 20; stream++) {
+    for (int seq = 1; seq <= 3; seq++) {
+      Query(absl::StrCat("INSERT INTO app.events (stream, seq, note) VALUES ('s", stream, "', ", seq, ", 'n')"));
+      written.insert({absl::StrCat("s", stream), cql::NativeInt(seq)});
+    }
+  }
+  Query("DELETE FROM app.events WHERE stream = 's7' AND seq = 2");
+  written.erase({"s7", cql::NativeInt(2)});
+  const auto whole = Rows(Query("SELECT stream, seq FROM app.events"));
+  ASSERT_EQ(whole.size(), written.size());
+  std::set<std::pair<std::string, std::string>> seen;
+  for (size_t i = 0; i < whole.size(); i++) {
+    seen.insert({whole[i][0], whole[i][1]});
+    if (i == 0) continue;
+    // Ring order: tokens ascending; within a partition, seq DESC.
+    const Token previous = TokenOf(whole[i - 1][0]), token = TokenOf(whole[i][0]);
+    EXPECT_LE(previous, token);
+    if (whole[i - 1][0] == whole[i][0]) EXPECT_GT(whole[i - 1][1], whole[i][1]);
+  }
+  EXPECT_EQ(seen, written);
+  int pages = 0;
+  EXPECT_EQ(AllPages("SELECT stream, seq FROM app.events", 7, &pages), whole);
+  EXPECT_GE(pages, 9);
+  // Four token ranges that cover the ring, as a full-scan tool splits it.
+  const std::vector<std::string> bounds = {"-9223372036854775808", "-4611686018427387904", "0", "4611686018427387904",
+                                           "9223372036854775807"};
+  std::vector<std::vector<std::string>> ranged;
+  for (size_t i = 0; i + 1 < bounds.size(); i++) {
+    const std::string first = i == 0 ? ">=" : ">";
+    for (auto& row : Rows(Query(absl::StrCat("SELECT stream, seq FROM app.events WHERE token(stream) ", first, " ",
+                                             bounds[i], " AND token(stream) <= ", bounds[i + 1])))) {
+      ranged.push_back(std::move(row));
+    }
+  }
+  EXPECT_EQ(ranged, whole);
+  const Token one = TokenOf("s3");
+  EXPECT_EQ(Rows(Query(absl::StrCat("SELECT seq FROM app.events WHERE token(stream) = ", one))).size(), 3u);
+  EXPECT_EQ(Rows(Query("SELECT COUNT(*) FROM app.events")), (std::vector<std::vector<std::string>>{{cql::NativeBigint(59)}}));
+  EXPECT_EQ(Rows(Query("SELECT stream, seq FROM app.events LIMIT 5")),
+            std::vector<std::vector<std::string>>(whole.begin(), whole.begin() + 5));
+  EXPECT_EQ(AllPages("SELECT stream, seq FROM app.events LIMIT 12", 5, &pages),
+            std::vector<std::vector<std::string>>(whole.begin(), whole.begin() + 12));
+  for (const char* refused : {"SELECT * FROM app.events WHERE seq = 1", "SELECT * FROM app.events ORDER BY seq DESC",
+                              "SELECT * FROM app.events WHERE token(seq) > 0",
+                              "SELECT * FROM app.events WHERE token(stream) > token('a')"}) {
+    EXPECT_EQ(ErrorCodeOf(Query(refused)), static_cast<int32_t>(cql::ErrorCode::kInvalid)) << refused;
+  }
+  // One node down: QUORUM scans every range, ALL cannot.
+  cluster_.Crash(3);
+  RunFor(2000 * kMillisecond);
+  EXPECT_EQ(Rows(Query("SELECT stream, seq FROM app.events")), whole);
+  EXPECT_EQ(ErrorCodeOf(Query("SELECT stream FROM app.events", CL_ALL)), static_cast<int32_t>(cql::ErrorCode::kUnavailable));
 }
 
 TEST_F(CqlSimTest, SchemaChangesReachEveryNodeThroughTheLog) {

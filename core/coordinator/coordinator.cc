@@ -93,6 +93,13 @@ void Coordinator::OnClientRequest(const Envelope& message) {
       if (ForwardIfNotOwner(message, client, ShardOf(token, context_.config.shards))) return;
       return Cas(client, request.request_id(), request.cas());
     }
+    case ClientRequest::kScan:
+      // Any shard coordinates a scan: its ranges span every shard.
+      if (ColumnsOf(request.scan().table()) == nullptr) {
+        return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST,
+                      absl::StrCat("unknown table \"", request.scan().table(), "\""));
+      }
+      return Scan(client, request.request_id(), request.scan());
     case ClientRequest::kSchemaChange:
       // Shard 0's schema agent runs these (core/schema_agent.h); shard 0
       // hands them to it before they reach its coordinator.
@@ -307,6 +314,26 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
       });
   Track(id, executor);
   executor->Start();
+}
+
+void Coordinator::Scan(const Address& client, uint64_t client_request_id, const ScanOp& op) {
+  if (op.limit() == 0 || op.start_token() > op.end_token() || (op.resume() && op.after_partition_key().empty())) {
+    return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST,
+                  "a scan needs a limit and start_token <= end_token, and a resumed scan its row");
+  }
+  context_.metrics.coordinator_reads++;
+  std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());
+  Requirement requirement(op.consistency(), *ring, context_.local_datacenter);
+  auto handler = std::make_shared<ScanHandler>(
+      context_, std::move(ring), requirement, op,
+      [this, requirement](const std::vector<NodeId>& replicas) { return ReadTargets(replicas, requirement); },
+      [this, client, client_request_id](ClientResponse response) {
+        Reply(client, client_request_id, std::move(response));
+      },
+      [this](const std::vector<uint64_t>& ids) {
+        for (uint64_t id : ids) pending_.erase(id);
+      });
+  handler->Start();
 }
 
 std::string Coordinator::CasProblem(const CasOp& op) const {
@@ -527,6 +554,13 @@ void Coordinator::OnWriteAck(const Envelope& message) {
   // Keep the request alive through the call even if it finishes.
   std::shared_ptr<PendingRequest> request = it->second;
   request->OnWriteAck(message.from_node(), ack.ok());
+}
+
+void Coordinator::OnScanResponse(const Envelope& message) {
+  auto it = pending_.find(message.replica_scan_response().request_id());
+  if (it == pending_.end()) return;
+  std::shared_ptr<PendingRequest> request = it->second;
+  request->OnScanResponse(Address{message.from_node(), message.from_shard()}, message.replica_scan_response());
 }
 
 void Coordinator::OnReadResponse(const Envelope& message) {

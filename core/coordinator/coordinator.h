@@ -9,6 +9,7 @@
 #include "core/coordinator/context.h"
 #include "core/cql/schema_log.h"
 #include "core/coordinator/pending_request.h"
+#include "core/coordinator/scan_handler.h"
 #include "core/data/partition.h"
 #include "core/paxos/proposer.h"
 
@@ -17,7 +18,8 @@ namespace charybdis {
 // The coordinator side of the data path on one shard (ScyllaDB's
 // storage_proxy): takes client requests, checks them, forwards them to the
 // shard that owns their token, and runs each as a WriteHandler or a
-// ReadExecutor, to which it routes the replicas' answers.
+// ReadExecutor (a ScanHandler for scans), to which it routes the
+// replicas' answers.
 class Coordinator {
  public:
   // `schema_log`: the CQL tables (and the log's own), which change with
@@ -30,6 +32,7 @@ class Coordinator {
   void OnClientRequest(const Envelope& message);
   void OnWriteAck(const Envelope& message);
   void OnReadResponse(const Envelope& message);
+  void OnScanResponse(const Envelope& message);
   // Promises, accept replies and commit acknowledgements.
   void OnPaxosReply(const Envelope& message);
 
@@ -37,6 +40,7 @@ class Coordinator {
   void Write(const Address& client, uint64_t client_request_id, const WriteOp& op);
   void Read(const Address& client, uint64_t client_request_id, const ReadOp& op);
   void Cas(const Address& client, uint64_t client_request_id, const CasOp& op);
+  void Scan(const Address& client, uint64_t client_request_id, const ScanOp& op);
   // Runs one Paxos round for a partition: the conditional writes of
   // `batch` (one reply each), or a serial read when it is empty (one
   // reply). `after` runs once the round is over.

@@ -12,6 +12,8 @@ class PendingRequest {
   virtual ~PendingRequest() = default;
   virtual void OnWriteAck(NodeId replica, bool ok) = 0;
   virtual void OnReadResponse(NodeId replica, const ReplicaReadResponse& response) = 0;
+  // Scan answers go to scan handlers only: `from` is the replica's shard.
+  virtual void OnScanResponse(const Address&, const ReplicaScanResponse&) {}
   // Paxos answers go to proposers only.
   virtual void OnPromise(NodeId, const PaxosPromise&) {}
   virtual void OnAcceptReply(NodeId, const PaxosAcceptReply&) {}

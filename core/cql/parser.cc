@@ -193,7 +193,8 @@ class Parser {
       relation.terms = relation.bound_list ? std::vector<Term>{ParseTerm()} : ParseTermList();
     } else if (!relation.token.empty() && IsWord("token")) {
       at_++;
-      relation.terms = ParseTermList();  // token(?) on the right
+      relation.token_on_right = true;
+      relation.terms = ParseTermList();
     } else {
       relation.terms.push_back(ParseTerm());
     }

@@ -12,11 +12,16 @@ Plan InvalidPlan(const std::string& message);
 
 Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings& bindings,
                 const QueryOptions& options);
+// REQUIRES: IsScan(*prepared->table, the SELECT).
+Plan PlanScan(const std::shared_ptr<const Prepared>& prepared, const Bindings& bindings, const QueryOptions& options);
 Plan PlanSystemSelect(const Prepared& prepared, const Select& select, const Bindings& bindings,
                       const QueryOptions& options, const Schema& schema, const ClusterView& cluster);
 
 absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, const Bindings& bindings,
                                                       const QueryOptions& options);
+
+// The SELECT's LIMIT, if any.
+absl::StatusOr<std::optional<int32_t>> LimitOf(const Select& select, const Bindings& bindings);
 
 // The result row of `columns` for one stored row of `table`.
 ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& columns,

@@ -74,6 +74,7 @@ class Checker {
     for (const Relation& relation : where) {
       if (!relation.token.empty()) {
         if (prepared_.system_table) Fail("system tables take no token() restrictions");
+        if (relation.token_on_right) Fail("token() on the right of a relation is not supported: give the token as a bigint");
         for (const Term& term : relation.terms) Bind(term, "partition key token", Type{Kind::kBigint, {}}, table);
         continue;
       }
@@ -200,15 +201,16 @@ class Checker {
     if (!prepared_.system_table) CheckSelectKey(*table, select);
   }
 
-  // A SELECT of ours reads partitions named by their whole key.
+  // A SELECT of ours reads partitions named by their whole key, or scans
+  // the table in ring order, within token() bounds if given.
   void CheckSelectKey(const Table& table, const Select& select) {
     for (const Relation& relation : select.where) {
-      if (!relation.token.empty()) Fail("token() ranges (full scans) are not supported yet");
       const Column* column = table.Find(relation.column);
       if (column != nullptr && column->kind == Column::Kind::kRegular) {
         Fail(absl::StrCat("filtering on the regular column ", column->name, " is not supported"));
       }
     }
+    if (IsScan(table, select)) return CheckScan(table, select);
     for (int i = 0; i < table.partition_key_count; i++) {
       int restrictions = 0;
       bool restricted = false;
@@ -220,6 +222,20 @@ class Checker {
       if (restrictions > 1) Fail(absl::StrCat("partition key part ", table.columns[i].name, " is restricted more than once"));
       if (!restricted) Fail(absl::StrCat("a SELECT must restrict the partition key column ", table.columns[i].name, " with = or IN (full scans are not supported yet)"));
     }
+  }
+
+  void CheckScan(const Table& table, const Select& select) {
+    std::vector<std::string> key;
+    for (int i = 0; i < table.partition_key_count; i++) key.push_back(table.columns[i].name);
+    for (const Relation& relation : select.where) {
+      if (relation.token.empty()) {
+        return Fail(absl::StrCat("restricting the clustering column ", relation.column,
+                                 " needs the partition key restricted too (ALLOW FILTERING is not supported)"));
+      }
+      if (relation.token != key) Fail("the token() of a relation must list the partition key columns, in order");
+      if (relation.op == Operator::kIn || relation.op == Operator::kNe) Fail("token() takes =, <, <=, > or >=");
+    }
+    if (select.order_by) Fail("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.");
   }
 
   void Check(const Batch& batch) {

@@ -284,4 +284,12 @@ std::string NameUuid(std::string_view name) {
   return bytes;
 }
 
+bool IsScan(const Table& table, const Select& select) {
+  for (const Relation& relation : select.where) {
+    const Column* column = table.Find(relation.column);
+    if (column != nullptr && column->kind == Column::Kind::kPartitionKey) return false;
+  }
+  return true;
+}
+
 }  // namespace charybdis::cql

@@ -86,6 +86,10 @@ class Schema {
   std::map<std::pair<std::string, std::string>, Table> tables_;
 };
 
+// Whether a SELECT scans the table in ring order: it restricts no
+// partition key column (only token(), if anything).
+bool IsScan(const Table& table, const Select& select);
+
 // Keys. Values are native; a clustering prefix (fewer values) is allowed.
 std::string EncodePartitionKey(const Table& table, const std::vector<std::string>& values);
 // REQUIRES: a key of this table.

@@ -216,6 +216,7 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
 Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings& bindings, const QueryOptions& options) {
   const Table& table = *prepared->table;
   const Select& select = std::get<Select>(prepared->parsed.statement);
+  if (IsScan(table, select)) return PlanScan(prepared, bindings, options);
   SelectSpec spec;
   if (absl::Status keys = PartitionKeys(table, select, bindings, spec); !keys.ok()) return InvalidPlan(std::string(keys.message()));
   if (absl::Status slice = ClusteringSlice(table, select, bindings, spec.slice); !slice.ok()) return InvalidPlan(std::string(slice.message()));
@@ -223,12 +224,9 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
     const Column& leading = table.columns[table.partition_key_count];
     spec.reversed = select.order_by->second != leading.descending;
   }
-  if (select.limit && !bindings.IsUnset(*select.limit)) {
-    absl::StatusOr<std::string> limit = bindings.Required(*select.limit, Type{Kind::kInt, {}}, "LIMIT");
-    if (!limit.ok()) return InvalidPlan(std::string(limit.status().message()));
-    spec.limit = static_cast<int32_t>(ReadBigEndian(*limit, 4));
-    if (*spec.limit <= 0) return InvalidPlan("LIMIT must be strictly positive");
-  }
+  absl::StatusOr<std::optional<int32_t>> limit = LimitOf(select, bindings);
+  if (!limit.ok()) return InvalidPlan(std::string(limit.status().message()));
+  spec.limit = *limit;
   PagingState from;
   if (options.paging_state && !select.count) {
     std::optional<PagingState> state = DecodePaging(*options.paging_state);
@@ -253,6 +251,15 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
     return Finish(*prepared, spec, from, first, page_size, skip_metadata, responses);
   };
   return plan;
+}
+
+absl::StatusOr<std::optional<int32_t>> LimitOf(const Select& select, const Bindings& bindings) {
+  if (!select.limit || bindings.IsUnset(*select.limit)) return std::nullopt;
+  absl::StatusOr<std::string> bound = bindings.Required(*select.limit, Type{Kind::kInt, {}}, "LIMIT");
+  if (!bound.ok()) return bound.status();
+  const int32_t limit = static_cast<int32_t>(ReadBigEndian(*bound, 4));
+  if (limit <= 0) return absl::InvalidArgumentError("LIMIT must be strictly positive");
+  return limit;
 }
 
 ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& columns,

@@ -29,6 +29,7 @@ struct Relation {
   Operator op = Operator::kEq;
   std::vector<Term> terms;  // one, or IN's list
   bool bound_list = false;  // IN ?: one marker binds the whole list
+  bool token_on_right = false;  // token(a) > token(x): `terms` are key values
 };
 
 struct TableName {

@@ -7,6 +7,7 @@
 #include "core/data/big_endian.h"
 #include "core/data/checked_value.h"
 #include "core/murmur3.h"
+#include "core/token.h"
 
 namespace charybdis::storage_codec {
 
@@ -26,9 +27,9 @@ void AppendEscaped(std::string& out, std::string_view component) {
   out.push_back('\x01');
 }
 
-// Signed timestamps in byte order: flip the sign bit.
-uint64_t Biased(Timestamp timestamp) {
-  return static_cast<uint64_t>(timestamp) ^ (uint64_t{1} << 63);
+// Signed timestamps and tokens in byte order: flip the sign bit.
+uint64_t Biased(int64_t signed_value) {
+  return static_cast<uint64_t>(signed_value) ^ (uint64_t{1} << 63);
 }
 
 std::string EncodeCellValue(const Cell& cell) {
@@ -84,11 +85,36 @@ class KeyReader {
 
 }  // namespace
 
-std::string PartitionPrefix(const std::string& table, const std::string& partition_key) {
+std::string TablePrefix(const std::string& table) {
   std::string prefix(1, kDataTag);
   AppendEscaped(prefix, table);
+  return prefix;
+}
+
+std::string TokenPrefix(const std::string& table, Token token) {
+  std::string prefix = TablePrefix(table);
+  AppendBigEndian(prefix, Biased(token), 8);
+  return prefix;
+}
+
+std::string PartitionPrefix(const std::string& table, const std::string& partition_key) {
+  std::string prefix = TokenPrefix(table, TokenOf(partition_key));
   AppendEscaped(prefix, partition_key);
   return prefix;
+}
+
+std::optional<StoredRow> RowOfKey(std::string_view key) {
+  KeyReader reader(key);
+  char tag = 0;
+  std::string table;
+  uint64_t biased = 0;
+  StoredRow row;
+  if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table) || !reader.BigEndian64(&biased) ||
+      !reader.Escaped(&row.partition_key) || !reader.Escaped(&row.clustering_key)) {
+    return std::nullopt;
+  }
+  row.token = static_cast<Token>(biased ^ (uint64_t{1} << 63));
+  return row;
 }
 
 std::string RowPrefix(const std::string& table, const std::string& partition_key,
@@ -149,11 +175,11 @@ class ScanDecoder {
   bool Add(const KeyValue& entry, std::string_view value) {
     KeyReader reader(entry.key);
     char tag = 0;
-    if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table_) ||
+    uint64_t biased = 0;
+    if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table_) || !reader.BigEndian64(&biased) ||
         !reader.Escaped(&partition_key_) || !reader.Escaped(&clustering_key_) || !reader.Tag(&tag)) {
       return false;
     }
-    uint64_t biased = 0;
     if (tag == kRowTombstoneTag) {
       if (!reader.BigEndian64(&biased) || !reader.done() || !value.empty()) return false;
       AddRowTombstone(entry.key, static_cast<Timestamp>(biased ^ (uint64_t{1} << 63)));

@@ -1,10 +1,13 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/data/partition.h"
 #include "core/storage.h"
+#include "core/token.h"
 
 namespace charybdis {
 
@@ -16,9 +19,14 @@ namespace charybdis {
 // same mutation (a hint, a duplicate message) writes the same keys again.
 // Reads scan the partition (or row) and reconcile the versions.
 //
-//   'd' esc(table) esc(partition key) esc(clustering key) 'r' be64(ts)
-//   'd' esc(table) esc(partition key) esc(clustering key) 'c' esc(column)
-//       be64(ts) be64(hash of the version)
+//   'd' esc(table) be64(token) esc(partition key) esc(clustering key)
+//       'r' be64(ts)
+//   'd' esc(table) be64(token) esc(partition key) esc(clustering key)
+//       'c' esc(column) be64(ts) be64(hash of the version)
+//
+// The partition key's token (sign bit flipped, so byte order is token
+// order) puts a table's partitions in ring order: a token range is one
+// contiguous scan, as full-table scans by token() need.
 //
 // Every value ends in the checksum of core/data/checked_value.h.
 //
@@ -26,6 +34,9 @@ namespace charybdis {
 // byte order and makes every component self-delimiting.
 namespace storage_codec {
 
+std::string TablePrefix(const std::string& table);
+// The first key of a table's partitions whose token is `token` or above.
+std::string TokenPrefix(const std::string& table, Token token);
 std::string PartitionPrefix(const std::string& table, const std::string& partition_key);
 std::string RowPrefix(const std::string& table, const std::string& partition_key,
                       const std::string& clustering_key);
@@ -33,6 +44,14 @@ std::string RowPrefix(const std::string& table, const std::string& partition_key
 // esc(partition key)), and the prefix of all of them.
 std::string PaxosKey(const std::string& table, const std::string& partition_key);
 std::string PaxosPrefix();
+
+// The row a stored data key belongs to (nullopt: not a data key).
+struct StoredRow {
+  Token token = 0;
+  std::string partition_key;
+  std::string clustering_key;
+};
+std::optional<StoredRow> RowOfKey(std::string_view key);
 
 // The first key after every key that starts with `prefix`.
 std::string PrefixEnd(const std::string& prefix);

@@ -2,6 +2,7 @@
 
 #include "core/buggify_actions.h"
 #include "core/data/storage_codec.h"
+#include "core/replica/shard_scan.h"
 #include "core/replica/stored_partition.h"
 
 namespace charybdis {
@@ -74,6 +75,45 @@ void Replica::OnRead(const Envelope& message) {
         }
         SendPerhapsTwice(env_, "replica.read_response_duplicate", sender, std::move(reply));
       });
+}
+
+void Replica::OnScan(const Envelope& message) {
+  const ScanOp& scan = message.replica_scan().scan();
+  const Address sender = SenderOf(message);
+  const uint64_t request_id = message.replica_scan().request_id();
+  ScanShardRows(*env_.storage, scan, [this, sender, request_id, table = scan.table()](
+                                         absl::StatusOr<ShardScanResult> result) {
+    Envelope reply;
+    ReplicaScanResponse* response = reply.mutable_replica_scan_response();
+    response->set_request_id(request_id);
+    response->set_ok(result.ok());
+    if (result.ok()) {
+      response->set_exhausted(result->exhausted);
+      if (!result->exhausted && !result->entries.empty()) {
+        // Not exhausted: the limit was reached, so the last row is whole.
+        const std::optional<storage_codec::StoredRow> last = storage_codec::RowOfKey(result->entries.back().key);
+        response->set_ok(last.has_value());
+        if (last) {
+          response->set_last_token(last->token);
+          response->set_last_partition_key(last->partition_key);
+          response->set_last_clustering_key(last->clustering_key);
+        }
+      }
+      for (auto& [partition_key, entries] : GroupByPartition(std::move(result->entries))) {
+        absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(entries));
+        if (!data.ok()) {
+          response->set_ok(false);  // a replica never serves bytes it cannot vouch for
+          break;
+        }
+        PartitionData* partition = response->add_partitions();
+        data->ToProto(partition);
+        partition->set_table(table);
+        partition->set_partition_key(partition_key);
+      }
+    }
+    if (!response->ok()) response->clear_partitions();
+    SendPerhapsTwice(env_, "replica.scan_response_duplicate", sender, std::move(reply));
+  });
 }
 
 }  // namespace charybdis

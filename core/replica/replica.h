@@ -10,7 +10,8 @@
 namespace charybdis {
 
 // The replica side of the data path on one shard: applies mutations
-// durably and serves reads (data or digest) from the shard's storage.
+// durably and serves reads (data or digest) and scans from the shard's
+// storage.
 class Replica {
  public:
   // `acceptor` tells which partitions have an unfinished Paxos round.
@@ -19,6 +20,8 @@ class Replica {
 
   void OnWrite(const Envelope& message);
   void OnRead(const Envelope& message);
+  // One shard's part of a scan (core/replica/shard_scan.h).
+  void OnScan(const Envelope& message);
 
  private:
 

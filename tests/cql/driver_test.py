@@ -28,6 +28,8 @@ from cassandra import AlreadyExists, ConsistencyLevel, InvalidRequest, Unavailab
 from cassandra.protocol import SyntaxException
 from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.concurrent import execute_concurrent_with_args
+from cassandra.metadata import Murmur3Token
 from cassandra.query import BatchStatement, SimpleStatement
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.cql")
@@ -242,6 +244,29 @@ def check_paging(cluster, session):
     assert limited == [49, 48, 47], limited
 
 
+def check_full_scan(cluster, session):
+    # SELECT without a partition key: the table in ring order, paged by the
+    # driver, and split into token ranges as full-scan tools do.
+    session.execute("CREATE TABLE scanned (id int PRIMARY KEY, v int)")
+    insert = session.prepare("INSERT INTO scanned (id, v) VALUES (?, ?)")
+    execute_concurrent_with_args(session, insert, [(n, n * 3) for n in range(1000)], concurrency=50)
+    first_page = session.execute(SimpleStatement("SELECT id, v FROM scanned", fetch_size=100))
+    assert first_page.has_more_pages and len(first_page.current_rows) == 100
+    rows = list(first_page)  # the driver fetches the other pages
+    assert sorted(r.id for r in rows) == list(range(1000)), len(rows)
+    assert all(r.v == r.id * 3 for r in rows)
+    tokens = [Murmur3Token.from_key(struct.pack(">i", r.id)).value for r in rows]
+    assert tokens == sorted(tokens), "not in ring order"
+    bounds = [-2**63] + [-2**63 + (2**64 // 8) * i for i in range(1, 8)] + [2**63 - 1]
+    ranged = []
+    for low, high in zip(bounds, bounds[1:]):
+        op = ">=" if low == -2**63 else ">"
+        ranged += [r.id for r in session.execute(
+            f"SELECT id FROM scanned WHERE token(id) {op} %s AND token(id) <= %s", (low, high))]
+    assert ranged == [r.id for r in rows], "token ranges do not add up to the scan"
+    assert session.execute("SELECT COUNT(*) FROM scanned").one()[0] == 1000
+
+
 def check_ttl(cluster, session):
     session.execute("INSERT INTO users (id, name) VALUES (7000, 'brief') USING TTL 2")
     session.execute("INSERT INTO users (id, name) VALUES (7001, 'stays')")
@@ -454,7 +479,7 @@ def check_shard_aware_port(cluster, session, local):
 
 
 CHECKS = [check_protocol_fallback, check_schema, check_schema_changes, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
-          check_conditional_batch, check_paging, check_ttl, check_order_by, check_errors]
+          check_conditional_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_errors]
 
 
 def main():

@@ -1,0 +1,179 @@
+#include "core/coordinator/scan_handler.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/assert.h"
+#include "core/coordinator/result_rows.h"
+#include "core/data/partition.h"
+
+namespace charybdis {
+
+namespace {
+
+constexpr Token kMaximumToken = std::numeric_limits<Token>::max();
+
+// The last token of the vnode range that holds `token`: the first vnode
+// token at or after it, or the top of the ring in the range that wraps.
+Token RangeEndOf(const TokenRing& ring, Token token) {
+  const auto& tokens = ring.tokens();
+  auto it = std::lower_bound(tokens.begin(), tokens.end(), token,
+                             [](const TokenRing::VnodeToken& vnode, Token t) { return vnode.token < t; });
+  return it == tokens.end() ? kMaximumToken : it->token;
+}
+
+}  // namespace
+
+ScanHandler::ScanHandler(CoordinatorContext& context, std::shared_ptr<const TokenRing> ring, Requirement requirement,
+                         ScanOp scan, TargetsOf targets_of, Reply reply,
+                         std::function<void(const std::vector<uint64_t>& ids)> done)
+    : context_(context), ring_(std::move(ring)), requirement_(std::move(requirement)), scan_(std::move(scan)),
+      targets_of_(std::move(targets_of)), reply_(std::move(reply)), done_(std::move(done)), position_(scan_) {
+  CHARYBDIS_ASSERT(scan_.limit() >= 1);
+}
+
+void ScanHandler::Start() {
+  result_.set_code(ClientResponse::OK);
+  NextRound();
+}
+
+void ScanHandler::NextRound() {
+  context_.env.clock->Cancel(timeout_timer_);
+  const bool range_done = !position_.resume() && position_.start_token() >= scan_.end_token();
+  if (range_done || static_cast<uint32_t>(result_.rows_size()) >= scan_.limit()) return Finish(std::move(result_));
+  // The first token this round may hold: the resumed row's own, or the one
+  // after the start.
+  const Token first = position_.resume() ? position_.start_token() : position_.start_token() + 1;
+  round_end_ = std::min(RangeEndOf(*ring_, first), scan_.end_token());
+  CHARYBDIS_ASSERT(round_end_ >= first);
+  const std::vector<NodeId> targets = targets_of_(ring_->ReplicasOf(first));
+  if (targets.size() < requirement_.blocked_for()) {
+    ClientResponse unavailable;
+    unavailable.set_code(ClientResponse::UNAVAILABLE);
+    unavailable.set_consistency(requirement_.level());
+    unavailable.set_alive(static_cast<uint32_t>(targets.size()));
+    unavailable.set_blocked_for(requirement_.blocked_for());
+    unavailable.set_message("not enough live replicas for a vnode range of the scan");
+    return Finish(std::move(unavailable));
+  }
+  // A new id: answers of the last round still on the wire must not count.
+  id_ = context_.NextRequestId();
+  ids_.push_back(id_);
+  context_.track(id_, shared_from_this());
+  asked_.clear();
+  answers_.clear();
+  Envelope message;
+  ReplicaScan* request = message.mutable_replica_scan();
+  request->set_request_id(id_);
+  *request->mutable_scan() = position_;
+  request->mutable_scan()->set_end_token(round_end_);
+  request->mutable_scan()->set_limit(scan_.limit() - static_cast<uint32_t>(result_.rows_size()));
+  for (size_t i = 0; i < requirement_.blocked_for(); i++) {
+    for (ShardId shard = 0; shard < context_.config.shards; shard++) {
+      const Address source{targets[i], shard};
+      asked_.insert(source);
+      context_.env.network->Send(source, message);
+    }
+  }
+  std::weak_ptr<ScanHandler> self = weak_from_this();
+  timeout_timer_ = context_.env.clock->After(context_.config.coordinator.read_timeout, [self] {
+    if (auto handler = self.lock()) handler->OnTimeout();
+  });
+}
+
+void ScanHandler::OnScanResponse(const Address& from, const ReplicaScanResponse& response) {
+  if (finished_ || response.request_id() != id_ || !asked_.count(from) || answers_.count(from)) return;
+  if (!response.ok()) {
+    context_.metrics.read_failures++;
+    ClientResponse failure;
+    failure.set_code(ClientResponse::READ_FAILURE);
+    failure.set_consistency(requirement_.level());
+    failure.set_blocked_for(requirement_.blocked_for());
+    failure.set_failures(1);
+    failure.set_message("a replica could not read its part of the scan");
+    return Finish(std::move(failure));
+  }
+  answers_.emplace(from, response);
+  if (answers_.size() == asked_.size()) Collected();
+}
+
+void ScanHandler::Collected() {
+  // Whole up to the smallest last row of the sources that stopped early.
+  std::optional<RowPosition> covered;
+  for (const auto& [source, answer] : answers_) {
+    if (answer.exhausted()) continue;
+    const RowPosition last{answer.last_token(), answer.last_partition_key(), answer.last_clustering_key()};
+    if (!covered || last < *covered) covered = last;
+  }
+  TakeRows(covered);
+  if (static_cast<uint32_t>(result_.rows_size()) >= scan_.limit()) return Finish(std::move(result_));
+  if (covered) {
+    // A source stops early only after sending a row past the position, so
+    // every round moves on.
+    const RowPosition from{position_.start_token(), position_.after_partition_key(), position_.after_clustering_key()};
+    CHARYBDIS_ASSERT(position_.resume() ? *covered > from : std::get<0>(*covered) > position_.start_token());
+    position_.set_resume(true);
+    position_.set_start_token(std::get<0>(*covered));
+    position_.set_after_partition_key(std::get<1>(*covered));
+    position_.set_after_clustering_key(std::get<2>(*covered));
+  } else {
+    position_.set_resume(false);
+    position_.set_start_token(round_end_);
+  }
+  NextRound();
+}
+
+void ScanHandler::TakeRows(const std::optional<RowPosition>& covered) {
+  std::map<std::pair<Token, std::string>, Partition> merged;
+  for (const auto& [source, answer] : answers_) {
+    for (const PartitionData& data : answer.partitions()) {
+      merged[{TokenOf(data.partition_key()), data.partition_key()}].Merge(Partition::FromProto(data));
+    }
+  }
+  const Timestamp now = context_.env.clock->Now() / kMicrosecond;
+  for (auto& [key, partition] : merged) {
+    const auto& [token, partition_key] = key;
+    // Rows past the coverage may lack versions a source has not sent yet.
+    for (auto row = partition.rows.begin(); row != partition.rows.end();) {
+      const bool beyond = covered && RowPosition{token, partition_key, row->first} > *covered;
+      row = beyond ? partition.rows.erase(row) : std::next(row);
+    }
+    ClientResponse visible;
+    AddVisibleRows(partition, now, nullptr, visible);
+    for (ResultRow& row : *visible.mutable_rows()) {
+      if (static_cast<uint32_t>(result_.rows_size()) >= scan_.limit()) return;
+      row.set_partition_key(partition_key);
+      *result_.add_rows() = std::move(row);
+    }
+  }
+}
+
+void ScanHandler::OnTimeout() {
+  if (finished_) return;
+  context_.metrics.read_timeouts++;
+  ClientResponse timeout;
+  timeout.set_code(ClientResponse::READ_TIMEOUT);
+  timeout.set_consistency(requirement_.level());
+  timeout.set_blocked_for(requirement_.blocked_for());
+  // Answers count per replica node, as the level does: a node answered
+  // when every shard asked of it did.
+  std::map<NodeId, size_t> shards_answered;
+  for (const auto& [source, answer] : answers_) shards_answered[source.node]++;
+  uint32_t received = 0;
+  for (const auto& [node, shards] : shards_answered) received += shards == context_.config.shards;
+  timeout.set_received(received);
+  timeout.set_data_present(received > 0);
+  timeout.set_message("timed out waiting for replica answers to a scan");
+  Finish(std::move(timeout));
+}
+
+void ScanHandler::Finish(ClientResponse response) {
+  CHARYBDIS_ASSERT(!finished_);
+  finished_ = true;
+  context_.env.clock->Cancel(timeout_timer_);
+  reply_(std::move(response));
+  auto done = std::move(done_);
+  done(ids_);  // may destroy this handler: nothing may follow
+}
+
+}  // namespace charybdis
