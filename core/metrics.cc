@@ -78,6 +78,8 @@ std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
       {"hints_written", hints_written},
       {"hints_sent", hints_sent},
       {"hints_dropped", hints_dropped},
+      {"batches_logged", batches_logged},
+      {"batchlog_replays", batchlog_replays},
       {"cas_total_operations", cas_total_operations},
       {"cas_write_contention", cas_write_contention},
       {"cas_write_condition_not_met", cas_write_condition_not_met},

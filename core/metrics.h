@@ -59,6 +59,10 @@ struct ShardMetrics {
   uint64_t hints_written = 0;
   uint64_t hints_sent = 0;
   uint64_t hints_dropped = 0;  // not stored: the target was down too long
+  // Logged batches: stored in batch logs by this coordinator, and replayed
+  // from this node's batch log (their coordinator did not finish them).
+  uint64_t batches_logged = 0;
+  uint64_t batchlog_replays = 0;
   // Lightweight transactions (coordinator side).
   uint64_t cas_total_operations = 0;
   uint64_t cas_write_contention = 0;  // lost rounds, summed over operations

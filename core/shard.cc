@@ -37,6 +37,11 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
         env_, config.peers, config.failure_detector,
         [this](const std::vector<NodeId>& live) { OnLiveNodes(live); },
         [this](Heartbeat& heartbeat) { schema_agent_->Stamp(heartbeat); });
+    batchlog_ = std::make_unique<Batchlog>(
+        env_, config, metrics_,
+        [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
+          coordinator_.RunMutation(std::move(mutation), timestamp, level, std::move(reply));
+        });
   }
   env_.network->SetReceiver([this](const Envelope& message) { OnMessage(message); });
 }
@@ -46,6 +51,7 @@ void Shard::Start() {
   hints_.Start();
   if (failure_detector_) failure_detector_->Start();
   if (schema_agent_) schema_agent_->Start();
+  if (batchlog_) batchlog_->Start();
 }
 
 void Shard::SetSchemaListener(std::function<void(const SchemaSnapshot&)> listener) {
@@ -144,6 +150,14 @@ void Shard::OnMessage(const Envelope& message) {
       return;
     case Envelope::kReplicaRead:
       replica_.OnRead(message);
+      return;
+    case Envelope::kBatchlogStore:
+      CHARYBDIS_ASSERT(batchlog_ != nullptr);  // coordinators send to shard 0
+      batchlog_->OnStore(message);
+      return;
+    case Envelope::kBatchlogRemove:
+      CHARYBDIS_ASSERT(batchlog_ != nullptr);
+      batchlog_->OnRemove(message);
       return;
     case Envelope::kReplicaScan:
       replica_.OnScan(message);

@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/batchlog.h"
 #include "core/coordinator/coordinator.h"
 #include "core/failure_detector.h"
 #include "core/hints/hint_manager.h"
@@ -79,6 +80,7 @@ class Shard {
   Coordinator coordinator_;
   std::unique_ptr<FailureDetector> failure_detector_;
   std::unique_ptr<SchemaAgent> schema_agent_;
+  std::unique_ptr<Batchlog> batchlog_;  // shard 0 only
   std::function<void(const SchemaSnapshot&)> schema_listener_;
 };
 

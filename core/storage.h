@@ -53,8 +53,8 @@ class Storage {
   virtual ~Storage() = default;
   virtual void Apply(WriteBatch batch, Durability durability, WriteDone done) = 0;
   virtual void Get(std::string key, GetDone done) = 0;
-  // Keys in [begin, end) in order, at most `limit` of them. An empty `end`
-  // means no upper bound.
+  // Keys in [begin, end) in order, at most `limit` of them, and fewer only
+  // when the range holds no more. An empty `end` means no upper bound.
   virtual void Scan(std::string begin, std::string end, size_t limit,
                     ScanDone done) = 0;
 };

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/token.h"
 #include "sim/cluster.h"
+#include "sim/crash_point.h"
 #include "tests/scenario_text.h"
 
 namespace charybdis::sim {
@@ -118,6 +119,12 @@ class SimCqlClient {
   cql::Connection connection_;
 };
 
+// Three partitions of one table in one logged batch.
+constexpr char kLoggedBatch[] =
+    "BEGIN BATCH INSERT INTO app.accounts (id, balance) VALUES ('x', 1); "
+    "INSERT INTO app.accounts (id, balance) VALUES ('y', 2); "
+    "INSERT INTO app.accounts (id, balance) VALUES ('z', 3) APPLY BATCH";
+
 class CqlSimTest : public ::testing::Test {
  protected:
   CqlSimTest()
@@ -194,6 +201,15 @@ class CqlSimTest : public ::testing::Test {
   }
 
   void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
+
+  // How many of kLoggedBatch's three rows a QUORUM read through `client` finds.
+  static size_t BatchRowsFound(SimCqlClient& client) {
+    size_t found = 0;
+    for (const char* id : {"x", "y", "z"}) {
+      found += Rows(client.Query(absl::StrCat("SELECT balance FROM app.accounts WHERE id = '", id, "'"), CL_QUORUM)).size();
+    }
+    return found;
+  }
 
   // Every running node's schema version, by node.
   std::map<NodeId, std::string> Versions() {
@@ -330,6 +346,8 @@ TEST_F(CqlSimTest, ASelectWithoutPartitionKeyScansTheRing) {
             std::vector<std::vector<std::string>>(whole.begin(), whole.begin() + 5));
   EXPECT_EQ(AllPages("SELECT stream, seq FROM app.events LIMIT 12", 5, &pages),
             std::vector<std::vector<std::string>>(whole.begin(), whole.begin() + 12));
+  EXPECT_EQ(pages, 3);  // 5, 5, then the 2 that reach the LIMIT, with no paging state
+  EXPECT_EQ(ErrorCodeOf(Query("SELECT stream FROM app.events", CL_SERIAL)), static_cast<int32_t>(cql::ErrorCode::kInvalid));
   for (const char* refused : {"SELECT * FROM app.events WHERE seq = 1", "SELECT * FROM app.events ORDER BY seq DESC",
                               "SELECT * FROM app.events WHERE token(seq) > 0",
                               "SELECT * FROM app.events WHERE token(stream) > token('a')"}) {
@@ -340,6 +358,46 @@ TEST_F(CqlSimTest, ASelectWithoutPartitionKeyScansTheRing) {
   RunFor(2000 * kMillisecond);
   EXPECT_EQ(Rows(Query("SELECT stream, seq FROM app.events")), whole);
   EXPECT_EQ(ErrorCodeOf(Query("SELECT stream FROM app.events", CL_ALL)), static_cast<int32_t>(cql::ErrorCode::kUnavailable));
+}
+
+// A counter of every running node's shards, summed.
+uint64_t CounterSum(::charybdis::sim::Cluster& cluster, const std::string& name) {
+  uint64_t sum = 0;
+  for (NodeId node = 1; node <= 3; node++) {
+    if (!cluster.node(node).running()) continue;
+    for (ShardId shard = 0; shard < 2; shard++) sum += cluster.node(node).Counters(shard)[name];
+  }
+  return sum;
+}
+
+TEST_F(CqlSimTest, ALoggedBatchIsLoggedThenWrittenThenForgotten) {
+  EXPECT_EQ(cql::Reader(Query(kLoggedBatch)).Int(), 1);  // Void
+  EXPECT_EQ(BatchRowsFound(client_), 3u);
+  EXPECT_EQ(CounterSum(cluster_, "batches_logged"), 1u);
+  RunFor(10 * kSecond);  // long past the replay time: the entries were removed
+  EXPECT_EQ(CounterSum(cluster_, "batchlog_replays"), 0u);
+  // An unlogged batch skips the log.
+  Query("BEGIN UNLOGGED BATCH INSERT INTO app.accounts (id) VALUES ('u'); INSERT INTO app.accounts (id) VALUES ('v') APPLY BATCH");
+  EXPECT_EQ(CounterSum(cluster_, "batches_logged"), 1u);
+}
+
+// The coordinator dies once the batch is in the batch log of node 2 and
+// before it sent a single write: node 2 replays the whole batch.
+TEST_F(CqlSimTest, ALoggedBatchOutlivesItsCoordinator) {
+  CrashPoint point;
+  point.point = scenario::CrashPointFault::AFTER_REPLY;
+  point.reply = Envelope::kReplicaWriteAck;  // node 2 acknowledging the batch log store
+  point.fire = [this] { cluster_.Crash(1); };
+  cluster_.node(2).ArmCrashPoint(std::move(point));
+  client_.Submit(cql::Opcode::kQuery, SimCqlClient::QueryBody(kLoggedBatch, CL_QUORUM));
+  RunFor(2500 * kMillisecond);  // node 1 is down and convicted; the replay is not due yet
+  ASSERT_FALSE(cluster_.node(1).running());
+  SimCqlClient survivor(simulator_, cluster_, 2);
+  survivor.Startup();
+  EXPECT_EQ(BatchRowsFound(survivor), 0u);  // no write left node 1
+  RunFor(5 * kSecond);
+  EXPECT_GE(CounterSum(cluster_, "batchlog_replays"), 1u);
+  EXPECT_EQ(BatchRowsFound(survivor), 3u);
 }
 
 TEST_F(CqlSimTest, SchemaChangesReachEveryNodeThroughTheLog) {

@@ -38,6 +38,11 @@ namespace {
 
 constexpr Nanos kRememberRequests = 60 * kSecond;
 
+// In an order drawn from the shard's generator (Fisher-Yates).
+void Shuffle(std::vector<NodeId>& nodes, Random& random) {
+  for (size_t i = nodes.size(); i > 1; i--) std::swap(nodes[i - 1], nodes[random.Below(i)]);
+}
+
 // Too few live replicas: refused before anything was sent.
 ClientResponse Unavailable(ConsistencyLevel level, uint32_t alive, uint32_t blocked_for,
                            const char* why) {
@@ -93,6 +98,9 @@ void Coordinator::OnClientRequest(const Envelope& message) {
       if (ForwardIfNotOwner(message, client, ShardOf(token, context_.config.shards))) return;
       return Cas(client, request.request_id(), request.cas());
     }
+    case ClientRequest::kBatch:
+      // Any shard coordinates a batch: its partitions may be anyone's.
+      return Batch(client, request.request_id(), request.batch());
     case ClientRequest::kScan:
       // Any shard coordinates a scan: its ranges span every shard.
       if (ColumnsOf(request.scan().table()) == nullptr) {
@@ -193,7 +201,7 @@ Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const 
   return mutation;
 }
 
-void Coordinator::Write(const Address& client, uint64_t client_request_id, const WriteOp& op) {
+std::string Coordinator::WriteProblem(const WriteOp& op) const {
   const std::set<std::string>& columns = *ColumnsOf(op.table());
   std::string problem;
   if (absl::Status valid = ValidForWrite(op.consistency()); !valid.ok()) problem = std::string(valid.message());
@@ -207,37 +215,49 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
     if (!columns.count(column)) problem = absl::StrCat("unknown column \"", column, "\"");
   }
   if (op.timestamp() < 0) problem = "timestamps may not be negative";
-  if (!problem.empty()) return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
+  return problem;
+}
 
-  context_.metrics.coordinator_writes++;
-  const Token token = TokenOf(op.partition_key());
-  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());
-  const std::vector<NodeId>& replicas = ring->ReplicasOf(token);
-  Requirement requirement(op.consistency(), *ring, context_.local_datacenter);
-  std::vector<NodeId> live;
-  for (NodeId replica : replicas) {
-    if (context_.liveness.IsUp(replica)) live.push_back(replica);
-  }
-  const bool hints_can_serve = op.consistency() == CL_ANY && context_.config.coordinator.hinted_handoff;
-  if (!requirement.SatisfiedBy(live) && !hints_can_serve) {
-    context_.metrics.write_unavailable++;
-    return Reply(client, client_request_id,
-                 Unavailable(op.consistency(), requirement.Counted(live), requirement.blocked_for(),
-                             "not enough live replicas"));
+void Coordinator::Write(const Address& client, uint64_t client_request_id, const WriteOp& op) {
+  if (const std::string problem = WriteProblem(op); !problem.empty()) {
+    return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
   }
   const Timestamp timestamp = op.timestamp() != 0 ? op.timestamp() : NewTimestamp();
   PartitionData mutation;
   mutation.set_table(op.table());
   mutation.set_partition_key(op.partition_key());
   MutationOf(op, timestamp).ToProto(&mutation);
+  RunMutation(std::move(mutation), timestamp, op.consistency(), [this, client, client_request_id](ClientResponse response) {
+    Reply(client, client_request_id, std::move(response));
+  });
+}
 
+std::optional<ClientResponse> Coordinator::UnavailableFor(const std::string& table, const std::string& partition_key,
+                                                          ConsistencyLevel level) const {
+  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(table);
+  const Requirement requirement(level, *ring, context_.local_datacenter);
+  std::vector<NodeId> live;
+  for (NodeId replica : ring->ReplicasOf(TokenOf(partition_key))) {
+    if (context_.liveness.IsUp(replica)) live.push_back(replica);
+  }
+  const bool hints_can_serve = level == CL_ANY && context_.config.coordinator.hinted_handoff;
+  if (requirement.SatisfiedBy(live) || hints_can_serve) return std::nullopt;
+  return Unavailable(level, requirement.Counted(live), requirement.blocked_for(), "not enough live replicas");
+}
+
+void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
+                              std::function<void(ClientResponse)> reply) {
+  context_.metrics.coordinator_writes++;
+  if (std::optional<ClientResponse> unavailable = UnavailableFor(mutation.table(), mutation.partition_key(), level)) {
+    context_.metrics.write_unavailable++;
+    return reply(*std::move(unavailable));
+  }
+  const Token token = TokenOf(mutation.partition_key());
+  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(mutation.table());
   const uint64_t id = context_.NextRequestId();
   auto handler = std::make_shared<WriteHandler>(
-      context_, id, std::move(requirement), token, replicas, std::move(mutation), timestamp,
-      [this, client, client_request_id](ClientResponse response) {
-        Reply(client, client_request_id, std::move(response));
-      },
-      [this, id] { pending_.erase(id); });
+      context_, id, Requirement(level, *ring, context_.local_datacenter), token, ring->ReplicasOf(token),
+      std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); });
   Track(id, handler);
   handler->Start();
 }
@@ -256,13 +276,8 @@ std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas
     const bool same_dc = context_.config.ring->layout().node(replica).datacenter == context_.local_datacenter;
     (same_dc ? local : remote).push_back(replica);
   }
-  auto shuffle = [this](std::vector<NodeId>& nodes) {
-    for (size_t i = nodes.size(); i > 1; i--) {
-      std::swap(nodes[i - 1], nodes[context_.env.random->Below(i)]);
-    }
-  };
-  shuffle(local);
-  shuffle(remote);
+  Shuffle(local, *context_.env.random);
+  Shuffle(remote, *context_.env.random);
   std::vector<NodeId> targets;
   const NodeId self = context_.env.self.node;
   if (std::find(replicas.begin(), replicas.end(), self) != replicas.end() &&
@@ -316,10 +331,74 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
   executor->Start();
 }
 
+void Coordinator::Batch(const Address& client, uint64_t client_request_id, const BatchOp& op) {
+  std::string problem = op.write_size() == 0 ? "a batch needs a write" : "";
+  for (WriteOp write : op.write()) {
+    write.set_consistency(op.consistency());  // the batch's level is every write's
+    const absl::Status table = CheckTable(write.table(), write.partition_key());
+    if (problem.empty()) problem = table.ok() ? WriteProblem(write) : std::string(table.message());
+  }
+  if (!problem.empty()) return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
+  // One timestamp for the writes that bring none, as Cassandra stamps a batch.
+  const Timestamp timestamp = NewTimestamp();
+  std::map<std::pair<std::string, std::string>, Partition> partitions;  // by table, partition key
+  for (const WriteOp& write : op.write()) {
+    partitions[{write.table(), write.partition_key()}].Merge(MutationOf(write, write.timestamp() != 0 ? write.timestamp() : timestamp));
+  }
+  std::vector<PartitionData> mutations;
+  for (const auto& [key, partition] : partitions) {
+    // Refused before anything is logged or written, as Cassandra does.
+    if (std::optional<ClientResponse> unavailable = UnavailableFor(key.first, key.second, op.consistency())) {
+      context_.metrics.write_unavailable++;
+      return Reply(client, client_request_id, *std::move(unavailable));
+    }
+    PartitionData& mutation = mutations.emplace_back();
+    mutation.set_table(key.first);
+    mutation.set_partition_key(key.second);
+    partition.ToProto(&mutation);
+  }
+  std::vector<NodeId> log_nodes;
+  if (op.logged() && mutations.size() > 1) log_nodes = BatchlogNodes();
+  auto handler = std::make_shared<BatchHandler>(
+      context_, std::move(mutations), timestamp, op.consistency(), std::move(log_nodes),
+      [this](PartitionData mutation, Timestamp at, ConsistencyLevel level, BatchHandler::Reply reply) {
+        RunMutation(std::move(mutation), at, level, std::move(reply));
+      },
+      [this, client, client_request_id](ClientResponse response) {
+        Reply(client, client_request_id, std::move(response));
+      },
+      [this](const std::vector<uint64_t>& ids) {
+        for (uint64_t id : ids) pending_.erase(id);
+      });
+  handler->Start();
+}
+
+std::vector<NodeId> Coordinator::BatchlogNodes() {
+  // Cassandra's choice: two live nodes of this datacenter other than this
+  // one (in random order), or this one when no other is up.
+  std::vector<NodeId> candidates;
+  for (const NodeInfo& node : context_.config.ring->layout().nodes) {
+    if (node.id != context_.env.self.node && node.datacenter == context_.local_datacenter &&
+        context_.liveness.IsUp(node.id)) {
+      candidates.push_back(node.id);
+    }
+  }
+  Shuffle(candidates, *context_.env.random);
+  if (candidates.size() > 2) candidates.resize(2);
+  if (candidates.empty()) candidates.push_back(context_.env.self.node);
+  return candidates;
+}
+
 void Coordinator::Scan(const Address& client, uint64_t client_request_id, const ScanOp& op) {
-  if (op.limit() == 0 || op.start_token() > op.end_token() || (op.resume() && op.after_partition_key().empty())) {
+  if (absl::Status valid = ValidForRead(op.consistency()); !valid.ok() || IsSerial(op.consistency())) {
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST,
-                  "a scan needs a limit and start_token <= end_token, and a resumed scan its row");
+                  valid.ok() ? "a scan cannot be SERIAL: Paxos runs per partition" : std::string(valid.message()));
+  }
+  const bool resumes_well = !op.resume() || (!op.after_partition_key().empty() &&
+                                              TokenOf(op.after_partition_key()) == op.start_token());
+  if (op.limit() == 0 || op.start_token() > op.end_token() || !resumes_well) {
+    return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST,
+                  "a scan needs a limit and start_token <= end_token, and a resumed scan its row, of start_token");
   }
   context_.metrics.coordinator_reads++;
   std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());

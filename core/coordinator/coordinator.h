@@ -5,6 +5,7 @@
 #include <utility>
 #include <memory>
 
+#include "core/coordinator/batch_handler.h"
 #include "core/coordinator/consistency.h"
 #include "core/coordinator/context.h"
 #include "core/cql/schema_log.h"
@@ -33,11 +34,22 @@ class Coordinator {
   void OnWriteAck(const Envelope& message);
   void OnReadResponse(const Envelope& message);
   void OnScanResponse(const Envelope& message);
+  // Writes a mutation at `level` (Unavailable when too few replicas are
+  // up): a client's write, a batch's part, or a batch log's replay.
+  void RunMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
+                   std::function<void(ClientResponse)> reply);
   // Promises, accept replies and commit acknowledgements.
   void OnPaxosReply(const Envelope& message);
 
  private:
   void Write(const Address& client, uint64_t client_request_id, const WriteOp& op);
+  // Why a write is malformed, or "". REQUIRES: its table exists.
+  std::string WriteProblem(const WriteOp& op) const;
+  std::optional<ClientResponse> UnavailableFor(const std::string& table, const std::string& partition_key,
+                                               ConsistencyLevel level) const;
+  void Batch(const Address& client, uint64_t client_request_id, const BatchOp& op);
+  // Where a logged batch goes first (core/batchlog.h).
+  std::vector<NodeId> BatchlogNodes();
   void Read(const Address& client, uint64_t client_request_id, const ReadOp& op);
   void Cas(const Address& client, uint64_t client_request_id, const CasOp& op);
   void Scan(const Address& client, uint64_t client_request_id, const ScanOp& op);

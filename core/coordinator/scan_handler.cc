@@ -12,6 +12,9 @@ namespace charybdis {
 namespace {
 
 constexpr Token kMaximumToken = std::numeric_limits<Token>::max();
+// Rows a replica shard sends per round at most: bounds a message, however
+// many rows the scan wants (a COUNT, a SELECT without paging).
+constexpr uint32_t kRowsPerRound = 5000;
 
 // The last token of the vnode range that holds `token`: the first vnode
 // token at or after it, or the top of the ring in the range that wraps.
@@ -48,6 +51,7 @@ void ScanHandler::NextRound() {
   CHARYBDIS_ASSERT(round_end_ >= first);
   const std::vector<NodeId> targets = targets_of_(ring_->ReplicasOf(first));
   if (targets.size() < requirement_.blocked_for()) {
+    context_.metrics.read_unavailable++;
     ClientResponse unavailable;
     unavailable.set_code(ClientResponse::UNAVAILABLE);
     unavailable.set_consistency(requirement_.level());
@@ -67,7 +71,7 @@ void ScanHandler::NextRound() {
   request->set_request_id(id_);
   *request->mutable_scan() = position_;
   request->mutable_scan()->set_end_token(round_end_);
-  request->mutable_scan()->set_limit(scan_.limit() - static_cast<uint32_t>(result_.rows_size()));
+  request->mutable_scan()->set_limit(std::min(kRowsPerRound, scan_.limit() - static_cast<uint32_t>(result_.rows_size())));
   for (size_t i = 0; i < requirement_.blocked_for(); i++) {
     for (ShardId shard = 0; shard < context_.config.shards; shard++) {
       const Address source{targets[i], shard};

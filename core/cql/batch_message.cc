@@ -80,12 +80,11 @@ bool Connection::BatchMessage(int16_t stream, std::string_view body) {
   std::vector<CasStatement> statements;
   bool conditional = false;
   const Table& table = *batch.entries[0].prepared->table;
+  bool one_table = true;
   for (const BatchEntry& entry : batch.entries) {
     const Table& other = *entry.prepared->table;
     absl::StatusOr<std::vector<CasStatement>> writes = BuildWrites(*entry.prepared, batch.options, entry.values, {});
-    if (writes.ok() && (other.keyspace != table.keyspace || other.name != table.name)) {
-      writes = absl::InvalidArgumentError("the statements of a batch must write one table (batches across tables are not supported yet)");
-    }
+    one_table = one_table && other.keyspace == table.keyspace && other.name == table.name;
     if (!writes.ok()) {
       Reply(stream, ErrorResponse({ErrorCode::kInvalid, std::string(writes.status().message()), ""}));
       return true;
@@ -93,7 +92,13 @@ bool Connection::BatchMessage(int16_t stream, std::string_view body) {
     conditional = conditional || entry.prepared->conditional;
     for (CasStatement& statement : *writes) statements.push_back(std::move(statement));
   }
-  Run(stream, WritePlan(batch.entries[0].prepared, std::move(statements), conditional, batch.options));
+  if (conditional && !one_table) {
+    Reply(stream, ErrorResponse({ErrorCode::kInvalid, "Batch with conditions cannot span multiple tables", ""}));
+    return true;
+  }
+  // Type 0 is LOGGED, 1 UNLOGGED (counter batches were refused above).
+  Run(stream, WritePlan(batch.entries[0].prepared, std::move(statements), conditional,
+                        batch.type == 0 ? Batching::kLogged : Batching::kUnlogged, batch.options));
   return true;
 }
 

@@ -27,6 +27,7 @@ inline ShardId ShardFor(const ClientRequest& request, uint32_t shards) {
   if (request.has_schema_change()) return 0;
   if (request.has_read()) return ShardOf(TokenOf(request.read().partition_key()), shards);
   if (request.has_cas()) return ShardOf(TokenOf(request.cas().statement(0).write().partition_key()), shards);
+  if (request.has_batch()) return ShardOf(TokenOf(request.batch().write(0).partition_key()), shards);
   // A scan spans every shard: the one its range starts on coordinates it.
   if (request.has_scan()) return ShardOf(request.scan().start_token(), shards);
   return ShardOf(TokenOf(request.write().partition_key()), shards);

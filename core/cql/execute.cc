@@ -73,7 +73,9 @@ Plan PlanExecution(const std::shared_ptr<const Prepared>& shared, const QueryOpt
   if (!prepared.table) return {VoidResult(), {}, {}, {}};  // an empty BATCH
   absl::StatusOr<std::vector<CasStatement>> writes = BuildWrites(prepared, *bindings, options);
   if (!writes.ok()) return InvalidPlan(std::string(writes.status().message()));
-  return WritePlan(shared, std::move(*writes), prepared.conditional, options);
+  const auto* batch = std::get_if<Batch>(&statement);
+  const Batching batching = batch == nullptr ? Batching::kNone : batch->logged ? Batching::kLogged : Batching::kUnlogged;
+  return WritePlan(shared, std::move(*writes), prepared.conditional, batching, options);
 }
 
 absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, const QueryOptions& options,

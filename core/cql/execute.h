@@ -45,14 +45,16 @@ Plan PlanExecution(const std::shared_ptr<const Prepared>& prepared, const QueryO
                    const ClusterView& cluster);
 
 // The writes of an INSERT, UPDATE, DELETE or BATCH statement (with their
-// conditions), and the plan that runs writes of one table: plain writes
-// all at once, or one conditional write when `conditional`. The BATCH
+// conditions), and the plan that runs them: a statement's plain writes all
+// at once, a batch's as one BatchOp (logged or not: core/batchlog.h), or
+// one conditional write (of one table) when `conditional`. The BATCH
 // message joins the writes of its statements this way.
+enum class Batching { kNone, kLogged, kUnlogged };
 absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, const QueryOptions& options,
                                                       const std::vector<Value>& values,
                                                       const std::vector<std::string>& names);
 Plan WritePlan(const std::shared_ptr<const Prepared>& table_of, std::vector<CasStatement> statements,
-               bool conditional, const QueryOptions& options);
+               bool conditional, Batching batching, const QueryOptions& options);
 
 // A failed answer of ours as the protocol's error. `cas`: the request was
 // a conditional write (WriteTimeout's write type is then CAS).

@@ -213,14 +213,24 @@ absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, 
 }
 
 Plan WritePlan(const std::shared_ptr<const Prepared>& table_of, std::vector<CasStatement> statements, bool conditional,
-               const QueryOptions& options) {
+               Batching batching, const QueryOptions& options) {
   if (conditional) return Conditional(table_of, std::move(statements), options);
   Plan plan;
+  BatchOp* batch = nullptr;
   for (CasStatement& statement : statements) {
     const WriteOp& write = statement.write();
     // An UPDATE whose values were all left unset changes nothing.
     if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row()) continue;
-    *plan.requests.emplace_back().mutable_write() = std::move(*statement.mutable_write());
+    if (batching == Batching::kNone) {
+      *plan.requests.emplace_back().mutable_write() = std::move(*statement.mutable_write());
+      continue;
+    }
+    if (batch == nullptr) {
+      batch = plan.requests.emplace_back().mutable_batch();
+      batch->set_logged(batching == Batching::kLogged);
+      batch->set_consistency(options.consistency);
+    }
+    *batch->add_write() = std::move(*statement.mutable_write());
   }
   plan.finish = [](const std::vector<ClientResponse>& responses) {
     for (const ClientResponse& response : responses) {

@@ -42,7 +42,8 @@ class Checker {
       prepared_.table = *table;
       prepared_.system_table = system;
     } else if (prepared_.table->keyspace != table->keyspace || prepared_.table->name != table->name) {
-      Fail("the statements of a batch must write one table (batches across tables are not supported yet)");
+      // The BATCH message's statements may (each prepared apart).
+      Fail("the statements of a BEGIN BATCH must write one table (a BATCH message of prepared statements may span tables)");
     }
     return table;
   }

@@ -100,7 +100,8 @@ ReplicationConfig ReplicationConfigOf(const std::map<std::string, std::string>& 
   for (const auto& [option, value] : replication) {
     if (option == "class") continue;
     uint32_t factor = 0;
-    CHARYBDIS_ASSERT(absl::SimpleAtoi(value, &factor));
+    const bool parsed = absl::SimpleAtoi(value, &factor);
+    CHARYBDIS_ASSERT(parsed);
     if (option == kFactorOption) {
       config.replication_factor = factor;
     } else {

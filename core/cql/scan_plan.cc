@@ -56,16 +56,15 @@ absl::StatusOr<bool> TokenBounds(const Select& select, const Bindings& bindings,
   start = kMinimumToken;
   end = kMaximumToken;
   for (const Relation& relation : select.where) {
-    absl::StatusOr<std::string> bound = bindings.Required(relation.terms.at(0), Type{Kind::kBigint, {}}, "partition key token");
+    absl::StatusOr<std::string> bound =
+        bindings.Required(relation.terms.at(0), Type{Kind::kBigint, {}}, "partition key token");
     if (!bound.ok()) return bound.status();
     const Token token = static_cast<Token>(ReadBigEndian(*bound, 8));
     const bool lower = relation.op == Operator::kGt || relation.op == Operator::kGe || relation.op == Operator::kEq;
     const bool upper = relation.op == Operator::kLt || relation.op == Operator::kLe || relation.op == Operator::kEq;
     const bool inclusive = relation.op != Operator::kGt && relation.op != Operator::kLt;
-    if (lower) {
-      if (inclusive && token == kMinimumToken) continue;  // >= the least token: everything
-      start = std::max(start, inclusive ? token - 1 : token);
-    }
+    // >= the least token bounds nothing below (no key has it).
+    if (lower && !(inclusive && token == kMinimumToken)) start = std::max(start, inclusive ? token - 1 : token);
     if (upper) {
       if (!inclusive && token == kMinimumToken) return false;  // < the least token: nothing
       end = std::min(end, inclusive ? token : token - 1);
@@ -74,6 +73,7 @@ absl::StatusOr<bool> TokenBounds(const Select& select, const Bindings& bindings,
   return start < end;
 }
 
+// `paged`: a full page gets a paging state, unless it ends the LIMIT.
 Response FinishScan(const Prepared& prepared, const ScanPagingState& from, uint32_t wanted, bool paged,
                     bool skip_metadata, const ClientResponse& response) {
   if (response.code() != ClientResponse::OK) return ErrorResponse(ErrorOf(response, false));
@@ -86,7 +86,8 @@ Response FinishScan(const Prepared& prepared, const ScanPagingState& from, uint3
     return RowsResult(result, skip_metadata);
   }
   for (const charybdis::ResultRow& row : response.rows()) {
-    result.rows.push_back(AssembleRow(table, prepared.result_columns, DecodePartitionKey(table, row.partition_key()), row));
+    const std::vector<std::string> partition_key = DecodePartitionKey(table, row.partition_key());
+    result.rows.push_back(AssembleRow(table, prepared.result_columns, partition_key, row));
   }
   // A full page may have more after it (Cassandra pages the same way).
   if (paged && static_cast<uint32_t>(response.rows_size()) == wanted && wanted > 0) {
@@ -111,14 +112,21 @@ Plan PlanScan(const std::shared_ptr<const Prepared>& prepared, const Bindings& b
   ScanPagingState from;
   if (options.paging_state && !select.count) {
     std::optional<ScanPagingState> state = DecodeScanPaging(*options.paging_state);
-    if (!state) return ErrorPlan({ErrorCode::kProtocol, "Invalid value for the paging state", ""});
+    // A paging state from another statement's range would read outside this one.
+    if (!state || state->token <= start || state->token > end) {
+      return ErrorPlan({ErrorCode::kProtocol, "Invalid value for the paging state", ""});
+    }
     from = *state;
   }
   // How many rows this request reads: a page, or the rest of the LIMIT.
   uint32_t wanted = std::numeric_limits<uint32_t>::max();
-  const bool paged = options.page_size > 0 && !select.count;
+  bool paged = options.page_size > 0 && !select.count;
   if (paged) wanted = static_cast<uint32_t>(options.page_size);
-  if (*limit) wanted = std::min<uint32_t>(wanted, static_cast<uint32_t>(std::max(0, **limit - from.returned)));
+  if (*limit) {
+    const uint32_t rest = static_cast<uint32_t>(std::max(0, **limit - from.returned));
+    paged = paged && rest > wanted;  // a page that reaches the LIMIT is the last
+    wanted = std::min(wanted, rest);
+  }
   Plan plan;
   if (*any && wanted > 0) {
     ClientRequest request;

@@ -20,7 +20,7 @@ SchemaLog::SchemaLog(std::shared_ptr<const Schema> bootstrap, std::shared_ptr<co
   SetSchema(std::move(bootstrap));
 }
 
-const std::shared_ptr<const TokenRing>& SchemaLog::RingOf(const std::string& storage_table) const {
+std::shared_ptr<const TokenRing> SchemaLog::RingOf(const std::string& storage_table) const {
   auto it = table_rings_.find(storage_table);
   return it == table_rings_.end() ? rings_.front() : it->second;
 }

@@ -61,7 +61,7 @@ class SchemaLog {
   // Who replicates a storage table: its keyspace's ring for a CQL table,
   // the cluster's for any other (the config's tables, the schema log).
   // Shared: a request keeps the ring it started with.
-  const std::shared_ptr<const TokenRing>& RingOf(const std::string& storage_table) const;
+  std::shared_ptr<const TokenRing> RingOf(const std::string& storage_table) const;
 
  private:
   absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const;

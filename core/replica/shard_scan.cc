@@ -1,5 +1,6 @@
 #include "core/replica/shard_scan.h"
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -30,12 +31,16 @@ std::string BeginOf(const ScanOp& scan) {
         storage_codec::RowPrefix(scan.table(), scan.after_partition_key(), scan.after_clustering_key()));
   }
   // (start, ...: the first token after start_token.
-  if (scan.start_token() == std::numeric_limits<Token>::max()) return storage_codec::PrefixEnd(storage_codec::TablePrefix(scan.table()));
+  if (scan.start_token() == std::numeric_limits<Token>::max()) {
+    return storage_codec::PrefixEnd(storage_codec::TablePrefix(scan.table()));
+  }
   return storage_codec::TokenPrefix(scan.table(), scan.start_token() + 1);
 }
 
 std::string EndOf(const ScanOp& scan) {
-  if (scan.end_token() == std::numeric_limits<Token>::max()) return storage_codec::PrefixEnd(storage_codec::TablePrefix(scan.table()));
+  if (scan.end_token() == std::numeric_limits<Token>::max()) {
+    return storage_codec::PrefixEnd(storage_codec::TablePrefix(scan.table()));
+  }
   return storage_codec::TokenPrefix(scan.table(), scan.end_token() + 1);
 }
 
@@ -65,7 +70,10 @@ void Step(std::shared_ptr<Progress> progress) {
                           [progress](absl::StatusOr<std::vector<KeyValue>> batch) {
                             if (!batch.ok()) return progress->done(batch.status());
                             const bool last_batch = batch->size() < kBatchEntries;
-                            if (!AddBatch(*progress, *std::move(batch))) return progress->done(std::move(progress->result));
+                            if (!AddBatch(*progress, *std::move(batch))) {
+                              return progress->done(std::move(progress->result));
+                            }
+                            // Storage::Scan sends fewer than asked only at the end.
                             if (last_batch) {
                               progress->result.exhausted = true;
                               return progress->done(std::move(progress->result));

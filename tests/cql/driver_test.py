@@ -30,7 +30,7 @@ from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.metadata import Murmur3Token
-from cassandra.query import BatchStatement, SimpleStatement
+from cassandra.query import BatchStatement, BatchType, SimpleStatement
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.cql")
 
@@ -214,6 +214,22 @@ def check_conditional_batch(cluster, session):
     session.execute(plain)
     seqs = [r.seq for r in session.execute("SELECT seq FROM events WHERE stream = %s", (stream,))]
     assert seqs == [7, 2], seqs
+
+
+def check_logged_batch(cluster, session):
+    # A logged batch of prepared statements over two tables and several
+    # partitions: stored in two nodes' batch logs, then written (docs/cql.md).
+    key = uuid.uuid4().int % 1000000 + 20000
+    batch = BatchStatement(batch_type=BatchType.LOGGED)
+    add_user = session.prepare("INSERT INTO users (id, name) VALUES (?, ?)")
+    add_account = session.prepare("INSERT INTO accounts (id, balance, owner) VALUES (?, ?, ?)")
+    for n in range(4):
+        batch.add(add_user, (key + n, f"user{n}"))
+    batch.add(add_account, (f"acct-{key}", 100, "user0"))
+    session.execute(batch)
+    names = [session.execute("SELECT name FROM users WHERE id = %s", (key + n,)).one().name for n in range(4)]
+    assert names == [f"user{n}" for n in range(4)], names
+    assert session.execute("SELECT balance FROM accounts WHERE id = %s", (f"acct-{key}",)).one().balance == 100
 
 
 def check_paging(cluster, session):
@@ -479,7 +495,7 @@ def check_shard_aware_port(cluster, session, local):
 
 
 CHECKS = [check_protocol_fallback, check_schema, check_schema_changes, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
-          check_conditional_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_errors]
+          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_errors]
 
 
 def main():

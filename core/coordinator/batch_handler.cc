@@ -1,0 +1,105 @@
+#include "core/coordinator/batch_handler.h"
+
+#include "core/assert.h"
+#include "core/data/big_endian.h"
+
+namespace charybdis {
+
+BatchHandler::BatchHandler(CoordinatorContext& context, std::vector<PartitionData> mutations, Timestamp timestamp,
+                           ConsistencyLevel level, std::vector<NodeId> log_nodes, RunMutation run_mutation,
+                           Reply reply, std::function<void(const std::vector<uint64_t>& ids)> done)
+    : context_(context), mutations_(std::move(mutations)), timestamp_(timestamp), level_(level),
+      log_nodes_(std::move(log_nodes)), run_mutation_(std::move(run_mutation)), reply_(std::move(reply)),
+      done_(std::move(done)) {
+  CHARYBDIS_ASSERT(!mutations_.empty());
+  CHARYBDIS_ASSERT(log_nodes_.empty() || mutations_.size() > 1);
+}
+
+void BatchHandler::Start() {
+  if (log_nodes_.empty()) return WriteMutations();
+  id_ = context_.NextRequestId();
+  context_.track(id_, shared_from_this());
+  // Unique across nodes, shards and lives: the request id holds this
+  // life's nonce.
+  AppendBigEndian(batch_id_, context_.env.self.node, 4);
+  AppendBigEndian(batch_id_, context_.env.self.shard, 4);
+  AppendBigEndian(batch_id_, id_, 8);
+  Envelope message;
+  BatchlogStore* store = message.mutable_batchlog_store();
+  store->set_request_id(id_);
+  store->set_batch_id(batch_id_);
+  store->mutable_entry()->set_timestamp(timestamp_);
+  for (const PartitionData& mutation : mutations_) *store->mutable_entry()->add_mutation() = mutation;
+  context_.metrics.batches_logged++;
+  for (NodeId node : log_nodes_) context_.env.network->Send(Address{node, 0}, message);
+  std::weak_ptr<BatchHandler> self = weak_from_this();
+  log_timer_ = context_.env.clock->After(context_.config.coordinator.write_timeout, [self] {
+    if (auto handler = self.lock()) handler->OnLogTimeout();
+  });
+}
+
+void BatchHandler::OnWriteAck(NodeId node, bool ok) {
+  if (finished_ || writing_ || std::find(log_nodes_.begin(), log_nodes_.end(), node) == log_nodes_.end()) return;
+  // A node that could not store it leaves the log short: the batch is
+  // not written, and the client hears a timeout of the batch log write.
+  if (!ok) return;
+  logged_.insert(node);
+  if (logged_.size() == log_nodes_.size()) {
+    context_.env.clock->Cancel(log_timer_);
+    WriteMutations();
+  }
+}
+
+void BatchHandler::OnLogTimeout() {
+  if (finished_ || writing_) return;
+  ClientResponse timeout;
+  timeout.set_code(ClientResponse::WRITE_TIMEOUT);
+  timeout.set_consistency(level_);
+  timeout.set_received(static_cast<uint32_t>(logged_.size()));
+  timeout.set_blocked_for(static_cast<uint32_t>(log_nodes_.size()));
+  timeout.set_write_type("BATCH_LOG");
+  timeout.set_message("timed out storing the batch in the batch log");
+  Finish(std::move(timeout));
+}
+
+void BatchHandler::WriteMutations() {
+  writing_ = true;
+  unwritten_ = mutations_.size();
+  std::vector<PartitionData> mutations = std::move(mutations_);
+  for (PartitionData& mutation : mutations) {
+    run_mutation_(std::move(mutation), timestamp_, level_, [self = shared_from_this()](ClientResponse response) {
+      self->OnMutationWritten(std::move(response));
+    });
+  }
+}
+
+void BatchHandler::OnMutationWritten(ClientResponse response) {
+  CHARYBDIS_ASSERT(writing_ && unwritten_ > 0);
+  unwritten_--;
+  if (response.code() != ClientResponse::OK && !failure_) {
+    // The batch log (if any) finishes it: a timeout says so.
+    if (response.code() == ClientResponse::WRITE_TIMEOUT) response.set_write_type(log_nodes_.empty() ? "UNLOGGED_BATCH" : "BATCH");
+    failure_ = std::move(response);
+  }
+  if (unwritten_ > 0 || finished_) return;
+  if (failure_) return Finish(*std::move(failure_));
+  // Applied at the level: the batch log's nodes may forget it.
+  Envelope remove;
+  remove.mutable_batchlog_remove()->set_batch_id(batch_id_);
+  for (NodeId node : log_nodes_) context_.env.network->Send(Address{node, 0}, remove);
+  ClientResponse ok;
+  ok.set_code(ClientResponse::OK);
+  ok.set_write_timestamp(timestamp_);
+  Finish(std::move(ok));
+}
+
+void BatchHandler::Finish(ClientResponse response) {
+  CHARYBDIS_ASSERT(!finished_);
+  finished_ = true;
+  context_.env.clock->Cancel(log_timer_);
+  reply_(std::move(response));
+  auto done = std::move(done_);
+  done(id_ == 0 ? std::vector<uint64_t>{} : std::vector<uint64_t>{id_});  // may destroy this handler
+}
+
+}  // namespace charybdis
