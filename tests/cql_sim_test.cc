@@ -400,6 +400,30 @@ TEST_F(CqlSimTest, ALoggedBatchOutlivesItsCoordinator) {
   EXPECT_EQ(BatchRowsFound(survivor), 3u);
 }
 
+// Every node fails once node 2 has acknowledged storing the batch: the
+// coordinator crashes, and nodes 2 and 3 lose power. The acknowledged
+// entry was synced, so node 2 replays the batch after its restart.
+TEST_F(CqlSimTest, ABatchLogEntryOutlivesAPowerCut) {
+  CrashPoint point;
+  point.point = scenario::CrashPointFault::AFTER_REPLY;
+  point.reply = Envelope::kReplicaWriteAck;
+  point.fire = [this] {
+    cluster_.Crash(1);
+    cluster_.Crash(2, CrashKind::kPowerCut);
+    cluster_.Crash(3, CrashKind::kPowerCut);
+  };
+  cluster_.node(2).ArmCrashPoint(std::move(point));
+  client_.Submit(cql::Opcode::kQuery, SimCqlClient::QueryBody(kLoggedBatch, CL_QUORUM));
+  RunFor(500 * kMillisecond);
+  ASSERT_FALSE(cluster_.node(2).running());
+  cluster_.Restart(2);
+  cluster_.Restart(3);
+  RunFor(8 * kSecond);
+  SimCqlClient survivor(simulator_, cluster_, 2);
+  survivor.Startup();
+  EXPECT_EQ(BatchRowsFound(survivor), 3u);
+}
+
 TEST_F(CqlSimTest, SchemaChangesReachEveryNodeThroughTheLog) {
   EXPECT_EQ(SchemaChangeOf(Query("CREATE KEYSPACE shop WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}")),
             "CREATED KEYSPACE shop");
