@@ -360,6 +360,28 @@ TEST_F(CqlSimTest, ASelectWithoutPartitionKeyScansTheRing) {
   EXPECT_EQ(ErrorCodeOf(Query("SELECT stream FROM app.events", CL_ALL)), static_cast<int32_t>(cql::ErrorCode::kUnavailable));
 }
 
+// IN on a clustering column: one slice per distinct value, in the
+// table's clustering order (seq DESC here) or the ORDER BY's, paged.
+TEST_F(CqlSimTest, InOnAClusteringColumnReadsEachValueInOrder) {
+  for (int seq = 1; seq <= 5; seq++) {
+    Query(absl::StrCat("INSERT INTO app.events (stream, seq, note) VALUES ('in', ", seq, ", 'n", seq, "')"));
+  }
+  const auto notes = [](const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::string> out;
+    for (const auto& row : rows) out.push_back(row.at(0));
+    return out;
+  };
+  EXPECT_EQ(notes(Rows(Query("SELECT note FROM app.events WHERE stream = 'in' AND seq IN (3, 1, 3, 9, 5)"))),
+            (std::vector<std::string>{"n5", "n3", "n1"}));
+  EXPECT_EQ(notes(Rows(Query("SELECT note FROM app.events WHERE stream = 'in' AND seq IN (3, 1, 5) ORDER BY seq ASC"))),
+            (std::vector<std::string>{"n1", "n3", "n5"}));
+  int pages = 0;
+  EXPECT_EQ(notes(AllPages("SELECT note FROM app.events WHERE stream IN ('in', 'none') AND seq IN (2, 4)", 1, &pages)),
+            (std::vector<std::string>{"n4", "n2"}));
+  EXPECT_GE(pages, 2);
+  EXPECT_TRUE(Rows(Query("SELECT note FROM app.events WHERE stream = 'in' AND seq IN ()")).empty());
+}
+
 // A counter of every running node's shards, summed.
 uint64_t CounterSum(::charybdis::sim::Cluster& cluster, const std::string& name) {
   uint64_t sum = 0;

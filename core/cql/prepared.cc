@@ -84,7 +84,6 @@ class Checker {
       if (relation.bound_list) {
         // IN ?: the marker takes a list of the column's values.
         Bind(relation.terms[0], absl::StrCat("in(", column->name, ")"), Type{Kind::kList, {column->type}}, table);
-        if (column->kind != Column::Kind::kPartitionKey) Fail("IN ? is supported on partition key columns only");
         continue;
       }
       for (const Term& term : relation.terms) Bind(term, column->name, column->type, table);

@@ -2,6 +2,7 @@
 // read, and how the rows come back (order, LIMIT, COUNT, pages).
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -20,8 +21,9 @@ struct Slice {
   std::string end;
 };
 
-// Where the previous page stopped: after `last` in partition `partition`,
-// with `returned` rows returned so far (for LIMIT).
+// Where the previous page stopped: after `last` in entry `partition` (a
+// partition, or one IN slice of it: SelectSpec), with `returned` rows
+// returned so far (for LIMIT).
 struct PagingState {
   int32_t partition = 0;
   int32_t returned = 0;
@@ -43,12 +45,42 @@ std::optional<PagingState> DecodePaging(std::string_view bytes) {
   return state;
 }
 
+// What a SELECT reads: each partition, and in each the slices, in the
+// result's order. Entry i of the read is partition i / slices, slice
+// i % slices (the slices taken backwards when reversed).
 struct SelectSpec {
   std::vector<std::vector<std::string>> partition_keys;  // native values
-  Slice slice;
+  std::vector<Slice> slices;  // in clustering order; several for IN
   bool reversed = false;
   std::optional<int32_t> limit;
+
+  size_t entries() const { return partition_keys.size() * slices.size(); }
+  size_t PartitionOf(size_t entry) const { return entry / slices.size(); }
+  const Slice& SliceOf(size_t entry) const {
+    const size_t index = entry % slices.size();
+    return slices[reversed ? slices.size() - 1 - index : index];
+  }
 };
+
+// The values a relation gives its column: one for =, the list for IN
+// (literal, markers, or one marker bound to a whole list).
+absl::Status AddRelationValues(const Relation& relation, const Column& column, const Bindings& bindings,
+                               std::vector<std::string>& values) {
+  if (relation.bound_list) {
+    absl::StatusOr<std::string> list = bindings.Required(relation.terms[0], Type{Kind::kList, {column.type}}, absl::StrCat("IN on ", column.name));
+    if (!list.ok()) return list.status();
+    // Checked when bound: a well-formed list of the column's type.
+    std::optional<std::vector<std::string>> elements = SplitCollection(*list);
+    for (std::string& value : *elements) values.push_back(std::move(value));
+    return absl::OkStatus();
+  }
+  for (const Term& term : relation.terms) {
+    absl::StatusOr<std::string> value = bindings.Required(term, column.type, column.name);
+    if (!value.ok()) return value.status();
+    values.push_back(std::move(*value));
+  }
+  return absl::OkStatus();
+}
 
 // The partition keys: the product of each key column's = or IN values.
 absl::Status PartitionKeys(const Table& table, const Select& select, const Bindings& bindings, SelectSpec& spec) {
@@ -58,19 +90,7 @@ absl::Status PartitionKeys(const Table& table, const Select& select, const Bindi
     std::vector<std::string> values;
     for (const Relation& relation : select.where) {
       if (relation.column != column.name) continue;
-      if (relation.bound_list) {
-        absl::StatusOr<std::string> list = bindings.Required(relation.terms[0], Type{Kind::kList, {column.type}}, absl::StrCat("IN on ", column.name));
-        if (!list.ok()) return list.status();
-        // Checked when bound: a well-formed list of the column's type.
-        std::optional<std::vector<std::string>> elements = SplitCollection(*list);
-        for (std::string& value : *elements) values.push_back(std::move(value));
-        continue;
-      }
-      for (const Term& term : relation.terms) {
-        absl::StatusOr<std::string> value = bindings.Required(term, column.type, absl::StrCat("partition key part ", column.name));
-        if (!value.ok()) return value.status();
-        values.push_back(std::move(*value));
-      }
+      if (absl::Status added = AddRelationValues(relation, column, bindings, values); !added.ok()) return added;
     }
     std::vector<std::vector<std::string>> product;
     for (const auto& key : spec.partition_keys) {
@@ -84,10 +104,29 @@ absl::Status PartitionKeys(const Table& table, const Select& select, const Bindi
   return absl::OkStatus();
 }
 
+// IN on the clustering column after the = prefix: one slice per distinct
+// value, in clustering order (Cassandra sorts and dedupes them too).
+std::vector<Slice> InSlices(const Table& table, std::vector<std::string> prefix, const std::vector<std::string>& values) {
+  std::map<std::string, Slice> slices;  // by key: clustering order
+  for (const std::string& value : values) {
+    prefix.push_back(value);
+    const std::string key = EncodeClustering(table, prefix);
+    const bool whole = static_cast<int>(prefix.size()) == table.clustering_count;
+    slices[key] = whole ? Slice{true, key, "", ""} : Slice{false, "", key, PrefixEnd(key)};
+    prefix.pop_back();
+  }
+  std::vector<Slice> ordered;
+  for (auto& [key, slice] : slices) ordered.push_back(std::move(slice));
+  return ordered;
+}
+
 // Clustering restrictions: = on a prefix of the clustering columns, then
-// at most one column with a range.
-absl::Status ClusteringSlice(const Table& table, const Select& select, const Bindings& bindings, Slice& slice) {
+// at most one column with a range or IN (the last one restricted).
+absl::Status ClusteringSlices(const Table& table, const Select& select, const Bindings& bindings,
+                              std::vector<Slice>& slices) {
+  Slice slice;
   std::vector<std::string> prefix;
+  std::optional<std::vector<std::string>> in_values;
   const Column* range_column = nullptr;
   std::vector<const Relation*> range;
   for (int i = 0; i < table.clustering_count; i++) {
@@ -97,7 +136,7 @@ absl::Status ClusteringSlice(const Table& table, const Select& select, const Bin
       if (relation.column == column.name) relations.push_back(&relation);
     }
     if (relations.empty()) continue;
-    if (range_column != nullptr || static_cast<int>(prefix.size()) != i) {
+    if (range_column != nullptr || in_values || static_cast<int>(prefix.size()) != i) {
       return absl::InvalidArgumentError(absl::StrCat("PRIMARY KEY column \"", column.name,
                                                      "\" cannot be restricted as preceding column is not restricted by ="));
     }
@@ -105,6 +144,11 @@ absl::Status ClusteringSlice(const Table& table, const Select& select, const Bin
       absl::StatusOr<std::string> value = bindings.Required(relations[0]->terms[0], column.type, column.name);
       if (!value.ok()) return value.status();
       prefix.push_back(std::move(*value));
+      continue;
+    }
+    if (relations.size() == 1 && relations[0]->op == Operator::kIn) {
+      in_values.emplace();
+      if (absl::Status added = AddRelationValues(*relations[0], column, bindings, *in_values); !added.ok()) return added;
       continue;
     }
     for (const Relation* relation : relations) {
@@ -115,10 +159,15 @@ absl::Status ClusteringSlice(const Table& table, const Select& select, const Bin
     range_column = &column;
     range = relations;
   }
+  if (in_values) {
+    slices = InSlices(table, std::move(prefix), *in_values);
+    return absl::OkStatus();
+  }
   const std::string encoded_prefix = EncodeClustering(table, prefix);
   if (range_column == nullptr && static_cast<int>(prefix.size()) == table.clustering_count) {
     slice.single = true;
     slice.key = encoded_prefix;
+    slices = {slice};
     return absl::OkStatus();
   }
   slice.start = encoded_prefix;
@@ -139,6 +188,7 @@ absl::Status ClusteringSlice(const Table& table, const Select& select, const Bin
       if (slice.end.empty() || end < slice.end) slice.end = end;
     }
   }
+  slices = {slice};
   return absl::OkStatus();
 }
 
@@ -188,7 +238,7 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
     for (const charybdis::ResultRow& row : response.rows()) rows.push_back(&row);
     if (spec.reversed) std::reverse(rows.begin(), rows.end());
     for (const charybdis::ResultRow* row : rows) {
-      collected.rows.push_back(AssembleRow(table, prepared.result_columns, spec.partition_keys[partition], *row));
+      collected.rows.push_back(AssembleRow(table, prepared.result_columns, spec.partition_keys[spec.PartitionOf(partition)], *row));
       collected.positions.emplace_back(partition, row->clustering_key());
     }
   }
@@ -219,7 +269,7 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   if (IsScan(table, select)) return PlanScan(prepared, bindings, options);
   SelectSpec spec;
   if (absl::Status keys = PartitionKeys(table, select, bindings, spec); !keys.ok()) return InvalidPlan(std::string(keys.message()));
-  if (absl::Status slice = ClusteringSlice(table, select, bindings, spec.slice); !slice.ok()) return InvalidPlan(std::string(slice.message()));
+  if (absl::Status slices = ClusteringSlices(table, select, bindings, spec.slices); !slices.ok()) return InvalidPlan(std::string(slices.message()));
   if (select.order_by) {
     const Column& leading = table.columns[table.partition_key_count];
     spec.reversed = select.order_by->second != leading.descending;
@@ -230,7 +280,7 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   PagingState from;
   if (options.paging_state && !select.count) {
     std::optional<PagingState> state = DecodePaging(*options.paging_state);
-    if (!state || state->partition >= static_cast<int32_t>(spec.partition_keys.size())) {
+    if (!state || state->partition >= static_cast<int32_t>(spec.entries())) {
       return ErrorPlan({ErrorCode::kProtocol, "Invalid value for the paging state", ""});
     }
     from = *state;
@@ -238,12 +288,14 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   // The partition of the paging state is read again from its last row,
   // unless its one row was that row.
   const bool resuming = options.paging_state.has_value() && !select.count;
-  const int32_t first = from.partition + (resuming && spec.slice.single ? 1 : 0);
+  const bool resumed_single = resuming && spec.entries() > 0 && spec.SliceOf(from.partition).single;
+  const int32_t first = from.partition + (resumed_single ? 1 : 0);
   Plan plan;
-  for (size_t i = first; i < spec.partition_keys.size(); i++) {
+  for (size_t i = first; i < spec.entries(); i++) {
     const bool resumed = resuming && static_cast<int32_t>(i) == from.partition;
-    const Slice slice = resumed ? Resume(spec.slice, from.last, spec.reversed) : spec.slice;
-    plan.requests.push_back(ReadRequest(table, EncodePartitionKey(table, spec.partition_keys[i]), slice, options.consistency));
+    const Slice slice = resumed ? Resume(spec.SliceOf(i), from.last, spec.reversed) : spec.SliceOf(i);
+    const std::string partition_key = EncodePartitionKey(table, spec.partition_keys[spec.PartitionOf(i)]);
+    plan.requests.push_back(ReadRequest(table, partition_key, slice, options.consistency));
   }
   // The statement is shared, not copied: the answer may outlive the call.
   plan.finish = [prepared, spec, from, first, page_size = options.page_size,
