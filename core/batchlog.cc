@@ -53,10 +53,15 @@ void Batchlog::Tick() {
   if (!scanning_) {
     scanning_ = true;
     const std::string all(1, kBatchlogTag);
-    env_.storage->Scan(all, storage_codec::PrefixEnd(all), kEntriesPerTick,
+    const std::string from = next_key_.empty() ? all : next_key_;
+    env_.storage->Scan(from, storage_codec::PrefixEnd(all), kEntriesPerTick,
                        [this](absl::StatusOr<std::vector<KeyValue>> entries) {
                          scanning_ = false;
-                         if (entries.ok()) ReplayDue(*entries);  // a failed disk: the next tick tries again
+                         if (!entries.ok()) return;  // a failed disk: the next tick tries again
+                         // Each tick goes on after the last: entries not due
+                         // yet cannot keep later ones from their turn.
+                         next_key_ = entries->size() < kEntriesPerTick ? "" : entries->back().key + std::string(1, '\0');
+                         ReplayDue(*entries);
                        });
   }
   env_.clock->After(config_.coordinator.hint_replay_interval, [this] { Tick(); });
@@ -84,7 +89,6 @@ void Batchlog::ReplayDue(const std::vector<KeyValue>& entries) {
 void Batchlog::Replay(const std::string& key, const BatchlogEntry& entry) {
   metrics_.batchlog_replays++;
   replaying_.insert(key);
-  const ConsistencyLevel level = config_.coordinator.hinted_handoff ? CL_ONE : CL_ALL;
   struct Progress {
     size_t unwritten = 0;
     bool all_ok = true;
@@ -92,8 +96,13 @@ void Batchlog::Replay(const std::string& key, const BatchlogEntry& entry) {
   auto progress = std::make_shared<Progress>();
   progress->unwritten = entry.mutation_size();
   for (const PartitionData& mutation : entry.mutation()) {
-    run_mutation_(mutation, entry.timestamp(), level, [this, key, progress](ClientResponse response) {
-      progress->all_ok = progress->all_ok && response.code() == ClientResponse::OK;
+    // At ONE: every live replica gets it, and a down one a hint (if hinted
+    // handoff is on), as for any write; one replica down must not hold
+    // back the others.
+    run_mutation_(mutation, entry.timestamp(), CL_ONE, [this, key, progress](ClientResponse response) {
+      // A mutation of a table dropped since is dropped with it (Cassandra).
+      const bool done = response.code() == ClientResponse::OK || response.code() == ClientResponse::INVALID_REQUEST;
+      progress->all_ok = progress->all_ok && done;
       if (--progress->unwritten > 0) return;
       replaying_.erase(key);
       if (!progress->all_ok) return;  // the next tick tries again

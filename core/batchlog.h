@@ -18,9 +18,10 @@ namespace charybdis {
 // the batch met its level; an entry still here twice the write timeout
 // after it was stored belongs to a batch whose coordinator failed, and
 // this node replays it: each mutation written again with its own
-// timestamps (so a batch applied twice is applied once), at ONE with
-// hints for the replicas that are down (ALL when hinted handoff is off),
-// until every mutation succeeds; then the entry goes.
+// timestamps (so a batch applied twice is applied once), at ONE, so every
+// live replica gets it and a down one a hint (when hinted handoff is on),
+// until every mutation succeeds; then the entry goes. A mutation of a
+// table this node does not know (dropped) is dropped.
 class Batchlog {
  public:
   using Reply = std::function<void(ClientResponse)>;
@@ -44,6 +45,7 @@ class Batchlog {
   ShardMetrics& metrics_;
   RunMutation run_mutation_;
   bool scanning_ = false;
+  std::string next_key_;  // where the next tick's scan starts ("" : the first)
   std::set<std::string> replaying_;  // keys
 };
 

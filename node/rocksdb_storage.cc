@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
 #include "core/commitlog_sync.h"
+#include "core/data/storage_codec.h"
 
 namespace charybdis::node {
 
@@ -23,8 +24,31 @@ absl::StatusOr<std::unique_ptr<RocksDbStorage>> RocksDbStorage::Open(const std::
   rocksdb::DB* db = nullptr;
   const rocksdb::Status status = rocksdb::DB::Open(options, directory, &db);
   if (!status.ok()) return ToStatus(status);
-  return std::unique_ptr<RocksDbStorage>(
-      new RocksDbStorage(std::unique_ptr<rocksdb::DB>(db), reactor, sync));
+  std::unique_ptr<rocksdb::DB> owned(db);
+  if (absl::Status format = CheckFormat(*owned, directory); !format.ok()) return format;
+  return std::unique_ptr<RocksDbStorage>(new RocksDbStorage(std::move(owned), reactor, sync));
+}
+
+absl::Status RocksDbStorage::CheckFormat(rocksdb::DB& db, const std::string& directory) {
+  std::string format;
+  const rocksdb::Status found = db.Get(rocksdb::ReadOptions(), storage_codec::kFormatKey, &format);
+  if (found.ok() && format == storage_codec::kFormatVersion) return absl::OkStatus();
+  if (found.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(directory, " holds storage format ", format, "; this build reads format ",
+                                                      storage_codec::kFormatVersion, " only"));
+  }
+  if (!found.IsNotFound()) return ToStatus(found);
+  std::unique_ptr<rocksdb::Iterator> any(db.NewIterator(rocksdb::ReadOptions()));
+  any->SeekToFirst();
+  if (any->Valid()) {
+    // Written before formats were recorded: its data keys have no token.
+    return absl::FailedPreconditionError(absl::StrCat(
+        directory, " was written by a build before storage format ", storage_codec::kFormatVersion,
+        " (docs/data_path.md); start this node on an empty data directory"));
+  }
+  rocksdb::WriteOptions synced;
+  synced.sync = true;
+  return ToStatus(db.Put(synced, storage_codec::kFormatKey, storage_codec::kFormatVersion));
 }
 
 RocksDbStorage::RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor,

@@ -28,7 +28,7 @@ namespace charybdis::node {
 class RocksDbStorage final : public Storage {
  public:
   // Opens (creating if needed) the database in `directory`, on `env`
-  // (null: the default one).
+  // (null: the default one). Refuses one of another storage format.
   static absl::StatusOr<std::unique_ptr<RocksDbStorage>> Open(const std::string& directory,
                                                              Reactor* reactor,
                                                              const CommitlogSync& sync,
@@ -40,6 +40,9 @@ class RocksDbStorage final : public Storage {
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
 
  private:
+  // Refuses a store of another storage format (storage_codec::kFormatKey)
+  // and marks an empty one with this build's.
+  static absl::Status CheckFormat(rocksdb::DB& db, const std::string& directory);
   RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor, const CommitlogSync& sync);
 
   std::unique_ptr<rocksdb::DB> db_;

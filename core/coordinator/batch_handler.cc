@@ -1,5 +1,7 @@
 #include "core/coordinator/batch_handler.h"
 
+#include <algorithm>
+
 #include "core/assert.h"
 #include "core/data/big_endian.h"
 
@@ -40,9 +42,9 @@ void BatchHandler::Start() {
 
 void BatchHandler::OnWriteAck(NodeId node, bool ok) {
   if (finished_ || writing_ || std::find(log_nodes_.begin(), log_nodes_.end(), node) == log_nodes_.end()) return;
-  // A node that could not store it leaves the log short: the batch is
-  // not written, and the client hears a timeout of the batch log write.
-  if (!ok) return;
+  // A node that could not store it leaves the log short: the batch is not
+  // written, and the client hears a failed batch log write at once.
+  if (!ok) return OnLogTimeout();
   logged_.insert(node);
   if (logged_.size() == log_nodes_.size()) {
     context_.env.clock->Cancel(log_timer_);
@@ -77,8 +79,17 @@ void BatchHandler::OnMutationWritten(ClientResponse response) {
   CHARYBDIS_ASSERT(writing_ && unwritten_ > 0);
   unwritten_--;
   if (response.code() != ClientResponse::OK && !failure_) {
-    // The batch log (if any) finishes it: a timeout says so.
-    if (response.code() == ClientResponse::WRITE_TIMEOUT) response.set_write_type(log_nodes_.empty() ? "UNLOGGED_BATCH" : "BATCH");
+    // A logged batch is in the batch log, which finishes it: whatever kept
+    // a part from its level (even replicas found down since the batch was
+    // checked), the client must not read it as "nothing was written".
+    if (!log_nodes_.empty() && response.code() == ClientResponse::UNAVAILABLE) {
+      response.set_code(ClientResponse::WRITE_TIMEOUT);
+      response.set_received(response.alive());
+      response.set_message("a part of the logged batch met too few live replicas; the batch log applies it later");
+    }
+    if (response.code() == ClientResponse::WRITE_TIMEOUT) {
+      response.set_write_type(log_nodes_.empty() ? "UNLOGGED_BATCH" : "BATCH");
+    }
     failure_ = std::move(response);
   }
   if (unwritten_ > 0 || finished_) return;

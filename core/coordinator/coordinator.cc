@@ -222,6 +222,12 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
   if (const std::string problem = WriteProblem(op); !problem.empty()) {
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
   }
+  // Checked before the timestamp is drawn: a refused write draws none.
+  if (std::optional<ClientResponse> unavailable = UnavailableFor(op.table(), op.partition_key(), op.consistency())) {
+    context_.metrics.coordinator_writes++;
+    context_.metrics.write_unavailable++;
+    return Reply(client, client_request_id, *std::move(unavailable));
+  }
   const Timestamp timestamp = op.timestamp() != 0 ? op.timestamp() : NewTimestamp();
   PartitionData mutation;
   mutation.set_table(op.table());
@@ -247,6 +253,12 @@ std::optional<ClientResponse> Coordinator::UnavailableFor(const std::string& tab
 
 void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
                               std::function<void(ClientResponse)> reply) {
+  if (ColumnsOf(mutation.table()) == nullptr) {  // a batch log's, of a table dropped since
+    ClientResponse invalid;
+    invalid.set_code(ClientResponse::INVALID_REQUEST);
+    invalid.set_message(absl::StrCat("unknown table \"", mutation.table(), "\""));
+    return reply(std::move(invalid));
+  }
   context_.metrics.coordinator_writes++;
   if (std::optional<ClientResponse> unavailable = UnavailableFor(mutation.table(), mutation.partition_key(), level)) {
     context_.metrics.write_unavailable++;
@@ -333,7 +345,8 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
 
 void Coordinator::Batch(const Address& client, uint64_t client_request_id, const BatchOp& op) {
   std::string problem = op.write_size() == 0 ? "a batch needs a write" : "";
-  for (WriteOp write : op.write()) {
+  for (const WriteOp& given : op.write()) {
+    WriteOp write = given;
     write.set_consistency(op.consistency());  // the batch's level is every write's
     const absl::Status table = CheckTable(write.table(), write.partition_key());
     if (problem.empty()) problem = table.ok() ? WriteProblem(write) : std::string(table.message());

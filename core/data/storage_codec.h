@@ -34,6 +34,13 @@ namespace charybdis {
 // byte order and makes every component self-delimiting.
 namespace storage_codec {
 
+// The layout below, by version: 2 put the token in data keys. A store
+// holds the version it was written in under kFormatKey (node/ checks it
+// when it opens one), so a build never reads keys of another layout as
+// corrupt and drops them.
+inline constexpr char kFormatKey[] = "system/storage_format";
+inline constexpr char kFormatVersion[] = "2";
+
 std::string TablePrefix(const std::string& table);
 // The first key of a table's partitions whose token is `token` or above.
 std::string TokenPrefix(const std::string& table, Token token);
