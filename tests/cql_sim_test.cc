@@ -342,6 +342,9 @@ TEST_F(CqlSimTest, ASelectWithoutPartitionKeyScansTheRing) {
   const Token one = TokenOf("s3");
   EXPECT_EQ(Rows(Query(absl::StrCat("SELECT seq FROM app.events WHERE token(stream) = ", one))).size(), 3u);
   EXPECT_EQ(Rows(Query("SELECT COUNT(*) FROM app.events")), (std::vector<std::vector<std::string>>{{cql::NativeBigint(59)}}));
+  EXPECT_EQ(Rows(Query("SELECT COUNT(*) FROM app.events LIMIT 10")), (std::vector<std::vector<std::string>>{{cql::NativeBigint(10)}}));
+  EXPECT_EQ(Rows(Query("SELECT COUNT(*) FROM app.events WHERE token(stream) > 9223372036854775806")),
+            (std::vector<std::vector<std::string>>{{cql::NativeBigint(0)}}));
   EXPECT_EQ(Rows(Query("SELECT stream, seq FROM app.events LIMIT 5")),
             std::vector<std::vector<std::string>>(whole.begin(), whole.begin() + 5));
   EXPECT_EQ(AllPages("SELECT stream, seq FROM app.events LIMIT 12", 5, &pages),

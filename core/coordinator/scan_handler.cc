@@ -43,7 +43,7 @@ void ScanHandler::Start() {
 void ScanHandler::NextRound() {
   context_.env.clock->Cancel(timeout_timer_);
   const bool range_done = !position_.resume() && position_.start_token() >= scan_.end_token();
-  if (range_done || static_cast<uint32_t>(result_.rows_size()) >= scan_.limit()) return Finish(std::move(result_));
+  if (range_done || taken_ >= scan_.limit()) return Finish(std::move(result_));
   // The first token this round may hold: the resumed row's own, or the one
   // after the start.
   const Token first = position_.resume() ? position_.start_token() : position_.start_token() + 1;
@@ -71,7 +71,7 @@ void ScanHandler::NextRound() {
   request->set_request_id(id_);
   *request->mutable_scan() = position_;
   request->mutable_scan()->set_end_token(round_end_);
-  request->mutable_scan()->set_limit(std::min(kRowsPerRound, scan_.limit() - static_cast<uint32_t>(result_.rows_size())));
+  request->mutable_scan()->set_limit(std::min(kRowsPerRound, scan_.limit() - taken_));
   for (size_t i = 0; i < requirement_.blocked_for(); i++) {
     for (ShardId shard = 0; shard < context_.config.shards; shard++) {
       const Address source{targets[i], shard};
@@ -110,7 +110,7 @@ void ScanHandler::Collected() {
     if (!covered || last < *covered) covered = last;
   }
   TakeRows(covered);
-  if (static_cast<uint32_t>(result_.rows_size()) >= scan_.limit()) return Finish(std::move(result_));
+  if (taken_ >= scan_.limit()) return Finish(std::move(result_));
   if (covered) {
     // A source stops early only after sending a row past the position, so
     // every round moves on.
@@ -145,7 +145,9 @@ void ScanHandler::TakeRows(const std::optional<RowPosition>& covered) {
     ClientResponse visible;
     AddVisibleRows(partition, now, nullptr, visible);
     for (ResultRow& row : *visible.mutable_rows()) {
-      if (static_cast<uint32_t>(result_.rows_size()) >= scan_.limit()) return;
+      if (taken_ >= scan_.limit()) return;
+      taken_++;
+      if (scan_.count_only()) continue;
       row.set_partition_key(partition_key);
       *result_.add_rows() = std::move(row);
     }
@@ -174,6 +176,7 @@ void ScanHandler::OnTimeout() {
 void ScanHandler::Finish(ClientResponse response) {
   CHARYBDIS_ASSERT(!finished_);
   finished_ = true;
+  if (response.code() == ClientResponse::OK) response.set_row_count(taken_);
   context_.env.clock->Cancel(timeout_timer_);
   reply_(std::move(response));
   auto done = std::move(done_);

@@ -67,6 +67,7 @@ class ScanHandler final : public PendingRequest, public std::enable_shared_from_
   std::set<Address> asked_;
   std::map<Address, ReplicaScanResponse> answers_;
   ClientResponse result_;
+  uint32_t taken_ = 0;  // live rows taken for the answer (counted only, for count_only)
   TimerId timeout_timer_ = 0;
   bool finished_ = false;
 };

@@ -82,7 +82,7 @@ Response FinishScan(const Prepared& prepared, const ScanPagingState& from, uint3
   ResultSet result;
   result.columns = prepared.result_columns;
   if (select.count) {
-    result.rows.push_back({NativeBigint(static_cast<int64_t>(response.rows_size()))});
+    result.rows.push_back({NativeBigint(static_cast<int64_t>(response.row_count()))});
     return RowsResult(result, skip_metadata);
   }
   for (const charybdis::ResultRow& row : response.rows()) {
@@ -139,6 +139,7 @@ Plan PlanScan(const std::shared_ptr<const Prepared>& prepared, const Bindings& b
     scan->set_after_clustering_key(from.clustering_key);
     scan->set_limit(wanted);
     scan->set_consistency(options.consistency);
+    scan->set_count_only(select.count);
     plan.requests.push_back(std::move(request));
   }
   // The statement is shared, not copied: the answer may outlive the call.
