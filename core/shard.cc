@@ -145,6 +145,30 @@ void Shard::OnMessage(const Envelope& message) {
       CHARYBDIS_ASSERT(message.from_node() == env_.self.node);
       OnSchemaUpdate(message.schema_update());
       return;
+    case Envelope::kPaxosPrepare:
+      acceptor_.OnPrepare(message);
+      return;
+    case Envelope::kPaxosAccept:
+      acceptor_.OnAccept(message);
+      return;
+    case Envelope::kPaxosCommit:
+      acceptor_.OnCommit(message);
+      return;
+    case Envelope::kPaxosPrune:
+      acceptor_.OnPrune(message);
+      return;
+    case Envelope::kPaxosPromise:
+    case Envelope::kPaxosAcceptReply:
+    case Envelope::kPaxosCommitAck:
+      coordinator_.OnPaxosReply(message);
+      return;
+    default:
+      return OnDataPathMessage(message);
+  }
+}
+
+void Shard::OnDataPathMessage(const Envelope& message) {
+  switch (message.body_case()) {
     case Envelope::kReplicaWrite:
       replica_.OnWrite(message);
       return;
@@ -176,28 +200,9 @@ void Shard::OnMessage(const Envelope& message) {
     case Envelope::kReplicaReadResponse:
       coordinator_.OnReadResponse(message);
       return;
-    case Envelope::kPaxosPrepare:
-      acceptor_.OnPrepare(message);
-      return;
-    case Envelope::kPaxosAccept:
-      acceptor_.OnAccept(message);
-      return;
-    case Envelope::kPaxosCommit:
-      acceptor_.OnCommit(message);
-      return;
-    case Envelope::kPaxosPrune:
-      acceptor_.OnPrune(message);
-      return;
-    case Envelope::kPaxosPromise:
-    case Envelope::kPaxosAcceptReply:
-    case Envelope::kPaxosCommitAck:
-      coordinator_.OnPaxosReply(message);
-      return;
-    case Envelope::kPong:
-    case Envelope::BODY_NOT_SET:
-      break;
+    default:
+      CHARYBDIS_ASSERT(false && "shard received a message it does not serve");
   }
-  CHARYBDIS_ASSERT(false && "shard received a message it does not serve");
 }
 
 void Shard::AnswerPing(const Envelope& message) {

@@ -50,6 +50,8 @@ class Shard {
 
  private:
   void OnMessage(const Envelope& message);
+  // Replica writes, reads and scans, the batch log, and their answers.
+  void OnDataPathMessage(const Envelope& message);
   void AnswerPing(const Envelope& message);
   void OnLiveNodes(const std::vector<NodeId>& live);
   void OnHeartbeat(const Envelope& message);

@@ -222,9 +222,9 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
   if (const std::string problem = WriteProblem(op); !problem.empty()) {
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
   }
+  context_.metrics.coordinator_writes++;
   // Checked before the timestamp is drawn: a refused write draws none.
   if (std::optional<ClientResponse> unavailable = UnavailableFor(op.table(), op.partition_key(), op.consistency())) {
-    context_.metrics.coordinator_writes++;
     context_.metrics.write_unavailable++;
     return Reply(client, client_request_id, *std::move(unavailable));
   }
@@ -233,7 +233,7 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
   mutation.set_table(op.table());
   mutation.set_partition_key(op.partition_key());
   MutationOf(op, timestamp).ToProto(&mutation);
-  RunMutation(std::move(mutation), timestamp, op.consistency(), [this, client, client_request_id](ClientResponse response) {
+  StartWrite(std::move(mutation), timestamp, op.consistency(), [this, client, client_request_id](ClientResponse response) {
     Reply(client, client_request_id, std::move(response));
   });
 }
@@ -264,6 +264,11 @@ void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, Consi
     context_.metrics.write_unavailable++;
     return reply(*std::move(unavailable));
   }
+  StartWrite(std::move(mutation), timestamp, level, std::move(reply));
+}
+
+void Coordinator::StartWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
+                             std::function<void(ClientResponse)> reply) {
   const Token token = TokenOf(mutation.partition_key());
   const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(mutation.table());
   const uint64_t id = context_.NextRequestId();

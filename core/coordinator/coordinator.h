@@ -47,6 +47,9 @@ class Coordinator {
   std::string WriteProblem(const WriteOp& op) const;
   std::optional<ClientResponse> UnavailableFor(const std::string& table, const std::string& partition_key,
                                                ConsistencyLevel level) const;
+  // RunMutation once the table and the live replicas are checked.
+  void StartWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
+                  std::function<void(ClientResponse)> reply);
   void Batch(const Address& client, uint64_t client_request_id, const BatchOp& op);
   // Where a logged batch goes first (core/batchlog.h).
   std::vector<NodeId> BatchlogNodes();
