@@ -29,6 +29,7 @@ inline constexpr std::string_view kProbes[] = {
     // Paxos, acceptor side (core/paxos/acceptor.cc).
     "paxos.acceptor.refuse_prepare",
     "paxos.acceptor.refuse_accept",
+    "paxos.acceptor.raise_horizon",
     // Reads (core/coordinator/read_executor.cc).
     "read.speculative_retry",
     "read.replace_refused_replica",
@@ -47,6 +48,7 @@ inline constexpr std::string_view kProbes[] = {
     // core/hints/hint_manager.cc, core/failure_detector.cc).
     "storage.corrupt_entry",
     "storage.corrupt_paxos_state",
+    "storage.corrupt_paxos_horizon",
     "storage.corrupt_hint",
     "storage.corrupt_generation",
     // Failure detection (core/failure_detector.cc).

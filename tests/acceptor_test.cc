@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
 #include "core/paxos/ballot.h"
 #include "tests/fake_env.h"
@@ -64,23 +65,120 @@ class AcceptorTest : public ::testing::Test {
     return state;
   }
 
+  // The synced promise horizon, in ballot microseconds (0: none yet).
+  int64_t Horizon() {
+    auto it = fake_.storage.contents().find(Acceptor::kHorizonKey);
+    if (it == fake_.storage.contents().end()) return 0;
+    const std::optional<std::string_view> payload = checked_value::Open(Acceptor::kHorizonKey, it->second);
+    EXPECT_TRUE(payload.has_value());
+    return payload ? std::stoll(std::string(*payload)) : -1;
+  }
+
   testing::FakeEnv fake_;
   ShardMetrics metrics_;
   Acceptor acceptor_;
 };
 
-TEST_F(AcceptorTest, APromiseIsSentOnlyOnceItIsDurable) {
+TEST_F(AcceptorTest, TheFirstPromiseIsSentOnlyOnceItAndARaisedHorizonAreDurable) {
   acceptor_.OnPrepare(Prepare(At(100)));
   ASSERT_TRUE(fake_.storage.CompleteNext());  // load the partition's state
   ASSERT_TRUE(fake_.storage.CompleteNext());  // ... write the promise
   EXPECT_TRUE(fake_.network.TakeSent().empty()) << "replied before the read folded into the prepare";
   EXPECT_EQ(Durable().promised().micros(), 100);  // durable before any reply
+  EXPECT_GT(Horizon(), 100);
   fake_.storage.CompleteAll();                     // the read of the partition
   const std::vector<Envelope> sent = fake_.network.TakeSent();
   ASSERT_EQ(sent.size(), 1u);
   ASSERT_TRUE(sent[0].has_paxos_promise());
   EXPECT_TRUE(sent[0].paxos_promise().promised());
   EXPECT_EQ(sent[0].to_node(), 1u);
+}
+
+TEST_F(AcceptorTest, APromiseBelowTheHorizonIsKeptInMemoryAndSentWithoutAWrite) {
+  acceptor_.OnPrepare(Prepare(At(100)));
+  fake_.storage.CompleteAll();
+  fake_.network.TakeSent();
+  const int64_t horizon = Horizon();
+  acceptor_.OnPrepare(Prepare(At(200)));
+  ASSERT_TRUE(fake_.storage.CompleteNext());  // the read folded into the prepare, no write
+  EXPECT_EQ(fake_.storage.pending(), 0u);
+  std::vector<Envelope> sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].paxos_promise().promised());
+  EXPECT_EQ(Durable().promised().micros(), 100);  // not written
+  EXPECT_EQ(Horizon(), horizon);
+  // Still a promise: a ballot between the two is refused, and the accept
+  // that follows makes the promise durable with it.
+  acceptor_.OnAccept(Accept(At(150), "late"));
+  fake_.storage.CompleteAll();
+  sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_FALSE(sent[0].paxos_accept_reply().accepted());
+  EXPECT_EQ(sent[0].paxos_accept_reply().promised_ballot().micros(), 200);
+  acceptor_.OnAccept(Accept(At(200), "v"));
+  fake_.storage.CompleteAll();
+  EXPECT_EQ(Durable().promised().micros(), 200);
+  EXPECT_EQ(Durable().accepted().ballot().micros(), 200);
+}
+
+TEST_F(AcceptorTest, ABallotNearTheHorizonRaisesItWithThePromise) {
+  acceptor_.OnPrepare(Prepare(At(100)));
+  fake_.storage.CompleteAll();
+  fake_.network.TakeSent();
+  const int64_t horizon = Horizon();
+  const int64_t near = horizon - Acceptor::kHorizonRaiseMicros;
+  acceptor_.OnPrepare(Prepare(At(near)));
+  ASSERT_TRUE(fake_.storage.CompleteNext());  // the promise and the horizon, synced
+  EXPECT_EQ(Durable().promised().micros(), near);
+  EXPECT_GE(Horizon(), near + Acceptor::kHorizonWindowMicros);
+  EXPECT_TRUE(fake_.network.TakeSent().empty());  // after the read
+  fake_.storage.CompleteAll();
+  EXPECT_EQ(fake_.network.TakeSent().size(), 1u);
+}
+
+// A power cut takes the promises kept in memory; the next life refuses
+// every ballot below the last synced horizon, so none of them is broken.
+TEST_F(AcceptorTest, AfterAPowerCutEveryBallotBelowTheHorizonIsRefused) {
+  acceptor_.OnPrepare(Prepare(At(100)));
+  fake_.storage.CompleteAll();
+  acceptor_.OnPrepare(Prepare(At(300)));  // in memory only
+  fake_.storage.CompleteAll();
+  fake_.network.TakeSent();
+  const int64_t horizon = Horizon();
+  fake_.storage.PowerCut();
+  EXPECT_EQ(Durable().promised().micros(), 100);  // the promise of 300 is gone
+
+  ShardMetrics metrics;
+  Acceptor restarted(fake_.env, metrics);
+  restarted.Start();
+  fake_.storage.CompleteAll();
+  restarted.OnAccept(Accept(At(200), "below the lost promise"));
+  restarted.OnPrepare(Prepare(At(horizon - 1)));
+  fake_.storage.CompleteAll();
+  std::vector<Envelope> sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_FALSE(sent[0].paxos_accept_reply().accepted());
+  EXPECT_FALSE(sent[1].paxos_promise().promised());
+  EXPECT_EQ(sent[1].paxos_promise().promised_ballot().micros(), horizon);
+  EXPECT_FALSE(Durable().has_accepted());
+  restarted.OnPrepare(Prepare(At(horizon)));
+  fake_.storage.CompleteAll();
+  sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].paxos_promise().promised());
+}
+
+TEST_F(AcceptorTest, AnUnreadableHorizonStopsEveryDecision) {
+  fake_.storage.contents()[Acceptor::kHorizonKey] = "garbage";
+  ShardMetrics metrics;
+  Acceptor restarted(fake_.env, metrics);
+  restarted.Start();
+  fake_.storage.CompleteAll();
+  restarted.OnPrepare(Prepare(At(5'000'000)));
+  restarted.OnAccept(Accept(At(5'000'000), "v"));
+  fake_.storage.CompleteAll();
+  EXPECT_TRUE(fake_.network.TakeSent().empty());
+  EXPECT_FALSE(Durable().has_accepted());
 }
 
 TEST_F(AcceptorTest, ALowerBallotIsRefusedWithThePromiseItLost) {
@@ -170,14 +268,18 @@ TEST(AcceptorCacheTest, IdlePartitionsBeyondTheBoundAreDroppedAndReloadedFromDis
   std::vector<Envelope> sent = fake.network.TakeSent();
   ASSERT_EQ(sent.size(), 5u);
   for (const Envelope& reply : sent) EXPECT_TRUE(reply.paxos_promise().promised());
-  // k0 was dropped: its promise comes back from disk, so a lower ballot is
-  // still refused.
-  acceptor.OnPrepare(prepare("k0", 50));
-  fake.storage.CompleteAll();
-  sent = fake.network.TakeSent();
-  ASSERT_EQ(sent.size(), 1u);
-  EXPECT_FALSE(sent[0].paxos_promise().promised());
-  EXPECT_EQ(sent[0].paxos_promise().promised_ballot().micros(), 100);
+  // k0 was dropped: its promise (the first, synced with the horizon) comes
+  // back from disk, and k1's, kept in memory only, as the floor a reloaded
+  // state is raised to; so a lower ballot is still refused on both.
+  EXPECT_FALSE(fake.storage.contents().count(storage_codec::PaxosKey("t", "k1")));
+  for (const char* dropped : {"k0", "k1"}) {
+    acceptor.OnPrepare(prepare(dropped, 50));
+    fake.storage.CompleteAll();
+    sent = fake.network.TakeSent();
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_FALSE(sent[0].paxos_promise().promised()) << dropped;
+    EXPECT_EQ(sent[0].paxos_promise().promised_ballot().micros(), 100);
+  }
   EXPECT_EQ(acceptor.cached_partitions(), 2u);
 }
 

@@ -71,11 +71,12 @@ class RecordingNetwork final : public Network {
 };
 
 // An in-memory ordered disk. Every operation waits in a queue until the
-// test calls CompleteAll (or CompleteNext); writes take effect then.
+// test calls CompleteAll (or CompleteNext); writes take effect then, and a
+// synced one makes everything written so far durable.
 class QueuedStorage : public Storage {
  public:
-  void Apply(WriteBatch batch, Durability, WriteDone done) override {
-    queue_.push_back([this, batch = std::move(batch), done = std::move(done)] {
+  void Apply(WriteBatch batch, Durability durability, WriteDone done) override {
+    queue_.push_back([this, batch = std::move(batch), durability, done = std::move(done)] {
       for (const auto& op : batch.operations) {
         if (op.value) {
           contents_[op.key] = *op.value;
@@ -83,6 +84,7 @@ class QueuedStorage : public Storage {
           contents_.erase(op.key);
         }
       }
+      if (durability == Durability::kSynced) durable_ = contents_;
       done(absl::OkStatus());
     });
   }
@@ -116,10 +118,17 @@ class QueuedStorage : public Storage {
     }
   }
   std::map<std::string, std::string>& contents() { return contents_; }
+  // What a power cut leaves: what the last synced write made durable;
+  // operations still queued never happen.
+  void PowerCut() {
+    queue_.clear();
+    contents_ = durable_;
+  }
 
  private:
   std::deque<std::function<void()>> queue_;
   std::map<std::string, std::string> contents_;
+  std::map<std::string, std::string> durable_;
 };
 
 // Forwards every call to another Storage; a fake overrides one method.

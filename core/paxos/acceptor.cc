@@ -1,5 +1,9 @@
 #include "core/paxos/acceptor.h"
 
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+
 #include "core/assert.h"
 #include "core/buggify_actions.h"
 #include "core/data/checked_value.h"
@@ -80,6 +84,7 @@ Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics, size_t max_idle_partitio
     : env_(env), metrics_(metrics), max_idle_partitions_(max_idle_partitions) {}
 
 void Acceptor::Start() {
+  LoadHorizon();
   const std::string all = storage_codec::PaxosPrefix();
   env_.storage->Scan(all, storage_codec::PrefixEnd(all), SIZE_MAX, [this](auto stored) {
     if (!stored.ok()) {
@@ -99,6 +104,57 @@ void Acceptor::Start() {
     }
     started_ = true;
   });
+}
+
+void Acceptor::LoadHorizon() {
+  if (horizon_.loaded) return;  // Start ran again for its scan only
+  env_.storage->Get(kHorizonKey, [this](absl::StatusOr<std::optional<std::string>> stored) {
+    if (!stored.ok()) {
+      env_.clock->After(kSecond, [this] { LoadHorizon(); });
+      return;
+    }
+    int64_t micros = 0;  // never raised: every promise so far was synced
+    if (stored->has_value()) {
+      const std::optional<std::string_view> payload = checked_value::Open(kHorizonKey, **stored);
+      // Without it no lower bound on the lost promises is known: this
+      // shard's acceptor then decides nothing (its proposers go to the
+      // other replicas), as for a partition whose state is corrupt.
+      if (!payload || !absl::SimpleAtoi(absl::string_view(payload->data(), payload->size()), &micros) || micros < 0) {
+        CHARYBDIS_PROBE(env_.probes, "storage.corrupt_paxos_horizon");
+        horizon_.corrupt = true;
+      }
+    }
+    horizon_.loaded = true;
+    horizon_.durable_micros = micros;
+    horizon_.written_micros = micros;
+    // Every promise of the previous life was below `micros`.
+    floor_.set_micros(micros);
+    floor_.set_unique(0);
+    std::vector<std::string> waiting;
+    for (const auto& [key, entry] : partitions_) {
+      if (!entry.waiting.empty()) waiting.push_back(key);
+    }
+    for (const std::string& key : waiting) RunNext(key);
+  });
+}
+
+void Acceptor::PlanPromise(const Ballot& ballot, Decision& decision) {
+  CHARYBDIS_ASSERT(horizon_.loaded && !horizon_.corrupt);
+  CHARYBDIS_ASSERT(horizon_.written_micros >= horizon_.durable_micros);
+  if (ballot.micros() < horizon_.durable_micros - kHorizonRaiseMicros) {
+    decision.in_memory = true;
+    return;
+  }
+  CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.raise_horizon");
+  const int64_t now_micros = env_.clock->Now() / kMicrosecond;
+  const int64_t raised =
+      std::max(horizon_.written_micros, std::max(ballot.micros(), now_micros) + kHorizonWindowMicros);
+  CHARYBDIS_ASSERT(raised > ballot.micros());
+  horizon_.written_micros = raised;
+  decision.extra.Put(kHorizonKey, checked_value::Seal(kHorizonKey, std::to_string(raised)));
+  decision.written = [this, raised](bool ok) {
+    if (ok) horizon_.durable_micros = std::max(horizon_.durable_micros, raised);
+  };
 }
 
 bool Acceptor::InProgress(const std::string& table, const std::string& partition_key) const {
@@ -144,6 +200,8 @@ void Acceptor::MaybeIdle(const std::string& key) {
     CHARYBDIS_ASSERT(victim != partitions_.end() && victim->second.idle);
     CHARYBDIS_ASSERT(!victim->second.busy && !victim->second.loading && victim->second.waiting.empty());
     idle_.pop_back();
+    const PaxosState& dropped = victim->second.state;
+    if (victim->second.promise_in_memory && BallotLess(floor_, dropped.promised())) floor_ = dropped.promised();
     partitions_.erase(victim);
     metrics_.paxos_cache_evictions++;
   }
@@ -168,13 +226,16 @@ void Acceptor::Load(const std::string& key) {
       MaybeIdle(key);
       return;
     }
+    if (BallotLess(loading.state.promised(), floor_)) *loading.state.mutable_promised() = floor_;
     loading.loaded = true;
     RunNext(key);
   });
 }
 
 void Acceptor::RunNext(const std::string& key) {
+  if (!horizon_.loaded) return;  // LoadHorizon runs every waiting partition
   Entry& entry = partitions_[key];
+  if (horizon_.corrupt) entry.waiting.clear();  // decides nothing (LoadHorizon)
   while (!entry.waiting.empty() && !entry.busy) {
     if (!entry.loaded) {
       if (!entry.loading) Load(key);
@@ -188,18 +249,24 @@ void Acceptor::RunNext(const std::string& key) {
       continue;
     }
     AssertTransition(entry.state, *decision.next);
+    if (decision.in_memory) {
+      KeepInMemory(entry, key, decision);
+      continue;
+    }
     entry.busy = true;
     WriteBatch batch = std::move(decision.extra);
     batch.Put(key, checked_value::Seal(key, decision.next->SerializeAsString()));
     env_.storage->Apply(std::move(batch), decision.durability,
-                        [this, key, next = std::move(*decision.next),
+                        [this, key, next = std::move(*decision.next), written = std::move(decision.written),
                          reply = std::move(decision.reply)](absl::Status status) {
                           Entry& done = partitions_[key];
                           CHARYBDIS_ASSERT(done.busy);  // one decision at a time
                           CHARYBDIS_ASSERT(done.loaded);
                           done.busy = false;
+                          if (written) written(status.ok());
                           if (status.ok()) {
                             done.state = next;
+                            done.promise_in_memory = false;
                             NoteProgress(key, next);
                           }
                           reply(status.ok());
@@ -208,6 +275,18 @@ void Acceptor::RunNext(const std::string& key) {
     return;
   }
   MaybeIdle(key);  // may drop `entry`
+}
+
+void Acceptor::KeepInMemory(Entry& entry, const std::string& key, Decision& decision) {
+  // Only a promise, and only one the synced horizon covers: what a crash
+  // takes of it, the next life's floor forbids again.
+  CHARYBDIS_ASSERT(decision.extra.operations.empty() && !decision.written);
+  CHARYBDIS_ASSERT(decision.next->promised().micros() < horizon_.durable_micros);
+  CHARYBDIS_ASSERT(HasUncommittedAccept(*decision.next) == HasUncommittedAccept(entry.state));
+  entry.state = std::move(*decision.next);
+  entry.promise_in_memory = true;
+  NoteProgress(key, entry.state);
+  decision.reply(true);
 }
 
 void Acceptor::OnPrepare(const Envelope& message) {
@@ -238,6 +317,7 @@ void Acceptor::OnPrepare(const Envelope& message) {
       promise->set_origin_fate(FateOf(next, prepare.uncertain_origin()));
     }
     decision.next = std::move(next);
+    PlanPromise(prepare.ballot(), decision);
     decision.reply = [this, prepare, sender, reply](bool durable) {
       if (!durable) {
         reply->mutable_paxos_promise()->set_ok(false);

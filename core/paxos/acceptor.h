@@ -18,21 +18,36 @@ namespace charybdis {
 bool ParseStoredPaxosState(const std::string& key, const std::string& stored, PaxosState& state);
 
 // The acceptor side of Paxos on one shard, per partition: promise, accept,
-// commit. Its state (promised ballot, accepted proposal, latest commit) is
-// durable before any reply. Decisions for one partition are made one at a
-// time, in arrival order, on a copy of the state as it is on disk (loaded
-// once); a decision's new state replaces the copy only once it is synced,
-// and the next decision for the partition waits until then — so nothing,
-// not even a refusal, rests on state that a failed write or a crash could
-// take back.
+// commit. Its accepted proposal and latest commit are durable before any
+// reply. A promise is durable in what it forbids rather than word for word
+// (docs/lwt.md, "Promises without an fsync each"): the shard keeps a
+// synced promise horizon, a time no promise of this life reaches, and a
+// promise below it is kept in memory only; after a restart every ballot
+// below the previous life's horizon is refused, which covers every promise
+// a crash took. Decisions for one partition are made one at a time, in
+// arrival order, on a copy of the state (loaded once); a decision's new
+// state replaces the copy only once its write is done (synced, for all but
+// a promise below the horizon or a prune), and the next decision for the
+// partition waits until then — so nothing, not even a refusal, rests on
+// state that a failed write or a crash could take back.
 //
 // The copies are a cache, kept bounded: a partition with nothing in flight
-// (no load, no write, nothing waiting) is idle, its copy equal to the disk,
-// and the least recently used idle ones beyond `max_idle_partitions` are
-// dropped (a later message loads the state again).
+// (no load, no write, nothing waiting) is idle, and the least recently
+// used idle ones beyond `max_idle_partitions` are dropped (a later message
+// loads the state again; a promise that was only in memory leaves its
+// ballot as a floor every reloaded state is raised to).
 class Acceptor {
  public:
   static constexpr size_t kDefaultMaxIdlePartitions = 10'000;
+  // How far the promise horizon is set past the ballot that raises it, and
+  // how close a ballot may come to it before a promise raises it again
+  // (synced, with the promise): under steady load one promise in
+  // kHorizonRaiseMicros per shard is synced. Short, because ballots drawn
+  // after a restart within the window start above it (a little in the
+  // future, as with a clock that runs ahead).
+  static constexpr int64_t kHorizonWindowMicros = 100'000;
+  static constexpr int64_t kHorizonRaiseMicros = 50'000;
+  static constexpr const char* kHorizonKey = "system/paxos_horizon";
 
   Acceptor(ShardEnv env, ShardMetrics& metrics,
            size_t max_idle_partitions = kDefaultMaxIdlePartitions);
@@ -61,7 +76,11 @@ class Acceptor {
     std::optional<PaxosState> next;
     // A prune may be lost in a crash: the state it drops is only a copy.
     Durability durability = Durability::kSynced;
+    // A promise below the horizon: the new state needs no write at all.
+    bool in_memory = false;
     WriteBatch extra;
+    // Runs once the write is done (ok or not), before `reply`.
+    std::function<void(bool ok)> written;
     std::function<void(bool durable)> reply;
   };
   using Decide = std::function<Decision(const PaxosState& state)>;
@@ -70,7 +89,8 @@ class Acceptor {
     bool loaded = false;
     bool loading = false;
     bool busy = false;  // a decision's write is in flight
-    PaxosState state;   // as it is on disk
+    PaxosState state;   // as on disk, but for a promise kept in memory
+    bool promise_in_memory = false;  // `state.promised()` was never written
     std::deque<Decide> waiting;
     // Its place in idle_ while it is idle.
     std::optional<std::list<std::string>::iterator> idle;
@@ -80,6 +100,14 @@ class Acceptor {
   void Submit(const std::string& key, Decide decide);
   void RunNext(const std::string& key);
   void Load(const std::string& key);
+  // Reads the promise horizon of the previous life; nothing is decided
+  // before it is known.
+  void LoadHorizon();
+  // How the promise of `ballot` is kept: in memory below the horizon, else
+  // synced with a raised horizon.
+  void PlanPromise(const Ballot& ballot, Decision& decision);
+  // Applies a decision that needs no write.
+  void KeepInMemory(Entry& entry, const std::string& key, Decision& decision);
   void NoteProgress(const std::string& key, const PaxosState& state);
   // The partition's entry, taken out of the idle list (it is in use).
   Entry& Use(const std::string& key);
@@ -90,6 +118,18 @@ class Acceptor {
   ShardEnv env_;
   ShardMetrics& metrics_;
   bool started_ = false;
+  // The promise horizon, in ballot microseconds.
+  struct Horizon {
+    bool loaded = false;
+    bool corrupt = false;  // unreadable: no decision can be made safely
+    int64_t durable_micros = 0;  // synced; every in-memory promise is below it
+    int64_t written_micros = 0;  // the largest issued (>= durable_micros)
+  };
+  Horizon horizon_;
+  // Every state is raised to this promise when it is loaded: the previous
+  // life's horizon, then the largest in-memory promise dropped from the
+  // cache.
+  Ballot floor_;
   std::map<std::string, Entry> partitions_;
   const size_t max_idle_partitions_;
   std::list<std::string> idle_;  // idle partitions, most recently used first
