@@ -109,6 +109,9 @@ void Acceptor::Start() {
 void Acceptor::LoadHorizon() {
   if (horizon_.loaded) return;  // Start ran again for its scan only
   env_.storage->Get(kHorizonKey, [this](absl::StatusOr<std::optional<std::string>> stored) {
+    // A second Start (its scan failed) may have read it too: the first
+    // answer counts, since raises and evictions may have followed it.
+    if (horizon_.loaded) return;
     if (!stored.ok()) {
       env_.clock->After(kSecond, [this] { LoadHorizon(); });
       return;
