@@ -224,22 +224,29 @@ TEST_F(AcceptorTest, APromiseCarriesTheRowsThePrepareNamesNotTheWholePartition) 
   storage_codec::AddMutation("t", "k", stored, batch);
   for (const WriteBatch::Operation& op : batch.operations) fake_.storage.contents()[op.key] = *op.value;
 
-  Envelope prepare = Prepare(At(100));
-  prepare.mutable_paxos_prepare()->mutable_read_rows()->set_first("b");
-  prepare.mutable_paxos_prepare()->mutable_read_rows()->set_last("d");
-  acceptor_.OnPrepare(prepare);
-  fake_.storage.CompleteAll();
-  std::vector<Envelope> sent = fake_.network.TakeSent();
-  ASSERT_EQ(sent.size(), 1u);
-  std::set<std::string> rows;
-  for (const auto& [key, row] : Partition::FromProto(sent[0].paxos_promise().data()).rows) rows.insert(key);
-  EXPECT_EQ(rows, (std::set<std::string>{"b", "c", "d"}));
-
-  acceptor_.OnPrepare(Prepare(At(200)));  // no span: a range read, the whole partition
-  fake_.storage.CompleteAll();
-  sent = fake_.network.TakeSent();
-  ASSERT_EQ(sent.size(), 1u);
-  EXPECT_EQ(Partition::FromProto(sent[0].paxos_promise().data()).rows.size(), 5u);
+  auto rows_sent = [this](const std::vector<std::pair<std::string, std::string>>& spans, int64_t micros) {
+    Envelope prepare = Prepare(At(micros));
+    for (const auto& [first, last] : spans) {
+      RowSpan* span = prepare.mutable_paxos_prepare()->add_read_rows();
+      span->set_first(first);
+      span->set_last(last);
+    }
+    acceptor_.OnPrepare(prepare);
+    fake_.storage.CompleteAll();
+    std::vector<Envelope> sent = fake_.network.TakeSent();
+    EXPECT_EQ(sent.size(), 1u);
+    std::vector<std::string> rows;
+    if (sent.empty()) return rows;
+    for (const auto& [key, row] : Partition::FromProto(sent[0].paxos_promise().data()).rows) rows.push_back(key);
+    return rows;
+  };
+  using Rows = std::vector<std::string>;
+  EXPECT_EQ(rows_sent({{"b", "d"}}, 100), (Rows{"b", "c", "d"}));
+  // One span per operation of a shared round: nothing between them.
+  EXPECT_EQ(rows_sent({{"a", "a"}, {"c", "c"}, {"e", "e"}}, 110), (Rows{"a", "c", "e"}));
+  // No span: a range read, the whole partition; spans out of order too.
+  EXPECT_EQ(rows_sent({}, 200), (Rows{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(rows_sent({{"d", "d"}, {"b", "b"}}, 210), (Rows{"a", "b", "c", "d", "e"}));
 }
 
 TEST(AcceptorCacheTest, IdlePartitionsBeyondTheBoundAreDroppedAndReloadedFromDisk) {

@@ -292,6 +292,54 @@ void Acceptor::KeepInMemory(Entry& entry, const std::string& key, Decision& deci
   decision.reply(true);
 }
 
+void Acceptor::ReadForPrepare(const PaxosPrepare& prepare, Storage::ScanDone done) {
+  const std::string partition = storage_codec::PartitionPrefix(prepare.table(), prepare.partition_key());
+  std::vector<std::pair<std::string, std::string>> ranges;
+  for (int i = 0; i < prepare.read_rows_size(); i++) {
+    const RowSpan& span = prepare.read_rows(i);
+    // Spans backwards, out of order or overlapping, which no proposer of
+    // ours sends, read the whole partition.
+    if (span.first() > span.last() || (i > 0 && span.first() <= prepare.read_rows(i - 1).last())) {
+      ranges.clear();
+      break;
+    }
+    ranges.emplace_back(storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), span.first()),
+                        storage_codec::PrefixEnd(storage_codec::RowPrefix(
+                            prepare.table(), prepare.partition_key(), span.last())));
+  }
+  if (ranges.empty()) ranges.emplace_back(partition, storage_codec::PrefixEnd(partition));
+  // One scan per span; the parts join in span order, which is key order.
+  struct Gather {
+    std::vector<std::vector<KeyValue>> parts;
+    size_t waiting = 0;
+    absl::Status status;
+    Storage::ScanDone done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->parts.resize(ranges.size());
+  gather->waiting = ranges.size();
+  gather->done = std::move(done);
+  for (size_t i = 0; i < ranges.size(); i++) {
+    env_.storage->Scan(ranges[i].first, ranges[i].second, SIZE_MAX,
+                       [gather, i](absl::StatusOr<std::vector<KeyValue>> stored) {
+                         if (stored.ok()) {
+                           gather->parts[i] = std::move(*stored);
+                         } else if (gather->status.ok()) {
+                           gather->status = stored.status();
+                         }
+                         CHARYBDIS_ASSERT(gather->waiting > 0);
+                         if (--gather->waiting > 0) return;
+                         if (!gather->status.ok()) return gather->done(gather->status);
+                         std::vector<KeyValue> rows;
+                         for (auto& part : gather->parts) {
+                           rows.insert(rows.end(), std::make_move_iterator(part.begin()),
+                                       std::make_move_iterator(part.end()));
+                         }
+                         gather->done(std::move(rows));
+                       });
+  }
+}
+
 void Acceptor::OnPrepare(const Envelope& message) {
   const PaxosPrepare prepare = message.paxos_prepare();
   const Address sender = SenderOf(message);
@@ -329,26 +377,16 @@ void Acceptor::OnPrepare(const Envelope& message) {
       }
       // The read folded into the prepare: the rows it names (or the
       // partition) as the table holds them.
-      std::string begin = storage_codec::PartitionPrefix(prepare.table(), prepare.partition_key());
-      std::string end = storage_codec::PrefixEnd(begin);
-      // (A span backwards, which no proposer of ours sends, reads it all.)
-      if (prepare.has_read_rows() && prepare.read_rows().first() <= prepare.read_rows().last()) {
-        begin = storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), prepare.read_rows().first());
-        end = storage_codec::PrefixEnd(
-            storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), prepare.read_rows().last()));
-      }
-      env_.storage->Scan(begin, end, SIZE_MAX,
-                         [this, sender, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
-                           absl::StatusOr<Partition> data =
-                               ServablePartition(env_, metrics_, std::move(stored));
-                           PaxosPromise* promise = reply->mutable_paxos_promise();
-                           if (data.ok()) {
-                             data->ToProto(promise->mutable_data());
-                           } else {
-                             promise->set_ok(false);
-                           }
-                           SendPerhapsLate(env_, "paxos.acceptor.promise_late", sender, std::move(*reply));
-                         });
+      ReadForPrepare(prepare, [this, sender, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
+        absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored));
+        PaxosPromise* promise = reply->mutable_paxos_promise();
+        if (data.ok()) {
+          data->ToProto(promise->mutable_data());
+        } else {
+          promise->set_ok(false);
+        }
+        SendPerhapsLate(env_, "paxos.acceptor.promise_late", sender, std::move(*reply));
+      });
     };
     return decision;
   });

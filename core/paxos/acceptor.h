@@ -106,6 +106,8 @@ class Acceptor {
   // How the promise of `ballot` is kept: in memory below the horizon, else
   // synced with a raised horizon.
   void PlanPromise(const Ballot& ballot, Decision& decision);
+  // The rows a prepare names (or its whole partition), in key order.
+  void ReadForPrepare(const PaxosPrepare& prepare, Storage::ScanDone done);
   // Applies a decision that needs no write.
   void KeepInMemory(Entry& entry, const std::string& key, Decision& decision);
   void NoteProgress(const std::string& key, const PaxosState& state);

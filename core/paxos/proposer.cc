@@ -116,6 +116,7 @@ void Proposer::NewRound() {
   phase_ = Phase::kPreparing;
   round_trips_++;
   const uint64_t id = NewRoundId();
+  const std::vector<RowSpan> rows_read = RowsRead();
   for (NodeId node : LiveParticipants()) {
     Envelope message;
     PaxosPrepare* prepare = message.mutable_paxos_prepare();
@@ -124,33 +125,49 @@ void Proposer::NewRound() {
     prepare->set_table(request_.table);
     prepare->set_partition_key(request_.partition_key);
     if (uncertain_origin_) *prepare->mutable_uncertain_origin() = *uncertain_origin_;
-    if (auto rows = RowsRead()) *prepare->mutable_read_rows() = *rows;
+    for (const RowSpan& span : rows_read) *prepare->add_read_rows() = span;
     SendPerhapsLate(context_.env, "paxos.proposer.prepare_late",
                     context_.ReplicaAddress(node, request_.token), std::move(message));
   }
 }
 
-std::optional<RowSpan> Proposer::RowsRead() const {
+std::vector<RowSpan> Proposer::RowsRead() const {
   // Conditions look at the rows their statements write, and a serial read
   // at its row, so replicas need not send the rest of the partition (a
-  // partition of many rows would otherwise travel whole every round).
-  if (is_read() && request_.read.range()) return std::nullopt;
-  std::optional<RowSpan> rows;
-  auto include = [&rows](const std::string& row) {
-    if (!rows) {
-      rows.emplace();
-      rows->set_first(row);
-      rows->set_last(row);
-    }
-    if (row < rows->first()) rows->set_first(row);
-    if (row > rows->last()) rows->set_last(row);
+  // partition of many rows would otherwise travel whole every round). One
+  // span per operation, not one for the round: the operations of a shared
+  // round write far apart, and one span from the first row to the last
+  // would read everything between them.
+  if (is_read() && request_.read.range()) return {};
+  std::vector<RowSpan> spans;
+  auto span_of = [&spans](const std::string& first, const std::string& last) {
+    RowSpan& span = spans.emplace_back();
+    span.set_first(first);
+    span.set_last(last);
   };
-  if (is_read()) include(request_.read.clustering_key());
+  if (is_read()) span_of(request_.read.clustering_key(), request_.read.clustering_key());
   for (const CasOp& op : request_.batch) {
-    for (const CasStatement& statement : op.statement()) include(statement.write().clustering_key());
+    CHARYBDIS_ASSERT(op.statement_size() > 0);
+    std::string first = op.statement(0).write().clustering_key();
+    std::string last = first;
+    for (const CasStatement& statement : op.statement()) {
+      first = std::min(first, statement.write().clustering_key());
+      last = std::max(last, statement.write().clustering_key());
+    }
+    span_of(first, last);
   }
-  CHARYBDIS_ASSERT(rows.has_value());
-  return rows;
+  CHARYBDIS_ASSERT(!spans.empty());
+  std::sort(spans.begin(), spans.end(),
+            [](const RowSpan& a, const RowSpan& b) { return a.first() < b.first(); });
+  std::vector<RowSpan> merged;
+  for (RowSpan& span : spans) {
+    if (!merged.empty() && span.first() <= merged.back().last()) {
+      if (span.last() > merged.back().last()) merged.back().set_last(span.last());
+      continue;
+    }
+    merged.push_back(std::move(span));
+  }
+  return merged;
 }
 
 void Proposer::SeeBallot(const Ballot& ballot) { context_.SeeBallot(ballot); }

@@ -85,7 +85,7 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   void OnTimeout();
   void SeeBallot(const Ballot& ballot);
   // What the prepare asks replicas to read; nullopt: the whole partition.
-  std::optional<RowSpan> RowsRead() const;
+  std::vector<RowSpan> RowsRead() const;
   uint64_t NewRoundId();
   std::vector<NodeId> LiveParticipants() const;
 
