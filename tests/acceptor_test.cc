@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
@@ -67,9 +69,10 @@ class AcceptorTest : public ::testing::Test {
 
   // The synced promise horizon, in ballot microseconds (0: none yet).
   int64_t Horizon() {
-    auto it = fake_.storage.contents().find(Acceptor::kHorizonKey);
+    const char* key = Acceptor::kHorizonKeys[0];
+    auto it = fake_.storage.contents().find(key);
     if (it == fake_.storage.contents().end()) return 0;
-    const std::optional<std::string_view> payload = checked_value::Open(Acceptor::kHorizonKey, it->second);
+    const std::optional<std::string_view> payload = checked_value::Open(key, it->second);
     EXPECT_TRUE(payload.has_value());
     return payload ? std::stoll(std::string(*payload)) : -1;
   }
@@ -168,17 +171,51 @@ TEST_F(AcceptorTest, AfterAPowerCutEveryBallotBelowTheHorizonIsRefused) {
   EXPECT_TRUE(sent[0].paxos_promise().promised());
 }
 
-TEST_F(AcceptorTest, AnUnreadableHorizonStopsEveryDecision) {
-  fake_.storage.contents()[Acceptor::kHorizonKey] = "garbage";
-  ShardMetrics metrics;
-  Acceptor restarted(fake_.env, metrics);
-  restarted.Start();
+// Counts the probes reached.
+class CountingProbes final : public Probes {
+ public:
+  void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
+  std::map<std::string, int> reached;
+};
+
+TEST_F(AcceptorTest, AnUnreadableHorizonStopsEveryDecisionButOneGoodCopyIsEnough) {
+  acceptor_.OnPrepare(Prepare(At(100)));  // writes both copies
   fake_.storage.CompleteAll();
-  restarted.OnPrepare(Prepare(At(5'000'000)));
-  restarted.OnAccept(Accept(At(5'000'000), "v"));
+  fake_.network.TakeSent();
+  const int64_t horizon = Horizon();
+  auto restart_and_prepare = [this](int64_t micros) {
+    CountingProbes probes;
+    fake_.env.probes = &probes;
+    ShardMetrics metrics;
+    Acceptor restarted(fake_.env, metrics);
+    restarted.Start();
+    fake_.storage.CompleteAll();
+    restarted.OnPrepare(Prepare(At(micros)));
+    fake_.storage.CompleteAll();
+    fake_.env.probes = NoProbes::Instance();
+    return std::make_pair(fake_.network.TakeSent(), probes.reached["storage.corrupt_paxos_horizon"]);
+  };
+  fake_.storage.contents()[Acceptor::kHorizonKeys[1]] = "garbage";
+  auto [sent, corrupt] = restart_and_prepare(horizon + 1);
+  ASSERT_EQ(sent.size(), 1u) << "one good copy of the horizon is enough";
+  EXPECT_TRUE(sent[0].paxos_promise().promised());
+  EXPECT_EQ(corrupt, 0);
+  for (const char* key : Acceptor::kHorizonKeys) fake_.storage.contents()[key] = "garbage";
+  std::tie(sent, corrupt) = restart_and_prepare(horizon + 2);
+  EXPECT_TRUE(sent.empty());
+  EXPECT_EQ(corrupt, 1);
+  EXPECT_EQ(Durable().promised().micros(), horizon + 1);
+}
+
+TEST_F(AcceptorTest, ABallotFarAheadOfTheClockIsSyncedWithoutRaisingTheHorizon) {
+  acceptor_.OnPrepare(Prepare(At(100)));
   fake_.storage.CompleteAll();
-  EXPECT_TRUE(fake_.network.TakeSent().empty());
-  EXPECT_FALSE(Durable().has_accepted());
+  const int64_t horizon = Horizon();
+  const int64_t far = fake_.clock.Now() / kMicrosecond + 10 * Acceptor::kHorizonMaxLeadMicros;
+  acceptor_.OnPrepare(Prepare(At(far)));
+  ASSERT_TRUE(fake_.storage.CompleteNext());  // the promise, synced
+  EXPECT_EQ(Durable().promised().micros(), far);
+  EXPECT_EQ(Horizon(), horizon);
 }
 
 TEST_F(AcceptorTest, ALowerBallotIsRefusedWithThePromiseItLost) {
@@ -266,8 +303,10 @@ TEST(AcceptorCacheTest, IdlePartitionsBeyondTheBoundAreDroppedAndReloadedFromDis
     prepare->set_partition_key(key);
     return message;
   };
+  // k0 is the first promise (synced, it raises the horizon); k1..k4 are
+  // kept in memory only.
   for (int i = 0; i < 5; i++) {
-    acceptor.OnPrepare(prepare("k" + std::to_string(i), 100));
+    acceptor.OnPrepare(prepare("k" + std::to_string(i), i == 0 ? 100 : 10 * i));
     fake.storage.CompleteAll();
   }
   EXPECT_EQ(acceptor.cached_partitions(), 2u);
@@ -275,18 +314,22 @@ TEST(AcceptorCacheTest, IdlePartitionsBeyondTheBoundAreDroppedAndReloadedFromDis
   std::vector<Envelope> sent = fake.network.TakeSent();
   ASSERT_EQ(sent.size(), 5u);
   for (const Envelope& reply : sent) EXPECT_TRUE(reply.paxos_promise().promised());
-  // k0 was dropped: its promise (the first, synced with the horizon) comes
-  // back from disk, and k1's, kept in memory only, as the floor a reloaded
-  // state is raised to; so a lower ballot is still refused on both.
+  // k0, k1 and k2 were dropped. k0's promise comes back from disk; k1's
+  // and k2's, kept in memory only, leave the larger of them (20) as the
+  // floor a reloaded state is raised to.
   EXPECT_FALSE(fake.storage.contents().count(storage_codec::PaxosKey("t", "k1")));
-  for (const char* dropped : {"k0", "k1"}) {
-    acceptor.OnPrepare(prepare(dropped, 50));
+  auto refused_with = [&](const std::string& key, int64_t micros) -> int64_t {
+    acceptor.OnPrepare(prepare(key, micros));
     fake.storage.CompleteAll();
-    sent = fake.network.TakeSent();
-    ASSERT_EQ(sent.size(), 1u);
-    EXPECT_FALSE(sent[0].paxos_promise().promised()) << dropped;
-    EXPECT_EQ(sent[0].paxos_promise().promised_ballot().micros(), 100);
-  }
+    std::vector<Envelope> replies = fake.network.TakeSent();
+    EXPECT_EQ(replies.size(), 1u);
+    if (replies.empty() || replies[0].paxos_promise().promised()) return 0;
+    return replies[0].paxos_promise().promised_ballot().micros();
+  };
+  EXPECT_EQ(refused_with("k1", 15), 20);   // the floor, above k1's own 10
+  EXPECT_EQ(refused_with("k1", 25), 0);    // promised: above both
+  // (Each reload drops one more idle partition: the floor grows.)
+  EXPECT_EQ(refused_with("k0", 50), 100);  // from disk: above the floor
   EXPECT_EQ(acceptor.cached_partitions(), 2u);
 }
 

@@ -107,25 +107,35 @@ void Acceptor::Start() {
 }
 
 void Acceptor::LoadHorizon() {
-  if (horizon_.loaded) return;  // Start ran again for its scan only
-  env_.storage->Get(kHorizonKey, [this](absl::StatusOr<std::optional<std::string>> stored) {
-    // A second Start (its scan failed) may have read it too: the first
-    // answer counts, since raises and evictions may have followed it.
-    if (horizon_.loaded) return;
+  // Start runs again when its scan fails: one read at a time, and the
+  // first answer counts (raises and evictions may follow it).
+  if (horizon_.loaded || horizon_.reading) return;
+  horizon_.reading = true;
+  const std::string first = kHorizonKeys[0];
+  env_.storage->Scan(first, storage_codec::PrefixEnd(first), 2, [this](absl::StatusOr<std::vector<KeyValue>> stored) {
+    horizon_.reading = false;
     if (!stored.ok()) {
       env_.clock->After(kSecond, [this] { LoadHorizon(); });
       return;
     }
-    int64_t micros = 0;  // never raised: every promise so far was synced
-    if (stored->has_value()) {
-      const std::optional<std::string_view> payload = checked_value::Open(kHorizonKey, **stored);
-      // Without it no lower bound on the lost promises is known: this
-      // shard's acceptor then decides nothing (its proposers go to the
-      // other replicas), as for a partition whose state is corrupt.
-      if (!payload || !absl::SimpleAtoi(absl::string_view(payload->data(), payload->size()), &micros) || micros < 0) {
-        CHARYBDIS_PROBE(env_.probes, "storage.corrupt_paxos_horizon");
-        horizon_.corrupt = true;
+    // Never raised: every promise so far was synced. Both copies are
+    // written in one batch; either one that checks out will do, and only
+    // when neither does is no lower bound on the lost promises known: this
+    // shard's acceptor then decides nothing (its proposers go to the other
+    // replicas), as for a partition whose state is corrupt.
+    int64_t micros = 0;
+    bool readable = stored->empty();
+    for (const KeyValue& copy : *stored) {
+      const std::optional<std::string_view> payload = checked_value::Open(copy.key, copy.value);
+      int64_t value = 0;
+      if (payload && absl::SimpleAtoi(absl::string_view(payload->data(), payload->size()), &value) && value >= 0) {
+        micros = std::max(micros, value);
+        readable = true;
       }
+    }
+    if (!readable) {
+      CHARYBDIS_PROBE(env_.probes, "storage.corrupt_paxos_horizon");
+      horizon_.corrupt = true;
     }
     horizon_.loaded = true;
     horizon_.durable_micros = micros;
@@ -148,13 +158,16 @@ void Acceptor::PlanPromise(const Ballot& ballot, Decision& decision) {
     decision.in_memory = true;
     return;
   }
-  CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.raise_horizon");
+  // A ballot from a clock far ahead is promised synced, on its own: raised
+  // to it, the horizon would make every partition of the shard refuse
+  // ballots up to it after a restart, not only the ones it touched.
   const int64_t now_micros = env_.clock->Now() / kMicrosecond;
-  const int64_t raised =
-      std::max(horizon_.written_micros, std::max(ballot.micros(), now_micros) + kHorizonWindowMicros);
+  if (ballot.micros() > now_micros + kHorizonMaxLeadMicros) return;
+  CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.raise_horizon");
+  const int64_t raised = std::max(horizon_.written_micros, ballot.micros() + kHorizonWindowMicros);
   CHARYBDIS_ASSERT(raised > ballot.micros());
   horizon_.written_micros = raised;
-  decision.extra.Put(kHorizonKey, checked_value::Seal(kHorizonKey, std::to_string(raised)));
+  for (const char* key : kHorizonKeys) decision.extra.Put(key, checked_value::Seal(key, std::to_string(raised)));
   decision.written = [this, raised](bool ok) {
     if (ok) horizon_.durable_micros = std::max(horizon_.durable_micros, raised);
   };

@@ -47,7 +47,11 @@ class Acceptor {
   // future, as with a clock that runs ahead).
   static constexpr int64_t kHorizonWindowMicros = 100'000;
   static constexpr int64_t kHorizonRaiseMicros = 50'000;
-  static constexpr const char* kHorizonKey = "system/paxos_horizon";
+  // A ballot further ahead of the shard's clock never raises the horizon.
+  static constexpr int64_t kHorizonMaxLeadMicros = 1'000'000;
+  // Two copies, written together, so that one unreadable copy does not
+  // stop the shard (the next raise writes both again).
+  static constexpr const char* kHorizonKeys[] = {"system/paxos_horizon", "system/paxos_horizon/copy"};
 
   Acceptor(ShardEnv env, ShardMetrics& metrics,
            size_t max_idle_partitions = kDefaultMaxIdlePartitions);
@@ -123,6 +127,7 @@ class Acceptor {
   // The promise horizon, in ballot microseconds.
   struct Horizon {
     bool loaded = false;
+    bool reading = false;
     bool corrupt = false;  // unreadable: no decision can be made safely
     int64_t durable_micros = 0;  // synced; every in-memory promise is below it
     int64_t written_micros = 0;  // the largest issued (>= durable_micros)
