@@ -321,6 +321,12 @@ void Acceptor::ReadForPrepare(const PaxosPrepare& prepare, Storage::ScanDone don
                             prepare.table(), prepare.partition_key(), span.last())));
   }
   if (ranges.empty()) ranges.emplace_back(partition, storage_codec::PrefixEnd(partition));
+  // One span, as for every prepare of a round of one operation: its scan
+  // is the answer, with no parts to join.
+  if (ranges.size() == 1) {
+    env_.storage->Scan(std::move(ranges[0].first), std::move(ranges[0].second), SIZE_MAX, std::move(done));
+    return;
+  }
   // One scan per span; the parts join in span order, which is key order.
   struct Gather {
     std::vector<std::vector<KeyValue>> parts;

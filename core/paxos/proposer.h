@@ -84,7 +84,8 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   bool is_read() const { return request_.batch.empty(); }
   void OnTimeout();
   void SeeBallot(const Ballot& ballot);
-  // What the prepare asks replicas to read; nullopt: the whole partition.
+  // What the prepare asks replicas to read, one span per operation,
+  // sorted and disjoint; empty: the whole partition.
   std::vector<RowSpan> RowsRead() const;
   uint64_t NewRoundId();
   std::vector<NodeId> LiveParticipants() const;
