@@ -27,6 +27,7 @@
 #include "node/bench_report.h"
 #include "node/etcd_cluster.h"
 #include "node/local_cluster.h"
+#include "node/mutex_mode.h"
 #include "node/process.h"
 
 namespace charybdis::node {
@@ -231,6 +232,7 @@ int Usage(const std::string& problem) {
 }
 
 int Main(int argc, char** argv) {
+  SkipMutexDeadlockDetection();
   Flags flags;
   for (int i = 1; i < argc; i++) {
     const std::string word = argv[i];

@@ -60,6 +60,7 @@
 #include "node/calibrate.h"
 #include "node/ctl_bench.h"
 #include "node/local_cluster.h"
+#include "node/mutex_mode.h"
 #include "node/scenario_runner.h"
 #include "node/transport.h"
 
@@ -556,6 +557,7 @@ int Cluster(const Arguments& arguments) {
 }
 
 int Main(int argc, char** argv) {
+  SkipMutexDeadlockDetection();
   const Arguments arguments = Parse(argc, argv);
   if (arguments.words.empty() || arguments.flags.count("help") || arguments.flags.count("h")) {
     return Usage("give a command: put, get, delete, cas, serial-get, status, metrics, cluster");

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "node/config.h"
 #include "node/log.h"
+#include "node/mutex_mode.h"
 #include "node/node.h"
 
 namespace {
@@ -24,6 +25,7 @@ constexpr char kUsage[] = "usage: charybdis-node --config=FILE\n";
 
 int main(int argc, char** argv) {
   using charybdis::node::Log;
+  charybdis::node::SkipMutexDeadlockDetection();
   std::string config_path;
   for (int i = 1; i < argc; i++) {
     const std::string argument = argv[i];
