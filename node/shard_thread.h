@@ -16,7 +16,10 @@ namespace charybdis::node {
 // work (any thread may post; an eventfd wakes the thread), a timer heap on
 // the steady clock, and sockets the shard reads and writes itself (the
 // internode connections), so a message from a peer reaches the shard with
-// no thread in between. Only the shard's own code sets timers and watches
+// no thread in between. Work the thread posts itself (a message to its own
+// shard, a read's completion) runs in the same turn, right after the
+// turn's socket writes: it does not wait for another epoll round behind
+// whatever the sockets bring. Only the shard's own code sets timers and watches
 // sockets, so neither needs a lock. Now() is the wall clock, which
 // timestamps writes and ballots.
 class ShardThread final : public Clock, public Reactor {
@@ -69,6 +72,10 @@ class ShardThread final : public Clock, public Reactor {
   // handlers. Returns false once stopping.
   bool WaitAndDispatch();
   void RunDueTimers();
+  // The end of a turn: the socket writes, then what the turn posted to
+  // itself, again and again while that posts more (bounded: the sockets
+  // get their turn).
+  void FinishTurn();
   // Steady-clock nanoseconds.
   static Nanos Steady();
 
@@ -86,6 +93,7 @@ class ShardThread final : public Clock, public Reactor {
   std::map<WatchId, Watched> watched_;
   WatchId last_watch_ = 0;
   std::function<void()> end_of_turn_;
+  std::deque<std::function<void()>> own_posts_;  // posted by this thread
   // Set by the thread itself first thing: work posted before Start may
   // run (and ask IsCurrent) before Start's assignment of thread_ is done.
   std::atomic<std::thread::id> thread_id_;
