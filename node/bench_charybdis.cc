@@ -22,10 +22,10 @@ class CharybdisSystem : public BenchSystem {
   const std::string& name() const override { return options_.name; }
 
   Outcome Put(const std::string& key, const std::string& value) override {
-    ClientRequest request;
-    *request.mutable_write() = Write(key, "", value);
-    request.mutable_write()->set_consistency(options_.level);
-    return Execute(key, request);
+    return Execute(key, PutRequest(key, value));
+  }
+  void StartPut(const std::string& key, const std::string& value, OutcomeDone done) override {
+    StartExecute(key, PutRequest(key, value), std::move(done));
   }
 
   Outcome Get(const std::string& key) override { return Read(key, options_.level); }
@@ -45,11 +45,35 @@ class CharybdisSystem : public BenchSystem {
       statement.set_if_not_exists(true);
     }
     request.mutable_cas()->set_commit_consistency(options_.level);
-    return Execute(key, request);
+    return Execute(key, std::move(request));
   }
 
   Outcome InsertIfNotExists(const std::string& partition, const std::vector<std::string>& clustering_keys,
                             const std::string& value) override {
+    return Execute(partition, InsertRequest(partition, clustering_keys, value));
+  }
+  void StartInsertIfNotExists(const std::string& partition, const std::vector<std::string>& clustering_keys,
+                              const std::string& value, OutcomeDone done) override {
+    StartExecute(partition, InsertRequest(partition, clustering_keys, value), std::move(done));
+  }
+
+ private:
+  // What an asynchronous call keeps until its answer.
+  struct Call {
+    grpc::ClientContext context;
+    ExecuteRequest execute;
+    ClientResponse response;
+  };
+
+  ClientRequest PutRequest(const std::string& key, const std::string& value) const {
+    ClientRequest request;
+    *request.mutable_write() = Write(key, "", value);
+    request.mutable_write()->set_consistency(options_.level);
+    return request;
+  }
+
+  ClientRequest InsertRequest(const std::string& partition, const std::vector<std::string>& clustering_keys,
+                              const std::string& value) const {
     ClientRequest request;
     for (const std::string& clustering_key : clustering_keys) {
       CasStatement& statement = *request.mutable_cas()->add_statement();
@@ -57,10 +81,9 @@ class CharybdisSystem : public BenchSystem {
       statement.set_if_not_exists(true);
     }
     request.mutable_cas()->set_commit_consistency(options_.level);
-    return Execute(partition, request);
+    return request;
   }
 
- private:
   WriteOp Write(const std::string& key, const std::string& clustering_key, const std::string& value) const {
     WriteOp write;
     write.set_table(options_.table);
@@ -78,20 +101,38 @@ class CharybdisSystem : public BenchSystem {
     read.set_table(options_.table);
     read.set_partition_key(key);
     read.set_consistency(level);
-    return Execute(key, request);
+    return Execute(key, std::move(request));
   }
 
-  Outcome Execute(const std::string& partition_key, const ClientRequest& request) {
+  ExecuteRequest Addressed(const std::string& partition_key, ClientRequest request) const {
     ExecuteRequest execute;
-    *execute.mutable_request() = request;
+    *execute.mutable_request() = std::move(request);
     if (options_.shard_aware) {
       execute.set_has_shard(true);
       execute.set_shard(ShardOf(TokenOf(partition_key), options_.shards));
     }
+    return execute;
+  }
+
+  Outcome Execute(const std::string& partition_key, ClientRequest request) {
+    const ExecuteRequest execute = Addressed(partition_key, std::move(request));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kRequestDeadline);
     ClientResponse response;
-    const grpc::Status status = stub_->Execute(&context, execute, &response);
+    return OutcomeOf(stub_->Execute(&context, execute, &response), response);
+  }
+
+  void StartExecute(const std::string& partition_key, ClientRequest request, OutcomeDone done) {
+    auto call = std::make_shared<Call>();
+    call->execute = Addressed(partition_key, std::move(request));
+    call->context.set_deadline(std::chrono::system_clock::now() + kRequestDeadline);
+    stub_->async()->Execute(&call->context, &call->execute, &call->response,
+                            [call, done = std::move(done)](grpc::Status status) {
+                              done(OutcomeOf(status, call->response));
+                            });
+  }
+
+  static Outcome OutcomeOf(const grpc::Status& status, const ClientResponse& response) {
     Outcome outcome;
     if (!status.ok()) {
       outcome.error = absl::StrCat("grpc ", status.error_code());

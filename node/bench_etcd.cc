@@ -29,12 +29,15 @@ class EtcdSystem : public BenchSystem {
   const std::string& name() const override { return name_; }
 
   Outcome Put(const std::string& key, const std::string& value) override {
-    etcdserverpb::PutRequest request;
-    request.set_key(key);
-    request.set_value(value);
     etcdserverpb::PutResponse response;
     grpc::ClientContext context;
-    return Done(stub_->Put(Deadline(context), request, &response));
+    return Done(stub_->Put(Deadline(context), PutOf(key, value), &response));
+  }
+  void StartPut(const std::string& key, const std::string& value, OutcomeDone done) override {
+    auto call = std::make_shared<Call<etcdserverpb::PutRequest, etcdserverpb::PutResponse>>();
+    call->request = PutOf(key, value);
+    stub_->async()->Put(Deadline(call->context), &call->request, &call->response,
+                        [call, done = std::move(done)](grpc::Status status) { done(Done(status)); });
   }
 
   // etcd's Range is linearizable unless asked to be serializable.
@@ -69,6 +72,34 @@ class EtcdSystem : public BenchSystem {
 
   Outcome InsertIfNotExists(const std::string& partition, const std::vector<std::string>& clustering_keys,
                             const std::string& value) override {
+    return Txn(InsertOf(partition, clustering_keys, value));
+  }
+  void StartInsertIfNotExists(const std::string& partition, const std::vector<std::string>& clustering_keys,
+                              const std::string& value, OutcomeDone done) override {
+    auto call = std::make_shared<Call<etcdserverpb::TxnRequest, etcdserverpb::TxnResponse>>();
+    call->request = InsertOf(partition, clustering_keys, value);
+    stub_->async()->Txn(Deadline(call->context), &call->request, &call->response,
+                        [call, done = std::move(done)](grpc::Status status) { done(TxnDone(status, call->response)); });
+  }
+
+ private:
+  // What an asynchronous call keeps until its answer.
+  template <typename Request, typename Response>
+  struct Call {
+    grpc::ClientContext context;
+    Request request;
+    Response response;
+  };
+
+  static etcdserverpb::PutRequest PutOf(const std::string& key, const std::string& value) {
+    etcdserverpb::PutRequest request;
+    request.set_key(key);
+    request.set_value(value);
+    return request;
+  }
+
+  static etcdserverpb::TxnRequest InsertOf(const std::string& partition, const std::vector<std::string>& clustering_keys,
+                                           const std::string& value) {
     etcdserverpb::TxnRequest request;
     for (const std::string& clustering_key : clustering_keys) {
       Compare& compare = *request.add_compare();
@@ -78,10 +109,9 @@ class EtcdSystem : public BenchSystem {
       compare.set_create_revision(0);
       AddPut(request, RowKey(partition, clustering_key), value);
     }
-    return Txn(request);
+    return request;
   }
 
- private:
   static grpc::ClientContext* Deadline(grpc::ClientContext& context) {
     context.set_deadline(std::chrono::system_clock::now() + kRequestDeadline);
     return &context;
@@ -100,12 +130,16 @@ class EtcdSystem : public BenchSystem {
     return outcome;
   }
 
+  static Outcome TxnDone(const grpc::Status& status, const etcdserverpb::TxnResponse& response) {
+    Outcome outcome = Done(status);
+    outcome.applied = outcome.ok && response.succeeded();
+    return outcome;
+  }
+
   Outcome Txn(const etcdserverpb::TxnRequest& request) {
     etcdserverpb::TxnResponse response;
     grpc::ClientContext context;
-    Outcome outcome = Done(stub_->Txn(Deadline(context), request, &response));
-    outcome.applied = outcome.ok && response.succeeded();
-    return outcome;
+    return TxnDone(stub_->Txn(Deadline(context), request, &response), response);
   }
 
   const std::string name_ = "etcd";

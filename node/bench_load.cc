@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <barrier>
+#include <condition_variable>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -71,6 +72,41 @@ LoadResult RunLoad(const LoadOptions& options, const RequestFunction& request) {
     clients.emplace_back(client_loop, client);
   }
   for (std::thread& client : clients) client.join();
+  total.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return total;
+}
+
+LoadResult RunAsyncLoad(const LoadOptions& options, const AsyncRequestFunction& request) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  const auto deadline = started + options.max_duration;
+  const uint64_t in_flight_limit = std::max<uint32_t>(options.clients, 1);
+  std::mutex mutex;  // guards what follows
+  std::condition_variable answered;
+  LoadResult total;
+  uint64_t started_requests = 0;
+  uint64_t in_flight = 0;
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    answered.wait_until(lock, deadline, [&] { return in_flight < in_flight_limit; });
+    if (Clock::now() >= deadline || started_requests >= options.max_requests) break;
+    const uint64_t i = started_requests++;
+    in_flight++;
+    lock.unlock();
+    const auto sent = Clock::now();
+    request(i, [&, sent](Outcome outcome) {
+      const auto latency = Clock::now() - sent;
+      std::lock_guard<std::mutex> guard(mutex);
+      Count(outcome, latency, total);
+      if (options.progress_every != 0 && total.requests % options.progress_every == 0) {
+        std::cerr << "  " << options.label << ": " << total.requests << " requests\n";
+      }
+      in_flight--;
+      answered.notify_one();
+    });
+    lock.lock();
+  }
+  answered.wait(lock, [&] { return in_flight == 0; });
   total.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return total;
 }

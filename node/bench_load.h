@@ -47,6 +47,14 @@ struct LoadResult {
 
 LoadResult RunLoad(const LoadOptions& options, const RequestFunction& request);
 
+// Starts request `i` and calls `done` with its outcome when it is over,
+// from any thread or inside the call.
+using AsyncRequestFunction = std::function<void(uint64_t i, OutcomeDone done)>;
+// The same closed loop from one thread, with `clients` requests in flight:
+// each answer starts the next request. Returns once every request started
+// is over (each is bounded by its own deadline).
+LoadResult RunAsyncLoad(const LoadOptions& options, const AsyncRequestFunction& request);
+
 // Adds `from`'s requests, outcomes and latencies to `into` (not its
 // seconds: runs side by side share their time, runs one after another
 // add it up).

@@ -42,6 +42,16 @@ Measure Closed(const LoadOptions& options,
   };
 }
 
+// The same with `clients` requests in flight from one thread (RunAsyncLoad).
+Measure InFlight(const LoadOptions& options,
+                 std::function<void(BenchSystem&, uint64_t i, OutcomeDone done)> request) {
+  return [options, request = std::move(request)](BenchSystem& system, const std::string& label) {
+    LoadOptions labelled = options;
+    labelled.label = label;
+    return RunAsyncLoad(labelled, [&](uint64_t i, OutcomeDone done) { request(system, i, std::move(done)); });
+  };
+}
+
 PhaseRun NewRun(const std::string& phase, const std::string& measure, const std::string& mode) {
   PhaseRun run;
   run.phase = phase;
@@ -98,9 +108,9 @@ std::vector<PhaseRun> RunInFlight(const std::vector<BenchSystem*>& systems, cons
   options.max_requests = 100'000'000;
   options.max_duration = std::chrono::seconds(sizes.in_flight_seconds);
   options.progress_every = 20000;
-  RunOnEach(systems, NewRun("b", absl::StrCat(sizes.in_flight, " puts in flight"), mode), Closed(options,
-            [&](BenchSystem& system, uint32_t, uint64_t i) {
-              return system.Put(absl::StrCat(tag, "/b/", i), ValueOf(i));
+  RunOnEach(systems, NewRun("b", absl::StrCat(sizes.in_flight, " puts in flight"), mode), InFlight(options,
+            [&](BenchSystem& system, uint64_t i, OutcomeDone done) {
+              system.StartPut(absl::StrCat(tag, "/b/", i), ValueOf(i), std::move(done));
             }), runs);
   return runs;
 }
@@ -159,14 +169,15 @@ std::vector<PhaseRun> RunLwtLoad(const std::vector<BenchSystem*>& systems, const
     const std::string partition = absl::StrCat(tag, "/d/batch-", batch);
     PhaseRun run = NewRun("d", batch == 1 ? "LWT load, single rows" : absl::StrCat("LWT load, batches of ", batch), mode);
     run.rows_per_request = batch;
-    RunOnEach(systems, run, Closed(options, [&](BenchSystem& system, uint32_t, uint64_t i) {
+    RunOnEach(systems, run, InFlight(options, [&](BenchSystem& system, uint64_t i, OutcomeDone done) {
       std::vector<std::string> clustering_keys;
       for (uint64_t row = i * batch; row < (i + 1) * batch; row++) {
         clustering_keys.push_back(absl::StrFormat("%012d", row));
       }
-      Outcome outcome = system.InsertIfNotExists(partition, clustering_keys, "data");
-      if (outcome.ok && !outcome.applied) return CheckFailure("a conditional insert of fresh rows did not apply");
-      return outcome;
+      system.StartInsertIfNotExists(partition, clustering_keys, "data", [done = std::move(done)](Outcome outcome) {
+        if (outcome.ok && !outcome.applied) outcome = CheckFailure("a conditional insert of fresh rows did not apply");
+        done(std::move(outcome));
+      });
     }), runs);
   }
   return runs;

@@ -1,6 +1,8 @@
 // The real-node benchmark's own logic, on in-memory systems: its loops
 // stay within their bounds, its checks catch a system that breaks a
 // promise, and its comparisons carry the goals of docs/benchmarks.md.
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -118,6 +120,119 @@ TEST(RunLoad, StopsAtItsDurationAndCountsErrorsByKind) {
   EXPECT_GT(result.requests, 5u);
   EXPECT_EQ(result.errors.at("WRITE_TIMEOUT"), result.failed());
   EXPECT_LT(result.seconds, 1.0);
+}
+
+// Answers requests from a thread of its own, each after `delay`, as a
+// client library's threads do.
+class Answerer {
+ public:
+  explicit Answerer(std::chrono::milliseconds delay) : delay_(delay), thread_([this] { Loop(); }) {}
+  ~Answerer() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  void Start(uint64_t i, OutcomeDone done) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      in_flight_++;
+      most_in_flight_ = std::max(most_in_flight_, in_flight_);
+      queue_.emplace_back(i, std::move(done));
+    }
+    wake_.notify_one();
+  }
+  uint64_t most_in_flight() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return most_in_flight_;
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      auto [i, done] = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      std::this_thread::sleep_for(delay_);
+      lock.lock();
+      in_flight_--;
+      lock.unlock();
+      Outcome outcome = Answered(i % 3 != 0, i % 2 == 0);
+      if (!outcome.ok) outcome.error = "WRITE_TIMEOUT";
+      done(outcome);
+      lock.lock();
+    }
+  }
+
+  const std::chrono::milliseconds delay_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::pair<uint64_t, OutcomeDone>> queue_;
+  uint64_t in_flight_ = 0;
+  uint64_t most_in_flight_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+TEST(RunAsyncLoad, KeepsItsClientsInFlightAndStartsEachRequestOnceUpToTheCount) {
+  // Slower to answer than the load is to start: all 4 are out at once.
+  Answerer answerer(std::chrono::milliseconds(1));
+  std::mutex mutex;
+  std::multiset<uint64_t> started;
+  LoadOptions options;
+  options.clients = 4;
+  options.max_requests = 500;
+  const LoadResult result = RunAsyncLoad(options, [&](uint64_t i, OutcomeDone done) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      started.insert(i);
+    }
+    answerer.Start(i, std::move(done));
+  });
+  EXPECT_EQ(result.requests, 500u);
+  EXPECT_EQ(result.errors.at("WRITE_TIMEOUT"), result.failed());
+  EXPECT_EQ(result.failed(), 167u);  // i % 3 == 0 for i < 500
+  EXPECT_EQ(result.latencies_us.size(), result.ok);
+  ASSERT_EQ(started.size(), 500u);
+  EXPECT_EQ(std::set<uint64_t>(started.begin(), started.end()).size(), 500u);
+  EXPECT_EQ(*started.rbegin(), 499u);
+  // Never more than its clients at once, and it does keep them all going.
+  EXPECT_EQ(answerer.most_in_flight(), 4u);
+}
+
+TEST(RunAsyncLoad, StopsAtItsDurationAndWaitsForWhatIsInFlight) {
+  Answerer answerer(std::chrono::milliseconds(10));
+  LoadOptions options;
+  options.clients = 2;
+  options.max_requests = 1'000'000;
+  options.max_duration = std::chrono::milliseconds(200);
+  uint64_t started = 0;  // the load's own thread only
+  const LoadResult result = RunAsyncLoad(options, [&](uint64_t i, OutcomeDone done) {
+    started++;
+    answerer.Start(i, std::move(done));
+  });
+  EXPECT_LT(result.requests, 100u);  // about 20: one answerer, 10 ms each
+  EXPECT_GT(result.requests, 5u);
+  EXPECT_EQ(result.requests, started);  // every request started was counted
+  EXPECT_LT(result.seconds, 1.0);
+}
+
+TEST(RunAsyncLoad, AnswersInsideTheCallRunOneAfterAnother) {
+  // A system's default Start forms answer inside the call.
+  MemorySystem system("memory");
+  LoadOptions options;
+  options.clients = 8;
+  options.max_requests = 100'000;
+  const LoadResult result = RunAsyncLoad(options, [&](uint64_t i, OutcomeDone done) {
+    system.StartInsertIfNotExists("p", {absl::StrCat(i)}, "v", std::move(done));
+  });
+  EXPECT_EQ(result.ok, 100'000u);
+  EXPECT_EQ(result.applied, 100'000u);
 }
 
 TEST(RunLockStep, ExactlyOneWriterPerRoundAppliesAndEveryoneStopsTogether) {
