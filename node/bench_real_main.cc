@@ -85,6 +85,7 @@ absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t repl
   options.tables = {{"kv", {"v"}}};
   options.cql_schema = BenchCqlSchema(replication_factor);
   options.extra_config = extra_config;
+  options.power_loss_journal = false;  // as deployed: nothing cuts its power here
   std::cerr << "bench: starting " << name << " (RF=" << replication_factor << ") in " << directory << "\n";
   auto created = LocalCluster::Create(directory, NodeBinaryBesideSelf(), options);
   if (!created.ok()) return created.status();

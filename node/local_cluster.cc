@@ -98,7 +98,7 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     config.set_metrics_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 2]));
     config.set_cql_shard_aware_port((*ports)[kPortsPerNode * (id - 1) + 4]);
     // A local cluster is for testing: `kill --power` can cut its power.
-    config.set_power_loss_journal(true);
+    config.set_power_loss_journal(options.power_loss_journal);
     std::string text;
     google::protobuf::TextFormat::PrintToString(config, &text);
     std::error_code error;

@@ -30,6 +30,10 @@ class LocalCluster {
     std::string extra_config;
     // The bootstrap CQL schema, one statement per entry (cql_schema).
     std::vector<std::string> cql_schema;
+    // Journal every file's syncs so that `kill --power` can cut power
+    // (node/power_loss_fs.h). A benchmark measures a node as deployed,
+    // without it.
+    bool power_loss_journal = true;
   };
 
   // Writes the configs of a new cluster into `directory` (which must not
