@@ -9,6 +9,7 @@
 #include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
 #include "core/paxos/ballot.h"
+#include "core/paxos/row_spans.h"
 #include "core/replica/stored_partition.h"
 
 namespace charybdis {
@@ -308,17 +309,14 @@ void Acceptor::KeepInMemory(Entry& entry, const std::string& key, Decision& deci
 void Acceptor::ReadForPrepare(const PaxosPrepare& prepare, Storage::ScanDone done) {
   const std::string partition = storage_codec::PartitionPrefix(prepare.table(), prepare.partition_key());
   std::vector<std::pair<std::string, std::string>> ranges;
-  for (int i = 0; i < prepare.read_rows_size(); i++) {
-    const RowSpan& span = prepare.read_rows(i);
-    // Spans backwards, out of order or overlapping, which no proposer of
-    // ours sends, read the whole partition.
-    if (span.first() > span.last() || (i > 0 && span.first() <= prepare.read_rows(i - 1).last())) {
-      ranges.clear();
-      break;
+  // Spans backwards, out of order or overlapping, which no proposer of ours
+  // sends, read the whole partition.
+  if (IsSortedAndDisjoint(prepare.read_rows())) {
+    for (const RowSpan& span : prepare.read_rows()) {
+      ranges.emplace_back(storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), span.first()),
+                          storage_codec::PrefixEnd(storage_codec::RowPrefix(
+                              prepare.table(), prepare.partition_key(), span.last())));
     }
-    ranges.emplace_back(storage_codec::RowPrefix(prepare.table(), prepare.partition_key(), span.first()),
-                        storage_codec::PrefixEnd(storage_codec::RowPrefix(
-                            prepare.table(), prepare.partition_key(), span.last())));
   }
   if (ranges.empty()) ranges.emplace_back(partition, storage_codec::PrefixEnd(partition));
   // One span, as for every prepare of a round of one operation: its scan

@@ -6,6 +6,7 @@
 #include "core/buggify_actions.h"
 #include "core/coordinator/result_rows.h"
 #include "core/paxos/ballot.h"
+#include "core/paxos/row_spans.h"
 
 namespace charybdis {
 
@@ -157,17 +158,7 @@ std::vector<RowSpan> Proposer::RowsRead() const {
     span_of(first, last);
   }
   CHARYBDIS_ASSERT(!spans.empty());
-  std::sort(spans.begin(), spans.end(),
-            [](const RowSpan& a, const RowSpan& b) { return a.first() < b.first(); });
-  std::vector<RowSpan> merged;
-  for (RowSpan& span : spans) {
-    if (!merged.empty() && span.first() <= merged.back().last()) {
-      if (span.last() > merged.back().last()) merged.back().set_last(span.last());
-      continue;
-    }
-    merged.push_back(std::move(span));
-  }
-  return merged;
+  return SortedDisjoint(std::move(spans));
 }
 
 void Proposer::SeeBallot(const Ballot& ballot) { context_.SeeBallot(ballot); }
