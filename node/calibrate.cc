@@ -63,6 +63,14 @@ void CollectHops(const ClientResponse& traced, HopSamples& samples) {
   }
 }
 
+void CollectClientCost(const ClientResponse& traced, int64_t round_trip_us, HopSamples& samples) {
+  if (traced.trace_size() == 0) return;
+  const auto [first, last] = std::minmax_element(
+      traced.trace().begin(), traced.trace().end(),
+      [](const TraceEvent& a, const TraceEvent& b) { return a.at_us() < b.at_us(); });
+  samples.client.push_back(round_trip_us - (last->at_us() - first->at_us()));
+}
+
 scenario::Latency FitLatency(std::vector<int64_t> samples_us) {
   scenario::Latency latency;
   if (samples_us.empty()) return latency;
@@ -87,6 +95,15 @@ scenario::Scenario ProfileOf(const HopSamples& samples) {
   // is left at a token 1 us, and the rest is its sync.
   profile.mutable_storage()->mutable_write()->set_min_us(1);
   *profile.mutable_storage()->mutable_sync() = FitLatency(samples.sync);
+  if (!samples.client.empty()) {
+    std::vector<int64_t> hops = samples.between_nodes;
+    std::sort(hops.begin(), hops.end());
+    const int64_t hop_us = hops.empty() ? 0 : hops[hops.size() / 2];
+    std::vector<int64_t> beyond_hops_us;
+    for (int64_t client_us : samples.client) beyond_hops_us.push_back(std::max<int64_t>(client_us - 2 * hop_us, 0));
+    *profile.mutable_client_machine()->mutable_request() = FitLatency(std::move(beyond_hops_us));
+    profile.mutable_client_machine()->set_cores(samples.client_cores);
+  }
   return profile;
 }
 

@@ -21,17 +21,25 @@ struct HopSamples {
   std::vector<int64_t> within_node;    // to a shard of the same node
   std::vector<int64_t> sync;           // a synced write issued, until durable
   std::vector<int64_t> read;           // a replica read received, until its storage read is done
+  // A request's round trip as its client timed it, less its timeline on
+  // the nodes: the client's own work and its two hops to the node.
+  std::vector<int64_t> client;
+  uint32_t client_cores = 1;  // of the machine the client ran on
 };
 
 // Adds the samples one traced answer's timeline holds.
 void CollectHops(const ClientResponse& traced, HopSamples& samples);
+// Adds the client's part of a traced request that took `round_trip_us`.
+void CollectClientCost(const ClientResponse& traced, int64_t round_trip_us, HopSamples& samples);
 
 // min (the 5th percentile) and the mean of the exponential jitter above it
 // that puts the simulated median on the measured one.
 scenario::Latency FitLatency(std::vector<int64_t> samples_us);
 
 // The profile the samples make: network intra_dc and intra_node, storage
-// read, write and sync. A sync includes its write.
+// read, write and sync (a sync includes its write), and the client
+// machine: what a request costs its client beyond the two hops to the
+// node, which the simulator charges as hops between nodes.
 scenario::Scenario ProfileOf(const HopSamples& samples);
 
 }  // namespace charybdis::node

@@ -40,6 +40,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -364,6 +366,7 @@ int Calibrate(const Arguments& arguments) {
   if (!address.ok()) return Usage(std::string(address.status().message()));
   auto stub = ConnectClient(*address);
   HopSamples samples;
+  samples.client_cores = std::max(std::thread::hardware_concurrency(), 1u);
   uint32_t failed = 0;
   for (uint32_t i = 0; i < count; i++) {
     const std::string key = absl::StrCat("calibrate-", i);
@@ -380,12 +383,16 @@ int Calibrate(const Arguments& arguments) {
     get.mutable_read()->set_partition_key(key);
     get.mutable_read()->set_consistency(CL_QUORUM);
     for (const ClientRequest& request : {put, get}) {
+      const auto sent = std::chrono::steady_clock::now();
       const std::optional<ClientResponse> response = Traced(*stub, request);
+      const int64_t round_trip_us =
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - sent).count();
       if (!response || response->code() != ClientResponse::OK) {
         failed++;
         continue;
       }
       CollectHops(*response, samples);
+      CollectClientCost(*response, round_trip_us, samples);
     }
   }
   if (samples.between_nodes.empty() || samples.sync.empty()) {

@@ -45,13 +45,14 @@ struct KvWorkload::Client {
 };
 
 KvWorkload::KvWorkload(Simulator& simulator, Cluster& cluster, std::string name,
-                       const scenario::KvWorkload& spec, std::string column, Random random,
-                       History& history, uint64_t& next_process)
+                       const scenario::KvWorkload& spec, const scenario::ClientMachine& client_machine,
+                       std::string column, Random random, History& history, uint64_t& next_process)
     : simulator_(simulator),
       cluster_(cluster),
       name_(std::move(name)),
       spec_(spec),
       random_(random),
+      client_machine_(client_machine),
       history_(history),
       next_process_(next_process),
       table_(spec.table()),
@@ -214,7 +215,18 @@ void KvWorkload::Issue(Client& client) {
   client.in_flight = true;
   client.started = simulator_.now();
   client.coordinator = CoordinatorFor(client, op.key);
-  cluster_.network().Send(Address{client.id, 0}, client.coordinator, std::move(message));
+  if (client_machine_.modelled()) {
+    // It leaves once the client machine has had the CPU for it; its
+    // latency counts from now, as a real client's clock does.
+    const Address from{client.id, 0}, to = client.coordinator;
+    simulator_.Schedule(client_machine_.SendTime(simulator_.now(), random_),
+                        EventTag{EventKind::kClient, client.host, 0, client.request_id}, true,
+                        [this, from, to, message = std::move(message)]() mutable {
+                          cluster_.network().Send(from, to, std::move(message));
+                        });
+  } else {
+    cluster_.network().Send(Address{client.id, 0}, client.coordinator, std::move(message));
+  }
 
   const Nanos timeout = spec_.timeout_ms() ? static_cast<Nanos>(spec_.timeout_ms()) * kMillisecond
                                            : kDefaultClientTimeout;

@@ -10,6 +10,7 @@
 #include "core/workload/history.h"
 #include "core/workload/kv_model.h"
 #include "proto/scenario.pb.h"
+#include "sim/client_machine.h"
 #include "sim/cluster.h"
 #include "sim/workload.h"
 
@@ -21,8 +22,8 @@ namespace charybdis::sim {
 class KvWorkload final : public Workload {
  public:
   KvWorkload(Simulator& simulator, Cluster& cluster, std::string name,
-             const scenario::KvWorkload& spec, std::string column, Random random,
-             History& history, uint64_t& next_process);
+             const scenario::KvWorkload& spec, const scenario::ClientMachine& client_machine,
+             std::string column, Random random, History& history, uint64_t& next_process);
   ~KvWorkload() override;
 
   void Start() override;
@@ -59,6 +60,7 @@ class KvWorkload final : public Workload {
   std::string name_;
   scenario::KvWorkload spec_;
   Random random_;
+  ClientMachine client_machine_;
   History& history_;
   uint64_t& next_process_;
   std::string table_;

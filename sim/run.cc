@@ -41,8 +41,8 @@ class Workloads {
           break;
         case scenario::Workload::kKv: {
           auto kv = std::make_unique<KvWorkload>(simulator, cluster, workload.name(), workload.kv(),
-                                                 FirstColumn(workload.kv().table()), stream,
-                                                 history, next_process_);
+                                                 spec.client_machine(), FirstColumn(workload.kv().table()),
+                                                 stream, history, next_process_);
           kv_.push_back(kv.get());
           all_.push_back(std::move(kv));
           break;

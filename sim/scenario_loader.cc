@@ -73,6 +73,7 @@ void ApplyProfile(const scenario::Scenario& profile, scenario::Scenario& spec) {
   if (storage.has_read()) *spec.mutable_storage()->mutable_read() = storage.read();
   if (storage.has_write()) *spec.mutable_storage()->mutable_write() = storage.write();
   if (storage.has_sync()) *spec.mutable_storage()->mutable_sync() = storage.sync();
+  if (profile.has_client_machine()) *spec.mutable_client_machine() = profile.client_machine();
 }
 
 }  // namespace charybdis::sim

@@ -62,5 +62,24 @@ TEST(CalibrateTest, TheProfileFillsTheScenarioLatencies) {
   EXPECT_EQ(profile.storage().write().min_us(), 1u);
 }
 
+TEST(CalibrateTest, AClientCostsWhatItsRoundTripTookBeyondTheTimelineAndTwoHops) {
+  ClientResponse traced;
+  Step(traced, 1600, 1, "sent client_response to 4294967295/0");
+  Step(traced, 100, 1, "received client_request from 4294967295/0");
+  HopSamples samples;
+  CollectClientCost(traced, 1900, samples);
+  CollectClientCost(ClientResponse(), 5000, samples);  // no timeline: nothing to learn
+  EXPECT_EQ(samples.client, (std::vector<int64_t>{400}));
+  samples.between_nodes = {100, 100, 100};
+  samples.sync = {500};
+  samples.client_cores = 2;
+  const scenario::Scenario profile = ProfileOf(samples);
+  EXPECT_EQ(profile.client_machine().request().min_us(), 200u);  // 400 less two hops of 100
+  EXPECT_EQ(profile.client_machine().cores(), 2u);
+  // Without client samples the profile leaves the client machine free.
+  samples.client.clear();
+  EXPECT_FALSE(ProfileOf(samples).has_client_machine());
+}
+
 }  // namespace
 }  // namespace charybdis::node
