@@ -10,7 +10,9 @@ namespace charybdis {
 class Reactor {
  public:
   virtual ~Reactor() = default;
-  // Runs `fn` later on this reactor, after what is already queued.
+  // Runs `fn` later on this reactor, after what the same thread posted
+  // before it. Work posted from other threads meanwhile may run before or
+  // after it (the real shard thread runs its own posts within the turn).
   virtual void Post(std::function<void()> fn) = 0;
 };
 

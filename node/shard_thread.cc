@@ -100,7 +100,8 @@ void ShardThread::Cancel(TimerId id) {
 void ShardThread::Post(std::function<void()> fn) {
   if (IsCurrent()) {
     // No lock and no wake-up: FinishTurn runs it before the thread waits.
-    own_posts_.push_back(std::move(fn));
+    // Once the loop is over (teardown), dropped like any post after Stop.
+    if (looping_) own_posts_.push_back(std::move(fn));
     return;
   }
   bool wake = false;
@@ -209,6 +210,7 @@ void ShardThread::FinishTurn() {
 
 void ShardThread::Loop() {
   std::deque<std::function<void()>> batch;
+  looping_ = true;
   while (WaitAndDispatch()) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -223,11 +225,14 @@ void ShardThread::Loop() {
     std::lock_guard<std::mutex> lock(mutex_);
     batch.swap(mailbox_);
   }
+  looping_ = false;  // what the clearing below posts is dropped
   batch.clear();  // dropped work: whoever waits on it learns so
   own_posts_.clear();
   timers_.clear();
   timer_index_.clear();
   watched_.clear();
+  // A later thread may get this id: it must not pass for this one.
+  thread_id_ = std::thread::id();
 }
 
 }  // namespace charybdis::node

@@ -51,8 +51,9 @@ class ShardThread final : public Clock, public Reactor {
   void Rewatch(WatchId id, uint32_t events);
   void Unwatch(WatchId id);
   // Before Start (or on the shard thread): `fn` runs at the end of every
-  // turn, before the thread waits again (the transport writes what the
-  // turn queued for peers: one write per connection per turn, however
+  // turn, before the thread waits again, and again after each round of
+  // the thread's own posts that the turn runs (the transport writes what
+  // was queued for peers: one write per connection each time, however
   // many messages).
   void SetEndOfTurn(std::function<void()> fn);
   bool IsCurrent() const { return std::this_thread::get_id() == thread_id_.load(); }
@@ -94,6 +95,7 @@ class ShardThread final : public Clock, public Reactor {
   WatchId last_watch_ = 0;
   std::function<void()> end_of_turn_;
   std::deque<std::function<void()>> own_posts_;  // posted by this thread
+  bool looping_ = false;  // in Loop, before its teardown
   // Set by the thread itself first thing: work posted before Start may
   // run (and ask IsCurrent) before Start's assignment of thread_ is done.
   std::atomic<std::thread::id> thread_id_;

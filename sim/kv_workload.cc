@@ -218,11 +218,16 @@ void KvWorkload::Issue(Client& client) {
   if (client_machine_.modelled()) {
     // It leaves once the client machine has had the CPU for it; its
     // latency counts from now, as a real client's clock does.
-    const Address from{client.id, 0}, to = client.coordinator;
+    // One that timed out meanwhile is not sent, as a real client does
+    // not send past its deadline.
+    Client* raw = &client;
+    const uint64_t request_id = client.request_id;
+    const Address to = client.coordinator;
     simulator_.Schedule(client_machine_.SendTime(simulator_.now(), random_),
-                        EventTag{EventKind::kClient, client.host, 0, client.request_id}, true,
-                        [this, from, to, message = std::move(message)]() mutable {
-                          cluster_.network().Send(from, to, std::move(message));
+                        EventTag{EventKind::kClient, client.host, 0, request_id}, true,
+                        [this, raw, request_id, to, message = std::move(message)]() mutable {
+                          if (!raw->in_flight || raw->request_id != request_id) return;
+                          cluster_.network().Send(Address{raw->id, 0}, to, std::move(message));
                         });
   } else {
     cluster_.network().Send(Address{client.id, 0}, client.coordinator, std::move(message));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "sim/scenario_loader.h"
 #include "tests/scenario_text.h"
 
@@ -123,6 +124,46 @@ TEST(RunTest, EndsOnceWorkIsDoneAndFaultsHaveSettled) {
   EXPECT_EQ(result.outcome, Outcome::kPassed);
   EXPECT_LE(result.simulated, 3 * kSecond);
   EXPECT_GE(result.simulated, 2900 * kMillisecond);
+}
+
+// 4 clients on one core whose every request costs `request_us` of it.
+LoadedScenario OnASlowClientMachine(uint64_t request_us, uint64_t timeout_ms) {
+  return MustParse(BaseScenario(absl::StrCat(
+      "schema { table { name: \"kv\" column: \"v\" } }\n"
+      "workload { name: \"w\" kv { clients: 4 operations_per_client: 10 table: \"kv\" "
+      "write_consistency: CL_QUORUM shard_aware: true timeout_ms: ", timeout_ms, " } }\n",
+      request_us == 0 ? "" : absl::StrCat("client_machine { request { min_us: ", request_us,
+                                          " jitter_mean_us: 0 } cores: 1 }\n"))));
+}
+
+TEST(RunTest, AClientMachineSendsOneRequestPerCoreAtATimeAndNotPastItsTimeout) {
+  auto p50_us = [](const RunResult& result) {
+    return result.workloads.at(0).at("by_cl").at("QUORUM").at("write").at("p50_us").get<int64_t>();
+  };
+  const RunResult free = RunScenario(OnASlowClientMachine(0, 10000), 1, nullptr);
+  ASSERT_EQ(free.outcome, Outcome::kPassed);
+  EXPECT_LT(p50_us(free), 5000);
+  // Four clients queue for the one core: each request waits for the ones
+  // ahead of it, about 4 x 5 ms.
+  const RunResult busy = RunScenario(OnASlowClientMachine(5000, 10000), 1, nullptr);
+  ASSERT_EQ(busy.outcome, Outcome::kPassed);
+  EXPECT_GE(p50_us(busy), 15000);
+  EXPECT_NE(busy.trace_hash, free.trace_hash);
+  // Each request would leave after its client gave up: none is answered.
+  const RunResult timed_out = RunScenario(OnASlowClientMachine(300000, 100), 1, nullptr);
+  EXPECT_EQ(timed_out.workloads.at(0).at("ok").get<uint64_t>(), 0u);
+  // ...and none reached a coordinator, as a real client sends nothing past
+  // its deadline.
+  uint64_t coordinated = 0;
+  for (const auto& [node, shards] : timed_out.details.at("metrics").at("nodes").items()) {
+    for (const auto& shard : shards) coordinated += shard.at("write_latency_us").at("count").get<uint64_t>();
+  }
+  EXPECT_EQ(coordinated, 0u);
+  uint64_t coordinated_busy = 0;
+  for (const auto& [node, shards] : busy.details.at("metrics").at("nodes").items()) {
+    for (const auto& shard : shards) coordinated_busy += shard.at("write_latency_us").at("count").get<uint64_t>();
+  }
+  EXPECT_EQ(coordinated_busy, 40u);  // the count's own control
 }
 
 }  // namespace
