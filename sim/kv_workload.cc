@@ -222,12 +222,12 @@ void KvWorkload::Issue(Client& client) {
     // not send past its deadline.
     Client* raw = &client;
     const uint64_t request_id = client.request_id;
-    const Address to = client.coordinator;
     simulator_.Schedule(client_machine_.SendTime(simulator_.now(), random_),
                         EventTag{EventKind::kClient, client.host, 0, request_id}, true,
-                        [this, raw, request_id, to, message = std::move(message)]() mutable {
+                        [this, raw, request_id, message = std::move(message)]() mutable {
+                          // Still in flight: its coordinator is the one chosen above.
                           if (!raw->in_flight || raw->request_id != request_id) return;
-                          cluster_.network().Send(Address{raw->id, 0}, to, std::move(message));
+                          cluster_.network().Send(Address{raw->id, 0}, raw->coordinator, std::move(message));
                         });
   } else {
     cluster_.network().Send(Address{client.id, 0}, client.coordinator, std::move(message));
