@@ -66,14 +66,18 @@ void LogWriter::GroupLoop() {
 void LogWriter::WriteGroup(std::vector<Queued>& group) {
   CHARYBDIS_ASSERT(!group.empty());
   rocksdb::WriteBatch merged;
-  bool sync = false;
+  uint64_t synced_writes = 0;
   for (const Queued& write : group) {
-    sync = sync || write.sync;
+    if (write.sync) synced_writes++;
     AppendTo(write.batch, merged);
   }
   rocksdb::WriteOptions options;
-  options.sync = sync;
+  options.sync = synced_writes > 0;
   const absl::Status status = ToStatus(db_.Write(options, &merged));
+  if (options.sync) {
+    syncs_++;
+    synced_writes_ += synced_writes;
+  }
   // One post for the group: the callbacks run in queue order, and the
   // shard wakes once.
   std::vector<Done> dones;
@@ -93,6 +97,7 @@ void LogWriter::PeriodicLoop() {
     if (const absl::Status synced = ToStatus(db_.SyncWAL()); !synced.ok()) {
       Log("error", "periodic commitlog sync failed", {{"error", std::string(synced.message())}});
     }
+    syncs_++;
     lock.lock();
     next += period_;
   }

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -34,6 +36,14 @@ class LogWriter {
  public:
   using Done = std::function<void(absl::Status)>;
 
+  // What the writer has done so far: `synced_writes` shared `syncs`
+  // fsyncs (GROUP: one per group holding a synced write; PERIODIC: one
+  // per tick).
+  struct SyncCounts {
+    uint64_t synced_writes = 0;
+    uint64_t syncs = 0;
+  };
+
   LogWriter(rocksdb::DB& db, Reactor& reactor, const CommitlogSync& sync);
   // Writes what is still queued, then stops.
   ~LogWriter();
@@ -43,6 +53,9 @@ class LogWriter {
   // GROUP only. `sync`: durable before `done`; else written with the
   // group (a write queued behind a synced one keeps its place).
   void Write(WriteBatch batch, bool sync, Done done);
+
+  // Any thread.
+  SyncCounts sync_counts() const { return {synced_writes_.load(), syncs_.load()}; }
 
  private:
   struct Queued {
@@ -62,6 +75,8 @@ class LogWriter {
   std::condition_variable wake_;
   std::vector<Queued> queue_;
   bool stopping_ = false;
+  std::atomic<uint64_t> synced_writes_{0};
+  std::atomic<uint64_t> syncs_{0};
   std::thread thread_;
 };
 

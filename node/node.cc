@@ -329,9 +329,14 @@ void Node::Metrics(std::function<void(std::string)> done) {
   const NodeId id = config_.node.id;
   for (ShardId shard = 0; shard < shards_.size(); shard++) {
     Shard* core = shards_[shard].shard.get();
-    shards_[shard].thread->Post([core, shard, gathering, answer, id] {
+    const RocksDbStorage* storage = shards_[shard].storage.get();
+    shards_[shard].thread->Post([core, storage, shard, gathering, answer, id] {
       MetricsSnapshot& snapshot = gathering->snapshots[shard];
       snapshot.counters = core->metrics().Counters();
+      // Group commit at work: synced writes per fsync.
+      const LogWriter::SyncCounts syncs = storage->sync_counts();
+      snapshot.counters.emplace_back("storage_synced_writes", syncs.synced_writes);
+      snapshot.counters.emplace_back("storage_syncs", syncs.syncs);
       for (const auto& [name, histogram] : core->metrics().Histograms()) {
         snapshot.histograms.emplace_back(name, *histogram);
       }

@@ -39,6 +39,9 @@ class RocksDbStorage final : public Storage {
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
 
+  // How many fsyncs the shard's synced writes shared (any thread).
+  LogWriter::SyncCounts sync_counts() const { return log_writer_->sync_counts(); }
+
  private:
   // Refuses a store of another storage format (storage_codec::kFormatKey)
   // and marks an empty one with this build's.

@@ -184,6 +184,35 @@ TEST_F(NodeClusterTest, IfNotExistsAppliesExactlyOnceAmongConcurrentClients) {
   }
 }
 
+TEST_F(NodeClusterTest, ConcurrentPutsShareFsyncsOnEveryNode) {
+  StartCluster();
+  constexpr int kClients = 16;
+  constexpr int kPutsEach = 20;
+  std::atomic<int> failed{0};
+  std::vector<std::thread> clients;
+  for (int client = 0; client < kClients; client++) {
+    clients.emplace_back([this, client, &failed] {
+      for (int i = 0; i < kPutsEach; i++) {
+        const ClientResponse written = Execute(1, Put(absl::StrCat("c", client, "-", i), "v", CL_QUORUM));
+        if (written.code() != ClientResponse::OK) failed++;
+      }
+    });
+  }
+  for (auto& client : clients) client.join();
+  EXPECT_EQ(failed.load(), 0);
+  uint64_t synced_writes = 0;
+  for (NodeId node : cluster_->nodes()) {
+    // Counted by each shard's log writer (node/log_writer.h).
+    const uint64_t writes = Metric(node, "storage_synced_writes");
+    const uint64_t syncs = Metric(node, "storage_syncs");
+    EXPECT_GT(syncs, 0u) << "node " << node;
+    EXPECT_LT(syncs, writes) << "node " << node << ": every synced write had an fsync of its own";
+    synced_writes += writes;
+  }
+  // Every acknowledged put is durable on at least a quorum of replicas.
+  EXPECT_GE(synced_writes, uint64_t{2 * kClients * kPutsEach});
+}
+
 // What node `id`'s RocksDB directories hold for `key` of table kv, per shard
 // (the node must be stopped).
 std::map<ShardId, std::string> StoredValues(const LocalCluster& cluster, NodeId id, const std::string& key) {
