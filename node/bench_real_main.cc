@@ -22,6 +22,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/commitlog_sync.h"
 #include "node/bench_phases.h"
 #include "node/bench_report.h"
@@ -147,6 +148,44 @@ uint64_t ResidentBytes(const LocalCluster& cluster) {
   return bytes;
 }
 
+// What every node's log writers did so far (node/log_writer.h).
+struct GroupCommit {
+  uint64_t synced_writes = 0;
+  uint64_t syncs = 0;
+};
+
+absl::StatusOr<GroupCommit> GroupCommitSoFar(const LocalCluster& cluster) {
+  GroupCommit so_far;
+  for (NodeId id : cluster.nodes()) {
+    auto writes = cluster.MetricTotal(id, "storage_synced_writes");
+    if (!writes.ok()) return writes.status();
+    auto syncs = cluster.MetricTotal(id, "storage_syncs");
+    if (!syncs.ok()) return syncs.status();
+    so_far.synced_writes += *writes;
+    so_far.syncs += *syncs;
+  }
+  return so_far;
+}
+
+// Phase b on our cluster, saying on stderr how many writes shared each
+// fsync meanwhile: where its time goes (docs/benchmarks.md).
+std::vector<PhaseRun> RunInFlightCountingSyncs(const LocalCluster& cluster, const std::vector<BenchSystem*>& systems,
+                                               const PhaseSizes& sizes, const std::string& mode) {
+  const absl::StatusOr<GroupCommit> before = GroupCommitSoFar(cluster);
+  std::vector<PhaseRun> runs = RunInFlight(systems, sizes, mode, "rf3");
+  const absl::StatusOr<GroupCommit> after = GroupCommitSoFar(cluster);
+  if (!before.ok() || !after.ok()) {
+    std::cerr << "bench: no group commit counts: " << (before.ok() ? after.status() : before.status()) << "\n";
+    return runs;
+  }
+  const uint64_t writes = after->synced_writes - before->synced_writes;
+  const uint64_t syncs = after->syncs - before->syncs;
+  std::cerr << "bench: b. group commit on charybdis: " << writes << " synced writes shared " << syncs << " fsyncs ("
+            << absl::StrFormat("%.1f", syncs == 0 ? 0.0 : static_cast<double>(writes) / syncs)
+            << " per fsync) on the cluster's " << cluster.nodes().size() << " nodes\n";
+  return runs;
+}
+
 // Phases a-d and m at RF=3 and phase a in periodic mode, beside a 3-member
 // etcd.
 absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, Results& results) {
@@ -160,7 +199,7 @@ absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, Results&
     if (!ours.ok()) return ours.status();
     const std::vector<BenchSystem*> both = {ours->client.get(), etcd_client.get()};
     if (Has(flags, 'a')) Append(runs, RunSequential(both, sizes, mode, "rf3"));
-    if (Has(flags, 'b')) Append(runs, RunInFlight(both, sizes, mode, "rf3"));
+    if (Has(flags, 'b')) Append(runs, RunInFlightCountingSyncs(*ours->cluster, both, sizes, mode));
     if (Has(flags, 'c')) Append(runs, RunContention(both, sizes, mode, "rf3"));
     if (Has(flags, 'q')) {
       // The two APIs of one node, measure by measure in turn.

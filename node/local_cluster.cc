@@ -194,6 +194,26 @@ std::unique_ptr<Client::Stub> ConnectClient(const std::string& address) {
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments));
 }
 
+absl::StatusOr<uint64_t> LocalCluster::MetricTotal(NodeId id, const std::string& name) const {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  MetricsResponse response;
+  if (const grpc::Status status = Connect(id)->Metrics(&context, MetricsRequest(), &response); !status.ok()) {
+    return absl::UnavailableError(absl::StrCat("node ", id, " gave no metrics: ", status.error_message()));
+  }
+  uint64_t total = 0;
+  std::istringstream lines(response.text());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + "{", 0) != 0) continue;  // `name{node="1",shard="0"} 42`
+    uint64_t value = 0;
+    if (!absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &value)) {
+      return absl::DataLossError(absl::StrCat("node ", id, ": unreadable metrics line: ", line));
+    }
+    total += value;
+  }
+  return total;
+}
+
 std::unique_ptr<Client::Stub> LocalCluster::Connect(NodeId id) const {
   return ConnectClient(client_address(id));
 }

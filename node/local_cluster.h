@@ -65,6 +65,9 @@ class LocalCluster {
   bool Running(NodeId id) const;
   // Node `id`'s resident memory (VmRSS); 0 when it is not running.
   uint64_t ResidentBytes(NodeId id) const;
+  // Node `id`'s counter `name` (core/metrics.h, or storage_* of its log
+  // writers) summed over its shards, from its /metrics text.
+  absl::StatusOr<uint64_t> MetricTotal(NodeId id, const std::string& name) const;
   std::vector<NodeId> nodes() const;
   std::string client_address(NodeId id) const;
   std::string cql_address(NodeId id) const;

@@ -90,16 +90,9 @@ class NodeClusterTest : public ::testing::Test {
 
   // A node's metric summed over its shards.
   uint64_t Metric(NodeId node, const std::string& name) {
-    grpc::ClientContext context;
-    MetricsResponse response;
-    EXPECT_TRUE(cluster_->Connect(node)->Metrics(&context, MetricsRequest(), &response).ok());
-    uint64_t total = 0;
-    std::istringstream lines(response.text());
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.rfind(name + "{", 0) == 0) total += std::stoull(line.substr(line.rfind(' ') + 1));
-    }
-    return total;
+    const absl::StatusOr<uint64_t> total = cluster_->MetricTotal(node, name);
+    EXPECT_TRUE(total.ok()) << total.status();
+    return total.value_or(0);
   }
 
   bool SeesUp(NodeId viewer, NodeId node) {
