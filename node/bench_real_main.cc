@@ -10,15 +10,17 @@
 // Phases: a sequential put/get/IF NOT EXISTS; b 64 puts in flight; c
 // lock-step contention on one key; d the LWT load test (one partition,
 // 250 in flight, batches, RF=3 then RF=1, with the naive mode); p phase a
-// again with commitlog_sync periodic; q phase a through CQL beside our
+// (and b, with b) again with commitlog_sync periodic; q phase a through CQL beside our
 // gRPC API, on one cluster, and CQL puts and gets at each level; m our
 // nodes' memory across 1M LWTs on fresh keys. --quick: small sizes, for
 // the test suite. Exits 1 if a system broke a promise (a check failed) or served
 // no request of a measure (the naive mode excepted).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +30,7 @@
 #include "node/bench_report.h"
 #include "node/etcd_cluster.h"
 #include "node/local_cluster.h"
+#include "node/machine_floor.h"
 #include "node/mutex_mode.h"
 #include "node/process.h"
 
@@ -139,7 +142,25 @@ std::vector<PhaseRun> RunCqlLevels(const LocalCluster& cluster, const PhaseSizes
 struct Results {
   std::vector<PhaseRun> runs;
   std::vector<MemorySample> memory;  // phase m
+  std::optional<MachineFloor> floor;  // measured before phase a
 };
+
+// The machine's floor, measured while both clusters are idle, so that
+// phase a's goals can be read against it (docs/benchmarks.md).
+std::optional<MachineFloor> MeasureFloor(const std::string& directory) {
+  std::cerr << "bench: measuring this machine's floor (loopback round trips, fdatasyncs 3 at once)\n";
+  std::error_code error;
+  fs::create_directories(directory, error);
+  auto floor = MeasureMachineFloor(directory);
+  if (!floor.ok()) {
+    std::cerr << "bench: no floor: " << floor.status() << "\n";
+    return std::nullopt;
+  }
+  std::cerr << "  loopback round trip " << floor->loopback_round_trip_us << " us, fdatasync " << floor->fdatasync_us
+            << " us (" << floor->sync_writers << " at once): a QUORUM put cannot beat " << floor->quorum_put_us()
+            << " us here, an LWT " << floor->lwt_us() << " us\n";
+  return *floor;
+}
 
 // Every node's resident memory, summed.
 uint64_t ResidentBytes(const LocalCluster& cluster) {
@@ -198,7 +219,10 @@ absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, Results&
     auto ours = StartOurs(flags.directory + "/rf3-group", 3, "charybdis", "", true);
     if (!ours.ok()) return ours.status();
     const std::vector<BenchSystem*> both = {ours->client.get(), etcd_client.get()};
-    if (Has(flags, 'a')) Append(runs, RunSequential(both, sizes, mode, "rf3"));
+    if (Has(flags, 'a')) {
+      results.floor = MeasureFloor(flags.directory + "/floor");
+      Append(runs, RunSequential(both, sizes, mode, "rf3"));
+    }
     if (Has(flags, 'b')) Append(runs, RunInFlightCountingSyncs(*ours->cluster, both, sizes, mode));
     if (Has(flags, 'c')) Append(runs, RunContention(both, sizes, mode, "rf3"));
     if (Has(flags, 'q')) {
@@ -218,7 +242,10 @@ absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, Results&
     auto periodic = StartOurs(flags.directory + "/rf3-periodic", 3, "charybdis periodic",
                               absl::StrCat("commitlog_sync { mode: PERIODIC period_ms: ", kDefaultSyncPeriodMs, " }\n"), true);
     if (!periodic.ok()) return periodic.status();
-    Append(runs, RunSequential({periodic->client.get(), etcd_client.get()}, sizes, "periodic, RF=3", "rf3-periodic"));
+    const std::vector<BenchSystem*> both = {periodic->client.get(), etcd_client.get()};
+    Append(runs, RunSequential(both, sizes, "periodic, RF=3", "rf3-periodic"));
+    // With b, phase b too: how far a put load gets with no fsync at all.
+    if (Has(flags, 'b')) Append(runs, RunInFlight(both, sizes, "periodic, RF=3", "rf3-periodic"));
     if (absl::Status stopped = periodic->cluster->StopAll(); !stopped.ok()) return stopped;
   }
   if (Has(flags, 'm')) {
@@ -255,11 +282,14 @@ constexpr char kHelp[] =
     "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
     "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
     "            load test (250 in flight into one partition, rows and batches of 50 and 1000,\n"
-    "            RF=3 and RF=1, with the naive mode); p: phase a with commitlog_sync periodic;\n"
+    "            RF=3 and RF=1, with the naive mode); p: phase a with commitlog_sync periodic\n"
+    "            (and phase b, if b is asked for too);\n"
     "            q: phase a through CQL (prepared statements) beside our gRPC API, one cluster,\n"
     "            and 5k puts and gets through CQL at ONE, LOCAL_QUORUM, QUORUM and ALL;\n"
     "            m: our nodes' resident memory across 1M IF NOT EXISTS on fresh keys, 64 in\n"
     "            flight (goal: the end within 20% of halfway)\n"
+    "            Phase a starts with this machine's floor: the loopback round trip and 3 fdatasyncs\n"
+    "            at once, what a QUORUM put and an LWT cannot beat here\n"
     "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
     "  --dir     where the clusters live while it runs (default a fresh one under /tmp)\n"
     "  --quick   small sizes (the test suite runs this)\n"
@@ -306,11 +336,25 @@ int Main(int argc, char** argv) {
     return 1;
   }
   std::vector<Comparison> comparisons = Compare(runs);
+  if (results.floor) {
+    // Right after phase a's lines, which it bounds.
+    auto after_a = std::find_if(comparisons.begin(), comparisons.end(),
+                                [](const Comparison& c) { return c.title.rfind("a. ", 0) != 0; });
+    const std::vector<Comparison> floors = FloorComparisons(*results.floor, runs);
+    comparisons.insert(after_a, floors.begin(), floors.end());
+  }
   if (auto memory = MemoryComparison(results.memory, "group, RF=3")) comparisons.push_back(*memory);
   std::cout << ComparisonTable(comparisons);
   nlohmann::json report = ReportJson(runs, comparisons);
   for (const MemorySample& sample : results.memory) {
     report["memory"].push_back({{"lwts", sample.lwts}, {"resident_bytes", sample.resident_bytes}});
+  }
+  if (const std::optional<MachineFloor>& floor = results.floor) {
+    report["machine_floor"] = {{"loopback_round_trip_us", floor->loopback_round_trip_us},
+                               {"fdatasync_us", floor->fdatasync_us},
+                               {"fdatasync_writers", floor->sync_writers},
+                               {"quorum_put_us", floor->quorum_put_us()},
+                               {"lwt_us", floor->lwt_us()}};
   }
   std::ofstream(flags.out + ".json") << report.dump(2) << "\n";
   std::ofstream(flags.out + ".svg") << RatioChartSvg(comparisons);

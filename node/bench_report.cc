@@ -122,6 +122,29 @@ std::vector<Comparison> Compare(const std::vector<PhaseRun>& runs) {
   return comparisons;
 }
 
+std::vector<Comparison> FloorComparisons(const MachineFloor& floor, const std::vector<PhaseRun>& runs) {
+  const std::string how =
+      absl::StrFormat("loopback round trip %d us, fdatasync %d us with %d at once", floor.loopback_round_trip_us,
+                      floor.fdatasync_us, floor.sync_writers);
+  const std::vector<std::pair<std::string, int64_t>> floors = {{"QUORUM put", floor.quorum_put_us()},
+                                                               {"LWT IF NOT EXISTS", floor.lwt_us()}};
+  std::vector<Comparison> comparisons;
+  for (const auto& [measure, floor_us] : floors) {
+    for (const PhaseRun& run : runs) {
+      if (run.phase != "a" || run.mode != "group, RF=3" || run.system != kEtcd || run.measure != measure) continue;
+      if (run.result.ok == 0) continue;
+      Comparison comparison;
+      comparison.title = absl::StrCat("a. ", measure, " floor (this machine: ", how, ")");
+      comparison.unit = "us";
+      comparison.ours = static_cast<double>(floor_us);
+      comparison.theirs = static_cast<double>(run.result.p50_us());
+      comparison.theirs_name = "etcd p50";
+      comparisons.push_back(comparison);
+    }
+  }
+  return comparisons;
+}
+
 std::optional<Comparison> MemoryComparison(const std::vector<MemorySample>& samples, const std::string& mode) {
   if (samples.size() < 2) return std::nullopt;
   const MemorySample& halfway = samples[samples.size() / 2 - 1];

@@ -6,6 +6,7 @@
 
 #include "nlohmann/json.hpp"
 #include "node/bench_phases.h"
+#include "node/machine_floor.h"
 
 namespace charybdis::node {
 
@@ -33,6 +34,11 @@ struct Comparison {
 // of the same phase, measure and mode, with the goals of
 // docs/benchmarks.md where the issue sets one.
 std::vector<Comparison> Compare(const std::vector<PhaseRun>& runs);
+
+// The machine's floor under phase a's group-mode QUORUM put and LWT,
+// each beside etcd's p50 of the same measure: the lowest ratio to etcd
+// this machine allows, whatever the goal. None without those etcd runs.
+std::vector<Comparison> FloorComparisons(const MachineFloor& floor, const std::vector<PhaseRun>& runs);
 
 // Phase m's goal: resident memory at the end within 20% of halfway.
 inline constexpr double kMemoryGrowthGoal = 1.2;

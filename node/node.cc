@@ -16,6 +16,7 @@
 #include "node/log.h"
 #include "node/metrics_server.h"
 #include "node/power_loss_fs.h"
+#include "node/sized_wal_fs.h"
 
 namespace charybdis::node {
 
@@ -131,13 +132,16 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(LoadedConfig config) {
   return node;
 }
 
-// Each shard's thread and RocksDB (on the power-loss journal when the
-// config asks for it).
+// Each shard's thread and RocksDB, on WAL files preallocated with their
+// size set (sized_wal_fs.h), and on the power-loss journal when the config
+// asks for it.
 absl::Status Node::OpenShardStorage(const std::string& directory, std::vector<ShardThread*>& threads) {
   if (config_.file.power_loss_journal()) {
     auto journal = JournalingFileSystem::Open(PowerLossJournalPath(directory));
     if (!journal.ok()) return journal.status();
-    journaled_env_ = rocksdb::NewCompositeEnv(*journal);
+    storage_env_ = rocksdb::NewCompositeEnv(*journal);
+  } else {
+    storage_env_ = rocksdb::NewCompositeEnv(std::make_shared<SizedWalFileSystem>(rocksdb::FileSystem::Default()));
   }
   std::random_device entropy;  // a real node is not a replay
   shards_.resize(config_.node.shards);
@@ -148,7 +152,7 @@ absl::Status Node::OpenShardStorage(const std::string& directory, std::vector<Sh
     const std::string shard_directory = (fs::path(directory) / absl::StrCat("shard-", shard)).string();
     auto storage =
         RocksDbStorage::Open(shard_directory, parts.thread.get(), config_.file.commitlog_sync(),
-                             journaled_env_.get());
+                             storage_env_.get());
     if (!storage.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "data_directory: cannot open ", shard_directory, " (in use by another process?): ",

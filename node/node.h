@@ -76,8 +76,9 @@ class Node {
 
   LoadedConfig config_;
   NeverBuggify buggify_;
-  // power_loss_journal: the shards' RocksDB environment (it outlives them).
-  std::unique_ptr<rocksdb::Env> journaled_env_;
+  // The shards' RocksDB environment (it outlives them): sized WAL files,
+  // and the power-loss journal when the config asks for it.
+  std::unique_ptr<rocksdb::Env> storage_env_;
   std::vector<ShardParts> shards_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<ClientService> client_service_;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
+#include "node/sized_wal_fs.h"
 
 namespace charybdis::node {
 
@@ -61,7 +62,8 @@ absl::StatusOr<std::shared_ptr<JournalingFileSystem>> JournalingFileSystem::Open
 }
 
 JournalingFileSystem::JournalingFileSystem(int journal_fd)
-    : FileSystemWrapper(rocksdb::FileSystem::Default()), journal_fd_(journal_fd) {}
+    : FileSystemWrapper(std::make_shared<SizedWalFileSystem>(rocksdb::FileSystem::Default())),
+      journal_fd_(journal_fd) {}
 
 JournalingFileSystem::~JournalingFileSystem() { close(journal_fd_); }
 

@@ -13,7 +13,8 @@
 // A node's start begins a fresh journal: what is on disk then counts as
 // durable (the OS had time to write it back while the node was down).
 // Directory entries are not modelled: a file created and never synced
-// comes back empty rather than missing.
+// comes back empty rather than missing. Underneath is the WAL layout of
+// every node (sized_wal_fs.h), so a journaled node syncs as a deployed one.
 
 #include <cstdint>
 #include <memory>

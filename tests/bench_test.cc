@@ -416,5 +416,26 @@ TEST(Compare, RatiosAgainstEtcdWithTheIssuesGoals) {
   EXPECT_EQ(json["comparisons"].size(), comparisons.size());
 }
 
+TEST(Compare, TheMachinesFloorIsSetBesideEtcdsPutAndLwt) {
+  const std::vector<PhaseRun> runs = {
+      MadeRun("a", "QUORUM put", "group, RF=3", "charybdis", 700, 10),
+      MadeRun("a", "QUORUM put", "group, RF=3", "etcd", 1000, 10),
+      MadeRun("a", "LWT IF NOT EXISTS", "group, RF=3", "etcd", 1250, 10),
+      MadeRun("a", "QUORUM put", "periodic, RF=3", "etcd", 2000, 10),  // not group mode: no floor
+  };
+  MachineFloor floor;
+  floor.loopback_round_trip_us = 50;
+  floor.fdatasync_us = 300;
+  floor.sync_writers = 3;
+  const std::vector<Comparison> comparisons = FloorComparisons(floor, runs);
+  ASSERT_EQ(comparisons.size(), 2u);
+  EXPECT_EQ(comparisons[0].title,
+            "a. QUORUM put floor (this machine: loopback round trip 50 us, fdatasync 300 us with 3 at once)");
+  EXPECT_DOUBLE_EQ(comparisons[0].ratio(), 0.4);  // 400 us of etcd's 1000
+  EXPECT_FALSE(comparisons[0].goal.has_value());
+  EXPECT_DOUBLE_EQ(comparisons[1].ratio(), 0.36);  // 450 us of etcd's 1250
+  EXPECT_TRUE(FloorComparisons(floor, {runs[0]}).empty());  // no etcd run, nothing to set it beside
+}
+
 }  // namespace
 }  // namespace charybdis::node
