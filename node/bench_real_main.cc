@@ -301,6 +301,39 @@ int Usage(const std::string& problem) {
   return 2;
 }
 
+// Every line of the table: the phases' comparisons, the machine's floor
+// right after phase a's lines (which it bounds), phase m's memory.
+std::vector<Comparison> AllComparisons(const Results& results) {
+  std::vector<Comparison> comparisons = Compare(results.runs);
+  if (results.floor) {
+    auto after_a = std::find_if(comparisons.begin(), comparisons.end(),
+                                [](const Comparison& c) { return c.title.rfind("a. ", 0) != 0; });
+    const std::vector<Comparison> floors = FloorComparisons(*results.floor, results.runs);
+    comparisons.insert(after_a, floors.begin(), floors.end());
+  }
+  if (auto memory = MemoryComparison(results.memory, "group, RF=3")) comparisons.push_back(*memory);
+  return comparisons;
+}
+
+// PREFIX.json (every run, comparison, memory sample and the floor) and
+// PREFIX.svg (the chart).
+void WriteReport(const std::string& prefix, const Results& results, const std::vector<Comparison>& comparisons) {
+  nlohmann::json report = ReportJson(results.runs, comparisons);
+  for (const MemorySample& sample : results.memory) {
+    report["memory"].push_back({{"lwts", sample.lwts}, {"resident_bytes", sample.resident_bytes}});
+  }
+  if (const std::optional<MachineFloor>& floor = results.floor) {
+    report["machine_floor"] = {{"loopback_round_trip_us", floor->loopback_round_trip_us},
+                               {"fdatasync_us", floor->fdatasync_us},
+                               {"fdatasync_writers", floor->sync_writers},
+                               {"quorum_put_us", floor->quorum_put_us()},
+                               {"lwt_us", floor->lwt_us()}};
+  }
+  std::ofstream(prefix + ".json") << report.dump(2) << "\n";
+  std::ofstream(prefix + ".svg") << RatioChartSvg(comparisons);
+  std::cerr << "bench: wrote " << prefix << ".json and " << prefix << ".svg\n";
+}
+
 int Main(int argc, char** argv) {
   SkipMutexDeadlockDetection();
   Flags flags;
@@ -335,30 +368,9 @@ int Main(int argc, char** argv) {
     std::cerr << "charybdis-bench-real: " << status << "\n(clusters are under " << flags.directory << ")\n";
     return 1;
   }
-  std::vector<Comparison> comparisons = Compare(runs);
-  if (results.floor) {
-    // Right after phase a's lines, which it bounds.
-    auto after_a = std::find_if(comparisons.begin(), comparisons.end(),
-                                [](const Comparison& c) { return c.title.rfind("a. ", 0) != 0; });
-    const std::vector<Comparison> floors = FloorComparisons(*results.floor, runs);
-    comparisons.insert(after_a, floors.begin(), floors.end());
-  }
-  if (auto memory = MemoryComparison(results.memory, "group, RF=3")) comparisons.push_back(*memory);
+  const std::vector<Comparison> comparisons = AllComparisons(results);
   std::cout << ComparisonTable(comparisons);
-  nlohmann::json report = ReportJson(runs, comparisons);
-  for (const MemorySample& sample : results.memory) {
-    report["memory"].push_back({{"lwts", sample.lwts}, {"resident_bytes", sample.resident_bytes}});
-  }
-  if (const std::optional<MachineFloor>& floor = results.floor) {
-    report["machine_floor"] = {{"loopback_round_trip_us", floor->loopback_round_trip_us},
-                               {"fdatasync_us", floor->fdatasync_us},
-                               {"fdatasync_writers", floor->sync_writers},
-                               {"quorum_put_us", floor->quorum_put_us()},
-                               {"lwt_us", floor->lwt_us()}};
-  }
-  std::ofstream(flags.out + ".json") << report.dump(2) << "\n";
-  std::ofstream(flags.out + ".svg") << RatioChartSvg(comparisons);
-  std::cerr << "bench: wrote " << flags.out << ".json and " << flags.out << ".svg\n";
+  WriteReport(flags.out, results, comparisons);
   int broken = 0;
   for (const PhaseRun& run : runs) {
     // The naive mode may time out every request of the LWT load test: that

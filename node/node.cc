@@ -136,13 +136,13 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(LoadedConfig config) {
 // size set (sized_wal_fs.h), and on the power-loss journal when the config
 // asks for it.
 absl::Status Node::OpenShardStorage(const std::string& directory, std::vector<ShardThread*>& threads) {
+  std::shared_ptr<rocksdb::FileSystem> files = std::make_shared<SizedWalFileSystem>(rocksdb::FileSystem::Default());
   if (config_.file.power_loss_journal()) {
-    auto journal = JournalingFileSystem::Open(PowerLossJournalPath(directory));
+    auto journal = JournalingFileSystem::Open(PowerLossJournalPath(directory), files);
     if (!journal.ok()) return journal.status();
-    storage_env_ = rocksdb::NewCompositeEnv(*journal);
-  } else {
-    storage_env_ = rocksdb::NewCompositeEnv(std::make_shared<SizedWalFileSystem>(rocksdb::FileSystem::Default()));
+    files = *journal;
   }
+  storage_env_ = rocksdb::NewCompositeEnv(files);
   std::random_device entropy;  // a real node is not a replay
   shards_.resize(config_.node.shards);
   for (ShardId shard = 0; shard < config_.node.shards; shard++) {

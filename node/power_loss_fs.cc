@@ -12,7 +12,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/assert.h"
-#include "node/sized_wal_fs.h"
 
 namespace charybdis::node {
 
@@ -52,18 +51,17 @@ std::string PowerLossJournalPath(const std::string& data_directory) {
 }
 
 absl::StatusOr<std::shared_ptr<JournalingFileSystem>> JournalingFileSystem::Open(
-    const std::string& journal_path) {
+    const std::string& journal_path, std::shared_ptr<rocksdb::FileSystem> target) {
   const int fd = open(journal_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     return absl::FailedPreconditionError(
         absl::StrCat(journal_path, ": cannot open the power-loss journal: ", std::strerror(errno)));
   }
-  return std::shared_ptr<JournalingFileSystem>(new JournalingFileSystem(fd));
+  return std::shared_ptr<JournalingFileSystem>(new JournalingFileSystem(fd, std::move(target)));
 }
 
-JournalingFileSystem::JournalingFileSystem(int journal_fd)
-    : FileSystemWrapper(std::make_shared<SizedWalFileSystem>(rocksdb::FileSystem::Default())),
-      journal_fd_(journal_fd) {}
+JournalingFileSystem::JournalingFileSystem(int journal_fd, std::shared_ptr<rocksdb::FileSystem> target)
+    : FileSystemWrapper(std::move(target)), journal_fd_(journal_fd) {}
 
 JournalingFileSystem::~JournalingFileSystem() { close(journal_fd_); }
 

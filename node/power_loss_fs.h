@@ -13,8 +13,8 @@
 // A node's start begins a fresh journal: what is on disk then counts as
 // durable (the OS had time to write it back while the node was down).
 // Directory entries are not modelled: a file created and never synced
-// comes back empty rather than missing. Underneath is the WAL layout of
-// every node (sized_wal_fs.h), so a journaled node syncs as a deployed one.
+// comes back empty rather than missing. A node journals on top of the WAL
+// layout every node has (sized_wal_fs.h), so it syncs as a deployed one.
 
 #include <cstdint>
 #include <memory>
@@ -28,8 +28,9 @@ namespace charybdis::node {
 
 class JournalingFileSystem final : public rocksdb::FileSystemWrapper {
  public:
-  // Starts the journal at `journal_path` afresh.
-  static absl::StatusOr<std::shared_ptr<JournalingFileSystem>> Open(const std::string& journal_path);
+  // Starts the journal at `journal_path` afresh; files live on `target`.
+  static absl::StatusOr<std::shared_ptr<JournalingFileSystem>> Open(const std::string& journal_path,
+                                                                    std::shared_ptr<rocksdb::FileSystem> target);
   ~JournalingFileSystem() override;
 
   const char* Name() const override { return "CharybdisJournalingFileSystem"; }
@@ -54,7 +55,7 @@ class JournalingFileSystem final : public rocksdb::FileSystemWrapper {
   void Note(const std::string& record);
 
  private:
-  JournalingFileSystem(int journal_fd);
+  JournalingFileSystem(int journal_fd, std::shared_ptr<rocksdb::FileSystem> target);
   // Wraps a writable file so that its syncs are noted.
   void Track(const std::string& path, std::unique_ptr<rocksdb::FSWritableFile>* file);
 

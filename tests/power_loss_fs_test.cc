@@ -21,7 +21,7 @@ class PowerLossFsTest : public ::testing::Test {
     directory_ = (fs::path(temp != nullptr ? temp : "/tmp") / "power-loss-fs").string();
     fs::remove_all(directory_);
     fs::create_directories(directory_);
-    auto opened = JournalingFileSystem::Open(PowerLossJournalPath(directory_));
+    auto opened = JournalingFileSystem::Open(PowerLossJournalPath(directory_), rocksdb::FileSystem::Default());
     EXPECT_TRUE(opened.ok()) << opened.status();
     fs_ = *opened;
   }

@@ -22,6 +22,10 @@ std::string FreshDirectory(const std::string& name) {
   return path;
 }
 
+std::unique_ptr<rocksdb::Env> SizedEnv() {
+  return rocksdb::NewCompositeEnv(std::make_shared<SizedWalFileSystem>(rocksdb::FileSystem::Default()));
+}
+
 std::unique_ptr<rocksdb::DB> OpenDb(const std::string& directory, rocksdb::Env* env) {
   rocksdb::Options options;
   options.create_if_missing = true;
@@ -54,8 +58,7 @@ uint64_t WalSize(const std::string& directory) {
 }
 
 TEST(SizedWalFileSystemTest, TheLiveWalHasItsPreallocatedSizeSet) {
-  std::unique_ptr<rocksdb::Env> env =
-      rocksdb::NewCompositeEnv(std::make_shared<SizedWalFileSystem>(rocksdb::FileSystem::Default()));
+  const std::unique_ptr<rocksdb::Env> env = SizedEnv();
   const std::string sized = FreshDirectory("sized");
   const std::string plain = FreshDirectory("plain");
   std::unique_ptr<rocksdb::DB> sized_db = OpenDb(sized, env.get());
@@ -70,8 +73,7 @@ TEST(SizedWalFileSystemTest, TheLiveWalHasItsPreallocatedSizeSet) {
 }
 
 TEST(SizedWalFileSystemTest, AWalLeftWithItsZeroedTailRecoversEverySyncedWrite) {
-  std::unique_ptr<rocksdb::Env> env =
-      rocksdb::NewCompositeEnv(std::make_shared<SizedWalFileSystem>(rocksdb::FileSystem::Default()));
+  const std::unique_ptr<rocksdb::Env> env = SizedEnv();
   const std::string live = FreshDirectory("live");
   const std::string crashed = FreshDirectory("crashed");
   std::unique_ptr<rocksdb::DB> db = OpenDb(live, env.get());
