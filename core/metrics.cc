@@ -85,6 +85,7 @@ std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
       {"cas_write_condition_not_met", cas_write_condition_not_met},
       {"cas_write_unfinished_commit", cas_write_unfinished_commit},
       {"cas_write_timeout_due_to_uncertainty", cas_write_timeout_due_to_uncertainty},
+      {"cas_write_joined_late", cas_write_joined_late},
       {"cas_prune", cas_prune},
       {"paxos_cache_evictions", paxos_cache_evictions},
   };

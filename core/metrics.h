@@ -69,6 +69,8 @@ struct ShardMetrics {
   uint64_t cas_write_condition_not_met = 0;
   uint64_t cas_write_unfinished_commit = 0;
   uint64_t cas_write_timeout_due_to_uncertainty = 0;
+  // Conditional writes that joined a round after its prepare went out.
+  uint64_t cas_write_joined_late = 0;
   // Rounds that ended by letting replicas drop commits durable on a quorum.
   uint64_t cas_prune = 0;
   // Idle Paxos states the acceptor dropped from its bounded cache.

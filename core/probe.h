@@ -26,6 +26,7 @@ inline constexpr std::string_view kProbes[] = {
     "paxos.fate.decided_above",
     "paxos.fate.uncertain",
     "paxos.commit_repair_failed",
+    "paxos.late_writes_run_again",
     // Paxos, acceptor side (core/paxos/acceptor.cc).
     "paxos.acceptor.refuse_prepare",
     "paxos.acceptor.refuse_accept",

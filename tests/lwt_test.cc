@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/data/storage_codec.h"
 #include "core/paxos/acceptor.h"
 #include "core/paxos/ballot.h"
@@ -17,6 +19,13 @@ namespace {
 
 using testing::BaseScenario;
 using testing::MustParse;
+
+// Two conditional writes of one row and what they were told; `joined_late`:
+// how many writes joined a round late meanwhile.
+struct TwoWrites {
+  ClientResponse first, second;
+  uint64_t joined_late = 0;
+};
 
 class LwtTest : public ::testing::Test {
  protected:
@@ -81,6 +90,25 @@ class LwtTest : public ::testing::Test {
       EXPECT_TRUE(ParseStoredPaxosState(it->first, it->second, state));
     }
     return state;
+  }
+
+  // Writes `initial` to row `key`, then sends two conditional writes of it
+  // (IF v = `expected` SET v = "1", then "2") one microsecond apart, from
+  // two clients to one coordinator: the second arrives while the first
+  // one's round gathers its promises.
+  TwoWrites TwoWritesApart(const std::string& key, const std::string& initial, const std::string& expected) {
+    EXPECT_TRUE(Call(IfNotExists(key, initial)).applied());
+    simulator_.RunUntil(simulator_.now() + 50 * kMillisecond);
+    const uint64_t joined = Metric("cas_write_joined_late");
+    const uint64_t first = Send(If(key, Condition::EQ, expected, "1"), 1, 0);
+    simulator_.RunUntil(simulator_.now() + 1 * kMicrosecond);
+    const uint64_t second = Send(If(key, Condition::EQ, expected, "2"), 1, 1);
+    simulator_.RunUntil(simulator_.now() + 1 * kSecond);
+    EXPECT_TRUE(responses_.count(first) && responses_.count(second)) << "no answer";
+    for (uint64_t id : {first, second}) {
+      EXPECT_EQ(responses_[id].code(), ClientResponse::OK) << responses_[id].message();
+    }
+    return TwoWrites{responses_[first], responses_[second], Metric("cas_write_joined_late") - joined};
   }
 
   Simulator simulator_;
@@ -154,6 +182,34 @@ TEST_F(LwtTest, SerialReadsOfOnePartitionShareARoundInsteadOfDuelling) {
   EXPECT_EQ(Metric("cas_write_contention"), lost_rounds);
   EXPECT_EQ(Metric("cas_total_operations"), operations + 8);
   EXPECT_LE(responses_[ids.back()].round_trips(), 1u);
+}
+
+TEST_F(LwtTest, LateConditionalWriteJoinsTheRoundGatheringPromises) {
+  const TwoWrites writes = TwoWritesApart("join", "0", "0");
+  const ClientResponse& a = writes.first;
+  const ClientResponse& b = writes.second;
+  EXPECT_EQ(writes.joined_late, 1u);
+  // Both decided by one accept: one applied, the other shown its row.
+  ASSERT_NE(a.applied(), b.applied());
+  const ClientResponse& lost = a.applied() ? b : a;
+  EXPECT_EQ(ValueOf(lost), a.applied() ? "1" : "2");
+  EXPECT_EQ(a.round_trips(), 2u);  // one prepare, one accept, for both
+  EXPECT_EQ(b.round_trips(), 2u);
+}
+
+// A round where no condition holds has no accept: its answers rest on what
+// the promises read, which may predate a write that joined late. The
+// writes that were there before the prepare are answered; the late one
+// runs a prepare of its own.
+TEST_F(LwtTest, LateWriteInARoundWithNoAcceptGetsAPrepareOfItsOwn) {
+  const TwoWrites writes = TwoWritesApart("stale", "5", "0");
+  EXPECT_EQ(writes.joined_late, 1u);
+  for (const ClientResponse* answer : {&writes.first, &writes.second}) {
+    EXPECT_FALSE(answer->applied());
+    EXPECT_EQ(ValueOf(*answer), "5");
+  }
+  EXPECT_EQ(std::multiset<uint32_t>({writes.first.round_trips(), writes.second.round_trips()}),
+            (std::multiset<uint32_t>{1, 2}));
 }
 
 TEST_F(LwtTest, ConditionsOnColumnValues) {

@@ -315,8 +315,9 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
       Reply(client, client_request_id, std::move(response));
     };
     if (!context_.config.coordinator.lwt_batching) {
-      return RunPaxos(TokenOf(op.partition_key()), op.table(), op.partition_key(), op.consistency(), {}, op,
-                      {std::move(reply)});
+      RunPaxos(TokenOf(op.partition_key()), op.table(), op.partition_key(), op.consistency(), {}, op,
+               {std::move(reply)});
+      return;
     }
     QueuedPaxos operation;
     operation.is_read = true;
@@ -515,13 +516,27 @@ size_t Coordinator::NextRoundSize(const std::vector<QueuedPaxos>& queued) {
   return take;
 }
 
+bool Coordinator::JoinedRunningRound(Proposer* running, QueuedPaxos& operation) {
+  if (running == nullptr || operation.is_read || !running->CanJoin(operation.cas)) return false;
+  const std::vector<CasOp>& batch = running->batch();
+  if (batch.size() >= kMaxCasBatch) return false;
+  size_t statements = static_cast<size_t>(operation.cas.statement_size());
+  for (const CasOp& op : batch) statements += static_cast<size_t>(op.statement_size());
+  if (statements > kMaxCasBatchStatements) return false;
+  running->Join(std::move(operation.cas), std::move(operation.reply));
+  return true;
+}
+
 void Coordinator::Enqueue(ConsistencyLevel serial, const std::string& table, const std::string& partition_key,
                           QueuedPaxos operation) {
   // Same-partition operations queue here and share the next round, instead
-  // of duelling with each other's ballots.
+  // of duelling with each other's ballots; a conditional write that finds
+  // nothing waiting may join the round still gathering its promises.
   std::string queue = absl::StrCat(serial, "/", table.size(), ":", table, "/", partition_key);
   auto [it, idle] = paxos_queues_.try_emplace(queue);
-  it->second.push_back(std::move(operation));
+  PaxosQueue& queued = it->second;
+  if (!idle && queued.waiting.empty() && JoinedRunningRound(queued.running.lock().get(), operation)) return;
+  queued.waiting.push_back(std::move(operation));
   if (idle) RunQueued(queue);
 }
 
@@ -532,8 +547,9 @@ void Coordinator::Cas(const Address& client, uint64_t client_request_id, const C
     Reply(client, client_request_id, std::move(response));
   };
   if (!context_.config.coordinator.lwt_batching) {
-    return RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial,
-                    {op}, ReadOp(), {reply});
+    RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial, {op}, ReadOp(),
+             {reply});
+    return;
   }
   QueuedPaxos operation;
   operation.cas = op;
@@ -544,24 +560,25 @@ void Coordinator::Cas(const Address& client, uint64_t client_request_id, const C
 void Coordinator::RunQueued(const std::string& queue) {
   auto it = paxos_queues_.find(queue);
   CHARYBDIS_ASSERT(it != paxos_queues_.end());
-  if (it->second.empty()) {
+  std::vector<QueuedPaxos>& waiting = it->second.waiting;
+  if (waiting.empty()) {
     paxos_queues_.erase(it);  // idle again
     return;
   }
   // A round of one is what the naive mode always runs.
   const size_t take = context_.env.buggify->Fires("coordinator.lwt_batch_of_one")
                           ? 1
-                          : NextRoundSize(it->second);
-  std::vector<QueuedPaxos> round(std::make_move_iterator(it->second.begin()),
-                                 std::make_move_iterator(it->second.begin() + static_cast<std::ptrdiff_t>(take)));
-  it->second.erase(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(take));
+                          : NextRoundSize(waiting);
+  std::vector<QueuedPaxos> round(std::make_move_iterator(waiting.begin()),
+                                 std::make_move_iterator(waiting.begin() + static_cast<std::ptrdiff_t>(take)));
+  waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(take));
   auto next = [this, queue] { RunQueued(queue); };
   if (round.front().is_read) {
     const ReadOp read = round.front().read;
     std::vector<std::function<void(ClientResponse)>> readers;
     for (QueuedPaxos& operation : round) readers.push_back(std::move(operation.reply));
-    return RunPaxos(TokenOf(read.partition_key()), read.table(), read.partition_key(), read.consistency(), {},
-                    read, std::move(readers), std::move(next));
+    return NoteRunning(queue, RunPaxos(TokenOf(read.partition_key()), read.table(), read.partition_key(),
+                                       read.consistency(), {}, read, std::move(readers), std::move(next)));
   }
   std::vector<CasOp> batch;
   std::vector<std::function<void(ClientResponse)>> replies;
@@ -574,10 +591,20 @@ void Coordinator::RunQueued(const std::string& queue) {
       batch.front().serial_consistency() == CL_UNSET ? CL_SERIAL : batch.front().serial_consistency();
   const std::string table = first.table();
   const std::string key = first.partition_key();
-  RunPaxos(TokenOf(key), table, key, serial, std::move(batch), ReadOp(), std::move(replies), std::move(next));
+  NoteRunning(queue,
+              RunPaxos(TokenOf(key), table, key, serial, std::move(batch), ReadOp(), std::move(replies), std::move(next)));
 }
 
-void Coordinator::RunPaxos(Token token, const std::string& table, const std::string& partition_key,
+void Coordinator::NoteRunning(const std::string& queue, std::shared_ptr<Proposer> proposer) {
+  // Looked up again: a round that could not start, or that answered before
+  // RunPaxos returned, ran the next one (or emptied the queue) already.
+  if (proposer == nullptr || proposer->answered()) return;
+  auto it = paxos_queues_.find(queue);
+  CHARYBDIS_ASSERT(it != paxos_queues_.end());  // the round is still running
+  it->second.running = std::move(proposer);
+}
+
+std::shared_ptr<Proposer> Coordinator::RunPaxos(Token token, const std::string& table, const std::string& partition_key,
                            ConsistencyLevel serial_level, std::vector<CasOp> batch, ReadOp read,
                            std::vector<std::function<void(ClientResponse)>> replies,
                            std::function<void()> after) {
@@ -607,16 +634,16 @@ void Coordinator::RunPaxos(Token token, const std::string& table, const std::str
         Unavailable(serial_level, live, request.quorum, "not enough live replicas for Paxos");
     for (const auto& reply : replies) reply(response);
     if (after) after();
-    return;
+    return nullptr;
   }
   auto proposer = std::make_shared<Proposer>(
       context_, std::move(request),
       [this](uint64_t id, std::shared_ptr<PendingRequest> pending) { Track(id, std::move(pending)); },
-      std::move(replies), [this, after = std::move(after)](const std::vector<uint64_t>& ids) {
+      std::move(replies), std::move(after), [this](const std::vector<uint64_t>& ids) {
         for (uint64_t id : ids) pending_.erase(id);
-        if (after) after();
       });
   proposer->Start();
+  return proposer;
 }
 
 void Coordinator::OnPaxosReply(const Envelope& message) {

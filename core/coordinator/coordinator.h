@@ -58,13 +58,17 @@ class Coordinator {
   void Scan(const Address& client, uint64_t client_request_id, const ScanOp& op);
   // Runs one Paxos round for a partition: the conditional writes of
   // `batch` (one reply each), or a serial read when it is empty (one
-  // reply). `after` runs once the round is over.
-  void RunPaxos(Token token, const std::string& table, const std::string& partition_key,
+  // reply). `after` runs once the round has answered its clients
+  // (Proposer's `answered`). Returns the round's
+  // proposer, or null when too few replicas are up to start it.
+  std::shared_ptr<Proposer> RunPaxos(Token token, const std::string& table, const std::string& partition_key,
                 ConsistencyLevel serial_level, std::vector<CasOp> batch, ReadOp read,
                 std::vector<std::function<void(ClientResponse)>> replies,
                 std::function<void()> after = nullptr);
   // Starts the next round for a partition's queued conditional writes.
   void RunQueued(const std::string& queue);
+  // Records the round now running for `queue`, which later writes may join.
+  void NoteRunning(const std::string& queue, std::shared_ptr<Proposer> proposer);
   // Why a conditional write is malformed, or "".
   std::string CasProblem(const CasOp& op) const;
   // The shard of this node that owns a partition.
@@ -111,7 +115,14 @@ class Coordinator {
                QueuedPaxos operation);
   // How many of the queued operations the next shared round takes.
   static size_t NextRoundSize(const std::vector<QueuedPaxos>& queued);
-  std::map<std::string, std::vector<QueuedPaxos>> paxos_queues_;
+  // Whether a conditional write that found its partition's round running
+  // joined it (Proposer::CanJoin) instead of waiting for the next one.
+  static bool JoinedRunningRound(Proposer* running, QueuedPaxos& operation);
+  struct PaxosQueue {
+    std::vector<QueuedPaxos> waiting;
+    std::weak_ptr<Proposer> running;
+  };
+  std::map<std::string, PaxosQueue> paxos_queues_;
 };
 
 }  // namespace charybdis

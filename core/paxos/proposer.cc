@@ -61,12 +61,13 @@ bool Holds(const CasStatement& statement, const Row* row, Timestamp now) {
 }  // namespace
 
 Proposer::Proposer(CoordinatorContext& context, Request request, Track track,
-                   std::vector<Reply> replies,
+                   std::vector<Reply> replies, std::function<void()> answered,
                    std::function<void(const std::vector<uint64_t>&)> done)
     : context_(context),
       request_(std::move(request)),
       track_(std::move(track)),
       replies_(std::move(replies)),
+      answered_(std::move(answered)),
       done_(std::move(done)) {
   // One answer per conditional write; serial reads of the same rows may
   // share a round, each answered with its result.
@@ -117,7 +118,8 @@ void Proposer::NewRound() {
   phase_ = Phase::kPreparing;
   round_trips_++;
   const uint64_t id = NewRoundId();
-  const std::vector<RowSpan> rows_read = RowsRead();
+  rows_read_ = RowsRead();
+  joined_before_prepare_ = request_.batch.size();
   for (NodeId node : LiveParticipants()) {
     Envelope message;
     PaxosPrepare* prepare = message.mutable_paxos_prepare();
@@ -126,10 +128,33 @@ void Proposer::NewRound() {
     prepare->set_table(request_.table);
     prepare->set_partition_key(request_.partition_key);
     if (uncertain_origin_) *prepare->mutable_uncertain_origin() = *uncertain_origin_;
-    for (const RowSpan& span : rows_read) *prepare->add_read_rows() = span;
+    for (const RowSpan& span : rows_read_) *prepare->add_read_rows() = span;
     SendPerhapsLate(context_.env, "paxos.proposer.prepare_late",
                     context_.ReplicaAddress(node, request_.token), std::move(message));
   }
+}
+
+bool Proposer::CanJoin(const CasOp& op) const {
+  if (is_read() || phase_ != Phase::kPreparing || finishing_ || uncertain_origin_) return false;
+  CHARYBDIS_ASSERT(op.statement_size() > 0);
+  if (rows_read_.empty()) return true;  // the whole partition
+  for (const CasStatement& statement : op.statement()) {
+    const std::string& key = statement.write().clustering_key();
+    const bool read = std::any_of(rows_read_.begin(), rows_read_.end(), [&key](const RowSpan& span) {
+      return span.first() <= key && key <= span.last();
+    });
+    if (!read) return false;
+  }
+  return true;
+}
+
+void Proposer::Join(CasOp op, Reply reply) {
+  CHARYBDIS_ASSERT(CanJoin(op));
+  CHARYBDIS_ASSERT(replies_.size() == request_.batch.size());
+  context_.metrics.cas_total_operations++;
+  context_.metrics.cas_write_joined_late++;
+  request_.batch.push_back(std::move(op));
+  replies_.push_back(std::move(reply));
 }
 
 std::vector<RowSpan> Proposer::RowsRead() const {
@@ -432,7 +457,7 @@ void Proposer::Evaluate(const Partition& current, const Proposal* latest_commit)
   if (!any_applied) {
     // The quorum holds the latest commit now (repaired if it did not).
     if (latest_commit != nullptr) Prune(latest_commit->ballot());
-    AnswerWrites();
+    AnswerEarlyAndRetryLate();
     return;
   }
   own_mutation_.Clear();
@@ -525,20 +550,41 @@ void Proposer::Chosen() {
 }
 
 void Proposer::AnswerWrites() {
-  CHARYBDIS_ASSERT(answers_.size() == replies_.size());
   CHARYBDIS_ASSERT(!replied_);
+  AnswerFirst(replies_.size());
+  NoteAnswered();
+  // An applied value still has its commit to see through.
+  if (phase_ != Phase::kCommitting) Finish(ClientResponse());
+}
+
+void Proposer::AnswerFirst(size_t count) {
+  CHARYBDIS_ASSERT(answers_.size() == replies_.size());
+  CHARYBDIS_ASSERT(count <= replies_.size());
   context_.metrics.cas_write_latency.Record(
       std::max<Nanos>(context_.env.clock->Now() - started_, 0) / kMicrosecond);
-  bool any_applied = false;
-  for (size_t i = 0; i < replies_.size(); i++) {
-    any_applied = any_applied || answers_[i].applied();
+  for (size_t i = 0; i < count; i++) {
     if (!answers_[i].applied()) context_.metrics.cas_write_condition_not_met++;
     answers_[i].set_round_trips(round_trips_);
     replies_[i](std::move(answers_[i]));
   }
-  replied_ = true;
-  // An applied value still has its commit to see through.
-  if (phase_ != Phase::kCommitting) Finish(ClientResponse());
+}
+
+void Proposer::AnswerEarlyAndRetryLate() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kPreparing);
+  CHARYBDIS_ASSERT(answers_.size() == request_.batch.size());
+  CHARYBDIS_ASSERT(joined_before_prepare_ >= 1 && joined_before_prepare_ <= request_.batch.size());
+  if (joined_before_prepare_ == request_.batch.size()) return AnswerWrites();
+  // Without an accept, this round's answers rest on what the promises
+  // read, which may predate a write that joined late: a value chosen by a
+  // higher ballot after the promises and acknowledged before that write
+  // arrived would be missing from its answer.
+  CHARYBDIS_PROBE(context_.env.probes, "paxos.late_writes_run_again");
+  AnswerFirst(joined_before_prepare_);
+  const auto early = static_cast<std::ptrdiff_t>(joined_before_prepare_);
+  request_.batch.erase(request_.batch.begin(), request_.batch.begin() + early);
+  replies_.erase(replies_.begin(), replies_.begin() + early);
+  answers_.clear();
+  NewRound();
 }
 
 void Proposer::Commit(const Proposal& proposal) {
@@ -619,12 +665,20 @@ void Proposer::Prune(const Ballot& ballot) {
   }
 }
 
+void Proposer::NoteAnswered() {
+  CHARYBDIS_ASSERT(!replied_);
+  replied_ = true;
+  auto answered = std::move(answered_);
+  answered_ = nullptr;
+  if (answered) answered();
+}
+
 void Proposer::Finish(ClientResponse response) {
   if (phase_ == Phase::kDone) return;
   if (!replied_) {
-    replied_ = true;
     response.set_round_trips(round_trips_);
     for (const Reply& reply : replies_) reply(response);
+    NoteAnswered();
   }
   phase_ = Phase::kDone;
   context_.env.clock->Cancel(timeout_timer_);

@@ -44,11 +44,26 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   };
 
   // `replies`: one per conditional write of the batch (one for a serial
-  // read). `done` gets every request id this proposer used, to forget them.
+  // read). `answered` runs once every client has its answer, which may be
+  // before the commit is in: the partition's next round may start then (its
+  // prepare follows the commit to each replica, whose acceptor decides on
+  // a partition in arrival order). `done` gets every request id this
+  // proposer used, to forget them, once nothing is left to see through.
   Proposer(CoordinatorContext& context, Request request, Track track, std::vector<Reply> replies,
-           std::function<void(const std::vector<uint64_t>& ids)> done);
+           std::function<void()> answered, std::function<void(const std::vector<uint64_t>& ids)> done);
 
   void Start();
+  // Whether a conditional write that arrived after this round's prepare
+  // went out may still join it: the round is a write round waiting for
+  // its promises, holds no value of its own from an earlier attempt, and
+  // its prepare reads the rows `op` writes. Such a write is linearized at
+  // the round's accept, which comes after it arrived; a round that ends
+  // without an accept runs again for the writes that joined late.
+  bool CanJoin(const CasOp& op) const;
+  void Join(CasOp op, Reply reply);
+  const std::vector<CasOp>& batch() const { return request_.batch; }
+  // Every client of the round has its answer.
+  bool answered() const { return replied_; }
   void OnWriteAck(NodeId, bool) override {}
   void OnReadResponse(NodeId, const ReplicaReadResponse&) override {}
   void OnPromise(NodeId replica, const PaxosPromise& promise) override;
@@ -81,6 +96,11 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   void Finish(ClientResponse response);
   // Sends every conditional write of the batch its evaluated answer.
   void AnswerWrites();
+  // Sends the first `count` writes of the batch their evaluated answers.
+  void AnswerFirst(size_t count);
+  // A round where no condition held answers the writes that were there
+  // before its prepare and runs again for the ones that joined late.
+  void AnswerEarlyAndRetryLate();
   bool is_read() const { return request_.batch.empty(); }
   void OnTimeout();
   void SeeBallot(const Ballot& ballot);
@@ -96,8 +116,15 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   std::vector<Reply> replies_;
   // Answers decided by the evaluation, sent once the round's fate is known.
   std::vector<ClientResponse> answers_;
+  // Marks every client answered, and runs `answered_` (once).
+  void NoteAnswered();
+  std::function<void()> answered_;
   std::function<void(const std::vector<uint64_t>&)> done_;
   std::vector<uint64_t> round_ids_;
+  // The prepare of the current round: what it reads, and how many of the
+  // batch's writes were there when it went out (the rest joined late).
+  std::vector<RowSpan> rows_read_;
+  size_t joined_before_prepare_ = 0;
 
   Phase phase_ = Phase::kIdle;
   Nanos started_ = 0;
