@@ -102,9 +102,10 @@ class Coordinator {
   std::map<std::pair<Address, uint64_t>, Nanos> seen_requests_;
   std::deque<std::pair<Nanos, std::pair<Address, uint64_t>>> seen_order_;
   std::map<uint64_t, std::shared_ptr<PendingRequest>> pending_;
-  // Paxos operations waiting for their partition's round to end, by
+  // Paxos operations waiting for their partition's round to answer, by
   // (serial level, table, partition key): conditional writes and serial
-  // reads. A queue is present while a round for it runs.
+  // reads. A queue is present while a round for it runs (`running`, until
+  // it has answered its clients; its commit may still be on the way).
   struct QueuedPaxos {
     bool is_read = false;
     ReadOp read;  // a serial read
