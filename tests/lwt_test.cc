@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/data/storage_codec.h"
@@ -210,6 +211,48 @@ TEST_F(LwtTest, LateWriteInARoundWithNoAcceptGetsAPrepareOfItsOwn) {
   }
   EXPECT_EQ(std::multiset<uint32_t>({writes.first.round_trips(), writes.second.round_trips()}),
             (std::multiset<uint32_t>{1, 2}));
+}
+
+// Clients that send a failing write again as soon as it is answered keep
+// arriving while rounds gather promises. Writes join only a proposer's
+// first round, so no proposer runs on, round after round, towards the
+// timeout that would answer everyone in it with WRITE_TIMEOUT.
+TEST_F(LwtTest, ClientsRetryingAFailingWriteDoNotKeepOneProposerGoing) {
+  ASSERT_TRUE(Call(IfNotExists("held", "taken")).applied());
+  simulator_.RunUntil(simulator_.now() + 50 * kMillisecond);
+  const uint64_t joined = Metric("cas_write_joined_late");
+  constexpr size_t kClients = 4;
+  std::vector<uint64_t> waiting;
+  for (size_t client = 0; client < kClients; client++) {
+    waiting.push_back(Send(If("held", Condition::EQ, "free", "mine"), 1, client));
+  }
+  size_t answered = 0, timed_out = 0;
+  uint32_t most_round_trips = 0;
+  const Nanos until = simulator_.now() + 5 * kSecond;
+  while (simulator_.now() < until) {
+    simulator_.RunUntil(simulator_.now() + 50 * kMicrosecond);
+    for (size_t client = 0; client < kClients; client++) {
+      auto it = responses_.find(waiting[client]);
+      if (it == responses_.end()) continue;
+      if (it->second.code() == ClientResponse::WRITE_TIMEOUT) {
+        timed_out++;
+      } else {
+        EXPECT_EQ(it->second.code(), ClientResponse::OK) << it->second.message();
+        EXPECT_FALSE(it->second.applied());
+      }
+      most_round_trips = std::max(most_round_trips, it->second.round_trips());
+      answered++;
+      waiting[client] = Send(If("held", Condition::EQ, "free", "mine"), 1, client);
+    }
+  }
+  EXPECT_EQ(timed_out, 0u);
+  EXPECT_GT(answered, 1000u);
+  // A first round and one more for the late writes (one more again if a
+  // ballot must rise above the latest commit). When late writes could
+  // join every round, one proposer ran 45 rounds here, each answering the
+  // last one's late writes and taking new ones.
+  EXPECT_LE(most_round_trips, 3u);
+  EXPECT_GT(Metric("cas_write_joined_late"), joined);  // writes did join rounds
 }
 
 TEST_F(LwtTest, ConditionsOnColumnValues) {

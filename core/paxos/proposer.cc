@@ -135,7 +135,8 @@ void Proposer::NewRound() {
 }
 
 bool Proposer::CanJoin(const CasOp& op) const {
-  if (is_read() || phase_ != Phase::kPreparing || finishing_ || uncertain_origin_) return false;
+  if (is_read() || attempts_ != 1 || phase_ != Phase::kPreparing || finishing_) return false;
+  CHARYBDIS_ASSERT(!uncertain_origin_);  // set only after a first round's accept
   CHARYBDIS_ASSERT(op.statement_size() > 0);
   if (rows_read_.empty()) return true;  // the whole partition
   for (const CasStatement& statement : op.statement()) {
@@ -456,7 +457,8 @@ void Proposer::Evaluate(const Partition& current, const Proposal* latest_commit)
   }
   if (!any_applied) {
     // The quorum holds the latest commit now (repaired if it did not).
-    if (latest_commit != nullptr) Prune(latest_commit->ballot());
+    // The late writes are pruned for by the round they run again in.
+    if (latest_commit != nullptr) Prune(latest_commit->ballot(), joined_before_prepare_);
     AnswerEarlyAndRetryLate();
     return;
   }
@@ -650,10 +652,11 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
   if (replied_) Finish(ClientResponse());  // the answer went out already
 }
 
-void Proposer::Prune(const Ballot& ballot) {
+void Proposer::Prune(const Ballot& ballot, std::optional<size_t> operations) {
   // Pruning only saves space: skipping it leaves state a later round reads.
   if (context_.env.buggify->Fires("paxos.proposer.skip_prune")) return;
-  context_.metrics.cas_prune += replies_.size();
+  CHARYBDIS_ASSERT(operations.value_or(0) <= replies_.size());
+  context_.metrics.cas_prune += operations.value_or(replies_.size());
   for (NodeId node : request_.replicas) {
     if (!context_.liveness.IsUp(node)) continue;
     Envelope message;

@@ -54,9 +54,12 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
 
   void Start();
   // Whether a conditional write that arrived after this round's prepare
-  // went out may still join it: the round is a write round waiting for
-  // its promises, holds no value of its own from an earlier attempt, and
-  // its prepare reads the rows `op` writes. Such a write is linearized at
+  // went out may still join it: the round is the proposer's first, a
+  // write round waiting for its promises, and its prepare reads the rows
+  // `op` writes. Only the first: a write that joins shares the proposer's
+  // timeout, which started with it, and a proposer that runs again for
+  // late writes takes no more, so that a stream of retried writes cannot
+  // keep one proposer going until everyone in it times out. Such a write is linearized at
   // the round's accept, which comes after it arrived; a round that ends
   // without an accept runs again for the writes that joined late.
   bool CanJoin(const CasOp& op) const;
@@ -89,7 +92,9 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   void Chosen();
   void Commit(const Proposal& proposal);
   // Commits up to `ballot` are durable on a quorum: replicas may drop them.
-  void Prune(const Ballot& ballot);
+  // `operations`: how many of the batch this round answers now (each
+  // counts once in cas_prune); all of them unless said.
+  void Prune(const Ballot& ballot, std::optional<size_t> operations = std::nullopt);
   void AnswerUncertain(const char* message);
   // Sends `response` to every waiting client (if none was answered yet),
   // then forgets this proposer.
