@@ -40,6 +40,15 @@ struct ShardMetrics {
   uint64_t database_failed_reads = 0;
   // Stored versions that failed their checksum and were dropped.
   uint64_t database_corrupt_entries = 0;
+  // The read cache (core/read_cache.h): scans served from memory, scans
+  // of a cacheable range that went to storage, ranges it filled, fills it
+  // did not keep (a write was in flight, or the range was too large), and
+  // ranges that left it.
+  uint64_t read_cache_hits = 0;
+  uint64_t read_cache_misses = 0;
+  uint64_t read_cache_fills = 0;
+  uint64_t read_cache_fills_skipped = 0;
+  uint64_t read_cache_evictions = 0;
   // Coordinator side.
   uint64_t coordinator_writes = 0;
   uint64_t coordinator_reads = 0;

@@ -49,6 +49,8 @@ struct NodeConfig {
   // changes it from there (core/schema_agent.h). Null: none.
   std::shared_ptr<const cql::Schema> cql_bootstrap;
   CoordinatorOptions coordinator;
+  // Per shard, for the ranges reads scan (core/read_cache.h); 0: none.
+  size_t read_cache_bytes = 32 << 20;
 };
 
 }  // namespace charybdis

@@ -2,6 +2,7 @@
 
 #include "core/assert.h"
 #include "core/buggify_actions.h"
+#include "core/data/storage_codec.h"
 
 namespace charybdis {
 
@@ -18,9 +19,10 @@ ShardEnv Traced(ShardEnv env, Network& network, Storage& storage) {
 }  // namespace
 
 Shard::Shard(ShardEnv env, const NodeConfig& config)
-    : tracer_(env.self, *env.clock),
+    : read_cache_(*env.storage, *env.reactor, config.read_cache_bytes, storage_codec::IsPartitionRange, metrics_),
+      tracer_(env.self, *env.clock),
       traced_network_(*env.network, tracer_),
-      traced_storage_(*env.storage, tracer_),
+      traced_storage_(read_cache_, tracer_),
       env_(Traced(env, traced_network_, traced_storage_)),
       config_(config),
       liveness_(env.clock->Now()),

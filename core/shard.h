@@ -11,6 +11,7 @@
 #include "core/metrics.h"
 #include "core/node_config.h"
 #include "core/paxos/acceptor.h"
+#include "core/read_cache.h"
 #include "core/replica/replica.h"
 #include "core/schema_agent.h"
 #include "core/shard_env.h"
@@ -62,14 +63,17 @@ class Shard {
   void OnSchemaChange();
   void OnSchemaUpdate(const SchemaUpdate& update);
 
-  // Tracing wraps the world's network and storage (before env_, which
-  // points at the wrappers).
+  // Before the read cache, which counts into them.
+  ShardMetrics metrics_;
+  // The read cache wraps the world's storage, and tracing wraps the
+  // world's network and the cache (all before env_, which points at the
+  // wrappers): a traced read served from memory shows as a storage read.
+  ReadCache read_cache_;
   Tracer tracer_;
   TracingNetwork traced_network_;
   TracingStorage traced_storage_;
   ShardEnv env_;
   const NodeConfig& config_;
-  ShardMetrics metrics_;
   LivenessView liveness_;
   cql::SchemaLog schema_log_;
   Acceptor acceptor_;

@@ -90,6 +90,7 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
     config.tables = tables;
     config.cql_bootstrap = bootstrap.schema;
     config.coordinator = CoordinatorOptionsOf(spec.coordinator());
+    if (spec.disable_read_cache()) config.read_cache_bytes = 0;
     for (const NodePlacement& peer : topology_.nodes) {
       if (peer.id != placement.id) config.peers.push_back(peer.id);
     }

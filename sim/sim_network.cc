@@ -85,6 +85,13 @@ void SimNetwork::Send(Address from, Address to, Envelope message) {
   message.set_to_node(to.node);
   message.set_to_shard(to.shard);
   stats_.sent++;
+  if (tap_) {
+    if (std::optional<std::vector<Nanos>> copies = tap_(message)) {
+      if (copies->empty()) stats_.lost++;
+      for (Nanos extra : *copies) Deliver(DeliveryTime(from_host, to_host) + extra, message);
+      return;
+    }
+  }
   if (blocked(from_host, to_host) || (from_host != to_host && random_.Chance(faults_.loss))) {
     stats_.lost++;
     return;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/network.h"
@@ -52,6 +53,11 @@ class SimNetwork {
   void Unclog();
   void set_faults(MessageFaults faults) { faults_ = faults; }
   const MessageFaults& faults() const { return faults_; }
+  // Scripted tests: a tap sees every message sent and may decide its fate,
+  // returning the extra delay of each copy to deliver (none: lost), or
+  // nullopt to let the network's own faults decide.
+  using Tap = std::function<std::optional<std::vector<Nanos>>(const Envelope&)>;
+  void set_tap(Tap tap) { tap_ = std::move(tap); }
   const NetworkStats& stats() const { return stats_; }
 
   static uint32_t HostOf(NodeId node) { return node - 1; }
@@ -74,6 +80,7 @@ class SimNetwork {
   scenario::Latency intra_node_;
   bool wire_roundtrip_;
   MessageFaults faults_;
+  Tap tap_;
   NetworkStats stats_;
   std::vector<Host> hosts_;
   std::vector<std::vector<bool>> blocked_;  // [from][to], grown with hosts

@@ -255,6 +255,48 @@ TEST_F(LwtTest, ClientsRetryingAFailingWriteDoNotKeepOneProposerGoing) {
   EXPECT_GT(Metric("cas_write_joined_late"), joined);  // writes did join rounds
 }
 
+// Node 1's accept reaches replica 2 twice: the first copy is accepted (its
+// answer is lost), the second comes after node 3's higher prepare and is
+// refused; the accept to replica 1 also comes after it. Every answer node 1
+// hears is a refusal, yet replica 2 accepted its value, and node 3's round
+// finishes that value. A refusal does not prove an earlier copy was not
+// accepted: node 1 must learn its value's fate, not evaluate again (which
+// told the client "not applied" of a value that was written).
+TEST_F(LwtTest, AnAcceptRefusedAfterADuplicateWasAcceptedLeavesTheValueUncertain) {
+  std::optional<uint64_t> first_accept;
+  int answers_from_2 = 0;
+  cluster_.network().set_tap([&](const Envelope& m) -> std::optional<std::vector<Nanos>> {
+    using Copies = std::vector<Nanos>;
+    const NodeId from = m.from_node(), to = m.to_node();
+    if (m.has_paxos_prepare() && from == 1 && to == 3) return Copies{};  // node 1's quorum: 1 and 2
+    if (m.has_paxos_promise() && from == 1 && to == 3) return Copies{20 * kMillisecond};  // node 3's: 3 and 2
+    if (m.has_paxos_accept() && from == 1 && first_accept.value_or(m.paxos_accept().request_id()) ==
+                                                 m.paxos_accept().request_id()) {
+      first_accept = m.paxos_accept().request_id();
+      return to == 2 ? Copies{0, 30 * kMillisecond} : Copies{30 * kMillisecond};
+    }
+    if (m.has_paxos_accept_reply() && from == 2 && to == 1 && first_accept &&
+        m.paxos_accept_reply().request_id() == *first_accept) {
+      if (answers_from_2++ == 0) return Copies{};  // the first copy's answer is lost
+    }
+    return std::nullopt;
+  });
+  const uint64_t a = Send(IfNotExists("dup", "a"), 1);
+  for (int i = 0; i < 1000 && !first_accept; i++) simulator_.RunUntil(simulator_.now() + 10 * kMicrosecond);
+  ASSERT_TRUE(first_accept.has_value());
+  simulator_.RunUntil(simulator_.now() + 1 * kMillisecond);
+  const ClientResponse b = Call(IfNotExists("dup", "b"), 3);
+  simulator_.RunUntil(simulator_.now() + 1 * kSecond);
+  EXPECT_EQ(answers_from_2, 2);  // both copies were answered
+  ASSERT_EQ(b.code(), ClientResponse::OK) << b.message();
+  EXPECT_FALSE(b.applied());  // node 3 finished "a" first
+  const ClientResponse read = Call(Read("dup", CL_SERIAL), 2);
+  ASSERT_EQ(ValueOf(read), "a");
+  ASSERT_TRUE(responses_.count(a));
+  EXPECT_EQ(responses_[a].code(), ClientResponse::OK) << responses_[a].message();
+  EXPECT_TRUE(responses_[a].applied());
+}
+
 TEST_F(LwtTest, ConditionsOnColumnValues) {
   Call(IfNotExists("k", "5"));
   EXPECT_TRUE(Call(If("k", Condition::EQ, "5", "6")).applied());

@@ -133,6 +133,19 @@ std::string PaxosKey(const std::string& table, const std::string& partition_key)
 
 std::string PaxosPrefix() { return std::string(1, kPaxosTag); }
 
+bool IsPartitionRange(const std::string& begin, const std::string& end) {
+  // `begin` must name a partition (its prefix, or a key inside it).
+  KeyReader reader(begin);
+  char tag = 0;
+  std::string table, partition_key;
+  uint64_t biased = 0;
+  if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table) || !reader.BigEndian64(&biased) ||
+      !reader.Escaped(&partition_key)) {
+    return false;
+  }
+  return begin < end && end <= PrefixEnd(PartitionPrefix(table, partition_key));
+}
+
 std::string PrefixEnd(const std::string& prefix) {
   std::string end = prefix;
   while (!end.empty() && end.back() == '\xff') end.pop_back();

@@ -60,6 +60,10 @@ struct StoredRow {
 };
 std::optional<StoredRow> RowOfKey(std::string_view key);
 
+// Whether [begin, end) holds data keys of one partition at most (the
+// ranges the read cache keeps; a table's or a token range's are larger).
+bool IsPartitionRange(const std::string& begin, const std::string& end);
+
 // The first key after every key that starts with `prefix`.
 std::string PrefixEnd(const std::string& prefix);
 

@@ -519,9 +519,12 @@ void Proposer::OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) {
   // Every promised replica answered and no quorum accepted. If some
   // accepted our own value, a later round may still choose it, so it must
   // not be evaluated again (Cassandra bug 6013): the next round learns its
-  // fate instead (ResolveUncertainValue).
-  if (!finishing_ && !accepted_.empty()) {
-    CHARYBDIS_PROBE(context_.env.probes, "paxos.partial_accept");
+  // fate instead (ResolveUncertainValue). So even when all refused: a
+  // refusal answers one copy of the accept, and an earlier copy (a
+  // duplicate on the network) may have been accepted before a higher
+  // promise, its own answer lost or still on its way.
+  if (!finishing_) {
+    if (!accepted_.empty()) CHARYBDIS_PROBE(context_.env.probes, "paxos.partial_accept");
     uncertain_origin_ = proposal_.origin();
   }
   BackOffAndRetry();
@@ -693,9 +696,9 @@ void Proposer::Finish(ClientResponse response) {
 void Proposer::OnTimeout() {
   if (phase_ == Phase::kDone) return;
   if (replied_) return Finish(ClientResponse());  // only the commit was left
+  // An accept of our own value went out: any copy may have been accepted.
   const bool uncertain =
-      !is_read() && (uncertain_origin_.has_value() ||
-                     (phase_ == Phase::kAccepting && !accepted_.empty() && !finishing_));
+      !is_read() && (uncertain_origin_.has_value() || (phase_ == Phase::kAccepting && !finishing_));
   if (uncertain) return AnswerUncertain("timed out with a partial accept: the outcome is uncertain");
   ClientResponse response;
   response.set_code(is_read() ? ClientResponse::READ_TIMEOUT : ClientResponse::WRITE_TIMEOUT);

@@ -1,0 +1,195 @@
+#include "core/read_cache.h"
+
+#include <memory>
+#include <utility>
+
+#include "core/assert.h"
+
+namespace charybdis {
+
+namespace {
+
+// What an entry costs beyond its bytes: the tree node and two strings.
+constexpr size_t kEntryOverheadBytes = 96;
+
+size_t EntryBytes(const std::string& key, const std::string& value) {
+  return key.size() + value.size() + kEntryOverheadBytes;
+}
+
+}  // namespace
+
+ReadCache::ReadCache(Storage& storage, Reactor& reactor, size_t capacity_bytes, Cacheable cacheable,
+                     ShardMetrics& metrics)
+    : storage_(storage),
+      reactor_(reactor),
+      capacity_bytes_(capacity_bytes),
+      cacheable_(cacheable),
+      metrics_(metrics) {}
+
+std::map<std::string, ReadCache::Range>::iterator ReadCache::Holding(const std::string& key) {
+  auto it = ranges_.upper_bound(key);
+  if (it == ranges_.begin()) return ranges_.end();
+  --it;
+  return key < it->second.end ? it : ranges_.end();
+}
+
+std::map<std::string, ReadCache::Range>::iterator ReadCache::Covering(const std::string& begin,
+                                                                      const std::string& end) {
+  if (end.empty()) return ranges_.end();  // no upper bound: never cached
+  auto it = Holding(begin);
+  return it != ranges_.end() && end <= it->second.end ? it : ranges_.end();
+}
+
+bool ReadCache::WriteInFlight(const std::string& begin, const std::string& end) const {
+  auto it = keys_in_flight_.lower_bound(begin);
+  return it != keys_in_flight_.end() && *it < end;
+}
+
+void ReadCache::Apply(WriteBatch batch, Durability durability, WriteDone done) {
+  auto issued = std::make_shared<std::vector<std::multiset<std::string>::iterator>>();
+  for (const WriteBatch::Operation& operation : batch.operations) {
+    issued->push_back(keys_in_flight_.insert(operation.key));
+  }
+  auto copy = std::make_shared<WriteBatch>(batch);
+  storage_.Apply(std::move(batch), durability,
+                 [this, issued, copy, done = std::move(done)](absl::Status status) {
+                   for (auto key : *issued) keys_in_flight_.erase(key);
+                   if (status.ok()) ApplyDone(*copy);
+                   done(std::move(status));
+                 });
+}
+
+void ReadCache::ApplyDone(const WriteBatch& batch) {
+  for (const WriteBatch::Operation& operation : batch.operations) {
+    for (auto& [id, fill] : fills_) {
+      if (fill.begin <= operation.key && operation.key < fill.end) fill.writes_since.push_back(operation);
+    }
+    auto range = Holding(operation.key);
+    if (range == ranges_.end()) continue;
+    auto entry = entries_.find(operation.key);
+    if (entry != entries_.end()) {
+      const size_t old_bytes = EntryBytes(entry->first, entry->second);
+      CHARYBDIS_ASSERT(range->second.bytes >= old_bytes && bytes_ >= old_bytes);
+      range->second.bytes -= old_bytes;
+      bytes_ -= old_bytes;
+      if (operation.value) {
+        entry->second = *operation.value;
+      } else {
+        entries_.erase(entry);
+      }
+    } else if (operation.value) {
+      entries_.emplace(operation.key, *operation.value);
+    }
+    if (operation.value) {
+      range->second.bytes += EntryBytes(operation.key, *operation.value);
+      bytes_ += EntryBytes(operation.key, *operation.value);
+    }
+    if (range->second.bytes > capacity_bytes_ / 8) Evict(range);  // grew past what a fill may keep
+  }
+  while (bytes_ > capacity_bytes_ && !recency_.empty()) Evict(ranges_.find(recency_.back()));
+}
+
+void ReadCache::Get(std::string key, GetDone done) { storage_.Get(std::move(key), std::move(done)); }
+
+void ReadCache::Scan(std::string begin, std::string end, size_t limit, ScanDone done) {
+  if (capacity_bytes_ == 0) return storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
+  if (auto range = Covering(begin, end); range != ranges_.end()) {
+    metrics_.read_cache_hits++;
+    return ServeFromMemory(range, begin, end, limit, std::move(done));
+  }
+  if (limit != SIZE_MAX || end.empty() || !cacheable_(begin, end)) {
+    return storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
+  }
+  metrics_.read_cache_misses++;
+  if (WriteInFlight(begin, end)) {
+    metrics_.read_cache_fills_skipped++;
+    return storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
+  }
+  StartFill(std::move(begin), std::move(end), std::move(done));
+}
+
+void ReadCache::StartFill(std::string begin, std::string end, ScanDone done) {
+  const uint64_t fill_id = ++last_fill_id_;
+  fills_.emplace(fill_id, Fill{begin, end, {}});
+  storage_.Scan(std::move(begin), std::move(end), SIZE_MAX,
+                [this, fill_id, done = std::move(done)](absl::StatusOr<std::vector<KeyValue>> stored) {
+                  if (stored.ok()) {
+                    FinishFill(fill_id, *stored);
+                  } else {
+                    fills_.erase(fill_id);
+                  }
+                  done(std::move(stored));
+                });
+}
+
+void ReadCache::FinishFill(uint64_t fill_id, const std::vector<KeyValue>& stored) {
+  auto it = fills_.find(fill_id);
+  CHARYBDIS_ASSERT(it != fills_.end());
+  Fill fill = std::move(it->second);
+  fills_.erase(it);
+  std::map<std::string, std::string> entries;
+  for (const KeyValue& entry : stored) {
+    CHARYBDIS_ASSERT(fill.begin <= entry.key && entry.key < fill.end);
+    entries.emplace(entry.key, entry.value);
+  }
+  // What storage returned may predate these writes (a simulated disk reads
+  // when the scan completes, RocksDB when it starts); applied in order on
+  // top, they give the range as it is now either way.
+  for (WriteBatch::Operation& operation : fill.writes_since) {
+    if (operation.value) {
+      entries[operation.key] = std::move(*operation.value);
+    } else {
+      entries.erase(operation.key);
+    }
+  }
+  Install(fill.begin, fill.end, std::move(entries));
+}
+
+void ReadCache::Install(const std::string& begin, const std::string& end,
+                        std::map<std::string, std::string> entries) {
+  size_t range_bytes = 0;
+  for (const auto& [key, value] : entries) range_bytes += EntryBytes(key, value);
+  if (range_bytes > capacity_bytes_ / 8) {
+    metrics_.read_cache_fills_skipped++;
+    return;
+  }
+  // Ranges it overlaps leave: their entries inside [begin, end) are the
+  // ones just read, and those outside are cheaper to read again than to
+  // merge.
+  auto overlapping = ranges_.upper_bound(begin);
+  if (overlapping != ranges_.begin() && std::prev(overlapping)->second.end > begin) --overlapping;
+  while (overlapping != ranges_.end() && overlapping->first < end) {
+    auto next = std::next(overlapping);
+    Evict(overlapping);
+    overlapping = next;
+  }
+  entries_.insert(entries.begin(), entries.end());
+  recency_.push_front(begin);
+  ranges_.emplace(begin, Range{end, range_bytes, recency_.begin()});
+  bytes_ += range_bytes;
+  metrics_.read_cache_fills++;
+  while (bytes_ > capacity_bytes_) Evict(ranges_.find(recency_.back()));
+}
+
+void ReadCache::Evict(std::map<std::string, Range>::iterator range) {
+  CHARYBDIS_ASSERT(range != ranges_.end());
+  entries_.erase(entries_.lower_bound(range->first), entries_.lower_bound(range->second.end));
+  CHARYBDIS_ASSERT(bytes_ >= range->second.bytes);
+  bytes_ -= range->second.bytes;
+  recency_.erase(range->second.recency);
+  ranges_.erase(range);
+  metrics_.read_cache_evictions++;
+}
+
+void ReadCache::ServeFromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
+                                const std::string& end, size_t limit, ScanDone done) {
+  recency_.splice(recency_.begin(), recency_, range->second.recency);
+  std::vector<KeyValue> rows;
+  for (auto it = entries_.lower_bound(begin); it != entries_.end() && it->first < end && rows.size() < limit;
+       ++it) {
+    rows.push_back(KeyValue{it->first, it->second});
+  }
+  reactor_.Post([rows = std::move(rows), done = std::move(done)]() mutable { done(std::move(rows)); });
+}
+
+}  // namespace charybdis
