@@ -16,6 +16,14 @@ size_t EntryBytes(const std::string& key, const std::string& value) {
   return key.size() + value.size() + kEntryOverheadBytes;
 }
 
+// What a range costs beside its entries (its bounds, twice its first key,
+// a map and a list node), so that ranges holding nothing are bounded too.
+constexpr size_t kRangeOverheadBytes = 160;
+
+size_t RangeBytes(const std::string& begin, const std::string& end) {
+  return 2 * begin.size() + end.size() + kRangeOverheadBytes;
+}
+
 }  // namespace
 
 ReadCache::ReadCache(Storage& storage, Reactor& reactor, size_t capacity_bytes, Cacheable cacheable,
@@ -46,6 +54,7 @@ bool ReadCache::WriteInFlight(const std::string& begin, const std::string& end) 
 }
 
 void ReadCache::Apply(WriteBatch batch, Durability durability, WriteDone done) {
+  if (capacity_bytes_ == 0) return storage_.Apply(std::move(batch), durability, std::move(done));
   auto issued = std::make_shared<std::vector<std::multiset<std::string>::iterator>>();
   for (const WriteBatch::Operation& operation : batch.operations) {
     issued->push_back(keys_in_flight_.insert(operation.key));
@@ -147,7 +156,7 @@ void ReadCache::FinishFill(uint64_t fill_id, const std::vector<KeyValue>& stored
 
 void ReadCache::Install(const std::string& begin, const std::string& end,
                         std::map<std::string, std::string> entries) {
-  size_t range_bytes = 0;
+  size_t range_bytes = RangeBytes(begin, end);
   for (const auto& [key, value] : entries) range_bytes += EntryBytes(key, value);
   if (range_bytes > capacity_bytes_ / 8) {
     metrics_.read_cache_fills_skipped++;
