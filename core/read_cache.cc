@@ -55,17 +55,15 @@ bool ReadCache::WriteInFlight(const std::string& begin, const std::string& end) 
 
 void ReadCache::Apply(WriteBatch batch, Durability durability, WriteDone done) {
   if (capacity_bytes_ == 0) return storage_.Apply(std::move(batch), durability, std::move(done));
-  auto issued = std::make_shared<std::vector<std::multiset<std::string>::iterator>>();
-  for (const WriteBatch::Operation& operation : batch.operations) {
-    issued->push_back(keys_in_flight_.insert(operation.key));
-  }
+  for (const WriteBatch::Operation& operation : batch.operations) keys_in_flight_.insert(operation.key);
   auto copy = std::make_shared<WriteBatch>(batch);
-  storage_.Apply(std::move(batch), durability,
-                 [this, issued, copy, done = std::move(done)](absl::Status status) {
-                   for (auto key : *issued) keys_in_flight_.erase(key);
-                   if (status.ok()) ApplyDone(*copy);
-                   done(std::move(status));
-                 });
+  storage_.Apply(std::move(batch), durability, [this, copy, done = std::move(done)](absl::Status status) {
+    for (const WriteBatch::Operation& operation : copy->operations) {
+      keys_in_flight_.erase(keys_in_flight_.find(operation.key));
+    }
+    if (status.ok()) ApplyDone(*copy);
+    done(std::move(status));
+  });
 }
 
 void ReadCache::ApplyDone(const WriteBatch& batch) {
@@ -106,15 +104,12 @@ void ReadCache::Scan(std::string begin, std::string end, size_t limit, ScanDone 
     metrics_.read_cache_hits++;
     return ServeFromMemory(range, begin, end, limit, std::move(done));
   }
-  if (limit != SIZE_MAX || end.empty() || !cacheable_(begin, end)) {
-    return storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
-  }
-  metrics_.read_cache_misses++;
-  if (WriteInFlight(begin, end)) {
+  if (limit == SIZE_MAX && !end.empty() && cacheable_(begin, end)) {
+    metrics_.read_cache_misses++;
+    if (!WriteInFlight(begin, end)) return StartFill(std::move(begin), std::move(end), std::move(done));
     metrics_.read_cache_fills_skipped++;
-    return storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
   }
-  StartFill(std::move(begin), std::move(end), std::move(done));
+  storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
 }
 
 void ReadCache::StartFill(std::string begin, std::string end, ScanDone done) {

@@ -120,6 +120,11 @@ struct Fixture {
     batch.Put(key, value);
     cache.Apply(std::move(batch), Durability::kSynced, [](absl::Status) {});
   }
+  // Writes each pair and lets storage finish the writes.
+  void Store(const std::vector<std::pair<std::string, std::string>>& pairs) {
+    for (const auto& [key, value] : pairs) Put(key, value);
+    storage.CompleteAll();
+  }
   void Delete(const std::string& key) {
     WriteBatch batch;
     batch.Delete(key);
@@ -157,10 +162,7 @@ std::vector<KeyValue> Rows(std::vector<std::pair<std::string, std::string>> pair
 
 TEST(ReadCacheTest, ASecondScanOfAFilledRangeIsServedFromMemory) {
   Fixture f;
-  f.Put("p1/a", "1");
-  f.Put("p1/b", "2");
-  f.Put("p2/a", "3");
-  f.storage.CompleteAll();
+  f.Store({{"p1/a", "1"}, {"p1/b", "2"}, {"p2/a", "3"}});
   EXPECT_EQ(f.ScanNow("p1/", "p1/~"), Rows({{"p1/a", "1"}, {"p1/b", "2"}}));
   EXPECT_EQ(f.storage.scans_issued, 1);
   EXPECT_EQ(f.metrics.read_cache_fills, 1u);
@@ -177,9 +179,7 @@ TEST(ReadCacheTest, ASecondScanOfAFilledRangeIsServedFromMemory) {
 
 TEST(ReadCacheTest, WritesDoneAfterTheFillAreServedAndFailedOnesAreNot) {
   Fixture f;
-  f.Put("p1/a", "1");
-  f.Put("p1/b", "2");
-  f.storage.CompleteAll();
+  f.Store({{"p1/a", "1"}, {"p1/b", "2"}});
   f.ScanNow("p1/", "p1/~");
   f.Put("p1/c", "3");
   f.Delete("p1/a");
@@ -198,8 +198,7 @@ TEST(ReadCacheTest, WritesDoneAfterTheFillAreServedAndFailedOnesAreNot) {
 // after it, the cache holds it.
 void WriteDoneDuringTheFill(bool scan_reads_at_start) {
   Fixture f(scan_reads_at_start);
-  f.Put("p1/a", "1");
-  f.storage.CompleteAll();
+  f.Store({{"p1/a", "1"}});
   std::optional<std::vector<KeyValue>> first;
   f.StartScan("p1/", "p1/~", &first);
   f.Put("p1/b", "2");
@@ -235,9 +234,7 @@ TEST(ReadCacheTest, AFillIsNotKeptWhileAWriteToItsRangeIsInFlight) {
 
 TEST(ReadCacheTest, RangesItDoesNotAcceptOrWithALimitGoToStorage) {
   Fixture f;
-  f.Put("q1/a", "1");
-  f.Put("p1/a", "1");
-  f.storage.CompleteAll();
+  f.Store({{"q1/a", "1"}, {"p1/a", "1"}});
   f.ScanNow("q1/", "q1/~");
   f.ScanNow("q1/", "q1/~");
   f.ScanNow("p1/", "p1/~", 5);
