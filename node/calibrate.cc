@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "core/assert.h"
 
 namespace charybdis::node {
 
@@ -71,6 +72,21 @@ void CollectClientCost(const ClientResponse& traced, int64_t round_trip_us, HopS
   samples.client.push_back(round_trip_us - (last->at_us() - first->at_us()));
 }
 
+int64_t FirstStepUs(const ClientResponse& traced) {
+  CHARYBDIS_ASSERT(traced.trace_size() > 0);
+  return std::min_element(traced.trace().begin(), traced.trace().end(),
+                          [](const TraceEvent& a, const TraceEvent& b) { return a.at_us() < b.at_us(); })
+      ->at_us();
+}
+
+void CollectBurst(std::vector<int64_t> arrivals_us, HopSamples& samples) {
+  const size_t cores = std::max<uint32_t>(samples.client_cores, 1);
+  const size_t shares_apart = (arrivals_us.size() + cores - 1) / cores - 1;
+  if (arrivals_us.empty() || shares_apart == 0) return;
+  const auto [first, last] = std::minmax_element(arrivals_us.begin(), arrivals_us.end());
+  samples.send_spacing_us.push_back((*last - *first) / static_cast<int64_t>(shares_apart));
+}
+
 scenario::Latency FitLatency(std::vector<int64_t> samples_us) {
   scenario::Latency latency;
   if (samples_us.empty()) return latency;
@@ -103,6 +119,11 @@ scenario::Scenario ProfileOf(const HopSamples& samples) {
     for (int64_t client_us : samples.client) beyond_hops_us.push_back(std::max<int64_t>(client_us - 2 * hop_us, 0));
     *profile.mutable_client_machine()->mutable_request() = FitLatency(std::move(beyond_hops_us));
     profile.mutable_client_machine()->set_cores(samples.client_cores);
+    if (!samples.send_spacing_us.empty()) {
+      std::vector<int64_t> spacing_us = samples.send_spacing_us;
+      std::nth_element(spacing_us.begin(), spacing_us.begin() + spacing_us.size() / 2, spacing_us.end());
+      profile.mutable_client_machine()->set_core_us(static_cast<uint64_t>(spacing_us[spacing_us.size() / 2]));
+    }
   }
   return profile;
 }

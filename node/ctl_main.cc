@@ -59,7 +59,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "core/cql/lexer.h"
-#include "node/calibrate.h"
+#include "node/ctl_calibrate.h"
 #include "node/ctl_bench.h"
 #include "node/local_cluster.h"
 #include "node/mutex_mode.h"
@@ -345,18 +345,6 @@ int Status(const Arguments& arguments, bool metrics) {
   return failures == 0 ? 0 : 1;
 }
 
-// One traced request's answer (nullopt: the call failed).
-std::optional<ClientResponse> Traced(Client::Stub& stub, ClientRequest request) {
-  request.set_trace(true);
-  ExecuteRequest execute;
-  *execute.mutable_request() = std::move(request);
-  ClientResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  if (!stub.Execute(&context, execute, &response).ok()) return std::nullopt;
-  return response;
-}
-
 int Calibrate(const Arguments& arguments) {
   uint32_t count = 300;
   if (arguments.flags.count("count") && (!absl::SimpleAtoi(arguments.flags.at("count"), &count) || count == 0)) {
@@ -364,50 +352,16 @@ int Calibrate(const Arguments& arguments) {
   }
   auto address = TargetAddress(arguments);
   if (!address.ok()) return Usage(std::string(address.status().message()));
-  auto stub = ConnectClient(*address);
-  HopSamples samples;
-  samples.client_cores = std::max(std::thread::hardware_concurrency(), 1u);
-  uint32_t failed = 0;
-  for (uint32_t i = 0; i < count; i++) {
-    const std::string key = absl::StrCat("calibrate-", i);
-    ClientRequest put;
-    WriteOp* write = put.mutable_write();
-    write->set_table("kv");
-    write->set_partition_key(key);
-    write->set_consistency(CL_QUORUM);
-    ColumnValue* value = write->add_put();
-    value->set_column("v");
-    value->set_value(key);
-    ClientRequest get;
-    get.mutable_read()->set_table("kv");
-    get.mutable_read()->set_partition_key(key);
-    get.mutable_read()->set_consistency(CL_QUORUM);
-    for (const ClientRequest& request : {put, get}) {
-      const auto sent = std::chrono::steady_clock::now();
-      const std::optional<ClientResponse> response = Traced(*stub, request);
-      const int64_t round_trip_us =
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - sent).count();
-      if (!response || response->code() != ClientResponse::OK) {
-        failed++;
-        continue;
-      }
-      CollectHops(*response, samples);
-      CollectClientCost(*response, round_trip_us, samples);
-    }
-  }
-  if (samples.between_nodes.empty() || samples.sync.empty()) {
-    std::cerr << "charybdis-ctl: calibrate: the traces held no hops between nodes or no syncs (" << failed
-              << " requests failed): is a local cluster of several nodes up?\n";
+  absl::StatusOr<MeasuredProfile> measured = MeasureProfile(*address, count);
+  if (!measured.ok()) {
+    std::cerr << "charybdis-ctl: calibrate: " << measured.status().message() << "\n";
     return 1;
   }
   std::string text;
-  google::protobuf::TextFormat::PrintToString(ProfileOf(samples), &text);
-  const std::string profile = absl::StrCat(
-      "# This machine's latencies, measured by `charybdis-ctl calibrate` on ", *address, " from ",
-      2 * count, " traced QUORUM puts and gets: ", samples.between_nodes.size(), " hops between nodes, ",
-      samples.within_node.size(), " within one, ", samples.sync.size(), " synced writes, ",
-      samples.read.size(), " replica reads.\n# Use: ./charybdis sim --scenario=FILE --profile=THIS_FILE\n",
-      text);
+  google::protobuf::TextFormat::PrintToString(measured->profile, &text);
+  const std::string profile =
+      absl::StrCat("# This machine's latencies, measured by `charybdis-ctl calibrate` on ", *address, " from ",
+                   measured->summary, ".\n# Use: ./charybdis sim --scenario=FILE --profile=THIS_FILE\n", text);
   std::cout << profile;
   if (arguments.flags.count("out")) {
     std::ofstream out(arguments.flags.at("out"));

@@ -11,9 +11,10 @@
 
 namespace charybdis::sim {
 
-// The CPU of the machine a workload's clients share (ClientMachine in
-// proto/scenario.proto): each request takes a core for its cost, on the
-// core that frees up first.
+// The machine a workload's clients share (ClientMachine in
+// proto/scenario.proto): each request takes a core for its share, on
+// the core that frees up first, and leaves no sooner than its whole cost
+// after it started.
 class ClientMachine {
  public:
   explicit ClientMachine(const scenario::ClientMachine& spec)
@@ -21,13 +22,14 @@ class ClientMachine {
 
   bool modelled() const { return spec_.has_request(); }
 
-  // When a request a client starts at `now` is done with its CPU work and
-  // leaves. REQUIRES: modelled().
+  // When a request a client starts at `now` leaves. REQUIRES: modelled().
   Nanos SendTime(Nanos now, Random& random) {
     CHARYBDIS_ASSERT(modelled());
+    const Nanos cost = DrawLatency(spec_.request(), random);
+    const Nanos share = spec_.has_core_us() ? static_cast<Nanos>(spec_.core_us()) * kMicrosecond : cost;
     auto core = std::min_element(core_free_at_.begin(), core_free_at_.end());
-    *core = std::max(*core, now) + DrawLatency(spec_.request(), random);
-    return *core;
+    *core = std::max(*core, now) + share;
+    return std::max(*core, now + cost);
   }
 
  private:

@@ -76,6 +76,14 @@ TEST(CalibrateTest, AClientCostsWhatItsRoundTripTookBeyondTheTimelineAndTwoHops)
   const scenario::Scenario profile = ProfileOf(samples);
   EXPECT_EQ(profile.client_machine().request().min_us(), 200u);  // 400 less two hops of 100
   EXPECT_EQ(profile.client_machine().cores(), 2u);
+  EXPECT_FALSE(profile.client_machine().has_core_us());  // no bursts
+  // 5 requests on 2 cores: the last left 2 shares after the first.
+  CollectBurst({1000, 1100, 1050, 1180, 1200}, samples);
+  CollectBurst({1000, 1001}, samples);  // as many as cores: nothing to learn
+  CollectBurst({0, 60, 100, 160, 300}, samples);
+  CollectBurst({0, 10, 20, 30, 40}, samples);
+  EXPECT_EQ(samples.send_spacing_us, (std::vector<int64_t>{100, 150, 20}));
+  EXPECT_EQ(ProfileOf(samples).client_machine().core_us(), 100u);  // the median
   // Without client samples the profile leaves the client machine free.
   samples.client.clear();
   EXPECT_FALSE(ProfileOf(samples).has_client_machine());

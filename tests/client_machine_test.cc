@@ -2,6 +2,8 @@
 // together leave one core's worth at a time.
 #include "sim/client_machine.h"
 
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace charybdis::sim {
@@ -26,6 +28,24 @@ TEST(ClientMachineTest, RequestsReleasedTogetherShareTheCores) {
   EXPECT_EQ(machine.SendTime(0, random), 300 * kMicrosecond);
   // An idle machine sends a request one cost after it starts.
   EXPECT_EQ(machine.SendTime(1000 * kMicrosecond, random), 1100 * kMicrosecond);
+}
+
+TEST(ClientMachineTest, OnlyTheCoreShareOfACostIsTakenInTurn) {
+  scenario::ClientMachine spec = TwoCores(300);
+  spec.set_core_us(50);
+  ClientMachine machine(spec);
+  Random random(1);
+  // Released together: the waiting overlaps, the core shares queue.
+  std::vector<Nanos> sent;
+  for (int i = 0; i < 16; i++) sent.push_back(machine.SendTime(0, random));
+  EXPECT_EQ(sent.front(), 300 * kMicrosecond);
+  EXPECT_EQ(sent[11], 300 * kMicrosecond);  // its core was done at 300
+  EXPECT_EQ(sent[12], 350 * kMicrosecond);
+  EXPECT_EQ(sent.back(), 400 * kMicrosecond);  // 8 shares of 50 on each core
+  // A share above the whole cost is what holds the request.
+  spec.set_core_us(500);
+  ClientMachine cpu_bound(spec);
+  EXPECT_EQ(cpu_bound.SendTime(0, random), 500 * kMicrosecond);
 }
 
 TEST(ClientMachineTest, UnsetCostsNothingAndZeroCoresIsOne) {
