@@ -59,19 +59,24 @@ void SimNetwork::Unclog() {
   for (Host& host : hosts_) host.clogged_until = 0;
 }
 
-Nanos SimNetwork::DeliveryTime(uint32_t from_host, uint32_t to_host) {
-  const Host& from = hosts_[from_host];
-  const Host& to = hosts_[to_host];
+Nanos SimNetwork::DeliveryTime(Address from, Address to, bool in_order) {
+  const uint32_t from_host = HostOf(from.node);
+  const uint32_t to_host = HostOf(to.node);
   const scenario::Latency& link =
-      from_host == to_host ? intra_node_ : latency_[from.datacenter][to.datacenter];
+      from_host == to_host ? intra_node_ : latency_[hosts_[from_host].datacenter][hosts_[to_host].datacenter];
   Nanos delay = DrawLatency(link, random_);
   if (random_.Chance(faults_.reorder)) {
     // Held back long enough to be overtaken by later messages on the link.
     delay += static_cast<Nanos>(random_.Below(4 * static_cast<uint64_t>(delay) + kMicrosecond));
+    in_order = false;
   }
   // A clogged host neither sends nor receives until the clog ends.
-  const Nanos start = std::max({simulator_.now(), from.clogged_until, to.clogged_until});
-  return start + delay;
+  const Nanos start = std::max({simulator_.now(), hosts_[from_host].clogged_until, hosts_[to_host].clogged_until});
+  if (!in_order) return start + delay;
+  // Same time, sent later: the simulator runs it later.
+  Nanos& delivered_at = link_delivered_at_[{from, to}];
+  delivered_at = std::max(delivered_at, start + delay);
+  return delivered_at;
 }
 
 void SimNetwork::Send(Address from, Address to, Envelope message) {
@@ -88,7 +93,7 @@ void SimNetwork::Send(Address from, Address to, Envelope message) {
   if (tap_) {
     if (std::optional<std::vector<Nanos>> copies = tap_(message)) {
       if (copies->empty()) stats_.lost++;
-      for (Nanos extra : *copies) Deliver(DeliveryTime(from_host, to_host) + extra, message);
+      for (Nanos extra : *copies) Deliver(DeliveryTime(from, to, extra == 0) + extra, message);
       return;
     }
   }
@@ -99,9 +104,9 @@ void SimNetwork::Send(Address from, Address to, Envelope message) {
   const bool duplicate = from_host != to_host && random_.Chance(faults_.duplicate);
   if (duplicate) {
     stats_.duplicated++;
-    Deliver(DeliveryTime(from_host, to_host), message);
+    Deliver(DeliveryTime(from, to, /*in_order=*/false), message);
   }
-  Deliver(DeliveryTime(from_host, to_host), std::move(message));
+  Deliver(DeliveryTime(from, to, /*in_order=*/true), std::move(message));
 }
 
 void SimNetwork::Deliver(Nanos at, Envelope message) {

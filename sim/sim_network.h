@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -29,9 +30,12 @@ struct NetworkStats {
 };
 
 // The simulated network between hosts (nodes and clients). Host h carries
-// node id h + 1. Latency depends on the datacenter pair; messages can be
-// lost, duplicated, reordered, blocked by partitions (symmetric or one way)
-// and held back by clogs.
+// node id h + 1. Latency depends on the datacenter pair. Each link from
+// one shard to another delivers in the order it was sent, as the runtime's
+// streams and shard queues do; only the `reorder` fault (a message held
+// back, overtaken by later ones) and the second copy of a duplicate break
+// that order. Messages can be lost, duplicated, reordered, blocked by
+// partitions (symmetric or one way) and held back by clogs.
 class SimNetwork {
  public:
   // `latency[from_dc][to_dc]`.
@@ -55,7 +59,8 @@ class SimNetwork {
   const MessageFaults& faults() const { return faults_; }
   // Scripted tests: a tap sees every message sent and may decide its fate,
   // returning the extra delay of each copy to deliver (none: lost), or
-  // nullopt to let the network's own faults decide.
+  // nullopt to let the network's own faults decide. A copy with no extra
+  // delay keeps the link's order; one held back may be overtaken.
   using Tap = std::function<std::optional<std::vector<Nanos>>(const Envelope&)>;
   void set_tap(Tap tap) { tap_ = std::move(tap); }
   const NetworkStats& stats() const { return stats_; }
@@ -70,7 +75,9 @@ class SimNetwork {
     Nanos clogged_until = 0;
   };
 
-  Nanos DeliveryTime(uint32_t from_host, uint32_t to_host);
+  // When a message sent now on the link arrives; `in_order`: not before
+  // the link's messages sent before it.
+  Nanos DeliveryTime(Address from, Address to, bool in_order);
   void Deliver(Nanos at, Envelope message);
   bool blocked(uint32_t from_host, uint32_t to_host) const;
 
@@ -84,6 +91,8 @@ class SimNetwork {
   NetworkStats stats_;
   std::vector<Host> hosts_;
   std::vector<std::vector<bool>> blocked_;  // [from][to], grown with hosts
+  // The latest in-order delivery on each link (from, to).
+  std::map<std::pair<Address, Address>, Nanos> link_delivered_at_;
 };
 
 // The core/ Network of one shard, sending from its address. `sent` (may
