@@ -116,6 +116,7 @@ void Proposer::NewRound() {
   promises_.clear();
   refused_.clear();
   phase_ = Phase::kPreparing;
+  finishing_ = false;  // what this round proposes, Propose decides
   round_trips_++;
   const uint64_t id = NewRoundId();
   rows_read_ = RowsRead();
@@ -646,7 +647,6 @@ void Proposer::OnCommitAck(NodeId replica, const PaxosCommitAck& ack) {
   if (committed_.size() < request_.quorum) return;
   if (finishing_) {
     // The round we finished is committed on a quorum: now our own.
-    finishing_ = false;
     round_trips_++;
     NewRound();
     return;
