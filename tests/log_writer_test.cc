@@ -5,15 +5,21 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <memory>
 #include <mutex>
+#include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/commitlog_sync.h"
 #include "node/rocksdb_storage.h"
+#include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
 
 namespace charybdis::node {
 namespace {
@@ -49,12 +55,87 @@ class QueueReactor final : public Reactor {
   std::deque<std::function<void()>> posted_;
 };
 
+// How many bytes of RocksDB's WAL files were written and how many of them
+// an fsync has made durable.
+struct WalBytes {
+  std::atomic<uint64_t> written{0};
+  std::atomic<uint64_t> synced{0};
+};
+
+// A WAL file whose syncs take 20 ms and are counted once they are done:
+// long enough that an acknowledgement sent before its fsync finished is
+// seen before it.
+class SlowSyncWal final : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  SlowSyncWal(std::unique_ptr<rocksdb::FSWritableFile> file, WalBytes& bytes)
+      : FSWritableFileOwnerWrapper(std::move(file)), bytes_(bytes) {}
+
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           rocksdb::IODebugContext* dbg) override {
+    bytes_.written += data.size();
+    return target()->Append(data, options, dbg);
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           const rocksdb::DataVerificationInfo& info, rocksdb::IODebugContext* dbg) override {
+    bytes_.written += data.size();
+    return target()->Append(data, options, info, dbg);
+  }
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    return Counted(options, dbg, [&] { return target()->Sync(options, dbg); });
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    return Counted(options, dbg, [&] { return target()->Fsync(options, dbg); });
+  }
+
+ private:
+  template <typename SyncFn>
+  rocksdb::IOStatus Counted(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg, SyncFn sync) {
+    const uint64_t size = target()->GetFileSize(options, dbg);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    rocksdb::IOStatus status = sync();
+    if (status.ok() && size > synced_size_) {
+      bytes_.synced += size - synced_size_;
+      synced_size_ = size;
+    }
+    return status;
+  }
+
+  WalBytes& bytes_;
+  uint64_t synced_size_ = 0;  // RocksDB syncs a file from one thread at a time
+};
+
+class SlowSyncFileSystem final : public rocksdb::FileSystemWrapper {
+ public:
+  explicit SlowSyncFileSystem(WalBytes& bytes) : FileSystemWrapper(rocksdb::FileSystem::Default()), bytes_(bytes) {}
+  const char* Name() const override { return "SlowSyncFileSystem"; }
+
+  rocksdb::IOStatus NewWritableFile(const std::string& path, const rocksdb::FileOptions& options,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* file,
+                                    rocksdb::IODebugContext* dbg) override {
+    rocksdb::IOStatus status = target()->NewWritableFile(path, options, file, dbg);
+    if (status.ok() && absl::EndsWith(path, ".log")) *file = std::make_unique<SlowSyncWal>(std::move(*file), bytes_);
+    return status;
+  }
+
+ private:
+  WalBytes& bytes_;
+};
+
 class LogWriterTest : public ::testing::Test {
  protected:
-  LogWriterTest() {
+  LogWriterTest() { Open(nullptr); }
+
+  // Reopens the storage afresh on a file system whose WAL syncs are slow.
+  void OpenWithSlowSyncs() {
+    slow_sync_env_ = rocksdb::NewCompositeEnv(std::make_shared<SlowSyncFileSystem>(wal_));
+    Open(slow_sync_env_.get());
+  }
+
+  void Open(rocksdb::Env* env) {
+    storage_.reset();
     const std::string directory = std::filesystem::path(::testing::TempDir()) / "log_writer_test";
     std::filesystem::remove_all(directory);
-    auto opened = RocksDbStorage::Open(directory, &reactor_, CommitlogSync());
+    auto opened = RocksDbStorage::Open(directory, &reactor_, CommitlogSync(), env);
     EXPECT_TRUE(opened.ok()) << opened.status();
     if (opened.ok()) storage_ = std::move(*opened);
   }
@@ -81,7 +162,9 @@ class LogWriterTest : public ::testing::Test {
   }
 
   QueueReactor reactor_;
-  std::unique_ptr<RocksDbStorage> storage_;
+  WalBytes wal_;
+  std::unique_ptr<rocksdb::Env> slow_sync_env_;
+  std::unique_ptr<RocksDbStorage> storage_;  // last: it goes before its file system
 };
 
 TEST_F(LogWriterTest, SyncedWritesIssuedTogetherShareFsyncs) {
@@ -111,6 +194,24 @@ TEST_F(LogWriterTest, ALoneSyncedWriteHasAnFsyncOfItsOwn) {
   const LogWriter::SyncCounts counts = storage_->sync_counts();
   EXPECT_EQ(counts.synced_writes, 5u);
   EXPECT_EQ(counts.syncs, 5u);
+}
+
+TEST_F(LogWriterTest, ASyncedWriteIsAcknowledgedOnlyOnceItsFsyncIsDone) {
+  OpenWithSlowSyncs();
+  ASSERT_NE(storage_, nullptr);
+  int acknowledged = 0;
+  for (int i = 0; i < 5; i++) {
+    WriteBatch batch;
+    batch.Put(absl::StrCat("durable", i), "v");
+    storage_->Apply(std::move(batch), Durability::kSynced, [&](absl::Status status) {
+      EXPECT_TRUE(status.ok()) << status;
+      // Nothing else is in flight: all that was written is synced.
+      EXPECT_GT(wal_.written.load(), 0u);
+      EXPECT_EQ(wal_.synced.load(), wal_.written.load()) << "write " << i << " acknowledged before its fsync";
+      acknowledged++;
+    });
+    ASSERT_TRUE(reactor_.RunUntil([&] { return acknowledged == i + 1; }));
+  }
 }
 
 TEST_F(LogWriterTest, AnUnsyncedWriteWithNothingAheadCostsNoFsync) {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -67,14 +68,19 @@ class NodeClusterTest : public ::testing::Test {
   }
 
   ClientResponse Execute(NodeId node, ClientRequest request) {
-    ExecuteRequest execute;
-    *execute.mutable_request() = std::move(request);
     ClientResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-    const grpc::Status status = cluster_->Connect(node)->Execute(&context, execute, &response);
+    const grpc::Status status = TryExecute(node, std::move(request), response);
     EXPECT_TRUE(status.ok()) << status.error_message();
     return response;
+  }
+
+  // The same, where the node may be gone.
+  grpc::Status TryExecute(NodeId node, ClientRequest request, ClientResponse& response) {
+    ExecuteRequest execute;
+    *execute.mutable_request() = std::move(request);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    return cluster_->Connect(node)->Execute(&context, execute, &response);
   }
 
   static ClientRequest Put(const std::string& key, const std::string& value, ConsistencyLevel level) {
@@ -181,6 +187,11 @@ TEST_F(NodeClusterTest, ConcurrentPutsShareFsyncsOnEveryNode) {
   StartCluster();
   constexpr int kClients = 16;
   constexpr int kPutsEach = 20;
+  // What the nodes synced before (their start's own writes) is not the load's.
+  std::map<NodeId, std::pair<uint64_t, uint64_t>> before;
+  for (NodeId node : cluster_->nodes()) {
+    before[node] = {Metric(node, "storage_synced_writes"), Metric(node, "storage_syncs")};
+  }
   std::atomic<int> failed{0};
   std::vector<std::thread> clients;
   for (int client = 0; client < kClients; client++) {
@@ -196,8 +207,8 @@ TEST_F(NodeClusterTest, ConcurrentPutsShareFsyncsOnEveryNode) {
   uint64_t synced_writes = 0;
   for (NodeId node : cluster_->nodes()) {
     // Counted by each shard's log writer (node/log_writer.h).
-    const uint64_t writes = Metric(node, "storage_synced_writes");
-    const uint64_t syncs = Metric(node, "storage_syncs");
+    const uint64_t writes = Metric(node, "storage_synced_writes") - before[node].first;
+    const uint64_t syncs = Metric(node, "storage_syncs") - before[node].second;
     EXPECT_GT(syncs, 0u) << "node " << node;
     EXPECT_LT(syncs, writes) << "node " << node << ": every synced write had an fsync of its own";
     synced_writes += writes;
@@ -288,6 +299,57 @@ TEST_F(NodeClusterTest, AcknowledgedWritesSurviveAPowerCutOfEveryNodeInGroupMode
   // Every acknowledged write was fsync'd first (the PERIODIC test below
   // shows the same cut taking what was not).
   EXPECT_EQ(AcknowledgedWritesAfterAPowerCutOfEveryNode(60, dropped), 60);
+}
+
+TEST_F(NodeClusterTest, WritesAcknowledgedWhileThePowerGoesSurviveInGroupMode) {
+  StartCluster();
+  // Clients keep writing until every node loses its power at once: the
+  // cut finds writes in every stage, queued, written, syncing, answered.
+  // (An acknowledgement sent a moment before its fsync ends is caught by
+  // log_writer_test, whose syncs are slow on purpose: here the window is
+  // too short to hit reliably.)
+  constexpr int kClients = 8;
+  std::mutex mutex;
+  std::vector<std::string> acknowledged;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> clients;
+  for (int client = 0; client < kClients; client++) {
+    clients.emplace_back([&, client] {
+      for (int i = 0; !stop; i++) {
+        const std::string key = absl::StrCat("live-", client, "-", i);
+        ClientResponse written;
+        const grpc::Status status = TryExecute(1 + (client + i) % 3, Put(key, "v", CL_QUORUM), written);
+        if (!status.ok() || written.code() != ClientResponse::OK) continue;
+        std::lock_guard<std::mutex> lock(mutex);
+        acknowledged.push_back(key);
+      }
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::lock_guard<std::mutex> lock(mutex);
+    if (acknowledged.size() >= 100) break;
+  }
+  // One power cut for all: every node stops at once, then each loses
+  // what it had not synced.
+  for (NodeId node : cluster_->nodes()) EXPECT_TRUE(cluster_->Pause(node).ok());
+  for (NodeId node : cluster_->nodes()) {
+    const absl::StatusOr<DroppedData> killed = cluster_->Kill(node, /*power_cut=*/true);
+    EXPECT_TRUE(killed.ok()) << killed.status();
+  }
+  stop = true;
+  for (auto& client : clients) client.join();
+  ASSERT_GE(acknowledged.size(), 100u);
+  const absl::Status restarted = cluster_->StartAll();
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  int lost = 0;
+  for (const std::string& key : acknowledged) {
+    const ClientResponse read = Execute(1, Get(key, CL_ALL));
+    EXPECT_EQ(read.code(), ClientResponse::OK) << read.message();
+    if (read.rows_size() == 0) lost++;
+  }
+  EXPECT_EQ(lost, 0) << "of " << acknowledged.size() << " acknowledged writes";
 }
 
 TEST_F(NodeClusterTest, APowerCutOfEveryNodeLosesAcknowledgedWritesInPeriodicMode) {
