@@ -334,13 +334,18 @@ void Node::Metrics(std::function<void(std::string)> done) {
   for (ShardId shard = 0; shard < shards_.size(); shard++) {
     Shard* core = shards_[shard].shard.get();
     const RocksDbStorage* storage = shards_[shard].storage.get();
-    shards_[shard].thread->Post([core, storage, shard, gathering, answer, id] {
+    const Transport* transport = transport_.get();
+    shards_[shard].thread->Post([core, storage, transport, shard, gathering, answer, id] {
       MetricsSnapshot& snapshot = gathering->snapshots[shard];
       snapshot.counters = core->metrics().Counters();
       // Group commit at work: synced writes per fsync.
       const LogWriter::SyncCounts syncs = storage->sync_counts();
       snapshot.counters.emplace_back("storage_synced_writes", syncs.synced_writes);
       snapshot.counters.emplace_back("storage_syncs", syncs.syncs);
+      // Coalescing at work: messages to peers per socket write.
+      const ShardLinks::Counts links = transport->link_counts(shard);
+      snapshot.counters.emplace_back("internode_messages_sent", links.messages_sent);
+      snapshot.counters.emplace_back("internode_socket_writes", links.socket_writes);
       for (const auto& [name, histogram] : core->metrics().Histograms()) {
         snapshot.histograms.emplace_back(name, *histogram);
       }

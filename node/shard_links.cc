@@ -69,6 +69,7 @@ void ShardLinks::Send(const Address& to, const Envelope& message) {
     Log("error", "internode message too large: dropped", {{"to", to.ToString()}});
     return;
   }
+  counts_.messages_sent++;
   if (!link.queued) {
     link.queued = true;
     flush_queue_.push_back(&link);
@@ -126,6 +127,7 @@ void ShardLinks::WriteOutput(Outbound& link) {
     const ssize_t sent = send(link.fd, link.output.data() + link.written, link.output.size() - link.written,
                               MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent > 0) {
+      counts_.socket_writes++;
       link.written += static_cast<size_t>(sent);
     } else if (sent < 0 && WouldBlock()) {
       break;

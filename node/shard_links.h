@@ -46,6 +46,14 @@ class ShardLinks {
   // Writes what this turn queued (the thread's end of turn).
   void Flush();
 
+  // Messages queued to peers and the socket writes that carried them:
+  // coalescing at work (shard thread only).
+  struct Counts {
+    uint64_t messages_sent = 0;
+    uint64_t socket_writes = 0;
+  };
+  Counts counts() const { return counts_; }
+
  private:
   using SteadyClock = std::chrono::steady_clock;
   struct Outbound {
@@ -82,6 +90,7 @@ class ShardLinks {
   std::map<Address, Outbound> outbound_;
   std::map<int, Inbound> inbound_;  // by fd
   std::vector<Outbound*> flush_queue_;
+  Counts counts_;
 };
 
 }  // namespace charybdis::node

@@ -101,6 +101,8 @@ absl::Status Transport::Listen(const std::string& address) {
 
 Network* Transport::network(ShardId shard) { return shard_networks_.at(shard).get(); }
 
+ShardLinks::Counts Transport::link_counts(ShardId shard) const { return links_.at(shard)->counts(); }
+
 void Transport::Stop() {
   RefuseClients();
   listener_.reset();

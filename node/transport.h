@@ -46,6 +46,8 @@ class Transport {
 
   // The core Network interface of one shard.
   Network* network(ShardId shard);
+  // What `shard`'s links to peers sent (on that shard's thread).
+  ShardLinks::Counts link_counts(ShardId shard) const;
 
   // Stops accepting clients and peers' connections.
   void Stop();
