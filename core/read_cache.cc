@@ -68,8 +68,10 @@ void ReadCache::Apply(WriteBatch batch, Durability durability, WriteDone done) {
 
 void ReadCache::ApplyDone(const WriteBatch& batch) {
   for (const WriteBatch::Operation& operation : batch.operations) {
-    for (auto& [id, fill] : fills_) {
-      if (fill.begin <= operation.key && operation.key < fill.end) fill.writes_since.push_back(operation);
+    if (!fills_.empty()) {
+      const uint64_t sequence = ++last_write_sequence_;
+      writes_during_fills_[operation.key] = DoneWrite{sequence, operation.value};
+      write_order_.emplace_back(sequence, operation.key);
     }
     auto range = Holding(operation.key);
     if (range == ranges_.end()) continue;
@@ -114,7 +116,7 @@ void ReadCache::Scan(std::string begin, std::string end, size_t limit, ScanDone 
 
 void ReadCache::StartFill(std::string begin, std::string end, ScanDone done) {
   const uint64_t fill_id = ++last_fill_id_;
-  fills_.emplace(fill_id, Fill{begin, end, {}});
+  fills_.emplace(fill_id, Fill{begin, end, last_write_sequence_});
   storage_.Scan(std::move(begin), std::move(end), SIZE_MAX,
                 [this, fill_id, done = std::move(done)](absl::StatusOr<std::vector<KeyValue>> stored) {
                   if (stored.ok()) {
@@ -122,6 +124,7 @@ void ReadCache::StartFill(std::string begin, std::string end, ScanDone done) {
                   } else {
                     fills_.erase(fill_id);
                   }
+                  ForgetWritesBeforeFills();
                   done(std::move(stored));
                 });
 }
@@ -136,17 +139,33 @@ void ReadCache::FinishFill(uint64_t fill_id, const std::vector<KeyValue>& stored
     CHARYBDIS_ASSERT(fill.begin <= entry.key && entry.key < fill.end);
     entries.emplace(entry.key, entry.value);
   }
-  // What storage returned may predate these writes (a simulated disk reads
-  // when the scan completes, RocksDB when it starts); applied in order on
-  // top, they give the range as it is now either way.
-  for (WriteBatch::Operation& operation : fill.writes_since) {
-    if (operation.value) {
-      entries[operation.key] = std::move(*operation.value);
+  // What storage returned may predate the writes done since the fill
+  // started (a simulated disk reads when the scan completes, RocksDB when
+  // it starts); the last of them per key, on top, gives the range as it is
+  // now either way.
+  for (auto it = writes_during_fills_.lower_bound(fill.begin); it != writes_during_fills_.end() && it->first < fill.end;
+       ++it) {
+    const DoneWrite& write = it->second;
+    if (write.sequence <= fill.started_after) continue;
+    if (write.value) {
+      entries[it->first] = *write.value;
     } else {
-      entries.erase(operation.key);
+      entries.erase(it->first);
     }
   }
   Install(fill.begin, fill.end, std::move(entries));
+}
+
+void ReadCache::ForgetWritesBeforeFills() {
+  // Fill ids grow with their start, so the first running fill started first.
+  const uint64_t oldest_start = fills_.empty() ? last_write_sequence_ : fills_.begin()->second.started_after;
+  while (!write_order_.empty() && write_order_.front().first <= oldest_start) {
+    auto write = writes_during_fills_.find(write_order_.front().second);
+    CHARYBDIS_ASSERT(write != writes_during_fills_.end());
+    if (write->second.sequence == write_order_.front().first) writes_during_fills_.erase(write);
+    write_order_.pop_front();
+  }
+  CHARYBDIS_ASSERT(!fills_.empty() || writes_during_fills_.empty());
 }
 
 void ReadCache::Install(const std::string& begin, const std::string& end,

@@ -2,10 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/metrics.h"
@@ -61,7 +64,12 @@ class ReadCache final : public Storage {
   };
   struct Fill {
     std::string begin, end;
-    std::vector<WriteBatch::Operation> writes_since;  // done while it ran
+    uint64_t started_after = 0;  // the sequence number of the last write done before it
+  };
+  // The last write done to a key while any fill ran.
+  struct DoneWrite {
+    uint64_t sequence = 0;
+    std::optional<std::string> value;  // nullopt: deleted
   };
 
   // The cached range holding [begin, end), or ranges_.end().
@@ -71,6 +79,8 @@ class ReadCache final : public Storage {
   bool WriteInFlight(const std::string& begin, const std::string& end) const;
   void StartFill(std::string begin, std::string end, ScanDone done);
   void FinishFill(uint64_t fill_id, const std::vector<KeyValue>& stored);
+  // Forgets the done writes that no running fill started before.
+  void ForgetWritesBeforeFills();
   void ApplyDone(const WriteBatch& batch);
   void Install(const std::string& begin, const std::string& end, std::map<std::string, std::string> entries);
   void Evict(std::map<std::string, Range>::iterator range);
@@ -91,8 +101,15 @@ class ReadCache final : public Storage {
   size_t bytes_ = 0;
   // Keys of the writes issued and not yet done (one per operation).
   std::multiset<std::string> keys_in_flight_;
-  std::map<uint64_t, Fill> fills_;
+  std::map<uint64_t, Fill> fills_;  // by id: the oldest first
   uint64_t last_fill_id_ = 0;
+  // Writes done while fills run, the last per key: a fill applies those
+  // done after it started on top of what it read. One lookup per written
+  // key, however many fills run (a Paxos prepare of a round of 1000 rows
+  // starts 1000 fills).
+  std::map<std::string, DoneWrite> writes_during_fills_;
+  std::deque<std::pair<uint64_t, std::string>> write_order_;  // (sequence, key), oldest first
+  uint64_t last_write_sequence_ = 0;
 };
 
 }  // namespace charybdis
