@@ -1,7 +1,7 @@
 #include "core/shard.h"
 
-#include "core/assert.h"
-#include "core/buggify_actions.h"
+#include "core/env/assert.h"
+#include "core/env/buggify_actions.h"
 #include "core/data/storage_codec.h"
 
 namespace charybdis {

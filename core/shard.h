@@ -3,19 +3,19 @@
 #include <memory>
 #include <vector>
 
-#include "core/batchlog.h"
+#include "core/batchlog/batchlog.h"
 #include "core/coordinator/coordinator.h"
-#include "core/failure_detector.h"
+#include "core/cluster/failure_detector.h"
 #include "core/hints/hint_manager.h"
-#include "core/liveness.h"
-#include "core/metrics.h"
-#include "core/node_config.h"
+#include "core/cluster/liveness.h"
+#include "core/telemetry/metrics.h"
+#include "core/cluster/node_config.h"
 #include "core/paxos/acceptor.h"
-#include "core/read_cache.h"
+#include "core/read_cache/read_cache.h"
 #include "core/replica/replica.h"
-#include "core/schema_agent.h"
-#include "core/shard_env.h"
-#include "core/tracing.h"
+#include "core/schema/schema_agent.h"
+#include "core/env/shard_env.h"
+#include "core/telemetry/tracing.h"
 
 namespace charybdis {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/assert.h"
-#include "core/random.h"
-#include "core/time.h"
+#include "core/env/assert.h"
+#include "core/env/random.h"
+#include "core/env/time.h"
 #include "proto/scenario.pb.h"
 #include "sim/latency.h"
 

@@ -1,10 +1,10 @@
 #include "sim/cluster.h"
 
-#include "core/cql/bootstrap.h"
+#include "core/schema/bootstrap.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
 
 namespace charybdis::sim {
 
@@ -76,7 +76,7 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
         TableSchema{table.name(), std::set<std::string>(table.column().begin(), table.column().end())};
   }
   // The CQL schema the nodes start with; their shards know its storage
-  // tables (core/cql/schema_log.h).
+  // tables (core/schema/schema_log.h).
   const auto& cql = spec.schema().cql();
   cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema({cql.begin(), cql.end()}, cql::DatacentersOf(ring_->layout()));
   CHARYBDIS_ASSERT(bootstrap.problems.empty());  // the scenario loader reports them

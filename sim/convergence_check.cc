@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/coordinator/consistency.h"
+#include "core/request/consistency.h"
 #include "core/data/storage_codec.h"
-#include "core/token.h"
+#include "core/data/token.h"
 
 namespace charybdis::sim {
 

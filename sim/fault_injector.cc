@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "core/workload/fault_kinds.h"
 #include "sim/envelope_kinds.h"
 

@@ -3,7 +3,7 @@
 #include <set>
 #include <string>
 
-#include "core/random.h"
+#include "core/env/random.h"
 #include "proto/scenario.pb.h"
 #include "sim/cluster.h"
 

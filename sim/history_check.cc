@@ -1,8 +1,8 @@
 #include "sim/history_check.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
-#include "core/token_ring.h"
+#include "core/env/assert.h"
+#include "core/cluster/token_ring.h"
 #include "sim/history_checks.h"
 #include "sim/read_your_writes_check.h"
 #include "sim/scenario_checks.h"

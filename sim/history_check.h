@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/token_ring.h"
+#include "core/cluster/token_ring.h"
 #include "core/workload/history.h"
 #include "sim/scenario_loader.h"
 #include "sim/workload.h"

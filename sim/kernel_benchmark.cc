@@ -11,7 +11,7 @@
 #include <optional>
 #include <iostream>
 
-#include "core/random.h"
+#include "core/env/random.h"
 #include "sim/linearizability.h"
 #include "sim/run.h"
 #include "sim/simulator.h"
@@ -94,14 +94,15 @@ void BM_LinearizabilityLockStep16(benchmark::State& state) {
   uint64_t process = 0;
   for (int round = 0; round < 312; round++) {
     for (int p = 0; p < 16; p++) {
-      RegisterOp read{RegisterOp::Kind::kRead, RegisterOp::Outcome::kOk, "k0", process++, time, time + 2, current};
+      RegisterOp read{RegisterOp::Kind::kRead, RegisterOp::Outcome::kOk, "k0", process++, time, time + 2, current,
+                      std::nullopt, false};
       history.push_back(read);
     }
     time += 3;
     const std::string next = "v" + std::to_string(round);
     for (int p = 0; p < 16; p++) {
       RegisterOp cas{RegisterOp::Kind::kCas, RegisterOp::Outcome::kOk, "k0", process++, time, time + 2,
-                     next + "-" + std::to_string(p)};
+                     next + "-" + std::to_string(p), std::nullopt, false};
       cas.expected = current;
       cas.applied = p == 0;
       history.push_back(cas);

@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
-#include "core/coordinator/consistency.h"
-#include "core/token.h"
-#include "core/percentile.h"
+#include "core/env/assert.h"
+#include "core/request/consistency.h"
+#include "core/data/token.h"
+#include "core/telemetry/percentile.h"
 
 namespace charybdis::sim {
 

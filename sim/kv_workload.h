@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/random.h"
+#include "core/env/random.h"
 #include "core/workload/history.h"
 #include "core/workload/kv_model.h"
 #include "proto/scenario.pb.h"

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/random.h"
-#include "core/time.h"
+#include "core/env/random.h"
+#include "core/env/time.h"
 #include "proto/scenario.pb.h"
 
 namespace charybdis::sim {

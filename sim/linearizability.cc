@@ -7,10 +7,10 @@
 #include <tuple>
 #include <utility>
 
-#include "core/random.h"
+#include "core/env/random.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
 
 namespace charybdis::sim {
 

@@ -1,6 +1,6 @@
 #include "sim/node_clock.h"
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 
 namespace charybdis::sim {
 

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "core/time.h"
+#include "core/env/time.h"
 
 namespace charybdis::sim {
 

@@ -1,8 +1,8 @@
 #include "sim/ping_workload.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
-#include "core/percentile.h"
+#include "core/env/assert.h"
+#include "core/telemetry/percentile.h"
 
 namespace charybdis::sim {
 

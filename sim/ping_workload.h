@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/random.h"
+#include "core/env/random.h"
 #include "proto/scenario.pb.h"
 #include "sim/cluster.h"
 #include "sim/workload.h"

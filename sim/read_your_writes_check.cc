@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "core/coordinator/consistency.h"
+#include "core/request/consistency.h"
 
 namespace charybdis::sim {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/token_ring.h"
+#include "core/cluster/token_ring.h"
 #include "core/workload/history.h"
 #include "sim/workload.h"
 

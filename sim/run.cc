@@ -7,15 +7,15 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
-#include "core/coordinator/consistency.h"
+#include "core/env/assert.h"
+#include "core/request/consistency.h"
 #include "sim/cluster.h"
 #include "sim/convergence_check.h"
 #include "sim/fault_injector.h"
 #include "sim/history_check.h"
 #include "core/workload/history_json.h"
 #include "sim/kv_workload.h"
-#include "core/percentile.h"
+#include "core/telemetry/percentile.h"
 #include "sim/ping_workload.h"
 #include "sim/scenario_checks.h"
 #include "sim/sim_probes.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "core/time.h"
+#include "core/env/time.h"
 #include "sim/scenario_loader.h"
 #include "sim/workload.h"
 

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "core/coordinator/consistency.h"
+#include "core/request/consistency.h"
 #include "sim/linearizability.h"
-#include "core/percentile.h"
+#include "core/telemetry/percentile.h"
 
 namespace charybdis::sim {
 

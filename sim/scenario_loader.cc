@@ -1,13 +1,13 @@
 #include "sim/scenario_loader.h"
 
-#include "core/cql/bootstrap.h"
+#include "core/schema/bootstrap.h"
 #include "sim/topology.h"
 
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "core/text_proto.h"
+#include "core/tools/text_proto.h"
 #include "sim/scenario_validator.h"
 
 namespace charybdis::sim {

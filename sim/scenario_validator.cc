@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/commitlog_sync.h"
-#include "core/coordinator/consistency.h"
-#include "core/metrics.h"
+#include "core/env/commitlog_sync.h"
+#include "core/request/consistency.h"
+#include "core/telemetry/metrics.h"
 #include "core/paxos/ballot.h"
-#include "core/probe.h"
-#include "core/text_proto.h"
+#include "core/env/probe.h"
+#include "core/tools/text_proto.h"
 #include "core/workload/fault_kinds.h"
 #include "sim/envelope_kinds.h"
 #include "sim/history_checks.h"
@@ -393,7 +393,7 @@ class Validator {
       if (!IsProbe(checks.sweep_reaches_probe(i))) {
         problems_.Add({{"checks"}, {"sweep_reaches_probe", i}},
                       absl::StrCat("no probe \"", checks.sweep_reaches_probe(i),
-                                   "\" (core/probe.h lists them)"));
+                                   "\" (core/env/probe.h lists them)"));
       }
     }
     if (checks.hints_cover_missed_writes_of_node() != 0) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/coordinator/consistency.h"
+#include "core/request/consistency.h"
 #include "sim/read_your_writes_check.h"
 
 namespace charybdis::sim {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/token_ring.h"
+#include "core/cluster/token_ring.h"
 #include "core/workload/history.h"
 #include "sim/workload.h"
 

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "core/workload/fault_kinds.h"
 #include "google/protobuf/text_format.h"
 #include "sim/child_pipe.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/buggify.h"
-#include "core/random.h"
+#include "core/env/buggify.h"
+#include "core/env/random.h"
 
 namespace charybdis::sim {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "sim/latency.h"
 
 namespace charybdis::sim {

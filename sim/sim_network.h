@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/network.h"
-#include "core/random.h"
+#include "core/env/network.h"
+#include "core/env/random.h"
 #include "proto/scenario.pb.h"
 #include "sim/simulator.h"
 

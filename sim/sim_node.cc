@@ -1,6 +1,6 @@
 #include "sim/sim_node.h"
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "sim/envelope_kinds.h"
 
 namespace charybdis::sim {

@@ -1,6 +1,6 @@
 #include "sim/sim_probes.h"
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 
 namespace charybdis::sim {
 

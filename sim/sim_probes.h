@@ -5,11 +5,11 @@
 #include <string>
 #include <string_view>
 
-#include "core/probe.h"
+#include "core/env/probe.h"
 
 namespace charybdis::sim {
 
-// Counts the probes of core/probe.h that a run reached (every listed
+// Counts the probes of core/env/probe.h that a run reached (every listed
 // probe is present, reached or not, so a report names the missed ones).
 class SimProbes final : public Probes {
  public:

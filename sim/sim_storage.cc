@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/assert.h"
-#include "core/commitlog_sync.h"
+#include "core/env/assert.h"
+#include "core/env/commitlog_sync.h"
 #include "sim/latency.h"
 
 namespace charybdis::sim {

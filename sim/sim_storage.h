@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/random.h"
-#include "core/storage.h"
+#include "core/env/random.h"
+#include "core/env/storage.h"
 #include "proto/scenario.pb.h"
 #include "sim/simulator.h"
 
@@ -84,7 +84,7 @@ enum class StorageMoment {
 // in a power cut. Operations complete in order (one queue per disk) after a
 // drawn latency.
 //
-// It has the shape of node/rocksdb_storage.cc (docs/durability.md). In
+// It has the shape of node/server/rocksdb_storage.cc (docs/durability.md). In
 // GROUP mode synced writes, and writes issued behind them, go to a log
 // writer: every write queued while a group is being written and fsync'd
 // goes into the next group, which costs one write and one sync latency for

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cinttypes>
 
-#include "core/assert.h"
-#include "core/random.h"
+#include "core/env/assert.h"
+#include "core/env/random.h"
 
 namespace charybdis::sim {
 

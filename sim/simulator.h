@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/time.h"
+#include "core/env/time.h"
 
 namespace charybdis::sim {
 

@@ -13,7 +13,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "sim/child_pipe.h"
 #include "sim/exit_codes.h"
 #include "sim/json_text.h"

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/address.h"
-#include "core/cluster_layout.h"
+#include "core/env/address.h"
+#include "core/cluster/cluster_layout.h"
 #include "proto/scenario.pb.h"
 
 namespace charybdis::sim {

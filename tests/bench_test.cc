@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "node/bench_load.h"
-#include "node/bench_phases.h"
-#include "node/bench_report.h"
+#include "node/bench/bench_load.h"
+#include "node/bench/bench_phases.h"
+#include "node/bench/bench_report.h"
 
 namespace charybdis::node {
 namespace {

@@ -1,6 +1,6 @@
-// Reading a machine's latencies out of request timelines (node/calibrate).
+// Reading a machine's latencies out of request timelines (node/ctl/calibrate).
 
-#include "node/calibrate.h"
+#include "node/ctl/calibrate.h"
 
 #include <gtest/gtest.h>
 

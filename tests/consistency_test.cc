@@ -1,4 +1,4 @@
-#include "core/coordinator/consistency.h"
+#include "core/request/consistency.h"
 
 #include <gtest/gtest.h>
 

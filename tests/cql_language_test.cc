@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "core/cql/bootstrap.h"
+#include "core/schema/bootstrap.h"
 #include "core/cql/lexer.h"
 #include "core/cql/literal.h"
 #include "core/cql/parser.h"
 #include "core/cql/schema.h"
 #include "core/cql/schema_change.h"
-#include "core/cql/schema_log.h"
+#include "core/schema/schema_log.h"
 #include "core/cql/system_tables.h"
 
 namespace charybdis::cql {

@@ -8,7 +8,7 @@
 #include "core/cql/connection.h"
 #include "core/cql/consistency_code.h"
 #include "absl/strings/str_cat.h"
-#include "core/token.h"
+#include "core/data/token.h"
 #include "sim/cluster.h"
 #include "sim/crash_point.h"
 #include "tests/scenario_text.h"
@@ -321,7 +321,9 @@ TEST_F(CqlSimTest, ASelectWithoutPartitionKeyScansTheRing) {
     // Ring order: tokens ascending; within a partition, seq DESC.
     const Token previous = TokenOf(whole[i - 1][0]), token = TokenOf(whole[i][0]);
     EXPECT_LE(previous, token);
-    if (whole[i - 1][0] == whole[i][0]) EXPECT_GT(whole[i - 1][1], whole[i][1]);
+    if (whole[i - 1][0] == whole[i][0]) {
+      EXPECT_GT(whole[i - 1][1], whole[i][1]);
+    }
   }
   EXPECT_EQ(seen, written);
   int pages = 0;

@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "core/token.h"
+#include "core/data/token.h"
 #include "sim/cluster.h"
 #include "sim/convergence_check.h"
 #include "sim/scenario_checks.h"

@@ -1,6 +1,6 @@
 // Scripted cluster stories for the failure detector, run in the simulator.
 
-#include "core/failure_detector.h"
+#include "core/cluster/failure_detector.h"
 
 #include <gtest/gtest.h>
 

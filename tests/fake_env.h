@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/buggify.h"
-#include "core/random.h"
-#include "core/shard_env.h"
+#include "core/env/buggify.h"
+#include "core/env/random.h"
+#include "core/env/shard_env.h"
 
 namespace charybdis::testing {
 

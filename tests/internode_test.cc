@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "node/internode_frame.h"
-#include "node/transport.h"
+#include "node/server/internode_frame.h"
+#include "node/server/transport.h"
 
 namespace charybdis::node {
 namespace {

@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace charybdis {
@@ -92,6 +96,77 @@ TEST(LayeringTest, NoHashContainersInCoreOrSim) {
   const auto in_sim = Violations(SourcesUnder("sim"), std::regex(R"(unordered_(map|set)|flat_hash_|node_hash_)"));
   found.insert(found.end(), in_sim.begin(), in_sim.end());
   EXPECT_TRUE(found.empty()) << found.front();
+}
+
+// The folder of core/ that holds `path` ("." for the root), or "" when the
+// path is not under core/.
+std::string CoreFolder(const std::string& path) {
+  if (path.rfind("core/", 0) != 0) return "";
+  const std::string rest = path.substr(5);
+  const size_t slash = rest.find('/');
+  return slash == std::string::npos ? "." : rest.substr(0, slash);
+}
+
+// Folder -> the folders its files include, from `#include "core/..."`.
+std::map<std::string, std::set<std::string>> FolderIncludes(const std::vector<Source>& sources) {
+  const std::regex include(R"re(#include\s+"(core/[^"]+)")re");
+  std::map<std::string, std::set<std::string>> edges;
+  for (const Source& source : sources) {
+    const std::string from = CoreFolder(source.path);
+    for (std::sregex_iterator it(source.text.begin(), source.text.end(), include), end; it != end; ++it) {
+      const std::string to = CoreFolder((*it)[1].str());
+      if (!from.empty() && to != from) edges[from].insert(to);
+    }
+  }
+  return edges;
+}
+
+// One cycle of the folder graph, as "a -> b -> a", or "" when there is none.
+std::string FolderCycle(const std::map<std::string, std::set<std::string>>& edges) {
+  std::map<std::string, int> state;  // 1: on the current path, 2: done
+  std::vector<std::string> path;
+  std::string cycle;
+  std::function<bool(const std::string&)> visit = [&](const std::string& folder) {
+    state[folder] = 1;
+    path.push_back(folder);
+    auto it = edges.find(folder);
+    for (const std::string& next : it == edges.end() ? std::set<std::string>() : it->second) {
+      if (state[next] == 1) {
+        for (auto at = std::find(path.begin(), path.end(), next); at != path.end(); ++at) cycle += *at + " -> ";
+        cycle += next;
+        return true;
+      }
+      if (state[next] == 0 && visit(next)) return true;
+    }
+    path.pop_back();
+    state[folder] = 2;
+    return false;
+  };
+  for (const auto& [folder, targets] : edges) {
+    if (state[folder] == 0 && visit(folder)) return cycle;
+  }
+  return "";
+}
+
+TEST(LayeringTest, CoreFoldersIncludeEachOtherWithoutCycles) {
+  // Folder by folder, core/ is a stack: the seams (env/) at the bottom,
+  // the shard (the root) on top. A cycle would tie two folders into one
+  // that can be neither read nor tested alone (docs/architecture.md).
+  const std::string cycle = FolderCycle(FolderIncludes(SourcesUnder("core")));
+  EXPECT_EQ(cycle, "") << "core/ folders include each other in a cycle: " << cycle;
+}
+
+TEST(LayeringTest, TheCycleRuleCatchesACycle) {
+  const std::vector<Source> knot = {
+      {"core/paxos/proposer.h", "#include \"core/coordinator/context.h\""},
+      {"core/coordinator/coordinator.h", "#include \"core/paxos/proposer.h\""},
+      {"core/shard.h", "#include \"core/coordinator/coordinator.h\""}};
+  EXPECT_EQ(FolderCycle(FolderIncludes(knot)), "coordinator -> paxos -> coordinator");
+  const std::vector<Source> stack = {
+      {"core/paxos/proposer.h", "#include \"core/request/context.h\""},
+      {"core/coordinator/coordinator.h", "#include \"core/paxos/proposer.h\""},
+      {"core/shard.h", "#include \"core/coordinator/coordinator.h\""}};
+  EXPECT_EQ(FolderCycle(FolderIncludes(stack)), "");
 }
 
 TEST(LayeringTest, TheRulesCatchWhatTheyBan) {

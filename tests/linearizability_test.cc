@@ -15,14 +15,14 @@ class History {
   // call and return positions given explicitly, to draw overlaps.
   History& Write(uint64_t call, uint64_t ret, std::optional<std::string> value,
                  Outcome outcome = Outcome::kOk, std::string key = "k") {
-    return Add({Kind::kWrite, outcome, std::move(key), next_process_++, call, ret, std::move(value)});
+    return Add({Kind::kWrite, outcome, std::move(key), next_process_++, call, ret, std::move(value), std::nullopt, false});
   }
   History& Read(uint64_t call, uint64_t ret, std::optional<std::string> value, std::string key = "k") {
-    return Add({Kind::kRead, Outcome::kOk, std::move(key), next_process_++, call, ret, std::move(value)});
+    return Add({Kind::kRead, Outcome::kOk, std::move(key), next_process_++, call, ret, std::move(value), std::nullopt, false});
   }
   History& Cas(uint64_t call, uint64_t ret, std::optional<std::string> expected, std::string value,
                bool applied, Outcome outcome = Outcome::kOk) {
-    RegisterOp op{Kind::kCas, outcome, "k", next_process_++, call, ret, std::move(value)};
+    RegisterOp op{Kind::kCas, outcome, "k", next_process_++, call, ret, std::move(value), std::nullopt, false};
     op.expected = std::move(expected);
     op.applied = applied;
     return Add(op);

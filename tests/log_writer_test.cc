@@ -1,4 +1,4 @@
-// A shard's log writer on a real RocksDB (node/log_writer.*): synced
+// A shard's log writer on a real RocksDB (node/server/log_writer.*): synced
 // writes issued while an fsync runs share the next one, each is
 // acknowledged only with its own data durable, and a lone write gets an
 // fsync of its own without waiting for company.
@@ -16,8 +16,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/commitlog_sync.h"
-#include "node/rocksdb_storage.h"
+#include "core/env/commitlog_sync.h"
+#include "node/server/rocksdb_storage.h"
 #include "rocksdb/env.h"
 #include "rocksdb/file_system.h"
 

@@ -9,7 +9,7 @@
 #include "core/data/storage_codec.h"
 #include "core/paxos/acceptor.h"
 #include "core/paxos/ballot.h"
-#include "core/token.h"
+#include "core/data/token.h"
 #include "sim/cluster.h"
 #include "sim/scenario_checks.h"
 #include "tests/requests.h"
@@ -485,7 +485,9 @@ TEST_F(LwtTest, AQuorumThatLosesPowerRightAfterAcceptingStillKnowsTheValue) {
   ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
   // Accepted by a quorum: chosen, so every later round must find it.
   EXPECT_EQ(ValueOf(read), "v");
-  if (responses_.count(id)) EXPECT_NE(responses_[id].code(), ClientResponse::UNAVAILABLE);
+  if (responses_.count(id)) {
+    EXPECT_NE(responses_[id].code(), ClientResponse::UNAVAILABLE);
+  }
 }
 
 TEST_F(LwtTest, CorruptPaxosStateOnOneReplicaIsRefusedNotFatal) {

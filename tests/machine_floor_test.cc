@@ -1,4 +1,4 @@
-#include "node/machine_floor.h"
+#include "node/bench/machine_floor.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "core/liveness.h"
-#include "core/metrics.h"
-#include "core/random.h"
+#include "core/cluster/liveness.h"
+#include "core/telemetry/metrics.h"
+#include "core/env/random.h"
 
 namespace charybdis {
 namespace {

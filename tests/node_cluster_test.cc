@@ -22,8 +22,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/data/storage_codec.h"
-#include "core/token.h"
-#include "node/local_cluster.h"
+#include "core/data/token.h"
+#include "node/local/local_cluster.h"
 #include "tests/requests.h"
 
 namespace charybdis::node {
@@ -213,7 +213,7 @@ TEST_F(NodeClusterTest, ConcurrentPutsShareFsyncsOnEveryNode) {
   EXPECT_EQ(failed.load(), 0);
   uint64_t synced_writes = 0;
   for (NodeId node : cluster_->nodes()) {
-    // Counted by each shard's log writer (node/log_writer.h).
+    // Counted by each shard's log writer (node/server/log_writer.h).
     const uint64_t writes = Metric(node, "storage_synced_writes") - before[node].first;
     const uint64_t syncs = Metric(node, "storage_syncs") - before[node].second;
     EXPECT_GT(syncs, 0u) << "node " << node;

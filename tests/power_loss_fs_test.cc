@@ -1,7 +1,7 @@
-// The power-loss journal (node/power_loss_fs.h) on plain files: a power cut
+// The power-loss journal (node/server/power_loss_fs.h) on plain files: a power cut
 // keeps what was fsync'd and nothing after it.
 
-#include "node/power_loss_fs.h"
+#include "node/server/power_loss_fs.h"
 
 #include <gtest/gtest.h>
 

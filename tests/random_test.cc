@@ -1,4 +1,4 @@
-#include "core/random.h"
+#include "core/env/random.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/read_cache.h"
+#include "core/read_cache/read_cache.h"
 
 #include <deque>
 #include <functional>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/random.h"
+#include "core/env/random.h"
 #include "gtest/gtest.h"
 
 namespace charybdis {
@@ -304,7 +304,9 @@ TEST(ReadCacheTest, ServesWhatStorageHoldsUnderRandomInterleavings) {
         f.cache.Scan(begin, end, SIZE_MAX, [&, quiet, issued_before, begin = begin, end = end](
                                                absl::StatusOr<std::vector<KeyValue>> rows) {
           ASSERT_TRUE(rows.ok());
-          if (quiet && writes_issued == issued_before) EXPECT_EQ(*rows, f.storage.Read(begin, end, SIZE_MAX));
+          if (quiet && writes_issued == issued_before) {
+            EXPECT_EQ(*rows, f.storage.Read(begin, end, SIZE_MAX));
+          }
         });
       } else if (what < 8) {
         f.storage.CompleteWrite();

@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "core/random.h"
+#include "core/env/random.h"
 #include "gtest/gtest.h"
 
 namespace charybdis {

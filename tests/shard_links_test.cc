@@ -1,7 +1,7 @@
-// A shard's internode links (node/shard_links.h): the messages a turn
+// A shard's internode links (node/server/shard_links.h): the messages a turn
 // queues for one peer shard leave in one socket write, and arrive whole
 // and in order.
-#include "node/shard_links.h"
+#include "node/server/shard_links.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "node/internode_frame.h"
-#include "node/shard_thread.h"
+#include "node/server/internode_frame.h"
+#include "node/server/shard_thread.h"
 
 namespace charybdis::node {
 namespace {

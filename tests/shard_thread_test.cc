@@ -1,7 +1,7 @@
-// The shard reactor's turn (node/shard_thread.h): what the thread posts
+// The shard reactor's turn (node/server/shard_thread.h): what the thread posts
 // itself runs in the same turn, after the turn's socket writes, and never
 // starves its sockets.
-#include "node/shard_thread.h"
+#include "node/server/shard_thread.h"
 
 #include <fcntl.h>
 #include <sys/epoll.h>

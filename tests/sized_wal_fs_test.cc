@@ -1,4 +1,4 @@
-#include "node/sized_wal_fs.h"
+#include "node/server/sized_wal_fs.h"
 
 #include <cstdlib>
 #include <filesystem>

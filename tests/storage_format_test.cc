@@ -8,9 +8,9 @@
 #include <deque>
 #include <filesystem>
 
-#include "core/commitlog_sync.h"
+#include "core/env/commitlog_sync.h"
 #include "core/data/storage_codec.h"
-#include "node/rocksdb_storage.h"
+#include "node/server/rocksdb_storage.h"
 
 namespace charybdis::node {
 namespace {

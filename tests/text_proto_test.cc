@@ -1,11 +1,11 @@
 // Scenario files and node configs share one text-format parser: syntax
 // errors and field problems name the file, line and column.
 
-#include "core/text_proto.h"
+#include "core/tools/text_proto.h"
 
 #include <gtest/gtest.h>
 
-#include "node/config.h"
+#include "node/server/config.h"
 #include "proto/scenario.pb.h"
 
 namespace charybdis {

@@ -1,4 +1,4 @@
-#include "core/token_ring.h"
+#include "core/cluster/token_ring.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "core/token.h"
+#include "core/data/token.h"
 
 #include <gtest/gtest.h>
 
-#include "core/murmur3.h"
+#include "core/data/murmur3.h"
 
 namespace charybdis {
 namespace {

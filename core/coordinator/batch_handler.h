@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "core/coordinator/context.h"
+#include "core/request/context.h"
 #include "core/data/cell.h"
-#include "core/coordinator/pending_request.h"
+#include "core/request/pending_request.h"
 
 namespace charybdis {
 
 // One BATCH on its coordinator, its writes already grouped into one
 // mutation per partition (each applied atomically by its replicas). A
 // logged batch over several partitions is first stored in the batch log
-// of `log_nodes` (core/batchlog.h); once every node acknowledged, the
+// of `log_nodes` (core/batchlog/batchlog.h); once every node acknowledged, the
 // mutations are written at the batch's level, and once every one met it,
 // the batch log entries are removed. A coordinator that fails in between
 // leaves the entries, and their nodes replay the batch: all of it is

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
-#include "core/buggify_actions.h"
+#include "core/env/assert.h"
+#include "core/env/buggify_actions.h"
 #include "core/coordinator/read_executor.h"
 #include "core/coordinator/write_handler.h"
 
@@ -12,25 +12,29 @@ namespace charybdis {
 
 Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, const cql::SchemaLog& schema_log,
                          LivenessView& liveness, ShardMetrics& metrics, HintManager& hints)
-    : context_{env, config, liveness, metrics, hints,
-               config.ring->layout().node(env.self.node).datacenter},
-      schema_log_(schema_log) {
-  // 31 random bits: the top bit marks hint replays (HintManager).
-  context_.request_id_base = (env.random->Next() >> 33) << 32;
-  context_.ballot_nonce = env.random->Next() >> (64 - BallotLayout::kNonceBits);
+    : context_{.env = env,
+               .config = config,
+               .liveness = liveness,
+               .metrics = metrics,
+               .hints = hints,
+               .local_datacenter = config.ring->layout().node(env.self.node).datacenter,
+               // 31 random bits: the top bit marks hint replays (HintManager).
+               .request_id_base = (env.random->Next() >> 33) << 32,
+               .last_request_id = 0,
+               .track = nullptr,
+               .forget = nullptr,
+               .finish_paxos = nullptr},
+      schema_log_(schema_log),
+      // Drawn after the request ids: the order of a shard's draws is part of its replay.
+      lwt_(context_, schema_log, BallotClock(env.self, env.random->Next() >> (64 - BallotLayout::kNonceBits))) {
   context_.track = [this](uint64_t id, std::shared_ptr<PendingRequest> request) {
     Track(id, std::move(request));
   };
+  context_.forget = [this](uint64_t id) { pending_.erase(id); };
   // A plain read that meets an unfinished Paxos round finishes it first.
   context_.finish_paxos = [this](Token token, const std::string& table, const std::string& key,
                                  std::function<void(bool)> done) {
-    ReadOp read;
-    read.set_table(table);
-    read.set_partition_key(key);
-    RunPaxos(token, table, key, CL_SERIAL, {}, read,
-             {[done = std::move(done)](ClientResponse response) {
-               done(response.code() == ClientResponse::OK);
-             }});
+    lwt_.FinishRound(token, table, key, std::move(done));
   };
 }
 
@@ -41,18 +45,6 @@ constexpr Nanos kRememberRequests = 60 * kSecond;
 // In an order drawn from the shard's generator (Fisher-Yates).
 void Shuffle(std::vector<NodeId>& nodes, Random& random) {
   for (size_t i = nodes.size(); i > 1; i--) std::swap(nodes[i - 1], nodes[random.Below(i)]);
-}
-
-// Too few live replicas: refused before anything was sent.
-ClientResponse Unavailable(ConsistencyLevel level, uint32_t alive, uint32_t blocked_for,
-                           const char* why) {
-  ClientResponse response;
-  response.set_code(ClientResponse::UNAVAILABLE);
-  response.set_consistency(level);
-  response.set_alive(alive);
-  response.set_blocked_for(blocked_for);
-  response.set_message(why);
-  return response;
 }
 
 }  // namespace
@@ -109,7 +101,7 @@ void Coordinator::OnClientRequest(const Envelope& message) {
       }
       return Scan(client, request.request_id(), request.scan());
     case ClientRequest::kSchemaChange:
-      // Shard 0's schema agent runs these (core/schema_agent.h); shard 0
+      // Shard 0's schema agent runs these (core/schema/schema_agent.h); shard 0
       // hands them to it before they reach its coordinator.
       CHARYBDIS_ASSERT(context_.env.self.shard != 0);
       if (ForwardIfNotOwner(message, client, 0)) return;
@@ -311,19 +303,9 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, std::string(valid.message()));
   }
   if (IsSerial(op.consistency())) {
-    auto reply = [this, client, client_request_id](ClientResponse response) {
+    return lwt_.SerialRead(op, [this, client, client_request_id](ClientResponse response) {
       Reply(client, client_request_id, std::move(response));
-    };
-    if (!context_.config.coordinator.lwt_batching) {
-      RunPaxos(TokenOf(op.partition_key()), op.table(), op.partition_key(), op.consistency(), {}, op,
-               {std::move(reply)});
-      return;
-    }
-    QueuedPaxos operation;
-    operation.is_read = true;
-    operation.read = op;
-    operation.reply = std::move(reply);
-    return Enqueue(op.consistency(), op.table(), op.partition_key(), std::move(operation));
+    });
   }
   context_.metrics.coordinator_reads++;
   const Token token = TokenOf(op.partition_key());
@@ -479,171 +461,10 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
   return "";
 }
 
-namespace {
-
-// At most this many conditional writes share one Paxos round, and at most
-// this many statements (unless one request alone has more): every message
-// of the round carries them, and a round of 64 batches of 1000 rows would
-// not fit in gRPC's 4 MiB message limit.
-constexpr size_t kMaxCasBatch = 64;
-constexpr size_t kMaxCasBatchStatements = 4096;
-
-// Serial reads of one partition that may share a round: the same rows.
-bool SameRead(const ReadOp& a, const ReadOp& b) {
-  return a.range() == b.range() && a.clustering_key() == b.clustering_key() && a.start() == b.start() &&
-         a.end() == b.end();
-}
-
-}  // namespace
-
-size_t Coordinator::NextRoundSize(const std::vector<QueuedPaxos>& queued) {
-  CHARYBDIS_ASSERT(!queued.empty());
-  size_t take = 0, statements = 0;
-  if (queued.front().is_read) {
-    // Reads waiting for the same rows: one round answers them all, its
-    // linearization point inside each of their intervals.
-    while (take < queued.size() && take < kMaxCasBatch && queued[take].is_read &&
-           SameRead(queued[take].read, queued.front().read)) {
-      take++;
-    }
-    return take;
-  }
-  while (take < queued.size() && take < kMaxCasBatch && !queued[take].is_read) {
-    statements += static_cast<size_t>(queued[take].cas.statement_size());
-    if (take > 0 && statements > kMaxCasBatchStatements) break;
-    take++;
-  }
-  return take;
-}
-
-bool Coordinator::JoinedRunningRound(Proposer* running, QueuedPaxos& operation) {
-  if (running == nullptr || operation.is_read || !running->CanJoin(operation.cas)) return false;
-  const std::vector<CasOp>& batch = running->batch();
-  if (batch.size() >= kMaxCasBatch) return false;
-  size_t statements = static_cast<size_t>(operation.cas.statement_size());
-  for (const CasOp& op : batch) statements += static_cast<size_t>(op.statement_size());
-  if (statements > kMaxCasBatchStatements) return false;
-  running->Join(std::move(operation.cas), std::move(operation.reply));
-  return true;
-}
-
-void Coordinator::Enqueue(ConsistencyLevel serial, const std::string& table, const std::string& partition_key,
-                          QueuedPaxos operation) {
-  // Same-partition operations queue here and share the next round, instead
-  // of duelling with each other's ballots; a conditional write that finds
-  // nothing waiting may join the round still gathering its promises.
-  std::string queue = absl::StrCat(serial, "/", table.size(), ":", table, "/", partition_key);
-  auto [it, idle] = paxos_queues_.try_emplace(queue);
-  PaxosQueue& queued = it->second;
-  if (!idle && queued.waiting.empty() && JoinedRunningRound(queued.running.lock().get(), operation)) return;
-  queued.waiting.push_back(std::move(operation));
-  if (idle) RunQueued(queue);
-}
-
 void Coordinator::Cas(const Address& client, uint64_t client_request_id, const CasOp& op) {
-  const WriteOp& first = op.statement(0).write();
-  const ConsistencyLevel serial = op.serial_consistency() == CL_UNSET ? CL_SERIAL : op.serial_consistency();
-  auto reply = [this, client, client_request_id](ClientResponse response) {
+  lwt_.Cas(op, [this, client, client_request_id](ClientResponse response) {
     Reply(client, client_request_id, std::move(response));
-  };
-  if (!context_.config.coordinator.lwt_batching) {
-    RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial, {op}, ReadOp(),
-             {reply});
-    return;
-  }
-  QueuedPaxos operation;
-  operation.cas = op;
-  operation.reply = std::move(reply);
-  Enqueue(serial, first.table(), first.partition_key(), std::move(operation));
-}
-
-void Coordinator::RunQueued(const std::string& queue) {
-  auto it = paxos_queues_.find(queue);
-  CHARYBDIS_ASSERT(it != paxos_queues_.end());
-  std::vector<QueuedPaxos>& waiting = it->second.waiting;
-  if (waiting.empty()) {
-    paxos_queues_.erase(it);  // idle again
-    return;
-  }
-  // A round of one is what the naive mode always runs.
-  const size_t take = context_.env.buggify->Fires("coordinator.lwt_batch_of_one")
-                          ? 1
-                          : NextRoundSize(waiting);
-  std::vector<QueuedPaxos> round(std::make_move_iterator(waiting.begin()),
-                                 std::make_move_iterator(waiting.begin() + static_cast<std::ptrdiff_t>(take)));
-  waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(take));
-  auto next = [this, queue] { RunQueued(queue); };
-  if (round.front().is_read) {
-    const ReadOp read = round.front().read;
-    std::vector<std::function<void(ClientResponse)>> readers;
-    for (QueuedPaxos& operation : round) readers.push_back(std::move(operation.reply));
-    return NoteRunning(queue, RunPaxos(TokenOf(read.partition_key()), read.table(), read.partition_key(),
-                                       read.consistency(), {}, read, std::move(readers), std::move(next)));
-  }
-  std::vector<CasOp> batch;
-  std::vector<std::function<void(ClientResponse)>> replies;
-  for (QueuedPaxos& operation : round) {
-    batch.push_back(std::move(operation.cas));
-    replies.push_back(std::move(operation.reply));
-  }
-  const WriteOp& first = batch.front().statement(0).write();
-  const ConsistencyLevel serial =
-      batch.front().serial_consistency() == CL_UNSET ? CL_SERIAL : batch.front().serial_consistency();
-  const std::string table = first.table();
-  const std::string key = first.partition_key();
-  NoteRunning(queue,
-              RunPaxos(TokenOf(key), table, key, serial, std::move(batch), ReadOp(), std::move(replies), std::move(next)));
-}
-
-void Coordinator::NoteRunning(const std::string& queue, std::shared_ptr<Proposer> proposer) {
-  // Looked up again: a round that could not start, or that answered before
-  // RunPaxos returned, ran the next one (or emptied the queue) already.
-  if (proposer == nullptr || proposer->answered()) return;
-  auto it = paxos_queues_.find(queue);
-  CHARYBDIS_ASSERT(it != paxos_queues_.end());  // the round is still running
-  it->second.running = std::move(proposer);
-}
-
-std::shared_ptr<Proposer> Coordinator::RunPaxos(Token token, const std::string& table, const std::string& partition_key,
-                           ConsistencyLevel serial_level, std::vector<CasOp> batch, ReadOp read,
-                           std::vector<std::function<void(ClientResponse)>> replies,
-                           std::function<void()> after) {
-  // SERIAL: a quorum of every replica; LOCAL_SERIAL: of this datacenter's.
-  Proposer::Request request;
-  request.token = token;
-  request.table = table;
-  request.partition_key = partition_key;
-  request.serial_level = serial_level;
-  request.batch = std::move(batch);
-  request.read = std::move(read);
-  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(table);
-  const Requirement quorum(serial_level == CL_LOCAL_SERIAL ? CL_LOCAL_QUORUM : CL_QUORUM, *ring,
-                           context_.local_datacenter);
-  request.replicas = ring->ReplicasOf(token);
-  uint32_t live = 0;
-  for (NodeId replica : request.replicas) {
-    if (!quorum.Counts(replica)) continue;
-    request.participants.push_back(replica);
-    live += context_.liveness.IsUp(replica);
-  }
-  request.quorum = quorum.blocked_for();
-  if (live < request.quorum) {
-    (request.batch.empty() ? context_.metrics.read_unavailable : context_.metrics.write_unavailable) +=
-        replies.size();
-    const ClientResponse response =
-        Unavailable(serial_level, live, request.quorum, "not enough live replicas for Paxos");
-    for (const auto& reply : replies) reply(response);
-    if (after) after();
-    return nullptr;
-  }
-  auto proposer = std::make_shared<Proposer>(
-      context_, std::move(request),
-      [this](uint64_t id, std::shared_ptr<PendingRequest> pending) { Track(id, std::move(pending)); },
-      std::move(replies), std::move(after), [this](const std::vector<uint64_t>& ids) {
-        for (uint64_t id : ids) pending_.erase(id);
-      });
-  proposer->Start();
-  return proposer;
+  });
 }
 
 void Coordinator::OnPaxosReply(const Envelope& message) {

@@ -2,17 +2,17 @@
 
 #include <deque>
 #include <map>
-#include <utility>
 #include <memory>
+#include <utility>
 
 #include "core/coordinator/batch_handler.h"
-#include "core/coordinator/consistency.h"
-#include "core/coordinator/context.h"
-#include "core/cql/schema_log.h"
-#include "core/coordinator/pending_request.h"
+#include "core/request/consistency.h"
+#include "core/request/context.h"
+#include "core/schema/schema_log.h"
+#include "core/request/pending_request.h"
 #include "core/coordinator/scan_handler.h"
 #include "core/data/partition.h"
-#include "core/paxos/proposer.h"
+#include "core/paxos/lwt_queue.h"
 
 namespace charybdis {
 
@@ -51,24 +51,11 @@ class Coordinator {
   void StartWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
                   std::function<void(ClientResponse)> reply);
   void Batch(const Address& client, uint64_t client_request_id, const BatchOp& op);
-  // Where a logged batch goes first (core/batchlog.h).
+  // Where a logged batch goes first (core/batchlog/batchlog.h).
   std::vector<NodeId> BatchlogNodes();
   void Read(const Address& client, uint64_t client_request_id, const ReadOp& op);
   void Cas(const Address& client, uint64_t client_request_id, const CasOp& op);
   void Scan(const Address& client, uint64_t client_request_id, const ScanOp& op);
-  // Runs one Paxos round for a partition: the conditional writes of
-  // `batch` (one reply each), or a serial read when it is empty (one
-  // reply). `after` runs once the round has answered its clients
-  // (Proposer's `answered`). Returns the round's
-  // proposer, or null when too few replicas are up to start it.
-  std::shared_ptr<Proposer> RunPaxos(Token token, const std::string& table, const std::string& partition_key,
-                ConsistencyLevel serial_level, std::vector<CasOp> batch, ReadOp read,
-                std::vector<std::function<void(ClientResponse)>> replies,
-                std::function<void()> after = nullptr);
-  // Starts the next round for a partition's queued conditional writes.
-  void RunQueued(const std::string& queue);
-  // Records the round now running for `queue`, which later writes may join.
-  void NoteRunning(const std::string& queue, std::shared_ptr<Proposer> proposer);
   // Why a conditional write is malformed, or "".
   std::string CasProblem(const CasOp& op) const;
   // The shard of this node that owns a partition.
@@ -102,28 +89,8 @@ class Coordinator {
   std::map<std::pair<Address, uint64_t>, Nanos> seen_requests_;
   std::deque<std::pair<Nanos, std::pair<Address, uint64_t>>> seen_order_;
   std::map<uint64_t, std::shared_ptr<PendingRequest>> pending_;
-  // Paxos operations waiting for their partition's round to answer, by
-  // (serial level, table, partition key): conditional writes and serial
-  // reads. A queue is present while a round for it runs (`running`, until
-  // it has answered its clients; its commit may still be on the way).
-  struct QueuedPaxos {
-    bool is_read = false;
-    ReadOp read;  // a serial read
-    CasOp cas;    // a conditional write
-    std::function<void(ClientResponse)> reply;
-  };
-  void Enqueue(ConsistencyLevel serial, const std::string& table, const std::string& partition_key,
-               QueuedPaxos operation);
-  // How many of the queued operations the next shared round takes.
-  static size_t NextRoundSize(const std::vector<QueuedPaxos>& queued);
-  // Whether a conditional write that found its partition's round running
-  // joined it (Proposer::CanJoin) instead of waiting for the next one.
-  static bool JoinedRunningRound(Proposer* running, QueuedPaxos& operation);
-  struct PaxosQueue {
-    std::vector<QueuedPaxos> waiting;
-    std::weak_ptr<Proposer> running;
-  };
-  std::map<std::string, PaxosQueue> paxos_queues_;
+  // Conditional writes and serial reads (core/paxos/lwt_queue.h).
+  LwtQueue lwt_;
 };
 
 }  // namespace charybdis

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "core/assert.h"
-#include "core/buggify_actions.h"
-#include "core/coordinator/result_rows.h"
+#include "core/env/assert.h"
+#include "core/env/buggify_actions.h"
+#include "core/request/result_rows.h"
 
 namespace charybdis {
 

@@ -6,9 +6,9 @@
 #include <set>
 #include <vector>
 
-#include "core/coordinator/consistency.h"
-#include "core/coordinator/context.h"
-#include "core/coordinator/pending_request.h"
+#include "core/request/consistency.h"
+#include "core/request/context.h"
+#include "core/request/pending_request.h"
 #include "core/data/partition.h"
 
 namespace charybdis {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "core/assert.h"
-#include "core/coordinator/result_rows.h"
+#include "core/env/assert.h"
+#include "core/request/result_rows.h"
 #include "core/data/partition.h"
 
 namespace charybdis {

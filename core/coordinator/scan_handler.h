@@ -9,10 +9,10 @@
 #include <tuple>
 #include <vector>
 
-#include "core/coordinator/consistency.h"
-#include "core/coordinator/context.h"
-#include "core/coordinator/pending_request.h"
-#include "core/token_ring.h"
+#include "core/request/consistency.h"
+#include "core/request/context.h"
+#include "core/request/pending_request.h"
+#include "core/cluster/token_ring.h"
 
 namespace charybdis {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/assert.h"
-#include "core/buggify_actions.h"
+#include "core/env/assert.h"
+#include "core/env/buggify_actions.h"
 #include "core/hints/hint_manager.h"
 
 namespace charybdis {

@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/coordinator/consistency.h"
-#include "core/coordinator/context.h"
-#include "core/coordinator/pending_request.h"
+#include "core/request/consistency.h"
+#include "core/request/context.h"
+#include "core/request/pending_request.h"
 #include "core/data/cell.h"
 
 namespace charybdis {

@@ -15,8 +15,8 @@
 #include "core/cql/execute.h"
 #include "core/cql/prepared.h"
 #include "core/cql/wire.h"
-#include "core/address.h"
-#include "core/token.h"
+#include "core/env/address.h"
+#include "core/data/token.h"
 
 namespace charybdis::cql {
 
@@ -111,7 +111,7 @@ class Connection {
   bool started_ = false;
   bool lwt_mark_ = false;  // the client asked for SCYLLA_LWT_ADD_METADATA_MARK
   std::string keyspace_;
-  // REGISTERed event types (node/cql_server.cc pushes the failure
+  // REGISTERed event types (node/server/cql_server.cc pushes the failure
   // detector's news and schema changes; docs/cql.md).
   std::set<std::string> events_;
 };

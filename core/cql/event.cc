@@ -1,6 +1,6 @@
 #include "core/cql/event.h"
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "core/cql/wire.h"
 
 namespace charybdis::cql {

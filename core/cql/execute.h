@@ -46,7 +46,7 @@ Plan PlanExecution(const std::shared_ptr<const Prepared>& prepared, const QueryO
 
 // The writes of an INSERT, UPDATE, DELETE or BATCH statement (with their
 // conditions), and the plan that runs them: a statement's plain writes all
-// at once, a batch's as one BatchOp (logged or not: core/batchlog.h), or
+// at once, a batch's as one BatchOp (logged or not: core/batchlog/batchlog.h), or
 // one conditional write (of one table) when `conditional`. The BATCH
 // message joins the writes of its statements this way.
 enum class Batching { kNone, kLogged, kUnlogged };

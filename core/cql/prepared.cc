@@ -247,7 +247,7 @@ class Checker {
   }
 
   void Check(const Use&) {}
-  // Schema changes are checked by the schema log (core/cql/schema_log.h),
+  // Schema changes are checked by the schema log (core/schema/schema_log.h),
   // against the newest schema.
   void Check(const CreateKeyspace&) {}
   void Check(const CreateTable&) {}

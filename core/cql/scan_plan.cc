@@ -5,10 +5,10 @@
 #include <limits>
 #include <memory>
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
-#include "core/token.h"
+#include "core/data/token.h"
 
 namespace charybdis::cql {
 namespace {

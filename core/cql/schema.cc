@@ -4,9 +4,9 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "core/data/big_endian.h"
-#include "core/murmur3.h"
+#include "core/data/murmur3.h"
 
 namespace charybdis::cql {
 namespace {
@@ -126,7 +126,9 @@ absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool al
     if (!types.emplace(column.name, *type).second) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " is defined twice"));
   }
   if (absl::Status checked = CheckPrimaryKey(create, types, allow_collections); !checked.ok()) return checked;
-  Table table{key.first, key.second};
+  Table table;
+  table.keyspace = key.first;
+  table.name = key.second;
   table.storage = absl::StrCat(key.first, ".", key.second);
   if (sequence != 0) absl::StrAppend(&table.storage, "@", sequence);
   table.id = NameUuid(table.storage);

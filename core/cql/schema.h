@@ -62,7 +62,7 @@ struct Keyspace {
 
 class Schema {
  public:
-  // Its replication as given: core/cql/replication.h checks it first.
+  // Its replication as given: core/schema/replication.h checks it first.
   absl::Status Apply(const CreateKeyspace& create);
   // `sequence`: the schema log entry that creates the table (0: the
   // bootstrap). Collections are for the system tables only: we store

@@ -1,7 +1,7 @@
 #include "core/cql/schema_change.h"
 
 #include "absl/status/status.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 

@@ -2,7 +2,7 @@
 
 // CREATE/DROP KEYSPACE and CREATE/DROP/ALTER TABLE through CQL: the request
 // that asks the node's schema agent to append the statement to the schema
-// log (core/schema_agent.h), and the SCHEMA_CHANGE result (section 4.2.5.5)
+// log (core/schema/schema_agent.h), and the SCHEMA_CHANGE result (section 4.2.5.5)
 // or error its answer becomes.
 
 #include <string>

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "core/cql/parser.h"
 
 namespace charybdis::cql {

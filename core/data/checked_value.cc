@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "core/data/big_endian.h"
-#include "core/murmur3.h"
+#include "core/data/murmur3.h"
 
 namespace charybdis::checked_value {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/murmur3.h"
+#include "core/data/murmur3.h"
 
 namespace charybdis {
 

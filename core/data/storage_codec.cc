@@ -6,8 +6,8 @@
 
 #include "core/data/big_endian.h"
 #include "core/data/checked_value.h"
-#include "core/murmur3.h"
-#include "core/token.h"
+#include "core/data/murmur3.h"
+#include "core/data/token.h"
 
 namespace charybdis::storage_codec {
 

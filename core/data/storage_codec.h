@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/data/partition.h"
-#include "core/storage.h"
-#include "core/token.h"
+#include "core/env/storage.h"
+#include "core/data/token.h"
 
 namespace charybdis {
 

@@ -1,11 +1,11 @@
 #include "core/hints/hint_manager.h"
 
-#include "core/assert.h"
-#include "core/buggify_actions.h"
+#include "core/env/assert.h"
+#include "core/env/buggify_actions.h"
 #include "core/data/big_endian.h"
 #include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
-#include "core/token.h"
+#include "core/data/token.h"
 
 namespace charybdis {
 

@@ -6,10 +6,10 @@
 #include <set>
 #include <string>
 
-#include "core/liveness.h"
-#include "core/metrics.h"
-#include "core/node_config.h"
-#include "core/shard_env.h"
+#include "core/cluster/liveness.h"
+#include "core/telemetry/metrics.h"
+#include "core/cluster/node_config.h"
+#include "core/env/shard_env.h"
 
 namespace charybdis {
 

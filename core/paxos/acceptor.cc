@@ -4,8 +4,8 @@
 
 #include "absl/strings/numbers.h"
 
-#include "core/assert.h"
-#include "core/buggify_actions.h"
+#include "core/env/assert.h"
+#include "core/env/buggify_actions.h"
 #include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
 #include "core/paxos/ballot.h"

@@ -8,8 +8,9 @@
 #include <set>
 #include <string>
 
-#include "core/metrics.h"
-#include "core/shard_env.h"
+#include "core/telemetry/metrics.h"
+#include "core/env/shard_env.h"
+#include "core/replica/unfinished_rounds.h"
 
 namespace charybdis {
 
@@ -36,7 +37,7 @@ bool ParseStoredPaxosState(const std::string& key, const std::string& stored, Pa
 // used idle ones beyond `max_idle_partitions` are dropped (a later message
 // loads the state again; a promise that was only in memory leaves its
 // ballot as a floor every reloaded state is raised to).
-class Acceptor {
+class Acceptor final : public UnfinishedRounds {
  public:
   static constexpr size_t kDefaultMaxIdlePartitions = 10'000;
   // How far the promise horizon is set past the ballot that raises it, and
@@ -68,7 +69,7 @@ class Acceptor {
   // Whether this shard holds, for the partition, an accepted proposal newer
   // than its latest commit (true until Start has finished: a read must then
   // assume the worst).
-  bool InProgress(const std::string& table, const std::string& partition_key) const;
+  bool InProgress(const std::string& table, const std::string& partition_key) const override;
 
   // Partitions whose state is cached (for tests and the bound's check).
   size_t cached_partitions() const { return partitions_.size(); }

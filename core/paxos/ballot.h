@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 #include "proto/data.pb.h"
 
 namespace charybdis {

@@ -2,27 +2,70 @@
 
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
-#include "core/coordinator/context.h"
-#include "core/coordinator/pending_request.h"
+#include "core/cluster/liveness.h"
 #include "core/data/partition.h"
+#include "core/data/token.h"
+#include "core/env/clock.h"
+#include "core/env/probe.h"
+#include "core/paxos/ballot_clock.h"
+#include "core/paxos/row_spans.h"
+#include "core/telemetry/metrics.h"
 
 namespace charybdis {
 
-// One conditional write or serial read on its coordinator: Paxos among the
-// partition's replicas (see docs/lwt.md). Uncontended, a conditional write
-// takes two round trips (prepare with the read folded in, accept) and a
-// serial read one; the commit goes out after the answer.
-class Proposer final : public PendingRequest, public std::enable_shared_from_this<Proposer> {
- public:
-  using Reply = std::function<void(ClientResponse)>;
-  // Tracks an extra request id (one per round) for this proposer.
-  using Track = std::function<void(uint64_t id, std::shared_ptr<PendingRequest>)>;
+// What a proposer wants done, in the order it wants it. The proposer never
+// performs an effect: the shell that steps it (core/paxos/proposer_shell.h)
+// drains its outbox after each step, in the spirit of ScyllaDB's raft fsm.
+struct ProposerEffect {
+  enum class Kind {
+    kTrack,     // route answers carrying `id` to this proposer
+    kSend,      // `message` to replica `to`, with the Buggify fault `fault`
+    kPrune,     // `prunes`, unless the prune Buggify site fires; counts `operations`
+    kReply,     // `response` to client `client`
+    kBackOff,   // wait a random time up to `backoff_ceiling`, then Retry
+    kAnswered,  // every client has its answer: the partition's next round may start
+    kDone,      // nothing left to see through: forget `ids`, stop the timeout
+  };
+  enum class Fault { kNone, kPerhapsLate, kPerhapsTwice };
 
+  Kind kind = Kind::kDone;
+  uint64_t id = 0;
+  NodeId to = 0;
+  Envelope message;
+  Fault fault = Fault::kNone;
+  std::string_view site;  // of `fault`
+  std::vector<std::pair<NodeId, Envelope>> prunes;
+  size_t operations = 0;
+  size_t client = 0;
+  ClientResponse response;
+  Nanos backoff_ceiling = 0;
+  std::vector<uint64_t> ids;
+};
+
+// What a proposer reads as it decides. Nothing is sent, stored or timed
+// through it.
+struct ProposerView {
+  const Clock* clock = nullptr;  // Now() only
+  const LivenessView* liveness = nullptr;
+  BallotClock* ballots = nullptr;
+  std::function<uint64_t()> next_request_id;
+  ShardMetrics* metrics = nullptr;
+  Probes* probes = nullptr;
+};
+
+// One conditional write or serial read on its coordinator: Paxos among the
+// partition's replicas (see docs/lwt.md), as a state machine stepped one
+// message at a time. Uncontended, a conditional write takes two round
+// trips (prepare with the read folded in, accept) and a serial read one;
+// the commit goes out after the answer.
+class Proposer {
+ public:
   struct Request {
     Token token = 0;
     std::string table;
@@ -43,35 +86,42 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
     ReadOp read;
   };
 
-  // `replies`: one per conditional write of the batch (one for a serial
-  // read). `answered` runs once every client has its answer, which may be
-  // before the commit is in: the partition's next round may start then (its
-  // prepare follows the commit to each replica, whose acceptor decides on
-  // a partition in arrival order). `done` gets every request id this
-  // proposer used, to forget them, once nothing is left to see through.
-  Proposer(CoordinatorContext& context, Request request, Track track, std::vector<Reply> replies,
-           std::function<void()> answered, std::function<void(const std::vector<uint64_t>& ids)> done);
+  // `clients`: one per conditional write of the batch (one or more for a
+  // serial read, each answered with its result), numbered from 0 in
+  // kReply effects.
+  Proposer(ProposerView view, Request request, size_t clients);
 
   void Start();
+  void OnPromise(NodeId replica, const PaxosPromise& promise);
+  void OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply);
+  void OnCommitAck(NodeId replica, const PaxosCommitAck& ack);
+  // The back-off of a kBackOff effect is over.
+  void Retry();
+  void OnTimeout();
+
   // Whether a conditional write that arrived after this round's prepare
   // went out may still join it: the round is the proposer's first, a
   // write round waiting for its promises, and its prepare reads the rows
   // `op` writes. Only the first: a write that joins shares the proposer's
   // timeout, which started with it, and a proposer that runs again for
   // late writes takes no more, so that a stream of retried writes cannot
-  // keep one proposer going until everyone in it times out. Such a write is linearized at
-  // the round's accept, which comes after it arrived; a round that ends
-  // without an accept runs again for the writes that joined late.
+  // keep one proposer going until everyone in it times out. Such a write
+  // is linearized at the round's accept, which comes after it arrived; a
+  // round that ends without an accept runs again for the writes that
+  // joined late.
   bool CanJoin(const CasOp& op) const;
-  void Join(CasOp op, Reply reply);
+  // Returns the client number of the write's answer.
+  size_t Join(CasOp op);
+
+  // The effects wanted since the last call, in order.
+  std::vector<ProposerEffect> TakeOutbox();
+
   const std::vector<CasOp>& batch() const { return request_.batch; }
+  const Request& request() const { return request_; }
   // Every client of the round has its answer.
   bool answered() const { return replied_; }
-  void OnWriteAck(NodeId, bool) override {}
-  void OnReadResponse(NodeId, const ReplicaReadResponse&) override {}
-  void OnPromise(NodeId replica, const PaxosPromise& promise) override;
-  void OnAcceptReply(NodeId replica, const PaxosAcceptReply& reply) override;
-  void OnCommitAck(NodeId replica, const PaxosCommitAck& ack) override;
+  bool done() const { return phase_ == Phase::kDone; }
+  const Ballot& ballot() const { return ballot_; }
 
  private:
   enum class Phase { kIdle, kPreparing, kRepairing, kAccepting, kCommitting, kDone };
@@ -87,7 +137,7 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   // about its fate (see docs/lwt.md). False when the round went on to
   // re-propose it or to answer.
   bool ResolveUncertainValue(const Proposal* latest_commit);
-  void Propose(PartitionData mutation, bool finishing, const Ballot& origin);
+  void Propose(const PartitionData& mutation, bool finishing, const Ballot& origin);
   // A quorum accepted the proposal.
   void Chosen();
   void Commit(const Proposal& proposal);
@@ -106,25 +156,25 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   // A round where no condition held answers the writes that were there
   // before its prepare and runs again for the ones that joined late.
   void AnswerEarlyAndRetryLate();
+  // Marks every client answered (once).
+  void NoteAnswered();
   bool is_read() const { return request_.batch.empty(); }
-  void OnTimeout();
-  void SeeBallot(const Ballot& ballot);
-  // What the prepare asks replicas to read, one span per operation,
-  // sorted and disjoint; empty: the whole partition.
-  std::vector<RowSpan> RowsRead() const;
+  void SeeBallot(const Ballot& ballot) { view_.ballots->See(ballot); }
   uint64_t NewRoundId();
   std::vector<NodeId> LiveParticipants() const;
+  Nanos Now() const { return view_.clock->Now(); }
+  void Send(NodeId to, Envelope message, ProposerEffect::Fault fault = ProposerEffect::Fault::kNone,
+            std::string_view site = {});
+  void Reply(size_t client, ClientResponse response);
 
-  CoordinatorContext& context_;
+  ProposerView view_;
   Request request_;
-  Track track_;
-  std::vector<Reply> replies_;
+  // The clients still waiting, in batch order (for a read, every reader).
+  std::vector<size_t> clients_;
+  size_t next_client_ = 0;
+  std::vector<ProposerEffect> outbox_;
   // Answers decided by the evaluation, sent once the round's fate is known.
   std::vector<ClientResponse> answers_;
-  // Marks every client answered, and runs `answered_` (once).
-  void NoteAnswered();
-  std::function<void()> answered_;
-  std::function<void(const std::vector<uint64_t>&)> done_;
   std::vector<uint64_t> round_ids_;
   // The prepare of the current round: what it reads, and how many of the
   // batch's writes were there when it went out (the rest joined late).
@@ -151,7 +201,6 @@ class Proposer final : public PendingRequest, public std::enable_shared_from_thi
   std::set<NodeId> repairing_;
   std::set<NodeId> committed_;
   bool replied_ = false;
-  TimerId timeout_timer_ = 0;
 };
 
 }  // namespace charybdis

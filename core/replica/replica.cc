@@ -1,6 +1,6 @@
 #include "core/replica/replica.h"
 
-#include "core/buggify_actions.h"
+#include "core/env/buggify_actions.h"
 #include "core/data/storage_codec.h"
 #include "core/replica/shard_scan.h"
 #include "core/replica/stored_partition.h"
@@ -55,7 +55,7 @@ void Replica::OnRead(const Envelope& message) {
   const Address sender = SenderOf(message);
   const uint64_t request_id = request.request_id();
   const bool digest_only = request.digest_only();
-  const bool in_progress = acceptor_.InProgress(read.table(), read.partition_key());
+  const bool in_progress = rounds_.InProgress(read.table(), read.partition_key());
   env_.storage->Scan(
       std::move(begin), std::move(end), SIZE_MAX,
       [this, sender, request_id, digest_only, in_progress](absl::StatusOr<std::vector<KeyValue>> stored) {

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics.h"
-#include "core/paxos/acceptor.h"
-#include "core/shard_env.h"
+#include "core/telemetry/metrics.h"
+#include "core/replica/unfinished_rounds.h"
+#include "core/env/shard_env.h"
 
 namespace charybdis {
 
@@ -14,9 +14,9 @@ namespace charybdis {
 // storage.
 class Replica {
  public:
-  // `acceptor` tells which partitions have an unfinished Paxos round.
-  Replica(ShardEnv env, ShardMetrics& metrics, const Acceptor& acceptor)
-      : env_(env), metrics_(metrics), acceptor_(acceptor) {}
+  // `rounds` tells which partitions have an unfinished Paxos round.
+  Replica(ShardEnv env, ShardMetrics& metrics, const UnfinishedRounds& rounds)
+      : env_(env), metrics_(metrics), rounds_(rounds) {}
 
   void OnWrite(const Envelope& message);
   void OnRead(const Envelope& message);
@@ -27,7 +27,7 @@ class Replica {
 
   ShardEnv env_;
   ShardMetrics& metrics_;
-  const Acceptor& acceptor_;
+  const UnfinishedRounds& rounds_;
 };
 
 }  // namespace charybdis

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/storage.h"
+#include "core/env/storage.h"
 #include "proto/client.pb.h"
 
 namespace charybdis {

@@ -4,9 +4,9 @@
 
 #include "absl/status/statusor.h"
 #include "core/data/partition.h"
-#include "core/metrics.h"
-#include "core/shard_env.h"
-#include "core/storage.h"
+#include "core/telemetry/metrics.h"
+#include "core/env/shard_env.h"
+#include "core/env/storage.h"
 
 namespace charybdis {
 

@@ -1,6 +1,6 @@
 #include "core/workload/fault_kinds.h"
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 
 namespace charybdis {
 

@@ -3,7 +3,7 @@
 // One descriptor per kind of scenario fault (scenario.proto's FaultAction
 // kinds): how long a scripted one lasts, which random_faults rate draws it,
 // and whether real nodes can do it. The scenario validator, the simulator's
-// fault injector, the shrinker and node/real_faults.cc all read these, so a
+// fault injector, the shrinker and node/ctl/real_faults.cc all read these, so a
 // new kind of fault is described once.
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "core/assert.h"
+#include "core/env/assert.h"
 
 namespace charybdis {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/data/cell.h"
-#include "core/time.h"
+#include "core/env/time.h"
 #include "proto/client.pb.h"
 
 namespace charybdis {

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "core/coordinator/consistency.h"
+#include "core/request/consistency.h"
 #include "nlohmann/json.hpp"
 
 namespace charybdis {

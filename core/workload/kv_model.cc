@@ -1,7 +1,8 @@
 #include "core/workload/kv_model.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/assert.h"
+#include "core/env/assert.h"
+#include "core/request/consistency.h"
 
 namespace charybdis {
 
@@ -53,8 +54,7 @@ void DrawFunction(const scenario::KvWorkload& spec, KvOperation& op, Random& ran
 }  // namespace
 
 ConsistencyLevel SerialLevelOf(const scenario::KvWorkload& spec) {
-  return spec.serial_consistency() == CL_UNSET ? CL_SERIAL
-                                               : static_cast<ConsistencyLevel>(spec.serial_consistency());
+  return SerialOrDefault(static_cast<ConsistencyLevel>(spec.serial_consistency()));
 }
 
 std::string KvValue(const scenario::KvWorkload& spec, const std::string& workload, uint32_t client,

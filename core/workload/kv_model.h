@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/random.h"
+#include "core/env/random.h"
 #include "core/workload/history.h"
 #include "proto/client.pb.h"
 #include "proto/scenario.pb.h"
@@ -16,7 +16,7 @@ namespace charybdis {
 // The kv workload's client, once for both runtimes (as FoundationDB's
 // workloads run in simulation and against real clusters): which operation
 // comes next, the request that performs it, and what its answer means.
-// sim/kv_workload.cc and node/real_workload.cc add only how requests
+// sim/kv_workload.cc and node/ctl/real_workload.cc add only how requests
 // travel and how time passes.
 
 struct KvOperation {

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "core/env/shard_env.h"
+
+namespace charybdis {
+
+struct FailureDetectorOptions {
+  Nanos heartbeat_interval = 200 * kMillisecond;
+  Nanos convict_after = 1000 * kMillisecond;
+};
+
+// Heartbeats between nodes and this node's view of who is up. Runs on shard
+// 0 of every node (as gossip does in ScyllaDB).
+//
+// On start it bumps the node's generation durably, so peers can tell a
+// restarted node from late messages of its previous life. A peer is up from
+// the first heartbeat of its current generation until it goes unheard for
+// convict_after, counted in this node's heartbeat rounds.
+class FailureDetector {
+ public:
+  // `on_change` gets the new LiveNodes() whenever they change.
+  using OnChange = std::function<void(const std::vector<NodeId>& live)>;
+  // Adds what else the node tells its peers (its schema) to a heartbeat.
+  using Stamp = std::function<void(Heartbeat&)>;
+
+  FailureDetector(ShardEnv env, std::vector<NodeId> peers, FailureDetectorOptions options,
+                  OnChange on_change, Stamp stamp);
+  FailureDetector(const FailureDetector&) = delete;
+  FailureDetector& operator=(const FailureDetector&) = delete;
+
+  void Start();
+  void OnHeartbeat(NodeId from, const Heartbeat& heartbeat);
+
+  bool IsUp(NodeId node) const;
+  // Every node this one sees as up, itself included once started.
+  std::vector<NodeId> LiveNodes() const;
+  // 0 until the bumped generation is durable.
+  uint64_t generation() const { return generation_; }
+
+  static constexpr const char* kGenerationKey = "system/generation";
+
+ private:
+  struct Peer {
+    uint64_t generation = 0;
+    uint64_t last_heard_tick = 0;
+    bool up = false;
+  };
+
+  void BumpGeneration();
+  void OnGenerationRead(absl::StatusOr<std::optional<std::string>> stored);
+  void Tick();
+  void SendHeartbeats();
+  void ConvictSilentPeers();
+  void NotifyIfChanged();
+
+  ShardEnv env_;
+  FailureDetectorOptions options_;
+  OnChange on_change_;
+  Stamp stamp_;
+  std::vector<NodeId> last_reported_;
+  std::map<NodeId, Peer> peers_;
+  uint64_t generation_ = 0;
+  uint64_t sequence_ = 0;
+  uint64_t ticks_ = 0;  // heartbeat rounds since start
+  bool skipped_last_round_ = false;
+};
+
+}  // namespace charybdis

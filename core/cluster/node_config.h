@@ -1,0 +1,59 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/cluster/failure_detector.h"
+#include "core/cluster/token_ring.h"
+
+namespace charybdis {
+
+namespace cql {
+class Schema;  // core/cql/schema.h: the cluster holds it, never reads it
+}  // namespace cql
+
+struct TableSchema {
+  std::string name;
+  std::set<std::string> columns;
+};
+
+struct CoordinatorOptions {
+  // ScyllaDB's defaults.
+  Nanos write_timeout = 2000 * kMillisecond;
+  Nanos read_timeout = 5000 * kMillisecond;
+  // Send one more read when the answers take longer than this percentile of
+  // the shard's recent read latency (0 turns speculative retry off).
+  double speculative_retry_percentile = 99;
+  bool hinted_handoff = true;
+  // Hints are stored only for replicas down for less than this.
+  Nanos max_hint_window = 3 * 3600 * kSecond;
+  // Hints in flight per target during replay (the rate limit).
+  uint32_t hint_replay_parallelism = 8;
+  // How often a shard looks for hints it can replay.
+  Nanos hint_replay_interval = 1 * kSecond;
+  // Conditional writes to one partition that reach one shard share Paxos
+  // rounds (off: each runs its own, duelling, as in Cassandra and ScyllaDB).
+  bool lwt_batching = true;
+};
+
+struct NodeConfig {
+  NodeId id = 0;
+  // Every other node of the cluster.
+  std::vector<NodeId> peers;
+  uint32_t shards = 1;
+  FailureDetectorOptions failure_detector;
+  // The ring (with the cluster layout), shared by every shard of every node.
+  std::shared_ptr<const TokenRing> ring;
+  std::map<std::string, TableSchema> tables;
+  // The CQL schema the cluster starts with (cql_schema); the schema log
+  // changes it from there (core/schema/schema_agent.h). Null: none.
+  std::shared_ptr<const cql::Schema> cql_bootstrap;
+  CoordinatorOptions coordinator;
+  // Per shard, for the ranges reads scan (core/read_cache/read_cache.h); 0: none.
+  size_t read_cache_bytes = 32 << 20;
+};
+
+}  // namespace charybdis

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <functional>
+
+#include "core/env/address.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis {
+
+// Fire-and-forget messages between shards of any node (the same path,
+// with a smaller delay, between shards of one node). A message may be lost,
+// delayed, duplicated or reordered; core/ code must cope with all four.
+class Network {
+ public:
+  using Receiver = std::function<void(const Envelope&)>;
+
+  virtual ~Network() = default;
+  // Fills in the envelope's from and to fields and sends it.
+  virtual void Send(const Address& to, Envelope message) = 0;
+  // Inbound messages of this shard arrive here, on its reactor.
+  virtual void SetReceiver(Receiver receiver) = 0;
+};
+
+}  // namespace charybdis

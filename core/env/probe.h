@@ -1,0 +1,90 @@
+#pragma once
+
+#include <string_view>
+
+namespace charybdis {
+
+// Rare paths, marked in the spirit of FoundationDB's CODE_PROBE and
+// Antithesis's "sometimes" assertions: reaching one means nothing went
+// wrong, but a sweep that never reaches it never tested what follows.
+// The runtime counts them (the simulator per run and per sweep; real
+// nodes ignore them). Every probe is listed here, so a report can name
+// the ones a sweep missed, and CHARYBDIS_PROBE refuses at compile time a
+// name that is not.
+inline constexpr std::string_view kProbes[] = {
+    // Paxos, proposer side (core/paxos/proposer.cc).
+    "paxos.refused_by_higher_ballot",
+    "paxos.disk_refused_promise",
+    "paxos.retry_above_latest_commit",
+    "paxos.finish_in_progress_round",
+    "paxos.repair_missing_commit",
+    "paxos.repair_after_prune",
+    "paxos.partial_accept",
+    "paxos.fate.committed",
+    "paxos.fate.unknown",
+    "paxos.fate.propose_again",
+    "paxos.fate.decided_above",
+    "paxos.fate.uncertain",
+    "paxos.commit_repair_failed",
+    "paxos.late_writes_run_again",
+    // Paxos, acceptor side (core/paxos/acceptor.cc).
+    "paxos.acceptor.refuse_prepare",
+    "paxos.acceptor.refuse_accept",
+    "paxos.acceptor.raise_horizon",
+    // Reads (core/coordinator/read_executor.cc).
+    "read.speculative_retry",
+    "read.replace_refused_replica",
+    "read.failed_refused",
+    "read.repair.foreground_write_back",
+    "read.repair.background",
+    "read.repair.late_digest",
+    "read.finish_paxos_first",
+    // Writes and hints (core/coordinator/write_handler.cc, core/hints/).
+    "write.hint_on_timeout",
+    "hints.expired_window",
+    "hints.replayed",
+    "hints.replay_timed_out",
+    "hints.replay_refused_by_disk",
+    // Storage (core/replica/stored_partition.cc, core/paxos/acceptor.cc,
+    // core/hints/hint_manager.cc, core/cluster/failure_detector.cc).
+    "storage.corrupt_entry",
+    "storage.corrupt_paxos_state",
+    "storage.corrupt_paxos_horizon",
+    "storage.corrupt_hint",
+    "storage.corrupt_generation",
+    // Failure detection (core/cluster/failure_detector.cc).
+    "failure_detector.convicted",
+    "failure_detector.recovered",
+};
+
+constexpr bool IsProbe(std::string_view name) {
+  for (std::string_view probe : kProbes) {
+    if (probe == name) return true;
+  }
+  return false;
+}
+
+class Probes {
+ public:
+  virtual ~Probes() = default;
+  virtual void Reached(std::string_view probe) = 0;
+};
+
+class NoProbes final : public Probes {
+ public:
+  void Reached(std::string_view) override {}
+  // Stateless: one for every runtime that does not count.
+  static Probes* Instance() {
+    static NoProbes none;
+    return &none;
+  }
+};
+
+}  // namespace charybdis
+
+// Marks a rare path: CHARYBDIS_PROBE(env_.probes, "paxos.fate.committed").
+#define CHARYBDIS_PROBE(probes, name)                                           \
+  do {                                                                          \
+    static_assert(::charybdis::IsProbe(name), "list " name " in core/env/probe.h"); \
+    (probes)->Reached(name);                                                    \
+  } while (false)

@@ -1,0 +1,241 @@
+#include "core/paxos/round_decisions.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/env/assert.h"
+#include "core/paxos/ballot.h"
+#include "core/request/result_rows.h"
+
+namespace charybdis {
+
+namespace {
+
+// Byte-wise (unsigned) comparison: <0, 0, >0.
+int CompareBytes(const std::string& a, const std::string& b) {
+  const size_t common = std::min(a.size(), b.size());
+  for (size_t i = 0; i < common; i++) {
+    const auto x = static_cast<unsigned char>(a[i]);
+    const auto y = static_cast<unsigned char>(b[i]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+bool Compares(Condition::Op op, int order) {
+  switch (op) {
+    case Condition::EQ: return order == 0;
+    case Condition::NE: return order != 0;
+    case Condition::LT: return order < 0;
+    case Condition::LE: return order <= 0;
+    case Condition::GT: return order > 0;
+    default: return order >= 0;
+  }
+}
+
+// Applies one conditional write's statements, in order, to `working` (what a
+// client would now read) and to `mutation` (what the round will write): a
+// later statement overrides an earlier one on the same cell or row.
+void ApplyStatements(const CasOp& op, Timestamp micros, Timestamp now, Partition& working,
+                     Partition& mutation) {
+  for (const CasStatement& statement : op.statement()) {
+    const WriteOp& write = statement.write();
+    const std::string& key = write.clustering_key();
+    if (write.delete_row()) {
+      working.rows.erase(key);
+      mutation.rows[key] = Row{micros - 1, {}};
+    }
+    for (const ColumnValue& put : write.put()) {
+      Cell cell = LiveCell(put.value(), micros, write.ttl_seconds(), now);
+      working.rows[key].cells[put.column()] = cell;
+      mutation.rows[key].cells[put.column()] = std::move(cell);
+    }
+    for (const std::string& column : write.delete_column()) {
+      working.rows[key].cells.erase(column);
+      mutation.rows[key].cells[column] = Cell{micros, true, "", 0, 0};
+    }
+  }
+}
+
+}  // namespace
+
+QuorumKnowledge Survey(const std::map<NodeId, PaxosPromise>& promises) {
+  QuorumKnowledge known;
+  for (const auto& [replica, promise] : promises) {
+    CHARYBDIS_ASSERT(promise.ok());
+    CHARYBDIS_ASSERT(promise.promised());
+    if (promise.has_committed() &&
+        (known.latest_commit == nullptr || BallotLess(known.latest_commit->ballot(), promise.committed().ballot()))) {
+      known.latest_commit = &promise.committed();
+    }
+    if (promise.has_accepted() &&
+        (known.in_progress == nullptr || BallotLess(known.in_progress->ballot(), promise.accepted().ballot()))) {
+      known.in_progress = &promise.accepted();
+    }
+  }
+  return known;
+}
+
+Partition CurrentPartition(const std::map<NodeId, PaxosPromise>& promises, const Proposal* latest_commit) {
+  CHARYBDIS_ASSERT(!promises.empty());
+  Partition current;
+  for (const auto& [replica, promise] : promises) current.Merge(Partition::FromProto(promise.data()));
+  if (latest_commit != nullptr) current.Merge(Partition::FromProto(latest_commit->mutation()));
+  current.Compact();
+  return current;
+}
+
+bool Holds(const CasStatement& statement, const Row* row, Timestamp now) {
+  bool exists = false;
+  if (row != nullptr) {
+    for (const auto& [column, cell] : row->cells) exists = exists || cell.LiveAt(now);
+  }
+  if (statement.if_not_exists()) return !exists;
+  if (statement.if_exists() && !exists) return false;
+  for (const Condition& condition : statement.condition()) {
+    const Cell* cell = nullptr;
+    if (row != nullptr) {
+      auto it = row->cells.find(condition.column());
+      if (it != row->cells.end() && it->second.LiveAt(now)) cell = &it->second;
+    }
+    if (cell == nullptr) {
+      if (condition.op() != Condition::NE) return false;
+      continue;
+    }
+    if (!Compares(condition.op(), CompareBytes(cell->value, condition.value()))) return false;
+  }
+  return true;
+}
+
+BatchEvaluation EvaluateBatch(const std::vector<CasOp>& batch, const Partition& current,
+                              Timestamp ballot_micros, Timestamp now, ConsistencyLevel serial_level) {
+  CHARYBDIS_ASSERT(!batch.empty());
+  CHARYBDIS_ASSERT(ballot_micros > 0);
+  BatchEvaluation evaluation;
+  Partition working = current;
+  for (const CasOp& op : batch) {
+    CHARYBDIS_ASSERT(op.statement_size() > 0);
+    std::set<std::string> rows;
+    bool holds = true;
+    for (const CasStatement& statement : op.statement()) {
+      const std::string& key = statement.write().clustering_key();
+      rows.insert(key);
+      auto it = working.rows.find(key);
+      holds = holds && Holds(statement, it == working.rows.end() ? nullptr : &it->second, now);
+    }
+    ClientResponse response;
+    response.set_code(ClientResponse::OK);
+    response.set_consistency(serial_level);
+    response.set_applied(holds);
+    if (holds) {
+      evaluation.any_applied = true;
+      response.set_write_timestamp(ballot_micros);
+      ApplyStatements(op, ballot_micros, now, working, evaluation.mutation);
+    } else {
+      AddVisibleRows(working, now, &rows, response);
+    }
+    evaluation.answers.push_back(std::move(response));
+  }
+  CHARYBDIS_ASSERT(evaluation.answers.size() == batch.size());
+  CHARYBDIS_ASSERT(evaluation.any_applied || evaluation.mutation.rows.empty());
+  return evaluation;
+}
+
+ClientResponse SerialReadAnswer(const ReadOp& read, const Partition& current, Timestamp now,
+                                ConsistencyLevel serial_level) {
+  ClientResponse response;
+  response.set_code(ClientResponse::OK);
+  response.set_consistency(serial_level);
+  std::set<std::string> rows;  // the row read, or those of the range [start, end)
+  for (const auto& [key, row] : current.rows) {
+    const bool wanted = read.range() ? key >= read.start() && (read.end().empty() || key < read.end())
+                                     : key == read.clustering_key();
+    if (wanted) rows.insert(key);
+  }
+  CHARYBDIS_ASSERT(read.range() || rows.size() <= 1);
+  AddVisibleRows(current, now, &rows, response);
+  return response;
+}
+
+std::vector<RowSpan> RowsToRead(const std::vector<CasOp>& batch, const ReadOp* serial_read) {
+  // Conditions look at the rows their statements write, and a serial read
+  // at its row, so replicas need not send the rest of the partition (a
+  // partition of many rows would otherwise travel whole every round). One
+  // span per operation, not one for the round: the operations of a shared
+  // round write far apart, and one span from the first row to the last
+  // would read everything between them.
+  CHARYBDIS_ASSERT((serial_read != nullptr) == batch.empty());
+  if (serial_read != nullptr && serial_read->range()) return {};
+  std::vector<RowSpan> spans;
+  auto span_of = [&spans](const std::string& first, const std::string& last) {
+    RowSpan& span = spans.emplace_back();
+    span.set_first(first);
+    span.set_last(last);
+  };
+  if (serial_read != nullptr) span_of(serial_read->clustering_key(), serial_read->clustering_key());
+  for (const CasOp& op : batch) {
+    CHARYBDIS_ASSERT(op.statement_size() > 0);
+    std::string first = op.statement(0).write().clustering_key();
+    std::string last = first;
+    for (const CasStatement& statement : op.statement()) {
+      first = std::min(first, statement.write().clustering_key());
+      last = std::max(last, statement.write().clustering_key());
+    }
+    span_of(first, last);
+  }
+  CHARYBDIS_ASSERT(!spans.empty());
+  return SortedDisjoint(std::move(spans));
+}
+
+Fate FateOfUncertainValue(const std::map<NodeId, PaxosPromise>& promises, const Ballot& origin,
+                          const Proposal* latest_commit, const std::optional<Ballot>& evaluated_on) {
+  CHARYBDIS_ASSERT(!promises.empty());
+  bool committed = false;
+  bool all_say_not_committed = true;
+  for (const auto& [replica, promise] : promises) {
+    const bool holds_it = promise.has_committed() && promise.committed().has_origin() &&
+                          BallotEqual(promise.committed().origin(), origin);
+    committed = committed || holds_it || promise.origin_fate() == PaxosPromise::ORIGIN_COMMITTED;
+    all_say_not_committed =
+        all_say_not_committed && promise.origin_fate() == PaxosPromise::ORIGIN_NOT_COMMITTED;
+  }
+  if (committed) return Fate::kCommitted;
+  // Anything but an explicit "not committed" from every member (a replica
+  // that forgot, or one that did not understand the question) leaves the
+  // fate unknown.
+  if (!all_say_not_committed) return Fate::kUnknown;
+  // Not chosen: a chosen value is committed on a quorum (ours would say so)
+  // or still accepted on one (the round would have finished it) before any
+  // other value can be chosen.
+  const bool nothing_decided_since =
+      latest_commit == nullptr ? !evaluated_on
+                               : evaluated_on && BallotEqual(*evaluated_on, latest_commit->ballot());
+  // Nothing is in progress in this quorum, so Paxos lets us propose any
+  // value; proposing ours again keeps it the only one of ours in play, and
+  // its evaluation still holds.
+  if (nothing_decided_since) return Fate::kProposeAgain;
+  // Another value was decided above ours: every quorum now sees that
+  // commit, or its accepts, above our value, so ours can never be chosen.
+  if (latest_commit != nullptr && BallotLess(origin, latest_commit->ballot())) return Fate::kDecidedAbove;
+  return Fate::kUncertain;
+}
+
+Proposal Restamped(const PartitionData& mutation, const std::string& table, const std::string& partition_key,
+                   const Ballot& ballot, const Ballot& origin) {
+  CHARYBDIS_ASSERT(!BallotLess(ballot, origin));  // an origin is a ballot of ours or older
+  Partition restamped = Partition::FromProto(mutation);
+  for (auto& [key, row] : restamped.rows) {
+    if (row.tombstone) row.tombstone = ballot.micros() - 1;
+    for (auto& [column, cell] : row.cells) cell.timestamp = ballot.micros();
+  }
+  Proposal proposal;
+  *proposal.mutable_ballot() = ballot;
+  *proposal.mutable_origin() = origin;
+  PartitionData* data = proposal.mutable_mutation();
+  data->set_table(table);
+  data->set_partition_key(partition_key);
+  restamped.ToProto(data);
+  return proposal;
+}
+
+}  // namespace charybdis

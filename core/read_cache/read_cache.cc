@@ -1,0 +1,218 @@
+#include "core/read_cache/read_cache.h"
+
+#include <memory>
+#include <utility>
+
+#include "core/env/assert.h"
+
+namespace charybdis {
+
+namespace {
+
+// What an entry costs beyond its bytes: the tree node and two strings.
+constexpr size_t kEntryOverheadBytes = 96;
+
+size_t EntryBytes(const std::string& key, const std::string& value) {
+  return key.size() + value.size() + kEntryOverheadBytes;
+}
+
+// What a range costs beside its entries (its bounds, twice its first key,
+// a map and a list node), so that ranges holding nothing are bounded too.
+constexpr size_t kRangeOverheadBytes = 160;
+
+size_t RangeBytes(const std::string& begin, const std::string& end) {
+  return 2 * begin.size() + end.size() + kRangeOverheadBytes;
+}
+
+}  // namespace
+
+ReadCache::ReadCache(Storage& storage, Reactor& reactor, size_t capacity_bytes, Cacheable cacheable,
+                     ShardMetrics& metrics)
+    : storage_(storage),
+      reactor_(reactor),
+      capacity_bytes_(capacity_bytes),
+      cacheable_(cacheable),
+      metrics_(metrics) {}
+
+std::map<std::string, ReadCache::Range>::iterator ReadCache::Holding(const std::string& key) {
+  auto it = ranges_.upper_bound(key);
+  if (it == ranges_.begin()) return ranges_.end();
+  --it;
+  return key < it->second.end ? it : ranges_.end();
+}
+
+std::map<std::string, ReadCache::Range>::iterator ReadCache::Covering(const std::string& begin,
+                                                                      const std::string& end) {
+  if (end.empty()) return ranges_.end();  // no upper bound: never cached
+  auto it = Holding(begin);
+  return it != ranges_.end() && end <= it->second.end ? it : ranges_.end();
+}
+
+bool ReadCache::WriteInFlight(const std::string& begin, const std::string& end) const {
+  auto it = keys_in_flight_.lower_bound(begin);
+  return it != keys_in_flight_.end() && *it < end;
+}
+
+void ReadCache::Apply(WriteBatch batch, Durability durability, WriteDone done) {
+  if (capacity_bytes_ == 0) return storage_.Apply(std::move(batch), durability, std::move(done));
+  for (const WriteBatch::Operation& operation : batch.operations) keys_in_flight_.insert(operation.key);
+  auto copy = std::make_shared<WriteBatch>(batch);
+  storage_.Apply(std::move(batch), durability, [this, copy, done = std::move(done)](absl::Status status) {
+    for (const WriteBatch::Operation& operation : copy->operations) {
+      keys_in_flight_.erase(keys_in_flight_.find(operation.key));
+    }
+    if (status.ok()) ApplyDone(*copy);
+    done(std::move(status));
+  });
+}
+
+void ReadCache::ApplyDone(const WriteBatch& batch) {
+  for (const WriteBatch::Operation& operation : batch.operations) {
+    if (!fills_.empty()) {
+      const uint64_t sequence = ++last_write_sequence_;
+      writes_during_fills_[operation.key] = DoneWrite{sequence, operation.value};
+      write_order_.emplace_back(sequence, operation.key);
+    }
+    auto range = Holding(operation.key);
+    if (range == ranges_.end()) continue;
+    auto entry = entries_.find(operation.key);
+    if (entry != entries_.end()) {
+      const size_t old_bytes = EntryBytes(entry->first, entry->second);
+      CHARYBDIS_ASSERT(range->second.bytes >= old_bytes && bytes_ >= old_bytes);
+      range->second.bytes -= old_bytes;
+      bytes_ -= old_bytes;
+      if (operation.value) {
+        entry->second = *operation.value;
+      } else {
+        entries_.erase(entry);
+      }
+    } else if (operation.value) {
+      entries_.emplace(operation.key, *operation.value);
+    }
+    if (operation.value) {
+      range->second.bytes += EntryBytes(operation.key, *operation.value);
+      bytes_ += EntryBytes(operation.key, *operation.value);
+    }
+    if (range->second.bytes > capacity_bytes_ / 8) Evict(range);  // grew past what a fill may keep
+  }
+  while (bytes_ > capacity_bytes_ && !recency_.empty()) Evict(ranges_.find(recency_.back()));
+}
+
+void ReadCache::Get(std::string key, GetDone done) { storage_.Get(std::move(key), std::move(done)); }
+
+void ReadCache::Scan(std::string begin, std::string end, size_t limit, ScanDone done) {
+  if (capacity_bytes_ == 0) return storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
+  if (auto range = Covering(begin, end); range != ranges_.end()) {
+    metrics_.read_cache_hits++;
+    return ServeFromMemory(range, begin, end, limit, std::move(done));
+  }
+  if (limit == SIZE_MAX && !end.empty() && cacheable_(begin, end)) {
+    metrics_.read_cache_misses++;
+    if (!WriteInFlight(begin, end)) return StartFill(std::move(begin), std::move(end), std::move(done));
+    metrics_.read_cache_fills_skipped++;
+  }
+  storage_.Scan(std::move(begin), std::move(end), limit, std::move(done));
+}
+
+void ReadCache::StartFill(std::string begin, std::string end, ScanDone done) {
+  const uint64_t fill_id = ++last_fill_id_;
+  fills_.emplace(fill_id, Fill{begin, end, last_write_sequence_});
+  storage_.Scan(std::move(begin), std::move(end), SIZE_MAX,
+                [this, fill_id, done = std::move(done)](absl::StatusOr<std::vector<KeyValue>> stored) {
+                  if (stored.ok()) {
+                    FinishFill(fill_id, *stored);
+                  } else {
+                    fills_.erase(fill_id);
+                  }
+                  ForgetWritesBeforeFills();
+                  done(std::move(stored));
+                });
+}
+
+void ReadCache::FinishFill(uint64_t fill_id, const std::vector<KeyValue>& stored) {
+  auto it = fills_.find(fill_id);
+  CHARYBDIS_ASSERT(it != fills_.end());
+  Fill fill = std::move(it->second);
+  fills_.erase(it);
+  std::map<std::string, std::string> entries;
+  for (const KeyValue& entry : stored) {
+    CHARYBDIS_ASSERT(fill.begin <= entry.key && entry.key < fill.end);
+    entries.emplace(entry.key, entry.value);
+  }
+  // What storage returned may predate the writes done since the fill
+  // started (a simulated disk reads when the scan completes, RocksDB when
+  // it starts); the last of them per key, on top, gives the range as it is
+  // now either way.
+  for (auto it = writes_during_fills_.lower_bound(fill.begin); it != writes_during_fills_.end() && it->first < fill.end;
+       ++it) {
+    const DoneWrite& write = it->second;
+    if (write.sequence <= fill.started_after) continue;
+    if (write.value) {
+      entries[it->first] = *write.value;
+    } else {
+      entries.erase(it->first);
+    }
+  }
+  Install(fill.begin, fill.end, std::move(entries));
+}
+
+void ReadCache::ForgetWritesBeforeFills() {
+  // Fill ids grow with their start, so the first running fill started first.
+  const uint64_t oldest_start = fills_.empty() ? last_write_sequence_ : fills_.begin()->second.started_after;
+  while (!write_order_.empty() && write_order_.front().first <= oldest_start) {
+    auto write = writes_during_fills_.find(write_order_.front().second);
+    CHARYBDIS_ASSERT(write != writes_during_fills_.end());
+    if (write->second.sequence == write_order_.front().first) writes_during_fills_.erase(write);
+    write_order_.pop_front();
+  }
+  CHARYBDIS_ASSERT(!fills_.empty() || writes_during_fills_.empty());
+}
+
+void ReadCache::Install(const std::string& begin, const std::string& end,
+                        std::map<std::string, std::string> entries) {
+  size_t range_bytes = RangeBytes(begin, end);
+  for (const auto& [key, value] : entries) range_bytes += EntryBytes(key, value);
+  if (range_bytes > capacity_bytes_ / 8) {
+    metrics_.read_cache_fills_skipped++;
+    return;
+  }
+  // Ranges it overlaps leave: their entries inside [begin, end) are the
+  // ones just read, and those outside are cheaper to read again than to
+  // merge.
+  auto overlapping = ranges_.upper_bound(begin);
+  if (overlapping != ranges_.begin() && std::prev(overlapping)->second.end > begin) --overlapping;
+  while (overlapping != ranges_.end() && overlapping->first < end) {
+    auto next = std::next(overlapping);
+    Evict(overlapping);
+    overlapping = next;
+  }
+  entries_.insert(entries.begin(), entries.end());
+  recency_.push_front(begin);
+  ranges_.emplace(begin, Range{end, range_bytes, recency_.begin()});
+  bytes_ += range_bytes;
+  metrics_.read_cache_fills++;
+  while (bytes_ > capacity_bytes_) Evict(ranges_.find(recency_.back()));
+}
+
+void ReadCache::Evict(std::map<std::string, Range>::iterator range) {
+  CHARYBDIS_ASSERT(range != ranges_.end());
+  entries_.erase(entries_.lower_bound(range->first), entries_.lower_bound(range->second.end));
+  CHARYBDIS_ASSERT(bytes_ >= range->second.bytes);
+  bytes_ -= range->second.bytes;
+  recency_.erase(range->second.recency);
+  ranges_.erase(range);
+  metrics_.read_cache_evictions++;
+}
+
+void ReadCache::ServeFromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
+                                const std::string& end, size_t limit, ScanDone done) {
+  recency_.splice(recency_.begin(), recency_, range->second.recency);
+  std::vector<KeyValue> rows;
+  for (auto it = entries_.lower_bound(begin); it != entries_.end() && it->first < end && rows.size() < limit;
+       ++it) {
+    rows.push_back(KeyValue{it->first, it->second});
+  }
+  reactor_.Post([rows = std::move(rows), done = std::move(done)]() mutable { done(std::move(rows)); });
+}
+
+}  // namespace charybdis

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <string>
+
+namespace charybdis {
+
+// The one question a replica asks of Paxos, owned here so that replica/
+// needs nothing of paxos/ (the acceptor answers it). A plain read that
+// meets an unfinished round must let its coordinator finish the round
+// first, or it could read a value that Paxos later overrides.
+class UnfinishedRounds {
+ public:
+  virtual ~UnfinishedRounds() = default;
+  // Whether this shard holds, for the partition, an accepted proposal
+  // newer than its latest commit.
+  virtual bool InProgress(const std::string& table, const std::string& partition_key) const = 0;
+};
+
+}  // namespace charybdis

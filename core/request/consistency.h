@@ -1,0 +1,58 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/cluster/cluster_layout.h"
+#include "core/cluster/token_ring.h"
+#include "proto/client.pb.h"
+
+namespace charybdis {
+
+const char* ConsistencyName(ConsistencyLevel level);
+
+// Why a consistency level cannot serve an operation (InvalidArgument), or OK.
+absl::Status ValidForWrite(ConsistencyLevel level);
+absl::Status ValidForRead(ConsistencyLevel level);
+bool IsSerial(ConsistencyLevel level);
+// An unset serial level is SERIAL (Cassandra's default), everywhere.
+ConsistencyLevel SerialOrDefault(ConsistencyLevel level);
+// The serial level of a conditional write.
+inline ConsistencyLevel SerialLevelOf(const CasOp& op) { return SerialOrDefault(op.serial_consistency()); }
+
+// Too few live replicas: refused before anything was sent.
+ClientResponse Unavailable(ConsistencyLevel level, uint32_t alive, uint32_t blocked_for, const char* why);
+
+// How many replica answers a consistency level blocks for, and which
+// answers count (Cassandra's db/ConsistencyLevel.java):
+//   ANY 1 (a stored hint counts); ONE, TWO, THREE; QUORUM = RF/2+1 of all;
+//   ALL; LOCAL_ONE and LOCAL_QUORUM = RF_local/2+1 count only replicas in
+//   the coordinator's datacenter; EACH_QUORUM needs a quorum in every
+//   datacenter with replicas.
+// Under SimpleStrategy there are no per-datacenter factors: LOCAL_* count
+// every replica (as if the cluster were one datacenter).
+class Requirement {
+ public:
+  Requirement(ConsistencyLevel level, const TokenRing& ring, const std::string& local_datacenter);
+
+  ConsistencyLevel level() const { return level_; }
+  uint32_t blocked_for() const { return blocked_for_; }
+  // Whether an answer from this replica counts towards the level.
+  bool Counts(NodeId replica) const;
+  // Whether these answers (distinct replicas) satisfy the level.
+  bool SatisfiedBy(const std::vector<NodeId>& answered) const;
+  // How many of these count.
+  uint32_t Counted(const std::vector<NodeId>& answered) const;
+
+ private:
+  ConsistencyLevel level_;
+  const ClusterLayout& layout_;
+  std::string local_datacenter_;
+  bool local_only_ = false;
+  uint32_t blocked_for_ = 0;
+  std::map<std::string, uint32_t> per_datacenter_;  // EACH_QUORUM only
+};
+
+}  // namespace charybdis

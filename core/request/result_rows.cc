@@ -1,0 +1,29 @@
+#include "core/request/result_rows.h"
+
+#include <algorithm>
+
+namespace charybdis {
+
+void AddVisibleRows(const Partition& partition, Timestamp now, const std::set<std::string>* only,
+                    ClientResponse& response) {
+  Timestamp newest = 0;
+  for (const auto& [key, row] : partition.rows) newest = std::max(newest, row.NewestTimestamp().value_or(0));
+  response.set_newest_timestamp(newest);
+  Partition visible = partition;
+  visible.Compact();
+  for (const auto& [key, row] : visible.rows) {
+    if (only != nullptr && !only->count(key)) continue;
+    ResultRow result;
+    result.set_clustering_key(key);
+    for (const auto& [column, cell] : row.cells) {
+      if (!cell.LiveAt(now)) continue;
+      ResultCell* out = result.add_cells();
+      out->set_column(column);
+      out->set_value(cell.value);
+      out->set_timestamp(cell.timestamp);
+    }
+    if (result.cells_size() > 0) *response.add_rows() = std::move(result);
+  }
+}
+
+}  // namespace charybdis

@@ -1,0 +1,81 @@
+#include "core/schema/bootstrap.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/cql/parser.h"
+#include "core/schema/replication.h"
+#include "core/cql/system_tables.h"
+
+namespace charybdis::cql {
+namespace {
+
+absl::Status CheckNotSystem(const std::string& keyspace) {
+  if (!IsSystemKeyspace(keyspace)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("keyspace ", keyspace, " is reserved"));
+}
+
+// A table statement, its keyspace defaulting to the connection's:
+// refused in the system keyspaces, else applied.
+template <typename Statement, typename... Arguments>
+absl::Status ApplyToTable(Statement statement, const std::string& keyspace, Schema& schema, Arguments... arguments) {
+  if (statement.table.keyspace.empty()) statement.table.keyspace = keyspace;
+  if (absl::Status reserved = CheckNotSystem(statement.table.keyspace); !reserved.ok()) return reserved;
+  return schema.Apply(statement, arguments...);
+}
+
+}  // namespace
+
+absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& datacenters,
+                                  uint64_t sequence, Schema& schema, std::string& keyspace) {
+  absl::StatusOr<ParsedStatement> parsed = Parse(text);
+  if (!parsed.ok()) return parsed.status();
+  Statement& statement = parsed->statement;
+  if (auto* use = std::get_if<Use>(&statement)) {
+    keyspace = use->keyspace;
+    return absl::OkStatus();
+  }
+  if (auto* create = std::get_if<CreateKeyspace>(&statement)) {
+    if (absl::Status reserved = CheckNotSystem(create->name); !reserved.ok()) return reserved;
+    // It exists: AlreadyExists, or nothing to do for IF NOT EXISTS.
+    if (schema.FindKeyspace(create->name) != nullptr) return schema.Apply(*create);
+    absl::StatusOr<std::map<std::string, std::string>> replication =
+        CheckedReplication(create->name, create->replication, datacenters);
+    if (!replication.ok()) return replication.status();
+    create->replication = *std::move(replication);
+    return schema.Apply(*create);
+  }
+  if (auto* drop = std::get_if<DropKeyspace>(&statement)) {
+    if (absl::Status reserved = CheckNotSystem(drop->name); !reserved.ok()) return reserved;
+    return schema.Apply(*drop);
+  }
+  if (auto* create = std::get_if<CreateTable>(&statement)) return ApplyToTable(*create, keyspace, schema, sequence);
+  if (auto* drop = std::get_if<DropTable>(&statement)) return ApplyToTable(*drop, keyspace, schema);
+  if (auto* alter = std::get_if<AlterTable>(&statement)) return ApplyToTable(*alter, keyspace, schema);
+  return absl::InvalidArgumentError("only CREATE, DROP and ALTER of keyspaces and tables, and USE, change the schema");
+}
+
+std::map<std::string, std::set<std::string>> StorageTables(const Schema& schema) {
+  std::map<std::string, std::set<std::string>> tables;
+  for (const auto& [name, table] : schema.tables()) {
+    std::set<std::string>& columns = tables[table.storage];
+    columns.insert(kRowMarker);
+    for (const Column& column : table.columns) {
+      if (column.kind == Column::Kind::kRegular) columns.insert(column.name);
+    }
+  }
+  return tables;
+}
+
+BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements, const Datacenters& datacenters) {
+  BootstrapSchema result;
+  auto schema = std::make_shared<Schema>();
+  std::string keyspace;
+  for (size_t i = 0; i < statements.size(); i++) {
+    absl::Status applied = ApplySchemaStatement(statements[i], datacenters, /*sequence=*/0, *schema, keyspace);
+    if (!applied.ok()) result.problems.emplace_back(static_cast<int>(i), std::string(applied.message()));
+  }
+  result.storage_tables = StorageTables(*schema);
+  result.schema = std::move(schema);
+  return result;
+}
+
+}  // namespace charybdis::cql

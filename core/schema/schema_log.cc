@@ -1,0 +1,68 @@
+#include "core/schema/schema_log.h"
+
+#include "core/env/assert.h"
+#include "core/schema/bootstrap.h"
+#include "core/data/big_endian.h"
+
+namespace charybdis::cql {
+
+std::string SchemaLogKey(uint64_t sequence) {
+  std::string key;
+  AppendBigEndian(key, sequence, 8);
+  return key;
+}
+
+uint64_t SchemaLogSequence(std::string_view key) { return key.size() == 8 ? ReadBigEndian(key, 8) : 0; }
+
+SchemaLog::SchemaLog(std::shared_ptr<const Schema> bootstrap, std::shared_ptr<const TokenRing> cluster_ring)
+    : datacenters_(DatacentersOf(cluster_ring->layout())), rings_{std::move(cluster_ring)} {
+  CHARYBDIS_ASSERT(bootstrap != nullptr);
+  SetSchema(std::move(bootstrap));
+}
+
+std::shared_ptr<const TokenRing> SchemaLog::RingOf(const std::string& storage_table) const {
+  auto it = table_rings_.find(storage_table);
+  return it == table_rings_.end() ? rings_.front() : it->second;
+}
+
+std::shared_ptr<const TokenRing> SchemaLog::RingFor(const ReplicationConfig& replication) {
+  for (const std::shared_ptr<const TokenRing>& ring : rings_) {
+    if (ring->layout().replication == replication) return ring;
+  }
+  ClusterLayout layout = rings_.front()->layout();
+  layout.replication = replication;
+  return rings_.emplace_back(std::make_shared<const TokenRing>(layout));
+}
+
+absl::Status SchemaLog::ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const {
+  std::string keyspace = entry.keyspace;
+  return ApplySchemaStatement(entry.statement, datacenters_, sequence, schema, keyspace);
+}
+
+absl::StatusOr<bool> SchemaLog::Check(const SchemaLogEntry& entry) const {
+  Schema after = *schema_;
+  if (absl::Status applied = ApplyTo(entry, sequence() + 1, after); !applied.ok()) return applied;
+  return after.Version() != version_;
+}
+
+void SchemaLog::Append(SchemaLogEntry entry) {
+  auto after = std::make_shared<Schema>(*schema_);
+  const bool applied = ApplyTo(entry, sequence() + 1, *after).ok();
+  entries_.push_back(std::move(entry));
+  if (applied) SetSchema(std::move(after));
+}
+
+void SchemaLog::SetSchema(std::shared_ptr<const Schema> schema) {
+  schema_ = std::move(schema);
+  version_ = schema_->Version();
+  storage_tables_ = StorageTables(*schema_);
+  storage_tables_[kSchemaLogTable] = {kSchemaLogKeyspaceColumn, kSchemaLogStatementColumn};
+  table_rings_.clear();
+  for (const auto& [name, table] : schema_->tables()) {
+    const Keyspace& keyspace = *schema_->FindKeyspace(table.keyspace);
+    if (!IsReplicatedStrategy(keyspace.replication.at("class"))) continue;
+    table_rings_[table.storage] = RingFor(ReplicationConfigOf(keyspace.replication));
+  }
+}
+
+}  // namespace charybdis::cql

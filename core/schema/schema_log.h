@@ -1,0 +1,83 @@
+#pragma once
+
+// A node's CQL schema: the bootstrap schema (cql_schema), then the
+// entries of the schema log in their order. Every node that holds the
+// same entries holds the same schema and version, since applying an entry
+// is a pure function of the schema before it. Pure: core/schema/schema_agent.h
+// reads and appends the log through Paxos.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/schema/replication.h"
+#include "core/cql/schema.h"
+#include "core/cluster/token_ring.h"
+
+namespace charybdis::cql {
+
+// The storage table of the log: partition kSchemaLogPartition, one row per
+// entry (clustering key: its sequence number, 8 bytes big-endian).
+inline const std::string kSchemaLogTable = "system.schema_log";
+inline const std::string kSchemaLogPartition = "log";
+inline const std::string kSchemaLogKeyspaceColumn = "keyspace";
+inline const std::string kSchemaLogStatementColumn = "statement";
+
+struct SchemaLogEntry {
+  std::string keyspace;  // the connection's (USE), for names without one
+  std::string statement;
+};
+
+std::string SchemaLogKey(uint64_t sequence);
+// 0 when `key` is not one of SchemaLogKey's.
+uint64_t SchemaLogSequence(std::string_view key);
+
+class SchemaLog {
+ public:
+  // `cluster_ring`: the ring of the cluster's own replication, for
+  // tables outside CQL keyspaces; its layout (nodes, tokens) is every
+  // keyspace's, under the keyspace's replication.
+  SchemaLog(std::shared_ptr<const Schema> bootstrap, std::shared_ptr<const TokenRing> cluster_ring);
+
+  // Whether `entry` would apply after every entry so far: true when it
+  // changes the schema, false when it changes nothing (IF NOT EXISTS on
+  // what exists, IF EXISTS on what does not), or the refusal.
+  absl::StatusOr<bool> Check(const SchemaLogEntry& entry) const;
+  // Applies entry sequence() + 1. An entry that Check refuses (two nodes
+  // raced) is kept and changes nothing, alike on every node.
+  void Append(SchemaLogEntry entry);
+
+  uint64_t sequence() const { return entries_.size(); }
+  const std::vector<SchemaLogEntry>& entries() const { return entries_; }
+  const std::shared_ptr<const Schema>& schema() const { return schema_; }
+  const std::string& version() const { return version_; }
+  // The storage tables of the CQL tables, and the log's own: name ->
+  // columns (with the row marker), for the coordinators' checks.
+  const std::map<std::string, std::set<std::string>>& storage_tables() const { return storage_tables_; }
+  // Who replicates a storage table: its keyspace's ring for a CQL table,
+  // the cluster's for any other (the config's tables, the schema log).
+  // Shared: a request keeps the ring it started with.
+  std::shared_ptr<const TokenRing> RingOf(const std::string& storage_table) const;
+
+ private:
+  absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const;
+  void SetSchema(std::shared_ptr<const Schema> schema);
+  // The ring of a replication: one per distinct replication ever seen (a
+  // handful), the cluster's first. Never dropped, so that what a request
+  // took from a ring outlives a schema change.
+  std::shared_ptr<const TokenRing> RingFor(const ReplicationConfig& replication);
+
+  Datacenters datacenters_;
+  std::vector<std::shared_ptr<const TokenRing>> rings_;
+  std::map<std::string, std::shared_ptr<const TokenRing>> table_rings_;  // CQL storage table -> ring
+  std::vector<SchemaLogEntry> entries_;
+  std::shared_ptr<const Schema> schema_;
+  std::string version_;
+  std::map<std::string, std::set<std::string>> storage_tables_;
+};
+
+}  // namespace charybdis::cql

@@ -1,0 +1,396 @@
+// charybdis-bench-real: Charybdis beside etcd on this machine, in one run
+// (`./charybdis bench real`, docs/benchmarks.md).
+//
+//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqm] [--quick]
+//
+// Starts a local 3-node Charybdis cluster (RF=3, 2 shards per node) and a
+// 3-member etcd cluster on loopback, runs the phases on both, measure by
+// measure in turn, prints a table of ratios on stdout (progress on stderr),
+// writes PREFIX.json and PREFIX.svg, and stops everything it started.
+// Phases: a sequential put/get/IF NOT EXISTS; b 64 puts in flight; c
+// lock-step contention on one key; d the LWT load test (one partition,
+// 250 in flight, batches, RF=3 then RF=1, with the naive mode); p phase a
+// (and b, with b) again with commitlog_sync periodic; q phase a through CQL beside our
+// gRPC API, on one cluster, and CQL puts and gets at each level; m our
+// nodes' memory across 1M LWTs on fresh keys. --quick: small sizes, for
+// the test suite. Exits 1 if a system broke a promise (a check failed) or served
+// no request of a measure (the naive mode excepted).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/env/commitlog_sync.h"
+#include "node/bench/bench_phases.h"
+#include "node/bench/bench_report.h"
+#include "node/bench/etcd_cluster.h"
+#include "node/local/local_cluster.h"
+#include "node/bench/machine_floor.h"
+#include "node/server/mutex_mode.h"
+#include "node/local/process.h"
+
+namespace charybdis::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Flags {
+  std::string directory;
+  std::string out = "bench-real";
+  std::string phases = "abcdpqm";
+  bool quick = false;
+};
+
+constexpr uint32_t kShards = 2;
+
+PhaseSizes QuickSizes() {
+  PhaseSizes sizes;
+  sizes.sequential_puts = 300;
+  sizes.sequential_gets = 300;
+  sizes.sequential_lwts = 100;
+  sizes.in_flight_seconds = 2;
+  sizes.contention_clients = {4};
+  sizes.contention_attempts = 25;
+  sizes.lwt_load_in_flight = 32;
+  sizes.lwt_load_seconds = 2;
+  sizes.lwt_load_batches = {1, 50};
+  sizes.memory_lwts = 5000;
+  sizes.level_requests = 100;
+  sizes.max_phase_seconds = 60;
+  return sizes;
+}
+
+// A running local cluster of ours and a client of its node 1. It stops
+// the cluster when it goes (what is already stopped stays so), so that a
+// phase failing halfway leaves nothing running.
+struct OurCluster {
+  OurCluster() = default;
+  OurCluster(OurCluster&&) = default;
+  ~OurCluster() {
+    if (cluster != nullptr) cluster->StopAll().IgnoreError();
+  }
+
+  std::unique_ptr<LocalCluster> cluster;
+  std::unique_ptr<BenchSystem> client;
+  std::unique_ptr<BenchSystem> cql_client;  // the same node, through CQL
+};
+
+absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t replication_factor,
+                                     const std::string& name, const std::string& extra_config, bool shard_aware) {
+  LocalCluster::Options options;
+  options.nodes = 3;
+  options.shards = kShards;
+  options.replication_factor = replication_factor;
+  options.tables = {{"kv", {"v"}}};
+  options.cql_schema = BenchCqlSchema(replication_factor);
+  options.extra_config = extra_config;
+  options.power_loss_journal = false;  // as deployed: nothing cuts its power here
+  std::cerr << "bench: starting " << name << " (RF=" << replication_factor << ") in " << directory << "\n";
+  auto created = LocalCluster::Create(directory, NodeBinaryBesideSelf(), options);
+  if (!created.ok()) return created.status();
+  OurCluster ours;
+  ours.cluster = std::make_unique<LocalCluster>(std::move(*created));
+  if (absl::Status started = ours.cluster->StartAll(); !started.ok()) return started;
+  CharybdisClientOptions client;
+  client.name = name;
+  client.address = ours.cluster->client_address(1);
+  client.shards = kShards;
+  client.shard_aware = shard_aware;
+  ours.client = ConnectCharybdis(client);
+  CqlClientOptions cql;
+  cql.address = ours.cluster->cql_address(1);
+  ours.cql_client = ConnectCql(cql);
+  return ours;
+}
+
+absl::StatusOr<std::unique_ptr<EtcdCluster>> StartEtcd(const std::string& directory, uint32_t members) {
+  std::cerr << "bench: starting etcd (" << members << " members) in " << directory << "\n";
+  EtcdCluster::Options options;
+  options.members = members;
+  auto started = EtcdCluster::Start(directory, options);
+  if (!started.ok()) return started.status();
+  return std::make_unique<EtcdCluster>(std::move(*started));
+}
+
+bool Has(const Flags& flags, char phase) { return flags.phases.find(phase) != std::string::npos; }
+
+void Append(std::vector<PhaseRun>& runs, std::vector<PhaseRun> more) {
+  runs.insert(runs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
+
+// Phase q's levels: a CQL client per level, all on node 1.
+std::vector<PhaseRun> RunCqlLevels(const LocalCluster& cluster, const PhaseSizes& sizes) {
+  std::vector<std::unique_ptr<BenchSystem>> clients;
+  std::vector<BenchSystem*> systems;
+  for (ConsistencyLevel level : {CL_ONE, CL_LOCAL_QUORUM, CL_QUORUM, CL_ALL}) {
+    CqlClientOptions options;
+    options.name = absl::StrCat(kCqlSystem, " ", ConsistencyLevel_Name(level).substr(3));  // no "CL_"
+    options.address = cluster.cql_address(1);
+    options.level = level;
+    clients.push_back(ConnectCql(options));
+    systems.push_back(clients.back().get());
+  }
+  return RunLevels(systems, sizes, "group, RF=3, CQL", "rf3-levels");
+}
+
+// What the phases found.
+struct Results {
+  std::vector<PhaseRun> runs;
+  std::vector<MemorySample> memory;  // phase m
+  std::optional<MachineFloor> floor;  // measured before phase a
+};
+
+// The machine's floor, measured while both clusters are idle, so that
+// phase a's goals can be read against it (docs/benchmarks.md).
+std::optional<MachineFloor> MeasureFloor(const std::string& directory) {
+  std::cerr << "bench: measuring this machine's floor (loopback round trips, fdatasyncs 3 at once)\n";
+  std::error_code error;
+  fs::create_directories(directory, error);
+  auto floor = MeasureMachineFloor(directory);
+  if (!floor.ok()) {
+    std::cerr << "bench: no floor: " << floor.status() << "\n";
+    return std::nullopt;
+  }
+  std::cerr << "  loopback round trip " << floor->loopback_round_trip_us << " us, fdatasync " << floor->fdatasync_us
+            << " us (" << floor->sync_writers << " at once): a QUORUM put cannot beat " << floor->quorum_put_us()
+            << " us here, an LWT " << floor->lwt_us() << " us\n";
+  return *floor;
+}
+
+// Every node's resident memory, summed.
+uint64_t ResidentBytes(const LocalCluster& cluster) {
+  uint64_t bytes = 0;
+  for (NodeId id : cluster.nodes()) bytes += cluster.ResidentBytes(id);
+  return bytes;
+}
+
+// What every node's log writers did so far (node/server/log_writer.h).
+struct GroupCommit {
+  uint64_t synced_writes = 0;
+  uint64_t syncs = 0;
+};
+
+absl::StatusOr<GroupCommit> GroupCommitSoFar(const LocalCluster& cluster) {
+  GroupCommit so_far;
+  for (NodeId id : cluster.nodes()) {
+    auto writes = cluster.MetricTotal(id, "storage_synced_writes");
+    if (!writes.ok()) return writes.status();
+    auto syncs = cluster.MetricTotal(id, "storage_syncs");
+    if (!syncs.ok()) return syncs.status();
+    so_far.synced_writes += *writes;
+    so_far.syncs += *syncs;
+  }
+  return so_far;
+}
+
+// Phase b on our cluster, saying on stderr how many writes shared each
+// fsync meanwhile: where its time goes (docs/benchmarks.md).
+std::vector<PhaseRun> RunInFlightCountingSyncs(const LocalCluster& cluster, const std::vector<BenchSystem*>& systems,
+                                               const PhaseSizes& sizes, const std::string& mode) {
+  const absl::StatusOr<GroupCommit> before = GroupCommitSoFar(cluster);
+  std::vector<PhaseRun> runs = RunInFlight(systems, sizes, mode, "rf3");
+  const absl::StatusOr<GroupCommit> after = GroupCommitSoFar(cluster);
+  if (!before.ok() || !after.ok()) {
+    std::cerr << "bench: no group commit counts: " << (before.ok() ? after.status() : before.status()) << "\n";
+    return runs;
+  }
+  const uint64_t writes = after->synced_writes - before->synced_writes;
+  const uint64_t syncs = after->syncs - before->syncs;
+  std::cerr << "bench: b. group commit on charybdis: " << writes << " synced writes shared " << syncs << " fsyncs ("
+            << absl::StrFormat("%.1f", syncs == 0 ? 0.0 : static_cast<double>(writes) / syncs)
+            << " per fsync) on the cluster's " << cluster.nodes().size() << " nodes\n";
+  return runs;
+}
+
+// Phases a-d and m at RF=3 and phase a in periodic mode, beside a 3-member
+// etcd.
+absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, Results& results) {
+  std::vector<PhaseRun>& runs = results.runs;
+  auto etcd = StartEtcd(flags.directory + "/etcd-3", 3);
+  if (!etcd.ok()) return etcd.status();
+  const std::unique_ptr<BenchSystem> etcd_client = ConnectEtcd((*etcd)->client_address(0));
+  const std::string mode = "group, RF=3";
+  {
+    auto ours = StartOurs(flags.directory + "/rf3-group", 3, "charybdis", "", true);
+    if (!ours.ok()) return ours.status();
+    const std::vector<BenchSystem*> both = {ours->client.get(), etcd_client.get()};
+    if (Has(flags, 'a')) {
+      results.floor = MeasureFloor(flags.directory + "/floor");
+      Append(runs, RunSequential(both, sizes, mode, "rf3"));
+    }
+    if (Has(flags, 'b')) Append(runs, RunInFlightCountingSyncs(*ours->cluster, both, sizes, mode));
+    if (Has(flags, 'c')) Append(runs, RunContention(both, sizes, mode, "rf3"));
+    if (Has(flags, 'q')) {
+      // The two APIs of one node, measure by measure in turn.
+      Append(runs, RunSequential({ours->cql_client.get(), ours->client.get()}, sizes, kCqlMode, "rf3-cql"));
+      Append(runs, RunCqlLevels(*ours->cluster, sizes));
+    }
+    if (Has(flags, 'd')) {
+      auto naive = StartOurs(flags.directory + "/rf3-naive", 3, "charybdis naive", "disable_lwt_batching: true\n", false);
+      if (!naive.ok()) return naive.status();
+      Append(runs, RunLwtLoad({ours->client.get(), naive->client.get(), etcd_client.get()}, sizes, mode, "rf3"));
+      if (absl::Status stopped = naive->cluster->StopAll(); !stopped.ok()) return stopped;
+    }
+    if (absl::Status stopped = ours->cluster->StopAll(); !stopped.ok()) return stopped;
+  }
+  if (Has(flags, 'p')) {
+    auto periodic = StartOurs(flags.directory + "/rf3-periodic", 3, "charybdis periodic",
+                              absl::StrCat("commitlog_sync { mode: PERIODIC period_ms: ", kDefaultSyncPeriodMs, " }\n"), true);
+    if (!periodic.ok()) return periodic.status();
+    const std::vector<BenchSystem*> both = {periodic->client.get(), etcd_client.get()};
+    Append(runs, RunSequential(both, sizes, "periodic, RF=3", "rf3-periodic"));
+    // With b, phase b too: how far a put load gets with no fsync at all.
+    if (Has(flags, 'b')) Append(runs, RunInFlight(both, sizes, "periodic, RF=3", "rf3-periodic"));
+    if (absl::Status stopped = periodic->cluster->StopAll(); !stopped.ok()) return stopped;
+  }
+  if (Has(flags, 'm')) {
+    // A cluster of its own: the million partitions it leaves behind must
+    // not slow the other phases down.
+    auto fresh = StartOurs(flags.directory + "/rf3-memory", 3, "charybdis", "", true);
+    if (!fresh.ok()) return fresh.status();
+    const LocalCluster& cluster = *fresh->cluster;
+    runs.push_back(RunMemory(*fresh->client, sizes, mode, "rf3", [&cluster] { return ResidentBytes(cluster); },
+                             results.memory));
+    if (absl::Status stopped = fresh->cluster->StopAll(); !stopped.ok()) return stopped;
+  }
+  return (*etcd)->Stop();
+}
+
+// Phase d at RF=1, beside a 1-member etcd.
+absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::vector<PhaseRun>& runs) {
+  auto etcd = StartEtcd(flags.directory + "/etcd-1", 1);
+  if (!etcd.ok()) return etcd.status();
+  const std::unique_ptr<BenchSystem> etcd_client = ConnectEtcd((*etcd)->client_address(0));
+  auto ours = StartOurs(flags.directory + "/rf1-group", 1, "charybdis", "", true);
+  if (!ours.ok()) return ours.status();
+  auto naive = StartOurs(flags.directory + "/rf1-naive", 1, "charybdis naive", "disable_lwt_batching: true\n", false);
+  if (!naive.ok()) return naive.status();
+  Append(runs, RunLwtLoad({ours->client.get(), naive->client.get(), etcd_client.get()}, sizes, "group, RF=1", "rf1"));
+  if (absl::Status stopped = naive->cluster->StopAll(); !stopped.ok()) return stopped;
+  if (absl::Status stopped = ours->cluster->StopAll(); !stopped.ok()) return stopped;
+  return (*etcd)->Stop();
+}
+
+constexpr char kHelp[] =
+    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqm] [--quick]\n"
+    "Charybdis (3 nodes, RF=3, 2 shards each) beside etcd (3 members) on this machine, in one run.\n"
+    "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
+    "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
+    "            load test (250 in flight into one partition, rows and batches of 50 and 1000,\n"
+    "            RF=3 and RF=1, with the naive mode); p: phase a with commitlog_sync periodic\n"
+    "            (and phase b, if b is asked for too);\n"
+    "            q: phase a through CQL (prepared statements) beside our gRPC API, one cluster,\n"
+    "            and 5k puts and gets through CQL at ONE, LOCAL_QUORUM, QUORUM and ALL;\n"
+    "            m: our nodes' resident memory across 1M IF NOT EXISTS on fresh keys, 64 in\n"
+    "            flight (goal: the end within 20% of halfway)\n"
+    "            Phase a starts with this machine's floor: the loopback round trip and 3 fdatasyncs\n"
+    "            at once, what a QUORUM put and an LWT cannot beat here\n"
+    "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
+    "  --dir     where the clusters live while it runs (default a fresh one under /tmp)\n"
+    "  --quick   small sizes (the test suite runs this)\n"
+    "Prints a table of ratios (ours / etcd) on stdout and progress on stderr; exits 1 if a\n"
+    "system broke a promise or served nothing. docs/benchmarks.md explains the figures.\n";
+
+int Usage(const std::string& problem) {
+  std::cerr << "charybdis-bench-real: " << problem << "\n" << kHelp;
+  return 2;
+}
+
+// Every line of the table: the phases' comparisons, the machine's floor
+// right after phase a's lines (which it bounds), phase m's memory.
+std::vector<Comparison> AllComparisons(const Results& results) {
+  std::vector<Comparison> comparisons = Compare(results.runs);
+  if (results.floor) {
+    auto after_a = std::find_if(comparisons.begin(), comparisons.end(),
+                                [](const Comparison& c) { return c.title.rfind("a. ", 0) != 0; });
+    const std::vector<Comparison> floors = FloorComparisons(*results.floor, results.runs);
+    comparisons.insert(after_a, floors.begin(), floors.end());
+  }
+  if (auto memory = MemoryComparison(results.memory, "group, RF=3")) comparisons.push_back(*memory);
+  return comparisons;
+}
+
+// PREFIX.json (every run, comparison, memory sample and the floor) and
+// PREFIX.svg (the chart).
+void WriteReport(const std::string& prefix, const Results& results, const std::vector<Comparison>& comparisons) {
+  nlohmann::json report = ReportJson(results.runs, comparisons);
+  for (const MemorySample& sample : results.memory) {
+    report["memory"].push_back({{"lwts", sample.lwts}, {"resident_bytes", sample.resident_bytes}});
+  }
+  if (const std::optional<MachineFloor>& floor = results.floor) {
+    report["machine_floor"] = {{"loopback_round_trip_us", floor->loopback_round_trip_us},
+                               {"fdatasync_us", floor->fdatasync_us},
+                               {"fdatasync_writers", floor->sync_writers},
+                               {"quorum_put_us", floor->quorum_put_us()},
+                               {"lwt_us", floor->lwt_us()}};
+  }
+  std::ofstream(prefix + ".json") << report.dump(2) << "\n";
+  std::ofstream(prefix + ".svg") << RatioChartSvg(comparisons);
+  std::cerr << "bench: wrote " << prefix << ".json and " << prefix << ".svg\n";
+}
+
+int Main(int argc, char** argv) {
+  SkipMutexDeadlockDetection();
+  Flags flags;
+  for (int i = 1; i < argc; i++) {
+    const std::string word = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (word == "--quick") flags.quick = true;
+    else if (word == "--dir" && has_value) flags.directory = argv[++i];
+    else if (word == "--out" && has_value) flags.out = argv[++i];
+    else if (word == "--phases" && has_value) flags.phases = argv[++i];
+    else if (word == "--help" || word == "-h") {
+      std::cout << kHelp;
+      return 0;
+    }
+    else return Usage(absl::StrCat("unknown argument ", word));
+  }
+  if (flags.phases.find_first_not_of("abcdpqm") != std::string::npos || flags.phases.empty()) {
+    return Usage("--phases takes letters of abcdpqm");
+  }
+  if (flags.directory.empty()) flags.directory = fs::temp_directory_path() / absl::StrCat("charybdis-bench-", getpid());
+  if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {
+    return Usage(absl::StrCat(flags.directory, " is not empty"));
+  }
+  KillChildrenOnInterrupt();  // ^C stops both clusters, not only us
+  std::cerr << "bench: clusters under " << flags.directory << " (^C stops them)\n";
+  const PhaseSizes sizes = flags.quick ? QuickSizes() : PhaseSizes();
+  Results results;
+  const std::vector<PhaseRun>& runs = results.runs;
+  absl::Status status = RunReplicated(flags, sizes, results);
+  if (status.ok() && Has(flags, 'd')) status = RunUnreplicated(flags, sizes, results.runs);
+  if (!status.ok()) {
+    std::cerr << "charybdis-bench-real: " << status << "\n(clusters are under " << flags.directory << ")\n";
+    return 1;
+  }
+  const std::vector<Comparison> comparisons = AllComparisons(results);
+  std::cout << ComparisonTable(comparisons);
+  WriteReport(flags.out, results, comparisons);
+  int broken = 0;
+  for (const PhaseRun& run : runs) {
+    // The naive mode may time out every request of the LWT load test: that
+    // is what it shows. Anything else that serves nothing is broken.
+    if (run.result.ok == 0 && run.system.find("naive") == std::string::npos) {
+      std::cerr << "FAILED " << run.system << ", " << run.measure << " (" << run.mode << "): no request succeeded\n";
+      broken++;
+    }
+    for (const auto& [kind, count] : run.result.errors) {
+      if (!IsCheckFailure(kind)) continue;
+      std::cerr << "FAILED CHECK " << run.system << ", " << run.measure << " (" << run.mode << "): " << kind
+                << " x" << count << "\n";
+      broken++;
+    }
+  }
+  fs::remove_all(flags.directory);
+  return broken == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace charybdis::node
+
+int main(int argc, char** argv) { return charybdis::node::Main(argc, argv); }

@@ -1,0 +1,86 @@
+#include "node/ctl/ctl_help.h"
+
+#include <vector>
+
+namespace charybdis::node {
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;  // one line, for the overview
+  std::string_view usage;    // the full text of COMMAND --help
+};
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = {
+      {"put", "a write (default QUORUM)",
+       "put TABLE KEY COLUMN=VALUE...\n"
+       "  Writes the columns of the partition's row at --cl (default QUORUM).\n"},
+      {"get", "a read of the partition's row",
+       "get TABLE KEY\n  Reads the partition's row at --cl (default QUORUM).\n"},
+      {"delete", "a row delete", "delete TABLE KEY\n  Deletes the partition's row at --cl (default QUORUM).\n"},
+      {"cas", "a conditional write through Paxos",
+       "cas TABLE KEY COLUMN=VALUE... [--if-not-exists | --if-exists | --if COLUMN=VALUE ...]\n"
+       "  A lightweight transaction: applied only if every condition holds.\n"
+       "  --serial SERIAL|LOCAL_SERIAL (default SERIAL): who takes part in Paxos.\n"},
+      {"serial-get", "a read at SERIAL",
+       "serial-get TABLE KEY\n  A linearizable read through Paxos; --serial LOCAL_SERIAL for one datacenter.\n"},
+      {"status", "the ring, shards and who is up, as each node sees it",
+       "status\n  Asks every node of the cluster (or --address) for its view.\n"},
+      {"metrics", "a node's /metrics text", "metrics\n  Prints the Prometheus text of --node or --address.\n"},
+      {"bench", "latency and throughput of puts, gets, LWTs or lock-step contention",
+       "bench put|get|cas [--count 20000] [--prefix P] [--in-flight N] [--cl LEVEL]\n"
+       "  Latency percentiles and throughput; cas is IF NOT EXISTS on fresh keys.\n"
+       "bench contend --in-flight 16 --count 312\n"
+       "  Lock-step contention on one key: each client's COUNT attempts of a\n"
+       "  SERIAL read, then IF v = (what it read).\n"},
+      {"calibrate", "this machine's hop and disk latencies, as a simulation profile",
+       "calibrate [--count 300] [--out FILE]\n"
+       "  Traces puts and gets and writes the latencies as a sim profile\n"
+       "  (./charybdis sim --profile=FILE).\n"},
+      {"cluster", "a local cluster: up, down, kill, start, stop, partition, heal",
+       "cluster up [-n 3] [--smp 2] [--rf 3] [--cql-schema FILE]\n"
+       "  Starts a local cluster in --dir (FILE: CREATE KEYSPACE/TABLE statements).\n"
+       "cluster down                    stops it and deletes its directory\n"
+       "cluster kill N | start N | stop N\n"
+       "  One node (kill = SIGKILL; kill --power also drops what it had not fsync'd).\n"
+       "cluster partition N --from M    N and M drop each other's traffic\n"
+       "cluster heal                    undoes every partition\n"},
+      {"run-scenario", "a scenario's workloads, faults and checkers on real nodes",
+       "run-scenario FILE [--seed 1] [-n N] [--keep]\n"
+       "  Runs a simulation scenario's workloads and faults against a fresh local\n"
+       "  cluster and checks its history as the simulator would (docs/node.md).\n"},
+  };
+  return commands;
+}
+
+}  // namespace
+
+std::string CtlOverview() {
+  std::string text =
+      "charybdis-ctl: the client of real nodes and a local cluster manager (docs/node.md)\n\n"
+      "usage: charybdis-ctl [--address=HOST:PORT | --node=N] [--cl=LEVEL] COMMAND ...\n\n"
+      "commands:\n";
+  for (const Command& command : Commands()) {
+    std::string name(command.name);
+    name.resize(14, ' ');
+    text += "  " + name + std::string(command.summary) + "\n";
+  }
+  text +=
+      "\n"
+      "  --node=N talks to node N of the local cluster in --dir ($CHARYBDIS_CLUSTER_DIR\n"
+      "  or /tmp/charybdis-cluster); --json prints answers as JSON; --trace prints a\n"
+      "  request's timeline, hop by hop. `charybdis-ctl COMMAND --help` tells more.\n"
+      "  Exit status: 0 ok, 1 the request failed (the answer says why), 2 bad usage.\n";
+  return text;
+}
+
+std::optional<std::string> CtlCommandHelp(std::string_view command) {
+  for (const Command& known : Commands()) {
+    if (known.name == command) return "usage: charybdis-ctl [--address=HOST:PORT | --node=N] " + std::string(known.usage);
+  }
+  return std::nullopt;
+}
+
+}  // namespace charybdis::node

@@ -1,0 +1,517 @@
+// charybdis-ctl: the client of real nodes and a local cluster manager
+// (see docs/node.md). Its commands and their flags are in ctl_help.cc,
+// which `charybdis-ctl --help` and `charybdis-ctl COMMAND --help` print.
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "core/cql/lexer.h"
+#include "node/ctl/ctl_calibrate.h"
+#include "node/ctl/ctl_bench.h"
+#include "node/ctl/ctl_help.h"
+#include "node/local/local_cluster.h"
+#include "node/server/mutex_mode.h"
+#include "node/ctl/scenario_runner.h"
+#include "node/server/transport.h"
+
+namespace charybdis::node {
+namespace {
+
+struct Arguments {
+  std::vector<std::string> words;                // positional
+  std::map<std::string, std::string> flags;      // --name=value, --name value, -n value
+  std::vector<std::pair<std::string, std::string>> conditions;  // --if COLUMN=VALUE
+};
+
+// Flags that take no value.
+bool IsSwitch(const std::string& name) {
+  return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep" ||
+         name == "power" || name == "trace" || name == "help" || name == "h";
+}
+
+Arguments Parse(int argc, char** argv) {
+  Arguments parsed;
+  for (int i = 1; i < argc; i++) {
+    std::string word = argv[i];
+    if (word.rfind("-", 0) != 0 || word == "-") {
+      parsed.words.push_back(word);
+      continue;
+    }
+    std::string name = word.substr(word.rfind("--", 0) == 0 ? 2 : 1);
+    std::string value;
+    const size_t equals = name.find('=');
+    if (equals != std::string::npos) {
+      value = name.substr(equals + 1);
+      name = name.substr(0, equals);
+    } else if (!IsSwitch(name) && i + 1 < argc) {
+      value = argv[++i];
+    }
+    if (name == "if") {
+      const size_t at = value.find('=');
+      parsed.conditions.emplace_back(value.substr(0, at), at == std::string::npos ? "" : value.substr(at + 1));
+      continue;
+    }
+    parsed.flags[name] = value;
+  }
+  return parsed;
+}
+
+int Usage(const std::string& problem) {
+  std::cerr << "charybdis-ctl: " << problem << "\n(charybdis-ctl --help lists the commands; docs/node.md)\n";
+  return 2;
+}
+
+std::string ClusterDirectory(const Arguments& arguments) {
+  if (arguments.flags.count("dir")) return arguments.flags.at("dir");
+  const char* environment = std::getenv("CHARYBDIS_CLUSTER_DIR");
+  return environment != nullptr ? environment : "/tmp/charybdis-cluster";
+}
+
+std::optional<ConsistencyLevel> LevelNamed(const std::string& name) {
+  ConsistencyLevel level;
+  if (!ConsistencyLevel_Parse("CL_" + name, &level) || level == CL_UNSET) return std::nullopt;
+  return level;
+}
+
+std::string Json(const google::protobuf::Message& message) {
+  std::string text;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &text, options);
+  return text;
+}
+
+// One answer, readably: the outcome, then one line per row.
+std::string Describe(const ClientResponse& response, bool cas) {
+  std::string text = ClientResponse::Code_Name(response.code());
+  if (response.code() == ClientResponse::OK && cas) {
+    text = response.applied() ? "applied" : "not applied";
+  }
+  if (!response.message().empty()) absl::StrAppend(&text, ": ", response.message());
+  if (response.code() == ClientResponse::UNAVAILABLE) {
+    absl::StrAppend(&text, " (alive ", response.alive(), ", needed ", response.blocked_for(), ")");
+  } else if (response.code() != ClientResponse::OK && response.code() != ClientResponse::INVALID_REQUEST) {
+    absl::StrAppend(&text, " (received ", response.received(), " of ", response.blocked_for(), ")");
+  }
+  if (response.round_trips() > 0) absl::StrAppend(&text, " [", response.round_trips(), " round trips]");
+  absl::StrAppend(&text, "\n");
+  for (const ResultRow& row : response.rows()) {
+    if (!row.clustering_key().empty()) absl::StrAppend(&text, "[", row.clustering_key(), "] ");
+    for (const ResultCell& cell : row.cells()) absl::StrAppend(&text, cell.column(), "=", cell.value(), " ");
+    absl::StrAppend(&text, "\n");
+  }
+  if (response.code() == ClientResponse::OK && response.rows_size() == 0 && !cas &&
+      response.write_timestamp() == 0) {
+    absl::StrAppend(&text, "(no row)\n");
+  }
+  return text;
+}
+
+// Where single requests go: --address, or node --node (default 1) of the
+// local cluster.
+absl::StatusOr<std::string> TargetAddress(const Arguments& arguments) {
+  if (arguments.flags.count("address")) return arguments.flags.at("address");
+  uint32_t node = 1;
+  if (arguments.flags.count("node") && !absl::SimpleAtoi(arguments.flags.at("node"), &node)) {
+    return absl::InvalidArgumentError("--node takes a node number");
+  }
+  auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+  if (!cluster.ok()) return cluster.status();
+  if (node < 1 || node > cluster->nodes().size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the cluster has no node ", node));
+  }
+  return cluster->client_address(node);
+}
+
+
+// The request a put, delete, get, serial-get or cas command means, or the
+// usage problem.
+absl::StatusOr<ClientRequest> BuildRequest(const Arguments& arguments, const std::string& command) {
+  const auto& words = arguments.words;
+  if (words.size() < 3) return absl::InvalidArgumentError(absl::StrCat(command, " needs TABLE KEY"));
+  const std::string& table = words[1];
+  const std::string& key = words[2];
+  auto level = LevelNamed(arguments.flags.count("cl") ? arguments.flags.at("cl") : "QUORUM");
+  if (!level) return absl::InvalidArgumentError("--cl: not a consistency level (ONE, QUORUM, ALL, LOCAL_QUORUM, ...)");
+  auto serial = LevelNamed(arguments.flags.count("serial") ? arguments.flags.at("serial") : "SERIAL");
+  if (!serial) return absl::InvalidArgumentError("--serial: SERIAL or LOCAL_SERIAL");
+  std::vector<ColumnValue> puts;
+  for (size_t i = 3; i < words.size(); i++) {
+    const size_t at = words[i].find('=');
+    if (at == std::string::npos) return absl::InvalidArgumentError(absl::StrCat("\"", words[i], "\" is not COLUMN=VALUE"));
+    ColumnValue put;
+    put.set_column(words[i].substr(0, at));
+    put.set_value(words[i].substr(at + 1));
+    puts.push_back(put);
+  }
+  ClientRequest request;
+  request.set_request_id(1);
+  request.set_trace(arguments.flags.count("trace") > 0);
+  if (command == "put" || command == "delete") {
+    if (command == "put" && puts.empty()) return absl::InvalidArgumentError("put needs COLUMN=VALUE");
+    WriteOp* write = request.mutable_write();
+    write->set_table(table);
+    write->set_partition_key(key);
+    write->set_consistency(*level);
+    for (const ColumnValue& put : puts) *write->add_put() = put;
+    write->set_delete_row(command == "delete");
+  } else if (command == "get" || command == "serial-get") {
+    ReadOp* read = request.mutable_read();
+    read->set_table(table);
+    read->set_partition_key(key);
+    read->set_consistency(command == "get" ? *level : *serial);
+  } else {  // cas
+    if (puts.empty()) return absl::InvalidArgumentError("cas needs COLUMN=VALUE");
+    CasOp* cas = request.mutable_cas();
+    cas->set_serial_consistency(*serial);
+    cas->set_commit_consistency(*level);
+    CasStatement* statement = cas->add_statement();
+    WriteOp* write = statement->mutable_write();
+    write->set_table(table);
+    write->set_partition_key(key);
+    for (const ColumnValue& put : puts) *write->add_put() = put;
+    statement->set_if_not_exists(arguments.flags.count("if-not-exists") > 0);
+    statement->set_if_exists(arguments.flags.count("if-exists") > 0);
+    for (const auto& [column, value] : arguments.conditions) {
+      Condition* condition = statement->add_condition();
+      condition->set_column(column);
+      condition->set_op(Condition::EQ);
+      condition->set_value(value);
+    }
+  }
+  return request;
+}
+
+// A traced request's timeline: one line per step, in microseconds since the
+// coordinator received it (every node of a local cluster shares a clock).
+std::string Timeline(const ClientResponse& response) {
+  std::vector<TraceEvent> steps(response.trace().begin(), response.trace().end());
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const TraceEvent& a, const TraceEvent& b) { return a.at_us() < b.at_us(); });
+  std::string text = absl::StrCat("trace (", steps.size(), " steps):\n");
+  const int64_t start = steps.empty() ? 0 : steps.front().at_us();
+  for (const TraceEvent& step : steps) {
+    // Answers go to the client's pseudo-address.
+    const std::string what = absl::StrReplaceAll(step.what(), {{absl::StrCat(kClientEndpoint, "/0"), "client"}});
+    absl::StrAppend(&text, absl::StrFormat("  %+8d us  node %u shard %u  %s\n", step.at_us() - start,
+                                           step.node(), step.shard(), what));
+  }
+  return text;
+}
+
+int Request(const Arguments& arguments, const std::string& command) {
+  absl::StatusOr<ClientRequest> request = BuildRequest(arguments, command);
+  if (!request.ok()) return Usage(std::string(request.status().message()));
+  ExecuteRequest execute;
+  *execute.mutable_request() = std::move(*request);
+  auto address = TargetAddress(arguments);
+  if (!address.ok()) return Usage(std::string(address.status().message()));
+  ClientResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  const grpc::Status status = ConnectClient(*address)->Execute(&context, execute, &response);
+  if (!status.ok()) {
+    std::cerr << "charybdis-ctl: " << *address << ": " << status.error_message() << "\n";
+    return 1;
+  }
+  if (arguments.flags.count("json")) {
+    std::cout << Json(response) << "\n";
+  } else {
+    std::cout << Describe(response, command == "cas");
+    if (execute.request().trace()) std::cout << Timeline(response);
+  }
+  return response.code() == ClientResponse::OK ? 0 : 1;
+}
+
+// "ring: node 1: 16 vnodes, 33.4% of tokens; ...": each vnode owns the
+// tokens from its predecessor (exclusive) up to its own.
+std::string RingSummary(const StatusResponse& status) {
+  std::map<uint32_t, std::pair<int, long double>> owned;  // node -> (vnodes, share)
+  const int size = status.ring_size();
+  for (int i = 0; i < size; i++) {
+    const int64_t token = status.ring(i).token();
+    const int64_t previous = status.ring((i + size - 1) % size).token();
+    // Unsigned arithmetic wraps around the ring's end.
+    const uint64_t width = static_cast<uint64_t>(token) - static_cast<uint64_t>(previous);
+    auto& [vnodes, share] = owned[status.ring(i).node()];
+    vnodes++;
+    share += static_cast<long double>(size == 1 ? UINT64_MAX : width) / 18446744073709551616.0L;
+  }
+  std::string text = "ring:";
+  for (const auto& [node, entry] : owned) {
+    absl::StrAppend(&text, " node ", node, " ", entry.first, " vnodes ",
+                    absl::StrFormat("%.1f", static_cast<double>(entry.second * 100)), "%;");
+  }
+  return text;
+}
+
+int Status(const Arguments& arguments, bool metrics) {
+  // Every node of the local cluster, unless one address is given.
+  std::vector<std::string> addresses;
+  if (arguments.flags.count("address") || arguments.flags.count("node")) {
+    auto address = TargetAddress(arguments);
+    if (!address.ok()) return Usage(std::string(address.status().message()));
+    addresses.push_back(*address);
+  } else {
+    auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+    for (NodeId id : cluster->nodes()) addresses.push_back(cluster->client_address(id));
+  }
+  int failures = 0;
+  std::string printed_ring;
+  for (const std::string& address : addresses) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Status status;
+    if (metrics) {
+      MetricsResponse response;
+      status = ConnectClient(address)->Metrics(&context, MetricsRequest(), &response);
+      if (status.ok()) std::cout << response.text();
+    } else {
+      StatusResponse response;
+      status = ConnectClient(address)->Status(&context, StatusRequest(), &response);
+      if (status.ok() && printed_ring.empty()) {
+        printed_ring = RingSummary(response);
+        std::cout << printed_ring << "\n";
+      }
+      if (status.ok()) {
+        std::cout << "node " << response.node_id() << " at " << address << ": " << response.shards()
+                  << " shards; sees up:";
+        for (uint32_t node : response.up()) std::cout << " " << node;
+        if (response.blocked_size() > 0) {
+          std::cout << "; drops traffic of:";
+          for (uint32_t node : response.blocked()) std::cout << " " << node;
+        }
+        std::cout << "\n";
+      }
+    }
+    if (!status.ok()) {
+      std::cout << address << ": down (" << status.error_message() << ")\n";
+      failures++;
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+int Calibrate(const Arguments& arguments) {
+  uint32_t count = 300;
+  if (arguments.flags.count("count") && (!absl::SimpleAtoi(arguments.flags.at("count"), &count) || count == 0)) {
+    return Usage("--count takes a positive number");
+  }
+  auto address = TargetAddress(arguments);
+  if (!address.ok()) return Usage(std::string(address.status().message()));
+  absl::StatusOr<MeasuredProfile> measured = MeasureProfile(*address, count);
+  if (!measured.ok()) {
+    std::cerr << "charybdis-ctl: calibrate: " << measured.status().message() << "\n";
+    return 1;
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(measured->profile, &text);
+  const std::string profile =
+      absl::StrCat("# This machine's latencies, measured by `charybdis-ctl calibrate` on ", *address, " from ",
+                   measured->summary, ".\n# Use: ./charybdis sim --scenario=FILE --profile=THIS_FILE\n", text);
+  std::cout << profile;
+  if (arguments.flags.count("out")) {
+    std::ofstream out(arguments.flags.at("out"));
+    out << profile;
+    if (!out) {
+      std::cerr << "charybdis-ctl: cannot write " << arguments.flags.at("out") << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int Bench(const Arguments& arguments) {
+  BenchOptions options;
+  if (arguments.words.size() < 2) return Usage("bench needs put, get, cas or contend");
+  options.operation = arguments.words[1];
+  if (options.operation != "put" && options.operation != "get" && options.operation != "cas" &&
+      options.operation != "contend") {
+    return Usage("bench needs put, get, cas or contend");
+  }
+  if (arguments.flags.count("count") && !absl::SimpleAtoi(arguments.flags.at("count"), &options.count)) {
+    return Usage("--count takes a number");
+  }
+  if (arguments.flags.count("cl")) {
+    auto level = LevelNamed(arguments.flags.at("cl"));
+    if (!level) return Usage("--cl: not a consistency level");
+    options.level = *level;
+  }
+  if (arguments.flags.count("in-flight") &&
+      (!absl::SimpleAtoi(arguments.flags.at("in-flight"), &options.in_flight) || options.in_flight == 0 ||
+       options.in_flight > 1024)) {
+    return Usage("--in-flight takes a number from 1 to 1024");
+  }
+  if (arguments.flags.count("prefix")) options.key_prefix = arguments.flags.at("prefix");
+  if (arguments.flags.count("table")) options.table = arguments.flags.at("table");
+  auto address = TargetAddress(arguments);
+  if (!address.ok()) return Usage(std::string(address.status().message()));
+  auto stub = ConnectClient(*address);
+  StatusResponse status;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (!stub->Status(&context, StatusRequest(), &status).ok()) {
+    std::cerr << "charybdis-ctl: " << *address << " does not answer\n";
+    return 1;
+  }
+  options.shards = status.shards();
+  return RunBench(*address, options) == 0 ? 0 : 1;
+}
+
+int RunScenarioCommand(const Arguments& arguments) {
+  if (arguments.words.size() != 2) return Usage("run-scenario needs one scenario file");
+  RunScenarioOptions options;
+  options.scenario_path = arguments.words[1];
+  options.directory = arguments.flags.count("dir") ? arguments.flags.at("dir")
+                                                   : ClusterDirectory(arguments) + "-scenario";
+  options.keep = arguments.flags.count("keep") > 0;
+  options.node_binary =
+      arguments.flags.count("node-binary") ? arguments.flags.at("node-binary") : NodeBinaryBesideSelf();
+  // Bazel puts the simulator in ../sim beside node/.
+  options.checker_binary = arguments.flags.count("checker")
+                               ? arguments.flags.at("checker")
+                               : (std::filesystem::path(NodeBinaryBesideSelf()).parent_path().parent_path() /
+                                  "sim" / "charybdis_sim")
+                                     .string();
+  if (arguments.flags.count("seed") && !absl::SimpleAtoi(arguments.flags.at("seed"), &options.seed)) {
+    return Usage("--seed takes a number");
+  }
+  if (arguments.flags.count("n") && !absl::SimpleAtoi(arguments.flags.at("n"), &options.nodes)) {
+    return Usage("-n takes a number");
+  }
+  return RunScenario(options);
+}
+
+// `cluster up`: writes the configs and starts every node; the exit status.
+int ClusterUp(const Arguments& arguments, const std::string& directory, const std::string& binary) {
+  auto number = [&](const std::string& text, uint32_t& out) { return absl::SimpleAtoi(text, &out); };
+  LocalCluster::Options options;
+  if (arguments.flags.count("n") && !number(arguments.flags.at("n"), options.nodes)) return Usage("-n takes a number");
+  if (arguments.flags.count("smp") && !number(arguments.flags.at("smp"), options.shards)) return Usage("--smp takes a number");
+  options.replication_factor = std::min<uint32_t>(3, options.nodes);
+  if (arguments.flags.count("rf") && !number(arguments.flags.at("rf"), options.replication_factor)) return Usage("--rf takes a number");
+  if (arguments.flags.count("cql-schema")) {
+    const std::string path = arguments.flags.at("cql-schema");
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    if (!file) return Usage(absl::StrCat("--cql-schema: cannot read ", path));
+    absl::StatusOr<std::vector<std::string>> statements = cql::SplitStatements(text.str());
+    if (!statements.ok()) return Usage(absl::StrCat(path, ": ", statements.status().message()));
+    options.cql_schema = std::move(*statements);
+  }
+  auto cluster = LocalCluster::Create(directory, binary, options);
+  if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+  std::cout << "starting " << options.nodes << " nodes with " << options.shards << " shards in "
+            << directory << "\n";
+  if (const absl::Status started = cluster->StartAll(); !started.ok()) {
+    std::cerr << "charybdis-ctl: " << started.message() << "\n";
+    return 1;
+  }
+  for (NodeId id : cluster->nodes()) {
+    std::cout << "node " << id << ": client " << cluster->client_address(id) << ", cql "
+              << cluster->cql_address(id) << ", metrics http://"
+              << cluster->metrics_address(id) << "/metrics, log " << cluster->log_path(id) << "\n";
+  }
+  return 0;
+}
+
+int Cluster(const Arguments& arguments) {
+  const auto& words = arguments.words;
+  if (words.size() < 2) return Usage("cluster needs up, down, kill, start, stop, partition or heal");
+  const std::string& action = words[1];
+  const std::string directory = ClusterDirectory(arguments);
+  const std::string binary =
+      arguments.flags.count("node-binary") ? arguments.flags.at("node-binary") : NodeBinaryBesideSelf();
+  auto number = [&](const std::string& text, uint32_t& out) { return absl::SimpleAtoi(text, &out); };
+  if (action == "up") return ClusterUp(arguments, directory, binary);
+  absl::Status result;
+  auto cluster = LocalCluster::Open(directory, binary);
+  if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+  uint32_t node = 0;
+  const bool needs_node = action == "kill" || action == "start" || action == "stop" || action == "partition";
+  if (needs_node && (words.size() < 3 || !number(words[2], node))) return Usage(absl::StrCat("cluster ", action, " needs a node number"));
+  if (action == "down") {
+    result = cluster->StopAll();
+    std::error_code error;
+    std::filesystem::remove_all(directory, error);
+  } else if (action == "kill") {
+    const bool power = arguments.flags.count("power") > 0;
+    const absl::StatusOr<DroppedData> killed = cluster->Kill(node, power);
+    result = killed.status();
+    if (killed.ok() && power) {
+      std::cout << "node " << node << " lost power: " << killed->bytes_dropped
+                << " bytes it had not fsync'd dropped from " << killed->files_cut << " files\n";
+    }
+  } else if (action == "start") {
+    result = cluster->Start(node);
+    if (result.ok()) result = cluster->WaitForViews(30000);
+  } else if (action == "stop") {
+    result = cluster->Stop(node);
+  } else if (action == "partition") {
+    uint32_t from = 0;
+    if (!arguments.flags.count("from") || !number(arguments.flags.at("from"), from)) return Usage("cluster partition N --from M");
+    result = cluster->Partition(node, from);
+  } else if (action == "heal") {
+    result = cluster->Heal();
+  } else {
+    return Usage(absl::StrCat("unknown cluster action \"", action, "\""));
+  }
+  if (!result.ok()) {
+    std::cerr << "charybdis-ctl: " << result.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  SkipMutexDeadlockDetection();
+  const Arguments arguments = Parse(argc, argv);
+  const bool help = arguments.flags.count("help") > 0 || arguments.flags.count("h") > 0;
+  if (arguments.words.empty()) {
+    std::cout << CtlOverview();
+    return help ? 0 : 2;
+  }
+  const std::string& command = arguments.words[0];
+  if (help) {
+    const std::optional<std::string> text = CtlCommandHelp(command);
+    if (!text) return Usage(absl::StrCat("unknown command \"", command, "\""));
+    std::cout << *text;
+    return 0;
+  }
+  if (command == "put" || command == "get" || command == "delete" || command == "cas" ||
+      command == "serial-get") {
+    return Request(arguments, command);
+  }
+  if (command == "status") return Status(arguments, /*metrics=*/false);
+  if (command == "metrics") return Status(arguments, /*metrics=*/true);
+  if (command == "cluster") return Cluster(arguments);
+  if (command == "bench") return Bench(arguments);
+  if (command == "calibrate") return Calibrate(arguments);
+  if (command == "run-scenario") return RunScenarioCommand(arguments);
+  return Usage(absl::StrCat("unknown command \"", command, "\""));
+}
+
+}  // namespace
+}  // namespace charybdis::node
+
+int main(int argc, char** argv) { return charybdis::node::Main(argc, argv); }

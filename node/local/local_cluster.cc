@@ -1,0 +1,381 @@
+#include "node/local/local_cluster.h"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "core/schema/bootstrap.h"
+#include "node/server/power_loss_fs.h"
+#include "node/local/process.h"
+#include "google/protobuf/text_format.h"
+
+namespace charybdis::node {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Whether `pid` is still the node started with `config` (a pid file can
+// outlive its process, and pids are reused).
+bool IsNode(int pid, const std::string& config) {
+  if (!Alive(pid)) return false;
+  const std::string command_line = ReadFile(absl::StrCat("/proc/", pid, "/cmdline"));
+  return command_line.find("--config=" + config) != std::string::npos;
+}
+
+}  // namespace
+
+std::string NodeBinaryBesideSelf() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return (self.parent_path() / "charybdis-node").string();
+}
+
+absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
+                                                  const std::string& node_binary, Options options) {
+  if (options.nodes == 0 || options.shards == 0) {
+    return absl::InvalidArgumentError("a cluster needs at least one node and one shard");
+  }
+  if (options.replication_factor == 0 || options.replication_factor > options.nodes) {
+    return absl::InvalidArgumentError(absl::StrCat("replication factor ", options.replication_factor,
+                                                   " must be between 1 and ", options.nodes));
+  }
+  // The schema is checked before any node is set up: its error names the
+  // statement, not a line of a generated config.
+  const cql::BootstrapSchema schema =
+      cql::BuildBootstrapSchema(options.cql_schema, {{"dc1", options.nodes}});
+  if (!schema.problems.empty()) {
+    std::string problems;
+    for (const auto& [index, problem] : schema.problems) {
+      absl::StrAppend(&problems, "\n  statement ", index + 1, " (", options.cql_schema[index], "): ", problem);
+    }
+    return absl::InvalidArgumentError(absl::StrCat("the CQL schema is not valid:", problems));
+  }
+  LocalCluster cluster(directory, node_binary);
+  if (fs::exists(cluster.NodeDirectory(1) + "/node.textproto")) {
+    return absl::AlreadyExistsError(absl::StrCat(directory, " holds a cluster already (cluster down first)"));
+  }
+  constexpr int kPortsPerNode = 5;  // internode, client, metrics, CQL, CQL shard-aware
+  auto ports = FreePorts(kPortsPerNode * options.nodes);
+  if (!ports.ok()) return ports.status();
+  NodeConfigFile shared;
+  shared.set_shards(options.shards);
+  ReplicationFactor* factor = shared.add_replication();
+  factor->set_datacenter("dc1");
+  factor->set_replication_factor(options.replication_factor);
+  if (options.tables.empty()) options.tables = {{"kv", {"v"}}, {"registers", {"v"}}};
+  for (const auto& [name, columns] : options.tables) {
+    Table* table = shared.add_table();
+    table->set_name(name);
+    for (const std::string& column : columns) table->add_column(column);
+  }
+  for (const std::string& statement : options.cql_schema) shared.add_cql_schema(statement);
+  shared.set_token_seed(1);
+  for (NodeId id = 1; id <= options.nodes; id++) {
+    Member* member = shared.add_member();
+    member->set_id(id);
+    member->set_datacenter("dc1");
+    member->set_rack(absl::StrCat("r", id));
+    member->set_internode_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1)]));
+    member->set_client_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 1]));
+    member->set_cql_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 3]));
+  }
+  for (NodeId id = 1; id <= options.nodes; id++) {
+    NodeConfigFile config = shared;
+    config.set_node_id(id);
+    config.set_data_directory(fs::absolute(cluster.NodeDirectory(id) + "/data").string());
+    config.set_metrics_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 2]));
+    config.set_cql_shard_aware_port((*ports)[kPortsPerNode * (id - 1) + 4]);
+    // A local cluster is for testing: `kill --power` can cut its power.
+    config.set_power_loss_journal(options.power_loss_journal);
+    std::string text;
+    google::protobuf::TextFormat::PrintToString(config, &text);
+    std::error_code error;
+    fs::create_directories(cluster.NodeDirectory(id), error);
+    std::ofstream file(cluster.NodeDirectory(id) + "/node.textproto");
+    file << text << options.extra_config << "\n";
+    if (!file) return absl::InternalError(absl::StrCat("cannot write the config of node ", id));
+  }
+  if (absl::Status loaded = cluster.Load(); !loaded.ok()) return loaded;
+  return cluster;
+}
+
+absl::StatusOr<LocalCluster> LocalCluster::Open(const std::string& directory,
+                                                const std::string& node_binary) {
+  LocalCluster cluster(directory, node_binary);
+  if (absl::Status loaded = cluster.Load(); !loaded.ok()) return loaded;
+  return cluster;
+}
+
+absl::Status LocalCluster::Load() {
+  configs_.clear();
+  for (NodeId id = 1; fs::exists(NodeDirectory(id) + "/node.textproto"); id++) {
+    NodeConfigFile config;
+    if (!google::protobuf::TextFormat::ParseFromString(ReadFile(NodeDirectory(id) + "/node.textproto"),
+                                                        &config)) {
+      return absl::DataLossError(absl::StrCat("cannot parse the config of node ", id));
+    }
+    configs_.push_back(std::move(config));
+  }
+  if (configs_.empty()) {
+    return absl::NotFoundError(absl::StrCat(directory_, " holds no cluster (cluster up first)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string LocalCluster::NodeDirectory(NodeId id) const {
+  return absl::StrCat(directory_, "/node", id);
+}
+std::string LocalCluster::data_directory(NodeId id) const { return configs_.at(id - 1).data_directory(); }
+std::string LocalCluster::log_path(NodeId id) const { return NodeDirectory(id) + "/node.log"; }
+std::string LocalCluster::metrics_address(NodeId id) const {
+  return configs_.at(id - 1).metrics_address();
+}
+std::string LocalCluster::cql_address(NodeId id) const {
+  for (const Member& member : configs_.at(id - 1).member()) {
+    if (member.id() == id) return member.cql_address();
+  }
+  return "";
+}
+
+std::string LocalCluster::client_address(NodeId id) const {
+  for (const Member& member : configs_.at(id - 1).member()) {
+    if (member.id() == id) return member.client_address();
+  }
+  return "";
+}
+
+std::vector<NodeId> LocalCluster::nodes() const {
+  std::vector<NodeId> ids;
+  for (NodeId id = 1; id <= configs_.size(); id++) ids.push_back(id);
+  return ids;
+}
+
+int LocalCluster::Pid(NodeId id) const {
+  std::ifstream file(NodeDirectory(id) + "/pid");
+  int pid = 0;
+  file >> pid;
+  return IsNode(pid, NodeDirectory(id) + "/node.textproto") ? pid : 0;
+}
+
+bool LocalCluster::Running(NodeId id) const { return Alive(Pid(id)); }
+
+uint64_t LocalCluster::ResidentBytes(NodeId id) const {
+  const int pid = Pid(id);
+  if (pid == 0) return 0;
+  std::istringstream status(ReadFile(absl::StrCat("/proc/", pid, "/status")));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) != 0) continue;
+    const absl::string_view value = absl::string_view(line).substr(6);  // "   1234 kB"
+    uint64_t kib = 0;
+    return absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(value, "kB")), &kib) ? kib << 10 : 0;
+  }
+  return 0;
+}
+
+std::unique_ptr<Client::Stub> ConnectClient(const std::string& address) {
+  grpc::ChannelArguments arguments;
+  // A node that is starting refuses the first attempts: retry soon.
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+  arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  return Client::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments));
+}
+
+absl::StatusOr<uint64_t> LocalCluster::MetricTotal(NodeId id, const std::string& name) const {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  MetricsResponse response;
+  if (const grpc::Status status = Connect(id)->Metrics(&context, MetricsRequest(), &response); !status.ok()) {
+    return absl::UnavailableError(absl::StrCat("node ", id, " gave no metrics: ", status.error_message()));
+  }
+  uint64_t total = 0;
+  std::istringstream lines(response.text());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + "{", 0) != 0) continue;  // `name{node="1",shard="0"} 42`
+    uint64_t value = 0;
+    if (!absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &value)) {
+      return absl::DataLossError(absl::StrCat("node ", id, ": unreadable metrics line: ", line));
+    }
+    total += value;
+  }
+  return total;
+}
+
+std::unique_ptr<Client::Stub> LocalCluster::Connect(NodeId id) const {
+  return ConnectClient(client_address(id));
+}
+
+absl::Status LocalCluster::Start(NodeId id, int timeout_ms) {
+  if (id < 1 || id > configs_.size()) return absl::InvalidArgumentError(absl::StrCat("no node ", id));
+  int pid = Pid(id);
+  if (pid == 0) {
+    const std::string config = NodeDirectory(id) + "/node.textproto";
+    auto started = StartDetached(node_binary_, {"--config=" + config}, log_path(id));
+    if (!started.ok()) return started.status();
+    pid = *started;
+    std::ofstream(NodeDirectory(id) + "/pid") << pid << "\n";
+  }
+  // Up when it answers a status request.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    // A fresh channel each time: one that failed to connect waits out its
+    // back-off before trying again.
+    auto stub = Connect(id);
+    // (Running() would not do yet: until exec the child looks like us.)
+    if (!Alive(pid)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("node ", id, " exited at start; its log ends:\n", Tail(log_path(id))));
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    StatusResponse status;
+    if (stub->Status(&context, StatusRequest(), &status).ok()) return absl::OkStatus();
+    if (Clock::now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("node ", id, " did not answer in time"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+absl::Status LocalCluster::StartAll(int timeout_ms) {
+  for (NodeId id : nodes()) {
+    if (absl::Status started = Start(id, timeout_ms); !started.ok()) return started;
+  }
+  return WaitForViews(timeout_ms);
+}
+
+absl::Status LocalCluster::WaitForViews(int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last_problem;
+  while (Clock::now() < deadline) {
+    std::set<NodeId> running;
+    for (NodeId id : nodes()) {
+      if (Running(id)) running.insert(id);
+    }
+    last_problem.clear();
+    for (NodeId id : running) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+      StatusResponse status;
+      if (!Connect(id)->Status(&context, StatusRequest(), &status).ok()) {
+        last_problem = absl::StrCat("node ", id, " does not answer");
+        break;
+      }
+      const std::set<NodeId> up(status.up().begin(), status.up().end());
+      if (up != running) {
+        last_problem = absl::StrCat("node ", id, " sees ", up.size(), " nodes up, not ", running.size());
+        break;
+      }
+    }
+    if (last_problem.empty()) return absl::OkStatus();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("views did not converge: ", last_problem));
+}
+
+absl::StatusOr<DroppedData> LocalCluster::Kill(NodeId id, bool power_cut) {
+  const int pid = Pid(id);
+  if (!Alive(pid)) return absl::FailedPreconditionError(absl::StrCat("node ", id, " is not running"));
+  KillNow(pid);
+  fs::remove(NodeDirectory(id) + "/pid");
+  if (!power_cut) return DroppedData{};
+  return DropUnsyncedData(data_directory(id));
+}
+
+absl::Status LocalCluster::Pause(NodeId id) {
+  const int pid = Pid(id);
+  if (!Alive(pid)) return absl::FailedPreconditionError(absl::StrCat("node ", id, " is not running"));
+  kill(pid, SIGSTOP);
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::Resume(NodeId id) {
+  const int pid = Pid(id);
+  if (!Alive(pid)) return absl::FailedPreconditionError(absl::StrCat("node ", id, " is not running"));
+  kill(pid, SIGCONT);
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::Stop(NodeId id, int timeout_ms) { return StopNodes({id}, timeout_ms); }
+
+absl::Status LocalCluster::StopAll() { return StopNodes(nodes(), 15000); }
+
+absl::Status LocalCluster::StopNodes(const std::vector<NodeId>& ids, int timeout_ms) {
+  std::map<int, NodeId> stopping;  // by pid
+  for (NodeId id : ids) {
+    if (const int pid = Pid(id); Alive(pid)) stopping[pid] = id;
+  }
+  std::vector<int> pids;
+  for (const auto& [pid, id] : stopping) pids.push_back(pid);
+  absl::Status result;
+  for (int pid : Terminate(pids, timeout_ms)) {
+    result.Update(absl::DeadlineExceededError(absl::StrCat("node ", stopping[pid], " did not stop in time: killed")));
+  }
+  for (NodeId id : ids) fs::remove(NodeDirectory(id) + "/pid");
+  return result;
+}
+
+namespace {
+
+absl::Status SetBlocked(Client::Stub& stub, const std::set<NodeId>& nodes) {
+  BlockRequest request;
+  for (NodeId node : nodes) request.add_node(node);
+  BlockResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  const grpc::Status status = stub.Block(&context, request, &response);
+  if (!status.ok()) return absl::UnavailableError(status.error_message());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::set<NodeId>> Blocked(Client::Stub& stub) {
+  StatusResponse status;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  const grpc::Status answer = stub.Status(&context, StatusRequest(), &status);
+  if (!answer.ok()) return absl::UnavailableError(answer.error_message());
+  return std::set<NodeId>(status.blocked().begin(), status.blocked().end());
+}
+
+}  // namespace
+
+absl::Status LocalCluster::Partition(NodeId a, NodeId b) {
+  // Both sides are told even if one does not answer (paused, say).
+  absl::Status result;
+  for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+    if (from < 1 || from > configs_.size()) return absl::InvalidArgumentError(absl::StrCat("no node ", from));
+    if (!Running(from)) continue;  // it learns nothing while down
+    auto stub = Connect(from);
+    auto blocked = Blocked(*stub);
+    if (!blocked.ok()) {
+      result.Update(blocked.status());
+      continue;
+    }
+    blocked->insert(to);
+    result.Update(SetBlocked(*stub, *blocked));
+  }
+  return result;
+}
+
+absl::Status LocalCluster::Heal() {
+  absl::Status result;
+  for (NodeId id : nodes()) {
+    if (Running(id)) result.Update(SetBlocked(*Connect(id), {}));
+  }
+  return result;
+}
+
+}  // namespace charybdis::node

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/env/address.h"
+#include "node/server/power_loss_fs.h"
+#include "proto/node.grpc.pb.h"
+
+namespace charybdis::node {
+
+// A cluster of real nodes on loopback, in the spirit of Cassandra's ccm.
+// Everything lives under one directory: per node N, `nodeN/node.textproto`
+// (its config), `nodeN/data/` (its RocksDB directories), `nodeN/node.log`
+// and `nodeN/pid` while it runs. Ports are free ones picked at `Create`.
+class LocalCluster {
+ public:
+  struct Options {
+    uint32_t nodes = 3;
+    uint32_t shards = 2;
+    uint32_t replication_factor = 3;
+    // Tables (name -> columns); empty: kv and registers, each with column v.
+    std::map<std::string, std::vector<std::string>> tables;
+    // Extra lines for every node's config (timeouts, hint window...).
+    std::string extra_config;
+    // The bootstrap CQL schema, one statement per entry (cql_schema).
+    std::vector<std::string> cql_schema;
+    // Journal every file's syncs so that `kill --power` can cut power
+    // (node/server/power_loss_fs.h). A benchmark measures a node as deployed,
+    // without it.
+    bool power_loss_journal = true;
+  };
+
+  // Writes the configs of a new cluster into `directory` (which must not
+  // hold one already).
+  static absl::StatusOr<LocalCluster> Create(const std::string& directory,
+                                             const std::string& node_binary, Options options);
+  // An existing cluster's directory.
+  static absl::StatusOr<LocalCluster> Open(const std::string& directory,
+                                           const std::string& node_binary);
+
+  // Starts node `id` (a no-op if it runs) / every node; waits until each
+  // started node answers and sees every running node up (or the timeout).
+  absl::Status Start(NodeId id, int timeout_ms = 30000);
+  absl::Status StartAll(int timeout_ms = 30000);
+  // SIGKILL, no questions asked; with `power_cut`, then every file of its
+  // data directory loses what it had not fsync'd (node/server/power_loss_fs.h).
+  // Returns what the power cut took.
+  absl::StatusOr<DroppedData> Kill(NodeId id, bool power_cut = false);
+  // SIGSTOP / SIGCONT: a node that is alive but answers nobody.
+  absl::Status Pause(NodeId id);
+  absl::Status Resume(NodeId id);
+  // SIGTERM and wait for a graceful exit (SIGKILL after `timeout_ms`).
+  absl::Status Stop(NodeId id, int timeout_ms = 15000);
+  absl::Status StopAll();
+  // Node `a` and node `b` drop each other's traffic / everyone heals.
+  absl::Status Partition(NodeId a, NodeId b);
+  absl::Status Heal();
+
+  bool Running(NodeId id) const;
+  // Node `id`'s resident memory (VmRSS); 0 when it is not running.
+  uint64_t ResidentBytes(NodeId id) const;
+  // Node `id`'s counter `name` (core/telemetry/metrics.h, or storage_* of its log
+  // writers) summed over its shards, from its /metrics text.
+  absl::StatusOr<uint64_t> MetricTotal(NodeId id, const std::string& name) const;
+  std::vector<NodeId> nodes() const;
+  std::string client_address(NodeId id) const;
+  std::string cql_address(NodeId id) const;
+  std::string metrics_address(NodeId id) const;
+  std::string data_directory(NodeId id) const;
+  std::string log_path(NodeId id) const;
+  const std::string& directory() const { return directory_; }
+  std::unique_ptr<Client::Stub> Connect(NodeId id) const;
+  // Waits until every running node sees exactly the running nodes up.
+  absl::Status WaitForViews(int timeout_ms);
+
+ private:
+  LocalCluster(std::string directory, std::string node_binary)
+      : directory_(std::move(directory)), node_binary_(std::move(node_binary)) {}
+  absl::Status Load();
+  std::string NodeDirectory(NodeId id) const;
+  absl::Status StopNodes(const std::vector<NodeId>& ids, int timeout_ms);
+  int Pid(NodeId id) const;
+
+  std::string directory_;
+  std::string node_binary_;
+  std::vector<NodeConfigFile> configs_;  // by node id - 1
+};
+
+// A client stub that reconnects quickly (nodes come and go).
+std::unique_ptr<Client::Stub> ConnectClient(const std::string& address);
+
+// The `charybdis-node` binary beside the running executable (ctl and the
+// node are built into one Bazel package).
+std::string NodeBinaryBesideSelf();
+
+}  // namespace charybdis::node

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/cql/schema.h"
+#include "core/cluster/node_config.h"
+#include "proto/node.pb.h"
+
+namespace charybdis::node {
+
+// A node's config file, checked, and what it means for core/.
+struct LoadedConfig {
+  NodeConfigFile file;
+  NodeConfig node;  // with the ring and the tables
+  std::string internode_address;
+  std::string client_address;
+  std::string metrics_address;  // empty: no /metrics page
+  std::map<NodeId, std::string> peer_internode_addresses;
+  std::string cql_address;  // empty: no CQL server
+};
+
+// Parses and checks a config file. Every problem is reported, one per line,
+// as "FILE:LINE:COLUMN: field.path: what is wrong" (InvalidArgument).
+absl::StatusOr<LoadedConfig> LoadConfig(const std::string& path);
+absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::string& text);
+
+}  // namespace charybdis::node

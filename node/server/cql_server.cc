@@ -1,0 +1,355 @@
+#include "node/server/cql_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "core/data/token.h"
+#include "node/server/log.h"
+#include "node/server/node.h"
+#include "node/server/socket_address.h"
+
+namespace charybdis::node {
+namespace {
+
+// Connections waiting for accept on each CQL port.
+constexpr int kListenBacklog = 128;
+
+cql::HostInfo Host(const Member& member, const TokenRing& ring) {
+  cql::HostInfo host;
+  host.host_id = cql::NameUuid(absl::StrCat("charybdis-node-", member.id()));
+  host.datacenter = member.datacenter();
+  host.rack = member.rack();
+  for (const auto& vnode : ring.tokens()) {
+    if (vnode.node == member.id()) host.tokens.push_back(absl::StrCat(vnode.token));
+  }
+  sockaddr_in address;
+  if (ParseIpv4HostPort(member.cql_address(), address)) {
+    host.address.assign(reinterpret_cast<const char*>(&address.sin_addr), 4);
+    host.native_port = ntohs(address.sin_port);
+  } else {
+    host.address = std::string("\x7f\x00\x00\x01", 4);
+  }
+  return host;
+}
+
+// The node's requests, each sent to the shard that owns its partition, so
+// that it skips the hop between shards.
+class NodeBackend final : public cql::Backend {
+ public:
+  // `hosts`: every member, this node among them.
+  NodeBackend(Node& node, const std::map<uint32_t, cql::HostInfo>& hosts) : node_(node) {
+    for (const auto& [id, host] : hosts) {
+      if (id == node.config().node.id) {
+        cluster_.local = host;
+      } else {
+        cluster_.peers.push_back(host);
+        peer_ids_.push_back(id);
+      }
+    }
+  }
+
+  void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
+    ExecuteRequest execute;
+    execute.set_has_shard(true);
+    execute.set_shard(cql::ShardFor(request, node_.config().node.shards));
+    *execute.mutable_request() = std::move(request);
+    node_.Execute(execute, std::move(done));
+  }
+
+  // Called on the server's thread only, like everything of a connection.
+  const cql::ClusterView& Cluster() override {
+    const SchemaSnapshot schema = node_.Schema();
+    for (cql::HostInfo& peer : cluster_.peers) {
+      auto version = schema.peer_versions.find(peer_ids_.at(&peer - cluster_.peers.data()));
+      peer.schema_version = version == schema.peer_versions.end() ? "" : version->second;
+    }
+    return cluster_;
+  }
+
+  std::shared_ptr<const cql::Schema> CurrentSchema() override { return node_.CqlSchema(); }
+
+ private:
+  Node& node_;
+  cql::ClusterView cluster_;
+  std::vector<uint32_t> peer_ids_;  // of cluster_.peers, in their order
+};
+
+}  // namespace
+
+// One connection: its socket, the bytes read but not yet framed, and the
+// bytes to write that the socket did not take yet.
+struct CqlServer::Client {
+  // Past this much unwritten output, stop reading the client's requests
+  // until it reads its answers.
+  static constexpr size_t kMaxPendingOutput = 16 << 20;
+
+  int fd = -1;
+  int epoll = -1;
+  std::string input;  // the epoll thread's only
+  std::unique_ptr<cql::Connection> connection;
+  std::mutex mutex;  // guards what follows
+  std::string output;
+  uint32_t interest = EPOLLIN;  // what epoll watches for
+  bool closing = false;  // after a protocol error: close once written
+  bool closed = false;
+
+  // Writes what the socket takes now. REQUIRES: mutex held.
+  void Flush() {
+    while (!output.empty() && !closed) {
+      const ssize_t written = send(fd, output.data(), output.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (written <= 0) break;
+      output.erase(0, static_cast<size_t>(written));
+    }
+  }
+
+  // Reads while it may, waits to write while output is left. REQUIRES:
+  // mutex held.
+  void UpdateInterest() {
+    if (closed) return;
+    const uint32_t wanted = (closing || output.size() > kMaxPendingOutput ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+                            (output.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
+    if (wanted == interest) return;
+    interest = wanted;
+    epoll_event event{};
+    event.events = wanted;
+    event.data.fd = fd;
+    epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &event);
+  }
+
+  // Any thread: the socket takes what it can now, epoll says when it
+  // takes the rest.
+  void Send(std::string frame) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (closed) return;
+    const bool was_empty = output.empty();
+    output.append(frame);
+    if (was_empty) Flush();
+    UpdateInterest();
+  }
+};
+
+absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& address, uint16_t shard_aware_port,
+                                                            Node& node) {
+  sockaddr_in socket_address;
+  if (!ParseIpv4HostPort(address, socket_address)) {
+    return absl::InvalidArgumentError(absl::StrCat("cql_address: \"", address, "\" is not an IPv4 host:port"));
+  }
+  const int listener = ListenTcp(socket_address, kListenBacklog);
+  if (listener < 0) return absl::FailedPreconditionError(absl::StrCat("cql_address: cannot listen on ", address, " (port in use?)"));
+  int shard_aware_listener = -1;
+  if (shard_aware_port != 0) {
+    socket_address.sin_port = htons(shard_aware_port);
+    shard_aware_listener = ListenTcp(socket_address, kListenBacklog);
+    if (shard_aware_listener < 0) {
+      close(listener);
+      return absl::FailedPreconditionError(absl::StrCat("cql_shard_aware_port: cannot listen on ", shard_aware_port, " (port in use?)"));
+    }
+  }
+  const int wakeup = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  std::unique_ptr<CqlServer> server(new CqlServer(node, listener, shard_aware_listener, wakeup));
+  server->shard_aware_port_ = shard_aware_port;
+  server->thread_ = std::thread([raw = server.get()] { raw->Loop(); });
+  return server;
+}
+
+CqlServer::CqlServer(Node& node, int listener, int shard_aware_listener, int wakeup)
+    : node_(node), listener_(listener), shard_aware_listener_(shard_aware_listener), wakeup_(wakeup),
+      epoll_(epoll_create1(EPOLL_CLOEXEC)) {
+  for (const Member& member : node.config().file.member()) hosts_[member.id()] = Host(member, *node.config().node.ring);
+  backend_ = std::make_shared<NodeBackend>(node, hosts_);
+  announced_schema_ = node.CqlSchema();
+  spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  for (int fd : {listener_, shard_aware_listener_, wakeup_}) {
+    if (fd < 0) continue;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event);
+  }
+}
+
+CqlServer::~CqlServer() {
+  stopping_ = true;
+  const uint64_t one = 1;
+  (void)!write(wakeup_, &one, sizeof(one));
+  if (thread_.joinable()) thread_.join();
+  while (!clients_.empty()) Close(clients_.begin()->first);
+  close(listener_);
+  if (shard_aware_listener_ >= 0) close(shard_aware_listener_);
+  close(wakeup_);
+  close(epoll_);
+  if (spare_fd_ >= 0) close(spare_fd_);
+}
+
+void CqlServer::Loop() {
+  epoll_event events[64];
+  while (!stopping_) {
+    const int count = epoll_wait(epoll_, events, 64, 100);
+    for (int i = 0; i < count; i++) {
+      const int fd = events[i].data.fd;
+      if (fd == listener_ || fd == shard_aware_listener_) {
+        Accept(fd);
+      } else if (fd == wakeup_) {
+        uint64_t ignored;
+        (void)!read(wakeup_, &ignored, sizeof(ignored));
+      } else if (auto it = clients_.find(fd); it != clients_.end()) {
+        OnEvent(it->second, events[i].events);
+      }
+    }
+    WatchStatus();
+    WatchSchema();
+  }
+}
+
+void CqlServer::OnEvent(std::shared_ptr<Client> client, uint32_t events) {
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) Read(client);
+  bool done;
+  {
+    std::lock_guard<std::mutex> lock(client->mutex);
+    client->Flush();
+    client->UpdateInterest();
+    done = client->closing && client->output.empty();
+  }
+  if (done) Close(client->fd);
+}
+
+void CqlServer::WatchStatus() {
+  constexpr auto kStatusInterval = std::chrono::milliseconds(200);
+  std::optional<std::set<uint32_t>> up;
+  bool ask = false;
+  {
+    std::lock_guard<std::mutex> lock(status_->mutex);
+    up.swap(status_->up);
+    ask = !status_->asked && std::chrono::steady_clock::now() - status_asked_at_ >= kStatusInterval;
+    status_->asked = status_->asked || ask;
+  }
+  if (ask) {
+    // Not under the lock: a node stopping answers at once, on this thread.
+    status_asked_at_ = std::chrono::steady_clock::now();
+    node_.Status([answer = status_](StatusResponse status) {
+      std::lock_guard<std::mutex> lock(answer->mutex);
+      answer->up = std::set<uint32_t>(status.up().begin(), status.up().end());
+      answer->asked = false;
+    });
+  }
+  if (!up) return;
+  // The first answer is the baseline: drivers learn the start from
+  // system.peers, not from events.
+  if (announced_up_) {
+    for (const Member& member : node_.config().file.member()) {
+      const bool was = announced_up_->count(member.id()) > 0, is = up->count(member.id()) > 0;
+      if (was == is || member.id() == node_.config().node.id) continue;
+      const cql::HostInfo& host = hosts_.at(member.id());
+      const cql::Event event = cql::NodeEvent("STATUS_CHANGE", is ? "UP" : "DOWN", host.address, host.native_port);
+      for (auto& [fd, client] : clients_) client->connection->Push(event);
+    }
+  }
+  announced_up_ = std::move(up);
+}
+
+void CqlServer::WatchSchema() {
+  std::shared_ptr<const cql::Schema> now = node_.CqlSchema();
+  if (now == announced_schema_) return;
+  for (const cql::SchemaChange& change : cql::SchemaChangesBetween(*announced_schema_, *now)) {
+    const cql::Event event = cql::SchemaEvent(change);
+    for (auto& [fd, client] : clients_) client->connection->Push(event);
+  }
+  announced_schema_ = std::move(now);
+}
+
+void CqlServer::Accept(int listener) {
+  while (true) {
+    sockaddr_in peer{};
+    socklen_t peer_size = sizeof(peer);
+    const int fd = accept4(listener, reinterpret_cast<sockaddr*>(&peer), &peer_size, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
+      // Out of descriptors: refuse the one waiting (close it) rather than
+      // leave the listener readable and this thread spinning.
+      close(spare_fd_);
+      const int refused = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (refused >= 0) close(refused);
+      spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      Log("warning", "cql_refused_connection", {{"why", "out of file descriptors"}});
+      continue;
+    }
+    if (fd < 0) return;
+    const uint32_t shards = node_.config().node.shards;
+    cql::ShardInfo shard{0, shards, IgnoreMsbBits(shards), shard_aware_port_};
+    shard.shard = listener == shard_aware_listener_ ? ntohs(peer.sin_port) % shards : next_shard_++ % shards;
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    auto client = std::make_shared<Client>();
+    client->fd = fd;
+    client->epoll = epoll_;
+    std::weak_ptr<Client> weak = client;
+    client->connection = std::make_unique<cql::Connection>(
+        prepared_, *backend_, shard, [weak](std::string frame) {
+          if (std::shared_ptr<Client> alive = weak.lock()) alive->Send(std::move(frame));
+        });
+    clients_[fd] = client;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event);
+  }
+}
+
+void CqlServer::Read(const std::shared_ptr<Client>& client) {
+  char buffer[64 * 1024];
+  while (true) {
+    const ssize_t got = recv(client->fd, buffer, sizeof(buffer), 0);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      // The client is gone: nothing left is worth writing.
+      std::lock_guard<std::mutex> lock(client->mutex);
+      client->closing = true;
+      client->output.clear();
+      return;
+    }
+    if (got < 0) break;
+    client->input.append(buffer, static_cast<size_t>(got));
+  }
+  // Whole frames go to the connection; a frame too big is refused unread.
+  std::string_view input = client->input;
+  bool go_on = true;
+  while (go_on && input.size() >= cql::kHeaderBytes) {
+    const cql::FrameHeader header = cql::ParseHeader(input);
+    if (header.body_bytes > cql::kMaxBodyBytes) {
+      client->connection->RejectOversized(header);
+      go_on = false;
+      break;
+    }
+    if (input.size() < cql::kHeaderBytes + header.body_bytes) break;
+    go_on = client->connection->OnFrame(header, input.substr(cql::kHeaderBytes, header.body_bytes));
+    input.remove_prefix(cql::kHeaderBytes + header.body_bytes);
+  }
+  client->input.erase(0, client->input.size() - input.size());
+  if (!go_on) {
+    std::lock_guard<std::mutex> lock(client->mutex);
+    client->closing = true;
+    client->input.clear();
+  }
+}
+
+void CqlServer::Close(int fd) {
+  auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  {
+    std::lock_guard<std::mutex> lock(it->second->mutex);
+    it->second->closed = true;
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+    close(fd);
+  }
+  clients_.erase(it);
+}
+
+}  // namespace charybdis::node
