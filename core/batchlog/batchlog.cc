@@ -4,6 +4,7 @@
 
 #include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
+#include "core/env/assert.h"
 
 namespace charybdis {
 
@@ -27,6 +28,7 @@ void Batchlog::Start() {
 void Batchlog::OnStore(const Envelope& message) {
   const BatchlogStore& store = message.batchlog_store();
   const std::string key = EntryKey(store.batch_id());
+  CHARYBDIS_ASSERT(key.size() == store.batch_id().size() + 1);
   BatchlogEntry entry = store.entry();
   entry.set_stored_at_us(env_.clock->Now() / kMicrosecond);
   WriteBatch batch;
@@ -56,8 +58,10 @@ void Batchlog::Tick() {
     const std::string from = next_key_.empty() ? all : next_key_;
     env_.storage->Scan(from, storage_codec::PrefixEnd(all), kEntriesPerTick,
                        [this](absl::StatusOr<std::vector<KeyValue>> entries) {
+                         CHARYBDIS_ASSERT(scanning_);  // one scan at a time
                          scanning_ = false;
                          if (!entries.ok()) return;  // a failed disk: the next tick tries again
+                         CHARYBDIS_ASSERT(entries->size() <= kEntriesPerTick);  // Storage::Scan's limit
                          // Each tick goes on after the last: entries not due
                          // yet cannot keep later ones from their turn.
                          next_key_ = entries->size() < kEntriesPerTick ? "" : entries->back().key + std::string(1, '\0');
@@ -87,6 +91,9 @@ void Batchlog::ReplayDue(const std::vector<KeyValue>& entries) {
 }
 
 void Batchlog::Replay(const std::string& key, const BatchlogEntry& entry) {
+  // ReplayDue drops entries without mutations and skips those replaying.
+  CHARYBDIS_ASSERT(entry.mutation_size() > 0);
+  CHARYBDIS_ASSERT(replaying_.count(key) == 0);
   metrics_.batchlog_replays++;
   replaying_.insert(key);
   struct Progress {
@@ -103,7 +110,9 @@ void Batchlog::Replay(const std::string& key, const BatchlogEntry& entry) {
       // A mutation of a table dropped since is dropped with it (Cassandra).
       const bool done = response.code() == ClientResponse::OK || response.code() == ClientResponse::INVALID_REQUEST;
       progress->all_ok = progress->all_ok && done;
+      CHARYBDIS_ASSERT(progress->unwritten > 0);  // one reply per mutation
       if (--progress->unwritten > 0) return;
+      CHARYBDIS_ASSERT(replaying_.count(key) == 1);
       replaying_.erase(key);
       if (!progress->all_ok) return;  // the next tick tries again
       WriteBatch batch;

@@ -15,6 +15,9 @@ BatchHandler::BatchHandler(CoordinatorContext& context, std::vector<PartitionDat
       done_(std::move(done)) {
   CHARYBDIS_ASSERT(!mutations_.empty());
   CHARYBDIS_ASSERT(log_nodes_.empty() || mutations_.size() > 1);
+  CHARYBDIS_ASSERT(run_mutation_ != nullptr);
+  CHARYBDIS_ASSERT(reply_ != nullptr);
+  CHARYBDIS_ASSERT(done_ != nullptr);  // Finish calls it unchecked
 }
 
 void BatchHandler::Start() {
@@ -26,12 +29,15 @@ void BatchHandler::Start() {
   AppendBigEndian(batch_id_, context_.env.self.node, 4);
   AppendBigEndian(batch_id_, context_.env.self.shard, 4);
   AppendBigEndian(batch_id_, id_, 8);
+  CHARYBDIS_ASSERT(id_ != 0);
+  CHARYBDIS_ASSERT(batch_id_.size() == 16);  // Start runs once
   Envelope message;
   BatchlogStore* store = message.mutable_batchlog_store();
   store->set_request_id(id_);
   store->set_batch_id(batch_id_);
   store->mutable_entry()->set_timestamp(timestamp_);
   for (const PartitionData& mutation : mutations_) *store->mutable_entry()->add_mutation() = mutation;
+  CHARYBDIS_ASSERT(static_cast<size_t>(store->entry().mutation_size()) == mutations_.size());
   context_.metrics.batches_logged++;
   for (NodeId node : log_nodes_) context_.env.network->Send(Address{node, 0}, message);
   std::weak_ptr<BatchHandler> self = weak_from_this();
@@ -42,10 +48,12 @@ void BatchHandler::Start() {
 
 void BatchHandler::OnWriteAck(NodeId node, bool ok) {
   if (finished_ || writing_ || std::find(log_nodes_.begin(), log_nodes_.end(), node) == log_nodes_.end()) return;
+  CHARYBDIS_ASSERT(id_ != 0);  // a log node's ack: Start logged the batch
   // A node that could not store it leaves the log short: the batch is not
   // written, and the client hears a failed batch log write at once.
   if (!ok) return OnLogTimeout();
   logged_.insert(node);
+  CHARYBDIS_ASSERT(logged_.size() <= log_nodes_.size());
   if (logged_.size() == log_nodes_.size()) {
     context_.env.clock->Cancel(log_timer_);
     WriteMutations();
@@ -54,6 +62,9 @@ void BatchHandler::OnWriteAck(NodeId node, bool ok) {
 
 void BatchHandler::OnLogTimeout() {
   if (finished_ || writing_) return;
+  CHARYBDIS_ASSERT(!log_nodes_.empty());
+  // Once every node logged it the mutations are writing.
+  CHARYBDIS_ASSERT(logged_.size() < log_nodes_.size());
   ClientResponse timeout;
   timeout.set_code(ClientResponse::WRITE_TIMEOUT);
   timeout.set_consistency(level_);
@@ -65,9 +76,13 @@ void BatchHandler::OnLogTimeout() {
 }
 
 void BatchHandler::WriteMutations() {
+  CHARYBDIS_ASSERT(!writing_);  // once, from Start or the last log ack
+  CHARYBDIS_ASSERT(!finished_);
+  CHARYBDIS_ASSERT(!mutations_.empty());
   writing_ = true;
   unwritten_ = mutations_.size();
   std::vector<PartitionData> mutations = std::move(mutations_);
+  CHARYBDIS_ASSERT(mutations.size() == unwritten_);
   for (PartitionData& mutation : mutations) {
     run_mutation_(std::move(mutation), timestamp_, level_, [self = shared_from_this()](ClientResponse response) {
       self->OnMutationWritten(std::move(response));
@@ -76,7 +91,10 @@ void BatchHandler::WriteMutations() {
 }
 
 void BatchHandler::OnMutationWritten(ClientResponse response) {
-  CHARYBDIS_ASSERT(writing_ && unwritten_ > 0);
+  CHARYBDIS_ASSERT(writing_);
+  CHARYBDIS_ASSERT(unwritten_ > 0);
+  // Each part answers once; a log timeout finishes only before writing.
+  CHARYBDIS_ASSERT(!finished_);
   unwritten_--;
   if (response.code() != ClientResponse::OK && !failure_) {
     // A logged batch is in the batch log, which finishes it: whatever kept
@@ -94,6 +112,8 @@ void BatchHandler::OnMutationWritten(ClientResponse response) {
   }
   if (unwritten_ > 0 || finished_) return;
   if (failure_) return Finish(*std::move(failure_));
+  CHARYBDIS_ASSERT(unwritten_ == 0);
+  CHARYBDIS_ASSERT(!failure_);
   // Applied at the level: the batch log's nodes may forget it.
   Envelope remove;
   remove.mutable_batchlog_remove()->set_batch_id(batch_id_);
@@ -106,6 +126,8 @@ void BatchHandler::OnMutationWritten(ClientResponse response) {
 
 void BatchHandler::Finish(ClientResponse response) {
   CHARYBDIS_ASSERT(!finished_);
+  CHARYBDIS_ASSERT(done_ != nullptr);
+  CHARYBDIS_ASSERT(response.code() != ClientResponse::OK || writing_);  // OK once all parts were written
   finished_ = true;
   context_.env.clock->Cancel(log_timer_);
   reply_(std::move(response));

@@ -36,6 +36,11 @@ Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, const cql::Sche
                                  std::function<void(bool)> done) {
     lwt_.FinishRound(token, table, key, std::move(done));
   };
+  // The low 32 bits count this life's requests; the top bit marks hint replays.
+  CHARYBDIS_ASSERT((context_.request_id_base & 0xffffffffu) == 0);
+  CHARYBDIS_ASSERT((context_.request_id_base >> 63) == 0);
+  CHARYBDIS_ASSERT(context_.last_request_id == 0);
+  CHARYBDIS_ASSERT(context_.env.self.shard < config.shards);
 }
 
 namespace {
@@ -55,9 +60,11 @@ bool Coordinator::FirstSight(const Address& client, uint64_t client_request_id) 
     seen_requests_.erase(seen_order_.front().second);
     seen_order_.pop_front();
   }
+  CHARYBDIS_ASSERT(seen_requests_.size() == seen_order_.size());
   const std::pair<Address, uint64_t> key{client, client_request_id};
   if (!seen_requests_.emplace(key, now).second) return false;
   seen_order_.emplace_back(now, key);
+  CHARYBDIS_ASSERT(seen_requests_.size() == seen_order_.size());
   return true;
 }
 
@@ -72,12 +79,14 @@ void Coordinator::OnClientRequest(const Envelope& message) {
     case ClientRequest::kWrite: {
       const absl::Status table = CheckTable(request.write().table(), request.write().partition_key());
       if (!table.ok()) return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, std::string(table.message()));
+      CHARYBDIS_ASSERT(!request.write().partition_key().empty());
       if (ForwardIfNotOwner(message, client, OwnerOf(request.write().partition_key()))) return;
       return Write(client, request.request_id(), request.write());
     }
     case ClientRequest::kRead: {
       const absl::Status table = CheckTable(request.read().table(), request.read().partition_key());
       if (!table.ok()) return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, std::string(table.message()));
+      CHARYBDIS_ASSERT(!request.read().partition_key().empty());
       if (ForwardIfNotOwner(message, client, OwnerOf(request.read().partition_key()))) return;
       return Read(client, request.request_id(), request.read());
     }
@@ -86,6 +95,7 @@ void Coordinator::OnClientRequest(const Envelope& message) {
       if (!problem.empty()) {
         return Reject(client, request.request_id(), ClientResponse::INVALID_REQUEST, problem);
       }
+      CHARYBDIS_ASSERT(request.cas().statement_size() >= 1);
       const Token token = TokenOf(request.cas().statement(0).write().partition_key());
       if (ForwardIfNotOwner(message, client, ShardOf(token, context_.config.shards))) return;
       return Cas(client, request.request_id(), request.cas());
@@ -124,14 +134,17 @@ absl::Status Coordinator::CheckTable(const std::string& table, const std::string
     return absl::InvalidArgumentError(absl::StrCat("unknown table \"", table, "\""));
   }
   if (partition_key.empty()) return absl::InvalidArgumentError("the partition key may not be empty");
+  CHARYBDIS_ASSERT(ColumnsOf(table) != nullptr);
   return absl::OkStatus();
 }
 
 ShardId Coordinator::OwnerOf(const std::string& partition_key) const {
+  CHARYBDIS_ASSERT(context_.config.shards >= 1);
   return ShardOf(TokenOf(partition_key), context_.config.shards);
 }
 
 bool Coordinator::ForwardIfNotOwner(const Envelope& message, const Address& client, ShardId owner) {
+  CHARYBDIS_ASSERT(owner < context_.config.shards);
   if (owner == context_.env.self.shard) return false;
   if (message.client_request().forwarded()) {
     // Only a shard forwards, once, to the owner: this came from elsewhere,
@@ -163,6 +176,8 @@ void Coordinator::Reply(const Address& client, uint64_t client_request_id, Clien
 
 void Coordinator::Reject(const Address& client, uint64_t client_request_id,
                          ClientResponse::Code code, const std::string& why) {
+  CHARYBDIS_ASSERT(code != ClientResponse::OK);
+  CHARYBDIS_ASSERT(!why.empty());
   if (code == ClientResponse::INVALID_REQUEST) context_.metrics.invalid_requests++;
   ClientResponse response;
   response.set_code(code);
@@ -180,6 +195,7 @@ Timestamp Coordinator::NewTimestamp() {
 }
 
 Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const {
+  CHARYBDIS_ASSERT(timestamp > 0);  // negative ones are refused, zero ones drawn
   Partition mutation;
   Row& row = mutation.rows[op.clustering_key()];
   if (op.delete_row()) row.tombstone = timestamp;
@@ -190,10 +206,12 @@ Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const 
   for (const std::string& column : op.delete_column()) {
     row.cells[column] = Cell{timestamp, true, "", 0, 0};
   }
+  CHARYBDIS_ASSERT(mutation.rows.size() == 1);
   return mutation;
 }
 
 std::string Coordinator::WriteProblem(const WriteOp& op) const {
+  CHARYBDIS_ASSERT(ColumnsOf(op.table()) != nullptr);
   const std::set<std::string>& columns = *ColumnsOf(op.table());
   std::string problem;
   if (absl::Status valid = ValidForWrite(op.consistency()); !valid.ok()) problem = std::string(valid.message());
@@ -211,6 +229,8 @@ std::string Coordinator::WriteProblem(const WriteOp& op) const {
 }
 
 void Coordinator::Write(const Address& client, uint64_t client_request_id, const WriteOp& op) {
+  // OnClientRequest hands a write to the shard that owns its partition.
+  CHARYBDIS_ASSERT(OwnerOf(op.partition_key()) == context_.env.self.shard);
   if (const std::string problem = WriteProblem(op); !problem.empty()) {
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
   }
@@ -224,6 +244,7 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
   PartitionData mutation;
   mutation.set_table(op.table());
   mutation.set_partition_key(op.partition_key());
+  CHARYBDIS_ASSERT(timestamp > 0);
   MutationOf(op, timestamp).ToProto(&mutation);
   StartWrite(std::move(mutation), timestamp, op.consistency(), [this, client, client_request_id](ClientResponse response) {
     Reply(client, client_request_id, std::move(response));
@@ -238,6 +259,8 @@ std::optional<ClientResponse> Coordinator::UnavailableFor(const std::string& tab
   for (NodeId replica : ring->ReplicasOf(TokenOf(partition_key))) {
     if (context_.liveness.IsUp(replica)) live.push_back(replica);
   }
+  CHARYBDIS_ASSERT(requirement.blocked_for() >= 1);
+  CHARYBDIS_ASSERT(live.size() <= ring->total_replication_factor());
   const bool hints_can_serve = level == CL_ANY && context_.config.coordinator.hinted_handoff;
   if (requirement.SatisfiedBy(live) || hints_can_serve) return std::nullopt;
   return Unavailable(level, requirement.Counted(live), requirement.blocked_for(), "not enough live replicas");
@@ -245,6 +268,7 @@ std::optional<ClientResponse> Coordinator::UnavailableFor(const std::string& tab
 
 void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
                               std::function<void(ClientResponse)> reply) {
+  CHARYBDIS_ASSERT(reply != nullptr);
   if (ColumnsOf(mutation.table()) == nullptr) {  // a batch log's, of a table dropped since
     ClientResponse invalid;
     invalid.set_code(ClientResponse::INVALID_REQUEST);
@@ -264,10 +288,13 @@ void Coordinator::StartWrite(PartitionData mutation, Timestamp timestamp, Consis
   const Token token = TokenOf(mutation.partition_key());
   const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(mutation.table());
   const uint64_t id = context_.NextRequestId();
+  CHARYBDIS_ASSERT(ring != nullptr);
+  CHARYBDIS_ASSERT(id != 0);
   auto handler = std::make_shared<WriteHandler>(
       context_, id, Requirement(level, *ring, context_.local_datacenter), token, ring->ReplicasOf(token),
       std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); });
   Track(id, handler);
+  CHARYBDIS_ASSERT(pending_.count(id) == 1);
   handler->Start();
 }
 
@@ -276,6 +303,7 @@ std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas
   // Like a snitch: this node first if it is a replica, then the other
   // replicas of this datacenter, then the rest; in random order within each
   // group (the shard's own generator), which spreads reads evenly.
+  CHARYBDIS_ASSERT(!replicas.empty());
   std::vector<NodeId> local, remote;
   for (NodeId replica : replicas) {
     if (replica == context_.env.self.node || !context_.liveness.IsUp(replica) ||
@@ -287,6 +315,7 @@ std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas
   }
   Shuffle(local, *context_.env.random);
   Shuffle(remote, *context_.env.random);
+  CHARYBDIS_ASSERT(local.size() + remote.size() <= replicas.size());
   std::vector<NodeId> targets;
   const NodeId self = context_.env.self.node;
   if (std::find(replicas.begin(), replicas.end(), self) != replicas.end() &&
@@ -295,10 +324,13 @@ std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas
   }
   targets.insert(targets.end(), local.begin(), local.end());
   targets.insert(targets.end(), remote.begin(), remote.end());
+  CHARYBDIS_ASSERT(targets.size() <= replicas.size());
+  for (NodeId target : targets) CHARYBDIS_ASSERT(requirement.Counts(target));
   return targets;
 }
 
 void Coordinator::Read(const Address& client, uint64_t client_request_id, const ReadOp& op) {
+  CHARYBDIS_ASSERT(OwnerOf(op.partition_key()) == context_.env.self.shard);
   if (absl::Status valid = ValidForRead(op.consistency()); !valid.ok()) {
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, std::string(valid.message()));
   }
@@ -308,6 +340,7 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
     });
   }
   context_.metrics.coordinator_reads++;
+  CHARYBDIS_ASSERT(!IsSerial(op.consistency()));
   const Token token = TokenOf(op.partition_key());
   const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());
   Requirement requirement(op.consistency(), *ring, context_.local_datacenter);
@@ -318,7 +351,9 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
                  Unavailable(op.consistency(), static_cast<uint32_t>(targets.size()),
                              requirement.blocked_for(), "not enough live replicas"));
   }
+  CHARYBDIS_ASSERT(targets.size() >= requirement.blocked_for());
   const uint64_t id = context_.NextRequestId();
+  CHARYBDIS_ASSERT(id != 0);
   auto executor = std::make_shared<ReadExecutor>(
       context_, id, std::move(requirement), token, op, std::move(targets),
       [this, client, client_request_id](ClientResponse response) {
@@ -340,12 +375,15 @@ void Coordinator::Batch(const Address& client, uint64_t client_request_id, const
     if (problem.empty()) problem = table.ok() ? WriteProblem(write) : std::string(table.message());
   }
   if (!problem.empty()) return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST, problem);
+  CHARYBDIS_ASSERT(op.write_size() >= 1);
   // One timestamp for the writes that bring none, as Cassandra stamps a batch.
   const Timestamp timestamp = NewTimestamp();
   std::map<std::pair<std::string, std::string>, Partition> partitions;  // by table, partition key
   for (const WriteOp& write : op.write()) {
     partitions[{write.table(), write.partition_key()}].Merge(MutationOf(write, write.timestamp() != 0 ? write.timestamp() : timestamp));
   }
+  CHARYBDIS_ASSERT(!partitions.empty());
+  CHARYBDIS_ASSERT(partitions.size() <= static_cast<size_t>(op.write_size()));
   std::vector<PartitionData> mutations;
   for (const auto& [key, partition] : partitions) {
     // Refused before anything is logged or written, as Cassandra does.
@@ -358,8 +396,10 @@ void Coordinator::Batch(const Address& client, uint64_t client_request_id, const
     mutation.set_partition_key(key.second);
     partition.ToProto(&mutation);
   }
+  CHARYBDIS_ASSERT(mutations.size() == partitions.size());
   std::vector<NodeId> log_nodes;
   if (op.logged() && mutations.size() > 1) log_nodes = BatchlogNodes();
+  CHARYBDIS_ASSERT(log_nodes.size() <= 2);
   auto handler = std::make_shared<BatchHandler>(
       context_, std::move(mutations), timestamp, op.consistency(), std::move(log_nodes),
       [this](PartitionData mutation, Timestamp at, ConsistencyLevel level, BatchHandler::Reply reply) {
@@ -387,6 +427,8 @@ std::vector<NodeId> Coordinator::BatchlogNodes() {
   Shuffle(candidates, *context_.env.random);
   if (candidates.size() > 2) candidates.resize(2);
   if (candidates.empty()) candidates.push_back(context_.env.self.node);
+  CHARYBDIS_ASSERT(!candidates.empty());
+  CHARYBDIS_ASSERT(candidates.size() <= 2);
   return candidates;
 }
 
@@ -401,8 +443,12 @@ void Coordinator::Scan(const Address& client, uint64_t client_request_id, const 
     return Reject(client, client_request_id, ClientResponse::INVALID_REQUEST,
                   "a scan needs a limit and start_token <= end_token, and a resumed scan its row, of start_token");
   }
+  CHARYBDIS_ASSERT(op.limit() >= 1);
+  CHARYBDIS_ASSERT(op.start_token() <= op.end_token());
+  CHARYBDIS_ASSERT(!IsSerial(op.consistency()));
   context_.metrics.coordinator_reads++;
   std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());
+  CHARYBDIS_ASSERT(ring != nullptr);
   Requirement requirement(op.consistency(), *ring, context_.local_datacenter);
   auto handler = std::make_shared<ScanHandler>(
       context_, std::move(ring), requirement, op,
@@ -422,6 +468,7 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
   if (absl::Status table = CheckTable(first.table(), first.partition_key()); !table.ok()) {
     return std::string(table.message());
   }
+  CHARYBDIS_ASSERT(ColumnsOf(first.table()) != nullptr);
   const std::set<std::string>& columns = *ColumnsOf(first.table());
   for (const CasStatement& statement : op.statement()) {
     const WriteOp& write = statement.write();
@@ -462,6 +509,8 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
 }
 
 void Coordinator::Cas(const Address& client, uint64_t client_request_id, const CasOp& op) {
+  CHARYBDIS_ASSERT(op.statement_size() >= 1);
+  CHARYBDIS_ASSERT(OwnerOf(op.statement(0).write().partition_key()) == context_.env.self.shard);
   lwt_.Cas(op, [this, client, client_request_id](ClientResponse response) {
     Reply(client, client_request_id, std::move(response));
   });
@@ -478,6 +527,7 @@ void Coordinator::OnPaxosReply(const Envelope& message) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;  // late: that round is over
   std::shared_ptr<PendingRequest> request = it->second;
+  CHARYBDIS_ASSERT(request != nullptr);  // Track admits no null
   switch (message.body_case()) {
     case Envelope::kPaxosPromise: return request->OnPromise(message.from_node(), message.paxos_promise());
     case Envelope::kPaxosAcceptReply:
@@ -498,6 +548,7 @@ void Coordinator::OnWriteAck(const Envelope& message) {
   if (it == pending_.end()) return;  // late: the request is over
   // Keep the request alive through the call even if it finishes.
   std::shared_ptr<PendingRequest> request = it->second;
+  CHARYBDIS_ASSERT(request != nullptr);  // Track admits no null
   request->OnWriteAck(message.from_node(), ack.ok());
 }
 
@@ -505,6 +556,7 @@ void Coordinator::OnScanResponse(const Envelope& message) {
   auto it = pending_.find(message.replica_scan_response().request_id());
   if (it == pending_.end()) return;
   std::shared_ptr<PendingRequest> request = it->second;
+  CHARYBDIS_ASSERT(request != nullptr);  // Track admits no null
   request->OnScanResponse(Address{message.from_node(), message.from_shard()}, message.replica_scan_response());
 }
 
@@ -513,6 +565,7 @@ void Coordinator::OnReadResponse(const Envelope& message) {
   auto it = pending_.find(response.request_id());
   if (it == pending_.end()) return;
   std::shared_ptr<PendingRequest> request = it->second;
+  CHARYBDIS_ASSERT(request != nullptr);  // Track admits no null
   request->OnReadResponse(message.from_node(), response);
 }
 

@@ -29,15 +29,21 @@ ReadExecutor::ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement
       done_(std::move(done)) {
   CHARYBDIS_ASSERT(targets_.size() >= requirement_.blocked_for());
   CHARYBDIS_ASSERT(requirement_.blocked_for() >= 1);
+  CHARYBDIS_ASSERT(id_ != 0);
+  CHARYBDIS_ASSERT(done_ != nullptr);
 }
 
 void ReadExecutor::SendFirstRequests() {
+  CHARYBDIS_ASSERT(requirement_.blocked_for() <= targets_.size());
   for (next_target_ = 0; next_target_ < requirement_.blocked_for(); next_target_++) {
     Ask(targets_[next_target_], /*digest_only=*/next_target_ != 0);
   }
+  CHARYBDIS_ASSERT(next_target_ == requirement_.blocked_for());
 }
 
 void ReadExecutor::FinishPaxosThenRestart() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kCollecting);
+  CHARYBDIS_ASSERT(!paxos_finished_);  // a read restarts once at most
   phase_ = Phase::kFinishingPaxos;
   paxos_finished_ = true;
   CHARYBDIS_PROBE(context_.env.probes, "read.finish_paxos_first");
@@ -53,12 +59,15 @@ void ReadExecutor::FinishPaxosThenRestart() {
     // A new id: answers of the first pass still on the wire must not count.
     executor->id_ = executor->context_.NextRequestId();
     executor->ids_.push_back(executor->id_);
+    CHARYBDIS_ASSERT(executor->ids_.size() == 2);  // the first pass and this one
     executor->context_.track(executor->id_, executor);
     executor->SendFirstRequests();
   });
 }
 
 void ReadExecutor::Start() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kCollecting);
+  CHARYBDIS_ASSERT(asked_.empty());
   started_ = context_.env.clock->Now();
   SendFirstRequests();
   std::weak_ptr<ReadExecutor> self = weak_from_this();
@@ -82,6 +91,9 @@ void ReadExecutor::Start() {
 }
 
 void ReadExecutor::Ask(NodeId replica, bool digest_only) {
+  // Every replica asked, whatever for, was a target first.
+  CHARYBDIS_ASSERT(std::find(targets_.begin(), targets_.end(), replica) != targets_.end());
+  CHARYBDIS_ASSERT(id_ != 0);
   asked_.insert(replica);
   Envelope message;
   ReplicaRead* request = message.mutable_replica_read();
@@ -100,6 +112,7 @@ void ReadExecutor::Ask(NodeId replica, bool digest_only) {
 uint32_t ReadExecutor::Counted() const {
   uint32_t counted = 0;
   for (const auto& [replica, answer] : answers_) counted += requirement_.Counts(replica);
+  CHARYBDIS_ASSERT(counted <= answers_.size());
   return counted;
 }
 
@@ -122,6 +135,8 @@ void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& res
   }
   answers_[replica].paxos_in_progress = response.paxos_in_progress();
   const Answer& answer = answers_[replica];
+  CHARYBDIS_ASSERT(answer.has_data != response.digest_only());
+  CHARYBDIS_ASSERT(answers_.size() <= asked_.size());  // only those asked answer
   switch (phase_) {
     case Phase::kCollecting:
       Collected();
@@ -148,6 +163,7 @@ void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& res
 }
 
 void ReadExecutor::Collected() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kCollecting);
   if (Counted() < requirement_.blocked_for()) return;
   if (!paxos_finished_) {
     for (const auto& [replica, answer] : answers_) {
@@ -164,6 +180,7 @@ void ReadExecutor::Collected() {
   }
   if (data == nullptr) return;  // the data replica is slow: wait (or speculate)
   if (agree) {
+    CHARYBDIS_ASSERT(data->has_data);
     result_ = data->data;
     ReplyWith(result_);
     return;
@@ -172,6 +189,8 @@ void ReadExecutor::Collected() {
 }
 
 void ReadExecutor::StartRepair() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kCollecting);
+  CHARYBDIS_ASSERT(answers_.size() >= 2);  // a disagreement takes two
   phase_ = Phase::kRepairReading;
   bool missing_data = false;
   for (const auto& [replica, answer] : answers_) {
@@ -186,6 +205,8 @@ void ReadExecutor::StartRepair() {
 void ReadExecutor::RepairWrites() {
   CHARYBDIS_ASSERT(phase_ == Phase::kRepairReading || phase_ == Phase::kCollecting);
   CHARYBDIS_ASSERT(Counted() >= requirement_.blocked_for());
+  CHARYBDIS_ASSERT(repairing_.empty());  // a read repairs once
+  for (const auto& [replica, answer] : answers_) CHARYBDIS_ASSERT(answer.has_data);
   phase_ = Phase::kRepairWriting;
   context_.metrics.foreground_read_repairs++;
   result_ = Partition();
@@ -205,6 +226,7 @@ void ReadExecutor::RepairWrites() {
 }
 
 void ReadExecutor::OnWriteAck(NodeId replica, bool ok) {
+  CHARYBDIS_ASSERT(repairing_.size() <= answers_.size());
   if (phase_ == Phase::kRepairWriting && ok && repairing_.erase(replica) && repairing_.empty()) {
     ReplyWith(result_);
   }
@@ -214,6 +236,8 @@ void ReadExecutor::OnWriteAck(NodeId replica, bool ok) {
 void ReadExecutor::ReplyWith(const Partition& result) {
   CHARYBDIS_ASSERT(phase_ != Phase::kReplied);  // one answer per read
   CHARYBDIS_ASSERT(Counted() >= requirement_.blocked_for());
+  CHARYBDIS_ASSERT(repairing_.empty());  // repair writes hold up the answer
+  CHARYBDIS_ASSERT(!timed_out_);
   phase_ = Phase::kReplied;
   result_digest_ = Digest(result);
   const Nanos now = context_.env.clock->Now();
@@ -231,6 +255,7 @@ void ReadExecutor::ReplyWith(const Partition& result) {
 }
 
 void ReadExecutor::RepairInBackground(NodeId replica, const Answer& answer) {
+  CHARYBDIS_ASSERT(phase_ == Phase::kReplied);
   if (!answer.has_data) {
     Ask(replica, /*digest_only=*/false);  // learn what it holds first
     return;
@@ -243,6 +268,7 @@ void ReadExecutor::RepairInBackground(NodeId replica, const Answer& answer) {
 }
 
 void ReadExecutor::SendRepair(NodeId replica, const Partition& missing) {
+  CHARYBDIS_ASSERT(!missing.empty());
   Envelope message;
   ReplicaWrite* write = message.mutable_replica_write();
   write->set_request_id(id_);
@@ -257,6 +283,7 @@ void ReadExecutor::SendRepair(NodeId replica, const Partition& missing) {
 
 void ReadExecutor::Speculate() {
   if (phase_ != Phase::kCollecting || next_target_ >= targets_.size()) return;
+  CHARYBDIS_ASSERT(next_target_ >= requirement_.blocked_for());
   context_.metrics.speculative_retries++;
   CHARYBDIS_PROBE(context_.env.probes, "read.speculative_retry");
   Ask(targets_[next_target_++], /*digest_only=*/false);
@@ -264,6 +291,7 @@ void ReadExecutor::Speculate() {
 
 void ReadExecutor::ReplaceRefused(NodeId replica) {
   if (!refused_.insert(replica).second) return;  // a duplicate refusal
+  CHARYBDIS_ASSERT(refused_.size() <= asked_.size());  // only those asked refuse
   if (phase_ == Phase::kRepairReading) {
     // It gave a digest and now cannot give its data: read on without it.
     answers_.erase(replica);
@@ -286,6 +314,7 @@ void ReadExecutor::ReplaceRefused(NodeId replica) {
 
 ClientResponse ReadExecutor::FailureResponse(ClientResponse::Code code, const char* message) {
   CHARYBDIS_ASSERT(phase_ != Phase::kReplied);
+  CHARYBDIS_ASSERT(code != ClientResponse::OK);
   phase_ = Phase::kReplied;
   ClientResponse response;
   response.set_code(code);
@@ -299,6 +328,7 @@ ClientResponse ReadExecutor::FailureResponse(ClientResponse::Code code, const ch
 void ReadExecutor::FailRefused() {
   CHARYBDIS_ASSERT(phase_ == Phase::kCollecting || phase_ == Phase::kRepairReading);
   CHARYBDIS_ASSERT(!refused_.empty());
+  CHARYBDIS_ASSERT(refused_.size() <= targets_.size());
   CHARYBDIS_PROBE(context_.env.probes, "read.failed_refused");
   context_.metrics.read_failures++;
   ClientResponse response = FailureResponse(ClientResponse::READ_FAILURE, "too many replicas could not read");
@@ -308,6 +338,7 @@ void ReadExecutor::FailRefused() {
 }
 
 void ReadExecutor::OnTimeout() {
+  CHARYBDIS_ASSERT(!timed_out_);  // its timer fires once
   timed_out_ = true;
   if (phase_ != Phase::kReplied) {
     context_.metrics.read_timeouts++;
@@ -318,10 +349,12 @@ void ReadExecutor::OnTimeout() {
     response.set_data_present(data_present);
     reply_(std::move(response));
   }
+  CHARYBDIS_ASSERT(phase_ == Phase::kReplied);
   MaybeDone();
 }
 
 void ReadExecutor::MaybeDone() {
+  CHARYBDIS_ASSERT(answers_.size() <= asked_.size());
   if (!done_ || phase_ != Phase::kReplied) return;
   // Every replica asked has answered with what it was last asked for, or
   // time is up: nothing more can arrive that matters.

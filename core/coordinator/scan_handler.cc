@@ -22,6 +22,7 @@ Token RangeEndOf(const TokenRing& ring, Token token) {
   const auto& tokens = ring.tokens();
   auto it = std::lower_bound(tokens.begin(), tokens.end(), token,
                              [](const TokenRing::VnodeToken& vnode, Token t) { return vnode.token < t; });
+  CHARYBDIS_ASSERT(it == tokens.end() || it->token >= token);
   return it == tokens.end() ? kMaximumToken : it->token;
 }
 
@@ -33,14 +34,22 @@ ScanHandler::ScanHandler(CoordinatorContext& context, std::shared_ptr<const Toke
     : context_(context), ring_(std::move(ring)), requirement_(std::move(requirement)), scan_(std::move(scan)),
       targets_of_(std::move(targets_of)), reply_(std::move(reply)), done_(std::move(done)), position_(scan_) {
   CHARYBDIS_ASSERT(scan_.limit() >= 1);
+  CHARYBDIS_ASSERT(scan_.start_token() <= scan_.end_token());
+  CHARYBDIS_ASSERT(requirement_.blocked_for() >= 1);
+  CHARYBDIS_ASSERT(ring_ != nullptr);
+  CHARYBDIS_ASSERT(done_ != nullptr);  // Finish calls it unchecked
 }
 
 void ScanHandler::Start() {
+  CHARYBDIS_ASSERT(!finished_);
+  CHARYBDIS_ASSERT(ids_.empty());  // Start runs once
   result_.set_code(ClientResponse::OK);
   NextRound();
 }
 
 void ScanHandler::NextRound() {
+  CHARYBDIS_ASSERT(!finished_);
+  CHARYBDIS_ASSERT(taken_ <= scan_.limit());
   context_.env.clock->Cancel(timeout_timer_);
   const bool range_done = !position_.resume() && position_.start_token() >= scan_.end_token();
   if (range_done || taken_ >= scan_.limit()) return Finish(std::move(result_));
@@ -60,8 +69,10 @@ void ScanHandler::NextRound() {
     unavailable.set_message("not enough live replicas for a vnode range of the scan");
     return Finish(std::move(unavailable));
   }
+  CHARYBDIS_ASSERT(targets.size() >= requirement_.blocked_for());
   // A new id: answers of the last round still on the wire must not count.
   id_ = context_.NextRequestId();
+  CHARYBDIS_ASSERT(id_ != 0);
   ids_.push_back(id_);
   context_.track(id_, shared_from_this());
   asked_.clear();
@@ -79,6 +90,7 @@ void ScanHandler::NextRound() {
       context_.env.network->Send(source, message);
     }
   }
+  CHARYBDIS_ASSERT(asked_.size() <= size_t{requirement_.blocked_for()} * context_.config.shards);
   std::weak_ptr<ScanHandler> self = weak_from_this();
   timeout_timer_ = context_.env.clock->After(context_.config.coordinator.read_timeout, [self] {
     if (auto handler = self.lock()) handler->OnTimeout();
@@ -87,6 +99,7 @@ void ScanHandler::NextRound() {
 
 void ScanHandler::OnScanResponse(const Address& from, const ReplicaScanResponse& response) {
   if (finished_ || response.request_id() != id_ || !asked_.count(from) || answers_.count(from)) return;
+  CHARYBDIS_ASSERT(id_ != 0);
   if (!response.ok()) {
     context_.metrics.read_failures++;
     ClientResponse failure;
@@ -98,10 +111,14 @@ void ScanHandler::OnScanResponse(const Address& from, const ReplicaScanResponse&
     return Finish(std::move(failure));
   }
   answers_.emplace(from, response);
+  CHARYBDIS_ASSERT(answers_.size() <= asked_.size());  // only those asked answer
   if (answers_.size() == asked_.size()) Collected();
 }
 
 void ScanHandler::Collected() {
+  CHARYBDIS_ASSERT(!finished_);
+  CHARYBDIS_ASSERT(!answers_.empty());
+  CHARYBDIS_ASSERT(answers_.size() == asked_.size());
   // Whole up to the smallest last row of the sources that stopped early.
   std::optional<RowPosition> covered;
   for (const auto& [source, answer] : answers_) {
@@ -128,6 +145,8 @@ void ScanHandler::Collected() {
 }
 
 void ScanHandler::TakeRows(const std::optional<RowPosition>& covered) {
+  CHARYBDIS_ASSERT(taken_ <= scan_.limit());
+  CHARYBDIS_ASSERT(static_cast<uint32_t>(result_.rows_size()) <= taken_);
   std::map<std::pair<Token, std::string>, Partition> merged;
   for (const auto& [source, answer] : answers_) {
     for (const PartitionData& data : answer.partitions()) {
@@ -167,6 +186,7 @@ void ScanHandler::OnTimeout() {
   for (const auto& [source, answer] : answers_) shards_answered[source.node]++;
   uint32_t received = 0;
   for (const auto& [node, shards] : shards_answered) received += shards == context_.config.shards;
+  CHARYBDIS_ASSERT(received <= requirement_.blocked_for());  // of the nodes asked
   timeout.set_received(received);
   timeout.set_data_present(received > 0);
   timeout.set_message("timed out waiting for replica answers to a scan");
@@ -175,6 +195,7 @@ void ScanHandler::OnTimeout() {
 
 void ScanHandler::Finish(ClientResponse response) {
   CHARYBDIS_ASSERT(!finished_);
+  CHARYBDIS_ASSERT(taken_ <= scan_.limit());
   finished_ = true;
   if (response.code() == ClientResponse::OK) response.set_row_count(taken_);
   context_.env.clock->Cancel(timeout_timer_);

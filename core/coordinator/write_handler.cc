@@ -22,6 +22,10 @@ WriteHandler::WriteHandler(CoordinatorContext& context, uint64_t id, Requirement
       done_(std::move(done)) {}
 
 void WriteHandler::Start() {
+  CHARYBDIS_ASSERT(id_ != 0);
+  CHARYBDIS_ASSERT(!replicas_.empty());
+  CHARYBDIS_ASSERT(pending_.empty());  // Start runs once, before any ack
+  CHARYBDIS_ASSERT(acked_.empty());
   started_ = context_.env.clock->Now();
   for (NodeId replica : replicas_) {
     if (!context_.liveness.IsUp(replica)) {
@@ -38,6 +42,7 @@ void WriteHandler::Start() {
     SendPerhapsLate(context_.env, "write_handler.replica_write_late",
                     context_.ReplicaAddress(replica, token_), std::move(message));
   }
+  CHARYBDIS_ASSERT(pending_.size() <= replicas_.size());
   std::weak_ptr<WriteHandler> self = weak_from_this();
   const Nanos timeout = PerhapsShorter(context_.env, "write_handler.short_timeout",
                                        context_.config.coordinator.write_timeout);
@@ -49,8 +54,11 @@ void WriteHandler::Start() {
 }
 
 void WriteHandler::Hint(NodeId replica) {
+  CHARYBDIS_ASSERT(std::find(replicas_.begin(), replicas_.end(), replica) != replicas_.end());
   if (!context_.config.coordinator.hinted_handoff) return;
   hints_in_flight_++;
+  // Each replica is hinted at most once: down at the start, or silent at the timeout.
+  CHARYBDIS_ASSERT(hints_stored_ + hints_in_flight_ <= replicas_.size());
   std::weak_ptr<WriteHandler> self = weak_from_this();
   context_.hints.Store(replica, mutation_, [self](bool stored) {
     if (auto handler = self.lock()) handler->OnHintStored(stored);
@@ -61,6 +69,7 @@ void WriteHandler::OnHintStored(bool stored) {
   CHARYBDIS_ASSERT(hints_in_flight_ > 0);
   hints_in_flight_--;
   hints_stored_ += stored;
+  CHARYBDIS_ASSERT(hints_stored_ + hints_in_flight_ <= replicas_.size());
   MaybeReply();
   MaybeDone();
 }
@@ -73,6 +82,7 @@ void WriteHandler::OnWriteAck(NodeId replica, bool ok) {
   CHARYBDIS_ASSERT(std::find(acked_.begin(), acked_.end(), replica) == acked_.end());
   acked_.push_back(replica);
   CHARYBDIS_ASSERT(acked_.size() <= replicas_.size());
+  CHARYBDIS_ASSERT(acked_.size() + pending_.size() <= replicas_.size());
   MaybeReply();
   MaybeDone();
 }
@@ -83,6 +93,7 @@ void WriteHandler::MaybeReply() {
                        ? acked_.size() + hints_stored_ >= 1
                        : requirement_.SatisfiedBy(acked_);
   if (!met) return;
+  CHARYBDIS_ASSERT(acked_.size() + hints_stored_ >= 1);  // every level needs one
   CHARYBDIS_ASSERT(!timed_out_);  // a timeout answers first and sets replied_
   replied_ = true;
   const Nanos latency = context_.env.clock->Now() - started_;
@@ -95,6 +106,7 @@ void WriteHandler::MaybeReply() {
 }
 
 void WriteHandler::OnTimeout() {
+  CHARYBDIS_ASSERT(!timed_out_);  // its timer fires once
   timed_out_ = true;
   // Replicas that never answered get a hint, as in Cassandra.
   if (!pending_.empty()) CHARYBDIS_PROBE(context_.env.probes, "write.hint_on_timeout");
@@ -112,6 +124,7 @@ void WriteHandler::OnTimeout() {
     reply_(std::move(response));
   }
   pending_.clear();
+  CHARYBDIS_ASSERT(replied_);
   MaybeDone();
 }
 
@@ -119,6 +132,7 @@ void WriteHandler::MaybeDone() {
   if (!done_) return;
   const bool all_answered = pending_.empty() || timed_out_;
   if (!replied_ || !all_answered || hints_in_flight_ > 0) return;
+  CHARYBDIS_ASSERT(replied_);
   context_.env.clock->Cancel(timer_);
   auto done = std::move(done_);
   done_ = nullptr;

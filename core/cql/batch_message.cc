@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/cql/connection.h"
 #include "core/cql/consistency_code.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -47,6 +48,7 @@ BatchBody ReadBatch(Reader& in, const Schema& schema, const std::string& keyspac
     }
     batch.entries.push_back(std::move(entry));
   }
+  CHARYBDIS_ASSERT(batch.entries.size() <= count);
   const std::optional<ConsistencyLevel> consistency = FromCqlConsistency(in.UnsignedShort());
   const uint8_t flags = in.Byte();
   std::optional<ConsistencyLevel> serial = CL_SERIAL;
@@ -77,11 +79,16 @@ bool Connection::BatchMessage(int16_t stream, std::string_view body) {
     Reply(stream, VoidResult());
     return true;
   }
+  // ReadBatch made an error of every entry without a statement of a table.
+  CHARYBDIS_ASSERT(batch.entries[0].prepared != nullptr);
+  CHARYBDIS_ASSERT(batch.entries[0].prepared->table.has_value());
   std::vector<CasStatement> statements;
   bool conditional = false;
   const Table& table = *batch.entries[0].prepared->table;
   bool one_table = true;
   for (const BatchEntry& entry : batch.entries) {
+    CHARYBDIS_ASSERT(entry.prepared != nullptr);
+    CHARYBDIS_ASSERT(entry.prepared->table.has_value());
     const Table& other = *entry.prepared->table;
     absl::StatusOr<std::vector<CasStatement>> writes = BuildWrites(*entry.prepared, batch.options, entry.values, {});
     one_table = one_table && other.keyspace == table.keyspace && other.name == table.name;
@@ -97,6 +104,7 @@ bool Connection::BatchMessage(int16_t stream, std::string_view body) {
     return true;
   }
   // Type 0 is LOGGED, 1 UNLOGGED (counter batches were refused above).
+  CHARYBDIS_ASSERT(batch.type <= 1);
   Run(stream, WritePlan(batch.entries[0].prepared, std::move(statements), conditional,
                         batch.type == 0 ? Batching::kLogged : Batching::kUnlogged, batch.options));
   return true;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/literal.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 
@@ -31,6 +32,7 @@ absl::StatusOr<Bindings> Bindings::Make(const Prepared& prepared, std::vector<Va
     }
     bindings.values_ = std::move(values);
   }
+  CHARYBDIS_ASSERT(bindings.values_.size() == markers);  // one value (or unset) per marker
   for (size_t marker = 0; marker < markers; marker++) {
     const Value& value = bindings.values_[marker];
     if (!value.bytes) continue;
@@ -43,6 +45,8 @@ absl::StatusOr<Bindings> Bindings::Make(const Prepared& prepared, std::vector<Va
 
 absl::StatusOr<Bound> Bindings::Evaluate(const Term& term, const Type& type) const {
   if (term.kind == Term::Kind::kBindMarker) {
+    CHARYBDIS_ASSERT(term.marker >= 0);
+    CHARYBDIS_ASSERT(static_cast<size_t>(term.marker) < values_.size());
     const Value& value = values_[term.marker];
     return Bound{value.unset, value.bytes};
   }

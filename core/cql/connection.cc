@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/consistency_code.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -41,6 +42,10 @@ void WriteBindMetadata(Writer& out, const Prepared& prepared, bool lwt_mark) {
   out.Int(static_cast<int32_t>((global ? 1u : 0u) | (lwt_mark && prepared.conditional ? kLwtMetadataMark : 0u)));
   out.Int(static_cast<int32_t>(prepared.markers.size()));
   out.Int(static_cast<int32_t>(prepared.partition_key_markers.size()));
+  for (int marker : prepared.partition_key_markers) {
+    CHARYBDIS_ASSERT(marker >= 0);
+    CHARYBDIS_ASSERT(static_cast<size_t>(marker) < prepared.markers.size());
+  }
   for (int marker : prepared.partition_key_markers) out.Short(static_cast<uint16_t>(marker));
   WriteColumnSpecs(out, prepared.markers, global);
 }
@@ -56,15 +61,18 @@ std::string ResponseFrame(int16_t stream, const Response& response) {
 }  // namespace
 
 std::string PreparedStatements::Add(std::string_view keyspace, std::shared_ptr<const Prepared> prepared) {
+  CHARYBDIS_ASSERT(prepared != nullptr);
   std::string id = NameUuid(absl::StrCat(std::string(keyspace), "\n", prepared->query));
   if (by_id_.size() >= kMaxStatements && !by_id_.count(id)) by_id_.erase(by_id_.begin());
   by_id_[id] = std::move(prepared);
+  CHARYBDIS_ASSERT(by_id_.size() <= kMaxStatements);
   return id;
 }
 
 std::shared_ptr<const Prepared> PreparedStatements::Find(const std::string& id, const Schema& schema) const {
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return nullptr;
+  CHARYBDIS_ASSERT(it->second != nullptr);  // Add keeps only statements
   const Prepared& prepared = *it->second;
   if (!prepared.table || prepared.system_table) return it->second;
   // Prepared against a table that was dropped (and perhaps created again)
@@ -216,10 +224,13 @@ void Connection::Run(int16_t stream, Plan plan) {
   gathering->remaining = plan.requests.size();
   gathering->finish = std::move(plan.finish);
   gathering->send = send_;
+  CHARYBDIS_ASSERT(gathering->finish != nullptr);  // a plan with requests finishes them
   for (size_t i = 0; i < plan.requests.size(); i++) {
     backend_.Execute(std::move(plan.requests[i]), [gathering, i, stream](ClientResponse response) {
+      CHARYBDIS_ASSERT(i < gathering->responses.size());
       gathering->responses[i] = std::move(response);
       if (gathering->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+      CHARYBDIS_ASSERT(gathering->remaining.load(std::memory_order_acquire) == 0);  // each answer comes once
       gathering->send(ResponseFrame(stream, gathering->finish(gathering->responses)));
     });
   }

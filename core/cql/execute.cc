@@ -5,6 +5,7 @@
 #include "core/cql/literal.h"
 #include "core/cql/plan_parts.h"
 #include "core/cql/schema_change.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 
@@ -22,9 +23,11 @@ Plan PlanSystemSelect(const Prepared& prepared, const Select& select, const Bind
   ResultSet result;
   result.columns = prepared.result_columns;
   for (ResultRow& row : SystemRows(table, schema, cluster)) {
+    CHARYBDIS_ASSERT(row.size() == table.columns.size());
     bool matches = true;
     for (const Relation& relation : select.where) {
       const int index = table.IndexOf(relation.column);
+      CHARYBDIS_ASSERT(index >= 0);  // Prepare refused unknown columns and token()
       if (relation.op != Operator::kEq && relation.op != Operator::kIn) return InvalidPlan("system tables take only = and IN");
       bool any = false;
       for (const Term& term : relation.terms) {
@@ -38,6 +41,7 @@ Plan PlanSystemSelect(const Prepared& prepared, const Select& select, const Bind
     ResultRow projected;
     for (const ResultColumn& column : prepared.result_columns) {
       if (select.count) break;
+      CHARYBDIS_ASSERT(table.IndexOf(column.name) >= 0);
       projected.push_back(row[table.IndexOf(column.name)]);
     }
     result.rows.push_back(std::move(projected));
@@ -48,6 +52,7 @@ Plan PlanSystemSelect(const Prepared& prepared, const Select& select, const Bind
 
 Plan PlanExecution(const std::shared_ptr<const Prepared>& shared, const QueryOptions& options, const Schema& schema,
                    const ClusterView& cluster) {
+  CHARYBDIS_ASSERT(shared != nullptr);
   const Prepared& prepared = *shared;
   absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, options.values, options.value_names);
   if (!bindings.ok()) return InvalidPlan(std::string(bindings.status().message()));

@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -32,6 +33,9 @@ class Lexer {
         return tokens;
       }
       if (absl::Status read = Next(token); !read.ok()) return read;
+      // Every token takes at least one character, and no more than remain.
+      CHARYBDIS_ASSERT(at_ > token.offset);
+      CHARYBDIS_ASSERT(at_ <= text_.size());
       tokens.push_back(std::move(token));
     }
   }
@@ -52,6 +56,7 @@ class Lexer {
         return;
       }
     }
+    CHARYBDIS_ASSERT(at_ == text_.size());
   }
 
   absl::Status Error(const Token& token, std::string_view what) const {
@@ -59,6 +64,7 @@ class Lexer {
   }
 
   absl::Status Next(Token& token) {
+    CHARYBDIS_ASSERT(at_ < text_.size());  // Run stops at the end
     const std::string_view rest = text_.substr(at_);
     const char c = rest[0];
     if (StartsWithUuid(rest)) return Take(token, Token::Kind::kUuid, 36);
@@ -103,6 +109,8 @@ class Lexer {
         break;
       }
     }
+    CHARYBDIS_ASSERT(end >= 1);  // a digit, or '-' then a digit
+    CHARYBDIS_ASSERT(end <= rest.size());
     return Take(token, is_float ? Token::Kind::kFloat : Token::Kind::kInteger, end);
   }
 
@@ -126,6 +134,7 @@ class Lexer {
       }
       value.push_back(text_[i++]);
     }
+    CHARYBDIS_ASSERT(i < text_.size());  // at the closing quote
     at_ = i + 1;
     token.kind = quote == '\'' ? Token::Kind::kString : Token::Kind::kQuotedIdentifier;
     token.text = std::move(value);
@@ -133,6 +142,8 @@ class Lexer {
   }
 
   absl::Status Take(Token& token, Token::Kind kind, size_t length) {
+    CHARYBDIS_ASSERT(length >= 1);
+    CHARYBDIS_ASSERT(at_ + length <= text_.size());
     token.kind = kind;
     token.text = std::string(text_.substr(at_, length));
     at_ += length;
@@ -141,6 +152,7 @@ class Lexer {
 
   // Take, then the token's text without its first `skip` characters.
   absl::Status TakeSkipping(Token& token, Token::Kind kind, size_t length, size_t skip) {
+    CHARYBDIS_ASSERT(skip <= length);
     (void)Take(token, kind, length);
     token.text = token.text.substr(skip);
     return absl::OkStatus();
@@ -164,6 +176,8 @@ absl::StatusOr<std::vector<std::string>> SplitStatements(std::string_view text) 
   for (const Token& token : *tokens) {
     const bool end = token.kind == Token::Kind::kEnd || (token.kind == Token::Kind::kSymbol && token.text == ";");
     if (end && start != std::string_view::npos) {
+      CHARYBDIS_ASSERT(token.offset >= start);
+      CHARYBDIS_ASSERT(token.offset <= text.size());
       std::string statement(text.substr(start, token.offset - start));
       while (!statement.empty() && absl::ascii_isspace(static_cast<unsigned char>(statement.back()))) statement.pop_back();
       statements.push_back(std::move(statement));

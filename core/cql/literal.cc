@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/time/time.h"
 #include "core/data/big_endian.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -27,6 +28,7 @@ absl::StatusOr<std::string> IntegerValue(const Type& type, const Term& term) {
   }
   std::string out;
   AppendBigEndian(out, static_cast<uint64_t>(value), width);
+  CHARYBDIS_ASSERT(out.size() == static_cast<size_t>(width));
   return out;
 }
 
@@ -37,6 +39,8 @@ std::string VarintValue(int64_t value) {
   while (out.size() > 1 && ((out[0] == 0 && !(out[1] & 0x80)) || (out[0] == static_cast<char>(0xFF) && (out[1] & 0x80)))) {
     out.erase(0, 1);
   }
+  CHARYBDIS_ASSERT(!out.empty());
+  CHARYBDIS_ASSERT(out.size() <= 8);
   return out;
 }
 
@@ -60,6 +64,7 @@ absl::StatusOr<std::string> FloatingValue(const Type& type, const Term& term) {
     std::memcpy(&bits, &value, 8);
     AppendBigEndian(out, bits, 8);
   }
+  CHARYBDIS_ASSERT(out.size() == (type.kind == Kind::kFloat ? 4u : 8u));
   return out;
 }
 
@@ -82,6 +87,7 @@ absl::StatusOr<std::string> UuidValue(const Type& type, const Term& term) {
   hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
   std::string bytes = absl::HexStringToBytes(hex);
   if (absl::Status valid = ValidateNative(type, bytes); !valid.ok()) return valid;
+  CHARYBDIS_ASSERT(bytes.size() == 16);  // a valid uuid or timeuuid
   return bytes;
 }
 
@@ -97,6 +103,7 @@ absl::StatusOr<std::string> TimestampValue(const Type& type, const Term& term) {
         const int64_t days = absl::ToUnixSeconds(time) / 86400;
         std::string out;
         AppendBigEndian(out, static_cast<uint32_t>(days + (int64_t{1} << 31)), 4);
+        CHARYBDIS_ASSERT(out.size() == 4);
         return out;
       }
       return NativeBigint(absl::ToUnixMillis(time));

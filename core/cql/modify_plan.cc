@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -31,6 +32,9 @@ class WriteBuilder {
         (column.kind == Column::Kind::kPartitionKey ? partition : clustering).push_back(std::move(*value));
       }
     }
+    // Prepare made sure each key column is named exactly once.
+    CHARYBDIS_ASSERT(partition.size() == static_cast<size_t>(table_.partition_key_count));
+    CHARYBDIS_ASSERT(clustering.size() == static_cast<size_t>(table_.clustering_count));
     write.set_table(table_.storage);
     write.set_partition_key(EncodePartitionKey(table_, partition));
     write.set_clustering_key(EncodeClustering(table_, clustering));
@@ -62,6 +66,7 @@ class WriteBuilder {
 
   // column = value: a put, or a deletion for null; unset leaves it.
   absl::Status Set(const std::string& name, const Term& term, WriteOp& write) {
+    CHARYBDIS_ASSERT(table_.Find(name) != nullptr);  // Prepare refused unknown columns
     const Column& column = *table_.Find(name);
     if (column.kind != Column::Kind::kRegular) return absl::OkStatus();
     absl::StatusOr<Bound> bound = bindings_.Evaluate(term, column.type);
@@ -81,6 +86,7 @@ class WriteBuilder {
     statement.set_if_exists(clause.exists);
     statement.set_if_not_exists(clause.not_exists);
     for (const Condition& condition : clause.conditions) {
+      CHARYBDIS_ASSERT(table_.Find(condition.column) != nullptr);
       const Column& column = *table_.Find(condition.column);
       absl::StatusOr<std::string> value = bindings_.Required(condition.value, column.type, absl::StrCat("condition on ", column.name));
       if (!value.ok()) return value.status();
@@ -98,6 +104,7 @@ class WriteBuilder {
   }
 
   absl::Status Build(const Insert& insert, CasStatement& out) {
+    CHARYBDIS_ASSERT(insert.values.size() == insert.columns.size());  // the parser's check
     std::vector<std::pair<std::string, const Term*>> named;
     for (size_t i = 0; i < insert.columns.size(); i++) named.emplace_back(insert.columns[i], &insert.values[i]);
     WriteOp& write = *out.mutable_write();
@@ -178,6 +185,7 @@ Plan Conditional(const std::shared_ptr<const Prepared>& prepared, std::vector<Ca
   cas->set_serial_consistency(options.serial_consistency == CL_LOCAL_SERIAL ? CL_LOCAL_SERIAL : CL_SERIAL);
   cas->set_commit_consistency(options.consistency == CL_SERIAL || options.consistency == CL_LOCAL_SERIAL
                                   ? CL_QUORUM : options.consistency);
+  CHARYBDIS_ASSERT(cas->statement_size() > 0);  // a conditional statement writes
   const std::vector<std::string> partition_key = DecodePartitionKey(table, cas->statement(0).write().partition_key());
   plan.finish = [prepared, partition_key](const std::vector<ClientResponse>& responses) {
     if (responses[0].code() != ClientResponse::OK) return ErrorResponse(ErrorOf(responses[0], true));
@@ -209,6 +217,7 @@ absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, 
                                     *modification);
     if (!built.ok()) return built;
   }
+  CHARYBDIS_ASSERT(statements.size() == modifications.size());
   return statements;
 }
 

@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/cql/lexer.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -14,10 +15,14 @@ class Parser {
   explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
 
   absl::StatusOr<ParsedStatement> Run() {
+    // Tokenize ends every statement with kEnd, which Peek stops at.
+    CHARYBDIS_ASSERT(!tokens_.empty());
+    CHARYBDIS_ASSERT(tokens_.back().kind == Token::Kind::kEnd);
     ParsedStatement parsed{ParseStatement(), {}};
     Accept(";");
     if (error_.ok() && Peek().kind != Token::Kind::kEnd) Fail("extraneous input '" + Peek().text + "' expecting <EOF>");
     if (!error_.ok()) return error_;
+    CHARYBDIS_ASSERT(Peek().kind == Token::Kind::kEnd);
     parsed.markers = std::move(markers_);
     return parsed;
   }
@@ -45,6 +50,7 @@ class Parser {
     if (!error_.ok()) return false;
     if (IsWord(word) || IsSymbol(word)) {
       at_++;
+      CHARYBDIS_ASSERT(at_ < tokens_.size());  // never past kEnd
       return true;
     }
     return false;
@@ -60,6 +66,7 @@ class Parser {
     const Token& token = Peek();
     if (error_.ok() && (token.kind == Token::Kind::kIdentifier || token.kind == Token::Kind::kQuotedIdentifier)) {
       at_++;
+      CHARYBDIS_ASSERT(at_ < tokens_.size());
       return token.text;
     }
     Expected("an identifier");
@@ -129,6 +136,7 @@ class Parser {
       term.kind = Term::Kind::kBindMarker;
       term.marker = static_cast<int>(markers_.size());
       markers_.push_back(token.text == ":" ? Identifier() : "");
+      CHARYBDIS_ASSERT(markers_.size() == static_cast<size_t>(term.marker) + 1);
       return term;
     }
     term.text = token.text;
@@ -153,6 +161,7 @@ class Parser {
         Expected("a constant or a bind marker");
     }
     if (error_.ok()) at_++;
+    CHARYBDIS_ASSERT(at_ < tokens_.size());
     return term;
   }
 
@@ -198,6 +207,9 @@ class Parser {
     } else {
       relation.terms.push_back(ParseTerm());
     }
+    CHARYBDIS_ASSERT(relation.column.empty() || relation.token.empty());  // a column or token(...)
+    CHARYBDIS_ASSERT(!relation.bound_list || relation.terms.size() == 1);
+    CHARYBDIS_ASSERT(!relation.token_on_right || !relation.token.empty());
     return relation;
   }
 
@@ -270,6 +282,7 @@ class Parser {
         clause.conditions.push_back(std::move(condition));
       } while (error_.ok() && Accept("and"));
     }
+    CHARYBDIS_ASSERT(!clause.exists || !clause.not_exists);
     return clause;
   }
 
@@ -291,6 +304,8 @@ class Parser {
     insert.using_ = ParseUsing();
     if (!insert.if_.any()) insert.if_ = ParseIf(true);
     if (insert.if_.exists || !insert.if_.conditions.empty()) Fail("an INSERT takes only IF NOT EXISTS");
+    // Prepare pairs the columns with the values by index.
+    CHARYBDIS_ASSERT(!error_.ok() || insert.values.size() == insert.columns.size());
     return insert;
   }
 
@@ -304,6 +319,7 @@ class Parser {
       Expect("=");
       update.set.emplace_back(std::move(column), ParseTerm());
     } while (error_.ok() && Accept(","));
+    CHARYBDIS_ASSERT(!update.set.empty());
     update.where = ParseWhere();
     update.if_ = ParseIf(false);
     return update;
@@ -396,6 +412,7 @@ class Parser {
       }
     } while (listed && error_.ok() && Accept(","));
     if (listed) Expect(")");
+    CHARYBDIS_ASSERT(alter.add.empty() || alter.drop.empty());  // ADD or DROP, not both
     return alter;
   }
 
@@ -428,6 +445,7 @@ class Parser {
     }
     while (error_.ok() && Accept(",")) create.clustering.push_back(Identifier());
     Expect(")");
+    CHARYBDIS_ASSERT(!create.partition_key.empty());
   }
 
   // A type name as text: a word, or word<...> with nested angle brackets.
@@ -440,6 +458,7 @@ class Parser {
       if (IsSymbol(">")) depth--;
       text += Peek().text;
       at_++;
+      CHARYBDIS_ASSERT(at_ < tokens_.size());  // only a token before kEnd was taken
     } while (error_.ok() && depth > 0 && Peek().kind != Token::Kind::kEnd);
     return text;
   }

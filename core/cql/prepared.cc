@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/cql/parser.h"
 #include "core/cql/system_tables.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -59,6 +60,9 @@ class Checker {
   // by what it gives.
   void Bind(const Term& term, const std::string& name, const Type& type, const Table& table) {
     if (term.kind != Term::Kind::kBindMarker) return;
+    // The parser numbers the markers 0, 1, ... in the statement's order.
+    CHARYBDIS_ASSERT(term.marker >= 0);
+    CHARYBDIS_ASSERT(static_cast<size_t>(term.marker) < prepared_.markers.size());
     const std::string& own = prepared_.parsed.markers[term.marker];
     prepared_.markers[term.marker] = {table.keyspace, table.name, own.empty() ? name : own, type};
   }
@@ -190,6 +194,7 @@ class Checker {
     }
     if (select.count) {
       prepared_.result_columns.push_back({table->keyspace, table->name, "count", Type{Kind::kBigint, {}}});
+      CHARYBDIS_ASSERT(prepared_.result_columns.size() == 1);  // COUNT answers one column
     } else if (select.columns.empty()) {
       for (const Column& column : table->columns) prepared_.result_columns.push_back({table->keyspace, table->name, column.name, column.type});
     } else {
@@ -276,6 +281,8 @@ class Checker {
       }
     }
     if (std::find(markers.begin(), markers.end(), -1) == markers.end()) prepared_.partition_key_markers = markers;
+    CHARYBDIS_ASSERT(prepared_.partition_key_markers.empty() ||
+                     prepared_.partition_key_markers.size() == static_cast<size_t>(table.partition_key_count));
   }
 
  private:
@@ -322,6 +329,7 @@ PrepareResult Prepare(const Schema& schema, std::string_view keyspace, std::stri
   if (prepared->conditional && UsesTimestamp(prepared->parsed.statement)) {
     return {nullptr, Invalid("Cannot provide custom timestamp for conditional updates")};
   }
+  CHARYBDIS_ASSERT(prepared->markers.size() == prepared->parsed.markers.size());
   return {prepared, {}};
 }
 

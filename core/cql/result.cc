@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/schema.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -19,6 +20,7 @@ bool OneTable(const std::vector<ResultColumn>& columns) {
 }
 
 void WriteColumnSpecs(Writer& out, const std::vector<ResultColumn>& columns, bool global) {
+  CHARYBDIS_ASSERT(!global || !columns.empty());  // OneTable: a global spec names a column's table
   if (global) {
     out.String(columns[0].keyspace);
     out.String(columns[0].table);
@@ -49,6 +51,7 @@ Response RowsResult(const ResultSet& result, bool skip_metadata) {
   WriteResultMetadata(out, result.columns, result.paging_state, skip_metadata);
   out.Int(static_cast<int32_t>(result.rows.size()));
   for (const ResultRow& row : result.rows) {
+    CHARYBDIS_ASSERT(row.size() == result.columns.size());  // as many values as the metadata's columns
     for (const std::optional<std::string>& value : row) out.Bytes(value);
   }
   return {Opcode::kResult, out.Take()};

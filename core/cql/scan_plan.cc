@@ -91,6 +91,7 @@ Response FinishScan(const Prepared& prepared, const ScanPagingState& from, uint3
   }
   // A full page may have more after it (Cassandra pages the same way).
   if (paged && static_cast<uint32_t>(response.rows_size()) == wanted && wanted > 0) {
+    CHARYBDIS_ASSERT(response.rows_size() > 0);
     const charybdis::ResultRow& last = response.rows(response.rows_size() - 1);
     result.paging_state = EncodeScanPaging({from.returned + response.rows_size(), TokenOf(last.partition_key()),
                                             last.partition_key(), last.clustering_key()});
@@ -127,6 +128,7 @@ Plan PlanScan(const std::shared_ptr<const Prepared>& prepared, const Bindings& b
     paged = paged && rest > wanted;  // a page that reaches the LIMIT is the last
     wanted = std::min(wanted, rest);
   }
+  CHARYBDIS_ASSERT(!paged || wanted > 0);  // a page reads something
   Plan plan;
   if (*any && wanted > 0) {
     ClientRequest request;

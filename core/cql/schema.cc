@@ -26,6 +26,7 @@ void AppendComponent(std::string& out, std::string_view comparable, bool descend
   if (descending) {
     for (char& c : component) c = static_cast<char>(~c);
   }
+  CHARYBDIS_ASSERT(component.size() >= comparable.size() + 2);  // escaped, then terminated
   out.append(component);
 }
 
@@ -38,6 +39,8 @@ std::string TakeComponent(std::string_view& key, bool descending) {
     comparable.push_back(at(i));
     i += at(i) == kEscape ? 2 : 1;
   }
+  CHARYBDIS_ASSERT(i <= key.size());  // the cursor never passes the end
+  CHARYBDIS_ASSERT(comparable.size() <= i);
   key.remove_prefix(std::min(key.size(), i + 2));
   return comparable;
 }
@@ -46,6 +49,7 @@ std::string TakeComponent(std::string_view& key, bool descending) {
 
 const Column* Table::Find(std::string_view column) const {
   const int index = IndexOf(column);
+  CHARYBDIS_ASSERT(index < static_cast<int>(columns.size()));
   return index < 0 ? nullptr : &columns[index];
 }
 
@@ -104,6 +108,7 @@ absl::StatusOr<Type> ColumnType(const ColumnDefinition& column, bool allow_colle
 
 // Regular columns sorted by name, as SELECT * shows them (Cassandra's order).
 void SortRegularColumns(Table& table) {
+  CHARYBDIS_ASSERT(static_cast<size_t>(table.partition_key_count + table.clustering_count) <= table.columns.size());
   const auto first_regular = table.columns.begin() + table.partition_key_count + table.clustering_count;
   std::sort(first_regular, table.columns.end(), [](const Column& a, const Column& b) { return a.name < b.name; });
   int position = 0;
@@ -141,6 +146,10 @@ absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool al
   for (const ColumnDefinition& column : create.columns) {
     if (table.Find(column.name) == nullptr) add(column.name, Column::Kind::kRegular, 0);
   }
+  // Every defined column once: the key's (checked above), then the rest.
+  CHARYBDIS_ASSERT(table.columns.size() == types.size());
+  CHARYBDIS_ASSERT(table.partition_key_count >= 1);
+  CHARYBDIS_ASSERT(table.id.size() == 16);
   SortRegularColumns(table);
   tables_[key] = std::move(table);
   return absl::OkStatus();
@@ -183,6 +192,7 @@ absl::Status Schema::Apply(const AlterTable& alter) {
   for (const std::string& name : alter.drop) {
     const int index = table.IndexOf(name);
     if (index < 0) return absl::InvalidArgumentError(absl::StrCat("column ", name, " does not exist"));
+    CHARYBDIS_ASSERT(static_cast<size_t>(index) < table.columns.size());
     if (table.columns[index].kind != Column::Kind::kRegular) return absl::InvalidArgumentError(absl::StrCat("cannot drop primary key column ", name));
     table.columns.erase(table.columns.begin() + index);
     table.dropped.insert(name);
@@ -255,6 +265,7 @@ std::vector<std::string> DecodeClustering(const Table& table, std::string_view k
     const Column& column = table.columns[table.partition_key_count + i];
     values.push_back(FromComparable(column.type, TakeComponent(key, column.descending)));
   }
+  CHARYBDIS_ASSERT(values.size() <= static_cast<size_t>(table.clustering_count));
   return values;
 }
 
@@ -280,6 +291,7 @@ std::string NameUuid(std::string_view name) {
   std::string bytes;
   AppendBigEndian(bytes, hash.high, 8);
   AppendBigEndian(bytes, hash.low, 8);
+  CHARYBDIS_ASSERT(bytes.size() == 16);
   // A name-based UUID: version 3's nibble, the IETF variant.
   bytes[6] = static_cast<char>((bytes[6] & 0x0F) | 0x30);
   bytes[8] = static_cast<char>((bytes[8] & 0x3F) | 0x80);

@@ -57,6 +57,7 @@ void AddChanges(const Map& before, const Map& after, Describe describe, Compare 
     const Sameness sameness = it == after.end() ? Sameness::kRecreated : compare(was, it->second);
     if (sameness == Sameness::kSame) continue;
     if (sameness == Sameness::kUpdated) {
+      CHARYBDIS_ASSERT(it != after.end());  // compared only when both have it
       changes.push_back(describe("UPDATED", it->second));
       continue;
     }

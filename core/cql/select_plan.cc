@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -57,6 +58,7 @@ struct SelectSpec {
   size_t entries() const { return partition_keys.size() * slices.size(); }
   size_t PartitionOf(size_t entry) const { return entry / slices.size(); }
   const Slice& SliceOf(size_t entry) const {
+    CHARYBDIS_ASSERT(entry < entries());  // so slices is not empty
     const size_t index = entry % slices.size();
     return slices[reversed ? slices.size() - 1 - index : index];
   }
@@ -71,6 +73,7 @@ absl::Status AddRelationValues(const Relation& relation, const Column& column, c
     if (!list.ok()) return list.status();
     // Checked when bound: a well-formed list of the column's type.
     std::optional<std::vector<std::string>> elements = SplitCollection(*list);
+    CHARYBDIS_ASSERT(elements.has_value());
     for (std::string& value : *elements) values.push_back(std::move(value));
     return absl::OkStatus();
   }
@@ -117,6 +120,7 @@ std::vector<Slice> InSlices(const Table& table, std::vector<std::string> prefix,
   }
   std::vector<Slice> ordered;
   for (auto& [key, slice] : slices) ordered.push_back(std::move(slice));
+  CHARYBDIS_ASSERT(ordered.size() <= values.size());
   return ordered;
 }
 
@@ -234,6 +238,7 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
     const ClientResponse& response = responses[i];
     if (response.code() != ClientResponse::OK) return ErrorResponse(ErrorOf(response, false));
     const int32_t partition = first + static_cast<int32_t>(i);
+    CHARYBDIS_ASSERT(static_cast<size_t>(partition) < spec.entries());  // one answer per entry read
     std::vector<const charybdis::ResultRow*> rows;
     for (const charybdis::ResultRow& row : response.rows()) rows.push_back(&row);
     if (spec.reversed) std::reverse(rows.begin(), rows.end());
@@ -255,6 +260,8 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
   collected.rows.resize(count);
   result.rows = std::move(collected.rows);
   if (paged) {
+    CHARYBDIS_ASSERT(count >= 1);
+    CHARYBDIS_ASSERT(count <= collected.positions.size());
     const auto& [partition, last] = collected.positions[count - 1];
     result.paging_state = EncodePaging({partition, from.returned + static_cast<int32_t>(count), last});
   }
@@ -290,6 +297,7 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   const bool resuming = options.paging_state.has_value() && !select.count;
   const bool resumed_single = resuming && spec.entries() > 0 && spec.SliceOf(from.partition).single;
   const int32_t first = from.partition + (resumed_single ? 1 : 0);
+  CHARYBDIS_ASSERT(first >= 0);
   Plan plan;
   for (size_t i = first; i < spec.entries(); i++) {
     const bool resumed = resuming && static_cast<int32_t>(i) == from.partition;
@@ -334,6 +342,7 @@ ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& colum
       row.push_back(std::move(value));
     }
   }
+  CHARYBDIS_ASSERT(row.size() == columns.size());
   return row;
 }
 

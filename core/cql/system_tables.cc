@@ -61,6 +61,7 @@ class RowBuilder {
   RowBuilder& Set(std::string_view column, std::string value) {
     const int index = table_.IndexOf(column);
     CHARYBDIS_ASSERT(index >= 0);
+    CHARYBDIS_ASSERT(static_cast<size_t>(index) < row_.size());
     row_[index] = std::move(value);
     return *this;
   }
@@ -98,6 +99,7 @@ std::vector<ResultRow> LocalRows(const Table& table, const Schema& schema, const
 std::vector<ResultRow> PeerRows(const Table& table, const Schema& schema, const ClusterView& cluster) {
   std::vector<ResultRow> rows;
   const bool v2 = table.name == "peers_v2";
+  CHARYBDIS_ASSERT(v2 || table.name == "peers");
   for (const HostInfo& peer : cluster.peers) {
     RowBuilder row(table);
     AddHostColumns(row, peer, peer.schema_version);
@@ -192,6 +194,7 @@ Schema BuildSystemSchema() {
     }
     CHARYBDIS_ASSERT(applied.ok());
   }
+  CHARYBDIS_ASSERT(schema.keyspaces().size() == 2);  // system and system_schema
   return schema;
 }
 

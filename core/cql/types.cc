@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/data/big_endian.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 namespace {
@@ -76,6 +77,7 @@ std::string VarintToComparable(std::string_view native) {
   std::string out;
   AppendBigEndian(out, header, 4);
   out.append(native);
+  CHARYBDIS_ASSERT(out.size() == 4 + native.size());
   return out;
 }
 
@@ -90,6 +92,7 @@ bool IsUtf8(std::string_view text) {
     }
     i += length;
   }
+  CHARYBDIS_ASSERT(i == text.size());  // no sequence runs past the end
   return true;
 }
 
@@ -123,6 +126,7 @@ std::optional<Type> ParseType(std::string_view name) {
       if (!element || element->is_collection()) return std::nullopt;
       type.params.push_back(*element);
     }
+    CHARYBDIS_ASSERT(type.params.size() == (kind == Kind::kMap ? 2u : 1u));
     return type;
   }
   auto it = ScalarNames().find(view);
@@ -163,6 +167,7 @@ std::optional<std::vector<std::string>> SplitCollection(std::string_view native)
     native.remove_prefix(length);
   }
   if (!native.empty() || count < 0) return std::nullopt;
+  CHARYBDIS_ASSERT(elements.size() == static_cast<size_t>(count));
   return elements;
 }
 
@@ -199,6 +204,7 @@ absl::Status ValidateNative(const Type& type, std::string_view native) {
       if (native.size() != 4 && native.size() != 16) return absl::InvalidArgumentError("an inet value takes 4 or 16 bytes");
       break;
     case Kind::kTimeuuid:
+      CHARYBDIS_ASSERT(native.size() == 16);  // its width was checked above
       if ((static_cast<unsigned char>(native[6]) >> 4) != 1) return absl::InvalidArgumentError("a timeuuid must be a version 1 UUID");
       break;
     default:
@@ -243,12 +249,14 @@ std::string FromComparable(const Type& type, std::string_view comparable) {
 std::string NativeInt(int32_t value) {
   std::string out;
   AppendBigEndian(out, static_cast<uint32_t>(value), 4);
+  CHARYBDIS_ASSERT(out.size() == 4);
   return out;
 }
 
 std::string NativeBigint(int64_t value) {
   std::string out;
   AppendBigEndian(out, static_cast<uint64_t>(value), 8);
+  CHARYBDIS_ASSERT(out.size() == 8);
   return out;
 }
 

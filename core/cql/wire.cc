@@ -2,10 +2,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/data/big_endian.h"
+#include "core/env/assert.h"
 
 namespace charybdis::cql {
 
 FrameHeader ParseHeader(std::string_view bytes) {
+  CHARYBDIS_ASSERT(bytes.size() >= kHeaderBytes);
   FrameHeader header;
   const uint8_t version = static_cast<uint8_t>(bytes[0]);
   header.version = version & 0x7F;
@@ -26,6 +28,7 @@ std::string EncodeFrame(const FrameHeader& header, std::string_view body) {
   frame.push_back(static_cast<char>(header.opcode));
   AppendBigEndian(frame, body.size(), 4);
   frame.append(body);
+  CHARYBDIS_ASSERT(frame.size() == kHeaderBytes + body.size());
   return frame;
 }
 
@@ -36,16 +39,19 @@ std::string_view Reader::Take(size_t count) {
   }
   std::string_view taken = rest_.substr(0, count);
   rest_.remove_prefix(count);
+  CHARYBDIS_ASSERT(taken.size() == count);
   return taken;
 }
 
 uint8_t Reader::Byte() {
   std::string_view bytes = Take(1);
+  CHARYBDIS_ASSERT(!ok_ || bytes.size() == 1);
   return ok_ ? static_cast<uint8_t>(bytes[0]) : 0;
 }
 
 uint16_t Reader::UnsignedShort() {
   std::string_view bytes = Take(2);
+  CHARYBDIS_ASSERT(!ok_ || bytes.size() == 2);
   return ok_ ? static_cast<uint16_t>(ReadBigEndian(bytes, 2)) : 0;
 }
 
@@ -53,11 +59,13 @@ int16_t Reader::Short() { return static_cast<int16_t>(UnsignedShort()); }
 
 int32_t Reader::Int() {
   std::string_view bytes = Take(4);
+  CHARYBDIS_ASSERT(!ok_ || bytes.size() == 4);
   return ok_ ? static_cast<int32_t>(ReadBigEndian(bytes, 4)) : 0;
 }
 
 int64_t Reader::Long() {
   std::string_view bytes = Take(8);
+  CHARYBDIS_ASSERT(!ok_ || bytes.size() == 8);
   return ok_ ? static_cast<int64_t>(ReadBigEndian(bytes, 8)) : 0;
 }
 
@@ -66,6 +74,7 @@ std::string Reader::String() { return std::string(Take(UnsignedShort())); }
 std::string Reader::LongString() {
   const int32_t length = Int();
   if (length < 0) ok_ = false;
+  CHARYBDIS_ASSERT(!ok_ || length >= 0);
   return ok_ ? std::string(Take(length)) : std::string();
 }
 
@@ -79,10 +88,12 @@ Value Reader::Bytes() {
     value.unset = true;
   } else if (length >= 0) {
     std::string_view bytes = Take(length);
+    CHARYBDIS_ASSERT(!ok_ || bytes.size() == static_cast<size_t>(length));
     if (ok_) value.bytes = std::string(bytes);
   } else if (length != -1) {
     ok_ = false;
   }
+  CHARYBDIS_ASSERT(!value.unset || !value.bytes.has_value());
   return value;
 }
 
@@ -90,6 +101,7 @@ std::vector<std::string> Reader::StringList() {
   std::vector<std::string> values;
   const uint16_t count = UnsignedShort();
   for (uint16_t i = 0; i < count && ok_; i++) values.push_back(String());
+  CHARYBDIS_ASSERT(values.size() <= count);
   return values;
 }
 
@@ -100,6 +112,7 @@ std::map<std::string, std::string> Reader::StringMap() {
     std::string key = String();
     values[std::move(key)] = String();
   }
+  CHARYBDIS_ASSERT(values.size() <= count);
   return values;
 }
 
@@ -120,6 +133,7 @@ void Writer::String(std::string_view value) {
     while (end > 0 && (static_cast<unsigned char>(value[end]) & 0xC0) == 0x80) end--;
     value = value.substr(0, end);
   }
+  CHARYBDIS_ASSERT(value.size() <= 0xFFFF);  // its length fits the [short]
   Short(static_cast<uint16_t>(value.size()));
   out_.append(value);
 }

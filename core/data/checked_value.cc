@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "core/env/assert.h"
 #include "core/data/big_endian.h"
 #include "core/data/murmur3.h"
 
@@ -22,6 +23,7 @@ uint64_t Checksum(std::string_view key, std::string_view payload) {
 std::string Seal(std::string_view key, std::string_view payload) {
   std::string stored(payload);
   AppendBigEndian(stored, Checksum(key, payload), kChecksumBytes);
+  CHARYBDIS_ASSERT(stored.size() == payload.size() + kChecksumBytes);
   return stored;
 }
 

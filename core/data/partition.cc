@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/env/assert.h"
 #include "core/data/murmur3.h"
 
 namespace charybdis {
@@ -11,6 +12,7 @@ std::optional<Timestamp> Row::NewestTimestamp() const {
   for (const auto& [column, cell] : cells) {
     if (!newest || cell.timestamp > *newest) newest = cell.timestamp;
   }
+  CHARYBDIS_ASSERT(newest.has_value() == (tombstone.has_value() || !cells.empty()));
   return newest;
 }
 
@@ -20,9 +22,11 @@ void Partition::Merge(const Partition& other) {
     if (incoming.tombstone && (!row.tombstone || *incoming.tombstone > *row.tombstone)) {
       row.tombstone = incoming.tombstone;
     }
+    CHARYBDIS_ASSERT(row.tombstone >= incoming.tombstone);  // nullopt orders first
     for (const auto& [column, cell] : incoming.cells) {
       auto [it, inserted] = row.cells.emplace(column, cell);
       if (!inserted) it->second = Reconcile(it->second, cell);
+      CHARYBDIS_ASSERT(CompareForMerge(it->second, cell) >= 0);
     }
   }
 }
@@ -54,6 +58,7 @@ Partition Partition::Missing(const Partition& other) const {
     }
     if (delta.tombstone || !delta.cells.empty()) missing.rows[key] = std::move(delta);
   }
+  CHARYBDIS_ASSERT(missing.rows.size() <= other.rows.size());
   return missing;
 }
 
@@ -67,6 +72,7 @@ Partition Partition::FromProto(const PartitionData& data) {
           Cell{cell.timestamp(), cell.tombstone(), cell.value(), cell.expiry(), cell.ttl_seconds()};
     }
   }
+  CHARYBDIS_ASSERT(partition.rows.size() <= static_cast<size_t>(data.rows_size()));
   return partition;
 }
 
@@ -87,6 +93,7 @@ void Partition::ToProto(PartitionData* data) const {
       cell_data->set_expiry(cell.expiry);
       cell_data->set_ttl_seconds(cell.ttl_seconds);
     }
+    CHARYBDIS_ASSERT(static_cast<size_t>(row_data->cells_size()) == row.cells.size());
   }
 }
 

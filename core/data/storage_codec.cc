@@ -8,6 +8,7 @@
 #include "core/data/checked_value.h"
 #include "core/data/murmur3.h"
 #include "core/data/token.h"
+#include "core/env/assert.h"
 
 namespace charybdis::storage_codec {
 
@@ -25,6 +26,7 @@ void AppendEscaped(std::string& out, std::string_view component) {
   }
   out.push_back('\0');
   out.push_back('\x01');
+  CHARYBDIS_ASSERT(out.size() >= component.size() + 2);
 }
 
 // Signed timestamps and tokens in byte order: flip the sign bit.
@@ -38,6 +40,7 @@ std::string EncodeCellValue(const Cell& cell) {
   AppendBigEndian(value, static_cast<uint64_t>(cell.expiry), 8);
   AppendBigEndian(value, cell.ttl_seconds, 8);
   value += cell.value;
+  CHARYBDIS_ASSERT(value.size() == 17 + cell.value.size());
   return value;
 }
 
@@ -88,18 +91,21 @@ class KeyReader {
 std::string TablePrefix(const std::string& table) {
   std::string prefix(1, kDataTag);
   AppendEscaped(prefix, table);
+  CHARYBDIS_ASSERT(prefix.size() >= table.size() + 3);
   return prefix;
 }
 
 std::string TokenPrefix(const std::string& table, Token token) {
   std::string prefix = TablePrefix(table);
   AppendBigEndian(prefix, Biased(token), 8);
+  CHARYBDIS_ASSERT(prefix.size() >= table.size() + 11);
   return prefix;
 }
 
 std::string PartitionPrefix(const std::string& table, const std::string& partition_key) {
   std::string prefix = TokenPrefix(table, TokenOf(partition_key));
   AppendEscaped(prefix, partition_key);
+  CHARYBDIS_ASSERT(prefix.size() >= table.size() + partition_key.size() + 13);
   return prefix;
 }
 
@@ -121,6 +127,7 @@ std::string RowPrefix(const std::string& table, const std::string& partition_key
                       const std::string& clustering_key) {
   std::string prefix = PartitionPrefix(table, partition_key);
   AppendEscaped(prefix, clustering_key);
+  CHARYBDIS_ASSERT(prefix.size() >= table.size() + partition_key.size() + clustering_key.size() + 15);
   return prefix;
 }
 
@@ -128,6 +135,7 @@ std::string PaxosKey(const std::string& table, const std::string& partition_key)
   std::string key(1, kPaxosTag);
   AppendEscaped(key, table);
   AppendEscaped(key, partition_key);
+  CHARYBDIS_ASSERT(key.size() >= table.size() + partition_key.size() + 5);
   return key;
 }
 
@@ -150,6 +158,8 @@ std::string PrefixEnd(const std::string& prefix) {
   std::string end = prefix;
   while (!end.empty() && end.back() == '\xff') end.pop_back();
   if (!end.empty()) end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
+  CHARYBDIS_ASSERT(end.size() <= prefix.size());
+  CHARYBDIS_ASSERT(end.empty() || prefix < end);
   return end;  // empty: no upper bound
 }
 
@@ -161,7 +171,9 @@ void AddMutation(const std::string& table, const std::string& partition_key,
       std::string key = row_prefix;
       key.push_back(kRowTombstoneTag);
       AppendBigEndian(key, Biased(*row.tombstone), 8);
+      CHARYBDIS_ASSERT(key.size() == row_prefix.size() + 9);
       std::string sealed = checked_value::Seal(key, "");
+      CHARYBDIS_ASSERT(sealed.size() == 8);  // the checksum alone
       batch.Put(std::move(key), std::move(sealed));
     }
     for (const auto& [column, cell] : row.cells) {
@@ -171,7 +183,9 @@ void AddMutation(const std::string& table, const std::string& partition_key,
       AppendEscaped(key, column);
       AppendBigEndian(key, Biased(cell.timestamp), 8);
       AppendBigEndian(key, CassandraMurmur3(value).low, 8);
+      CHARYBDIS_ASSERT(key.size() >= row_prefix.size() + column.size() + 19);
       std::string sealed = checked_value::Seal(key, value);
+      CHARYBDIS_ASSERT(sealed.size() == value.size() + 8);
       batch.Put(std::move(key), std::move(sealed));
     }
   }
@@ -209,6 +223,7 @@ class ScanDecoder {
     cell.expiry = static_cast<Timestamp>(ReadBigEndian(value.substr(1), 8));
     cell.ttl_seconds = static_cast<uint32_t>(ReadBigEndian(value.substr(9), 8));
     cell.value = std::string(value.substr(17));
+    CHARYBDIS_ASSERT(cell.value.size() == value.size() - 17);
     AddCell(entry.key, std::move(cell));
     return true;
   }
@@ -216,6 +231,8 @@ class ScanDecoder {
   // Cells at or before their row's tombstone can never be seen again.
   void ListShadowedCells() {
     for (const auto& [key, cell_key] : cell_keys_) {
+      CHARYBDIS_ASSERT(cell_key != nullptr);
+      CHARYBDIS_ASSERT(decoded_.partition.rows.count(key.first) == 1);
       const Row& row = decoded_.partition.rows[key.first];
       if (row.tombstone && row.cells.at(key.second).timestamp <= *row.tombstone) {
         decoded_.obsolete_keys.push_back(*cell_key);
@@ -227,6 +244,8 @@ class ScanDecoder {
   void AddRowTombstone(const std::string& key, Timestamp timestamp) {
     Row& row = decoded_.partition.rows[clustering_key_];
     const std::string*& winner = tombstone_keys_[clustering_key_];
+    // A row has a tombstone exactly when a stored one was kept for it.
+    CHARYBDIS_ASSERT(row.tombstone.has_value() == (winner != nullptr));
     if (!row.tombstone || timestamp > *row.tombstone) {
       if (winner != nullptr) decoded_.obsolete_keys.push_back(*winner);
       row.tombstone = timestamp;
@@ -234,12 +253,16 @@ class ScanDecoder {
     } else if (key != *winner) {
       decoded_.obsolete_keys.push_back(key);
     }
+    CHARYBDIS_ASSERT(winner != nullptr);
+    CHARYBDIS_ASSERT(row.tombstone.has_value());
   }
 
   void AddCell(const std::string& key, Cell cell) {
     Row& row = decoded_.partition.rows[clustering_key_];
     const std::string*& winner = cell_keys_[{clustering_key_, column_}];
     auto [it, inserted] = row.cells.emplace(column_, cell);
+    // A cell has a stored winner exactly when it was decoded before.
+    CHARYBDIS_ASSERT(inserted == (winner == nullptr));
     if (inserted) {
       winner = &key;
     } else if (CompareForMerge(cell, it->second) > 0) {
@@ -249,6 +272,7 @@ class ScanDecoder {
     } else if (key != *winner) {  // a distinct, losing version
       decoded_.obsolete_keys.push_back(key);
     }
+    CHARYBDIS_ASSERT(winner != nullptr);
   }
 
   Decoded& decoded_;
@@ -268,6 +292,7 @@ Decoded DecodeScan(const std::vector<KeyValue>& stored) {
     const std::optional<std::string_view> value = checked_value::Open(entry.key, entry.value);
     if (!value || !decoder.Add(entry, *value)) decoded.corrupt_keys.push_back(entry.key);
   }
+  CHARYBDIS_ASSERT(decoded.corrupt_keys.size() <= stored.size());
   decoder.ListShadowedCells();
   // Replicas that did and did not drop shadowed versions yet must agree.
   decoded.partition.Compact();

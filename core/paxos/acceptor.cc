@@ -46,6 +46,7 @@ void RememberCommitOrigin(PaxosState& state, const Ballot& origin) {
   *recent->Add() = origin;
   for (int i = recent->size() - 1; i > at; i--) recent->SwapElements(i, i - 1);
   if (recent->size() > kRecentCommitOrigins) recent->DeleteSubrange(0, 1);
+  CHARYBDIS_ASSERT(recent->size() <= kRecentCommitOrigins);
 }
 
 // What every change of a partition's durable state keeps: the promise
@@ -153,7 +154,8 @@ void Acceptor::LoadHorizon() {
 }
 
 void Acceptor::PlanPromise(const Ballot& ballot, Decision& decision) {
-  CHARYBDIS_ASSERT(horizon_.loaded && !horizon_.corrupt);
+  CHARYBDIS_ASSERT(horizon_.loaded);
+  CHARYBDIS_ASSERT(!horizon_.corrupt);
   CHARYBDIS_ASSERT(horizon_.written_micros >= horizon_.durable_micros);
   if (ballot.micros() < horizon_.durable_micros - kHorizonRaiseMicros) {
     decision.in_memory = true;
@@ -214,7 +216,11 @@ void Acceptor::MaybeIdle(const std::string& key) {
       env_.buggify->Fires("paxos.acceptor.evict_idle_at_once") ? 0 : max_idle_partitions_;
   while (idle_.size() > bound) {
     auto victim = partitions_.find(idle_.back());
-    CHARYBDIS_ASSERT(victim != partitions_.end() && victim->second.idle);
+    CHARYBDIS_ASSERT(victim != partitions_.end());
+    CHARYBDIS_ASSERT(victim->second.idle);
+    CHARYBDIS_ASSERT(!victim->second.busy);
+    CHARYBDIS_ASSERT(!victim->second.loading);
+    CHARYBDIS_ASSERT(victim->second.waiting.empty());
     CHARYBDIS_ASSERT(!victim->second.busy && !victim->second.loading && victim->second.waiting.empty());
     idle_.pop_back();
     const PaxosState& dropped = victim->second.state;
@@ -227,9 +233,13 @@ void Acceptor::MaybeIdle(const std::string& key) {
 
 void Acceptor::Load(const std::string& key) {
   Entry& entry = partitions_[key];
+  // RunNext loads a partition once, and only one not loaded yet.
+  CHARYBDIS_ASSERT(!entry.loading);
+  CHARYBDIS_ASSERT(!entry.loaded);
   entry.loading = true;
   env_.storage->Get(key, [this, key](absl::StatusOr<std::optional<std::string>> stored) {
     Entry& loading = partitions_[key];
+    CHARYBDIS_ASSERT(loading.loading);  // MaybeIdle keeps a loading partition
     loading.loading = false;
     // No decision without the durable state, nor on state that does not
     // parse (data loss: promising anything could break an earlier
@@ -297,7 +307,8 @@ void Acceptor::RunNext(const std::string& key) {
 void Acceptor::KeepInMemory(Entry& entry, const std::string& key, Decision& decision) {
   // Only a promise, and only one the synced horizon covers: what a crash
   // takes of it, the next life's floor forbids again.
-  CHARYBDIS_ASSERT(decision.extra.operations.empty() && !decision.written);
+  CHARYBDIS_ASSERT(decision.extra.operations.empty());
+  CHARYBDIS_ASSERT(!decision.written);
   CHARYBDIS_ASSERT(decision.next->promised().micros() < horizon_.durable_micros);
   CHARYBDIS_ASSERT(HasUncommittedAccept(*decision.next) == HasUncommittedAccept(entry.state));
   entry.state = std::move(*decision.next);
@@ -452,6 +463,8 @@ void Acceptor::OnCommit(const Envelope& message) {
       // A repair of a pruned commit carries only what this replica lacked.
       if (proposal.pruned()) next.mutable_committed()->clear_mutation();
     }
+    CHARYBDIS_ASSERT(next.has_committed());
+    CHARYBDIS_ASSERT(!BallotLess(next.committed().ballot(), proposal.ballot()));
     RememberCommitOrigin(next, proposal.has_origin() ? proposal.origin() : proposal.ballot());
     if (next.has_accepted() && !BallotLess(next.committed().ballot(), next.accepted().ballot())) {
       next.clear_accepted();  // decided: no longer in progress

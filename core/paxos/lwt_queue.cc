@@ -30,6 +30,7 @@ void LwtQueue::Cas(const CasOp& op, Reply reply) {
   CHARYBDIS_ASSERT(op.statement_size() > 0);
   const WriteOp& first = op.statement(0).write();
   const ConsistencyLevel serial = SerialLevelOf(op);
+  CHARYBDIS_ASSERT(IsSerial(serial));
   if (!context_.config.coordinator.lwt_batching) {
     RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial, {op}, ReadOp(),
              {std::move(reply)});
@@ -57,6 +58,7 @@ void LwtQueue::SerialRead(const ReadOp& op, Reply reply) {
 
 void LwtQueue::FinishRound(Token token, const std::string& table, const std::string& partition_key,
                            std::function<void(bool)> done) {
+  CHARYBDIS_ASSERT(done != nullptr);
   ReadOp read;
   read.set_table(table);
   read.set_partition_key(partition_key);
@@ -123,6 +125,7 @@ void LwtQueue::RunQueued(const std::string& queue) {
   std::vector<Queued> round(std::make_move_iterator(waiting.begin()),
                             std::make_move_iterator(waiting.begin() + static_cast<std::ptrdiff_t>(take)));
   waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(take));
+  CHARYBDIS_ASSERT(!round.empty());
   auto next = [this, queue] { RunQueued(queue); };
   if (round.front().is_read) {
     const ReadOp read = round.front().read;
@@ -180,6 +183,8 @@ std::shared_ptr<ProposerShell> LwtQueue::RunPaxos(Token token, const std::string
     live += context_.liveness.IsUp(replica);
   }
   request.quorum = quorum.blocked_for();
+  CHARYBDIS_ASSERT(request.quorum >= 1);
+  CHARYBDIS_ASSERT(live <= request.participants.size());
   if (live < request.quorum) {
     (request.batch.empty() ? context_.metrics.read_unavailable : context_.metrics.write_unavailable) +=
         replies.size();

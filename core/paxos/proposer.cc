@@ -36,7 +36,11 @@ Proposer::Proposer(ProposerView view, Request request, size_t clients)
   for (size_t client = 0; client < clients; client++) clients_.push_back(client);
 }
 
-std::vector<ProposerEffect> Proposer::TakeOutbox() { return std::exchange(outbox_, {}); }
+std::vector<ProposerEffect> Proposer::TakeOutbox() {
+  std::vector<ProposerEffect> effects = std::exchange(outbox_, {});
+  CHARYBDIS_ASSERT(outbox_.empty());
+  return effects;
+}
 
 void Proposer::Send(NodeId to, Envelope message, ProposerEffect::Fault fault, std::string_view site) {
   CHARYBDIS_ASSERT(std::find(request_.replicas.begin(), request_.replicas.end(), to) != request_.replicas.end());
@@ -61,6 +65,7 @@ std::vector<NodeId> Proposer::LiveParticipants() const {
   for (NodeId node : request_.participants) {
     if (view_.liveness->IsUp(node)) live.push_back(node);
   }
+  CHARYBDIS_ASSERT(live.size() <= request_.participants.size());
   return live;
 }
 

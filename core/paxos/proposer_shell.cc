@@ -18,6 +18,7 @@ ProposerShell::ProposerShell(CoordinatorContext& context, BallotClock& ballots, 
 }
 
 void ProposerShell::Start() {
+  CHARYBDIS_ASSERT(timeout_timer_ == 0);  // started once
   std::weak_ptr<ProposerShell> self = weak_from_this();
   timeout_timer_ = context_.env.clock->After(context_.config.coordinator.write_timeout, [self] {
     if (auto shell = self.lock()) {
@@ -64,6 +65,7 @@ void ProposerShell::Drain() {
 void ProposerShell::Perform(ProposerEffect& effect) {
   switch (effect.kind) {
     case ProposerEffect::Kind::kTrack:
+      CHARYBDIS_ASSERT(effect.id != 0);
       return context_.track(effect.id, shared_from_this());
     case ProposerEffect::Kind::kSend:
       return Send(effect);
@@ -91,7 +93,9 @@ void ProposerShell::Perform(ProposerEffect& effect) {
 }
 
 void ProposerShell::Send(ProposerEffect& effect) {
+  CHARYBDIS_ASSERT(effect.message.body_case() != Envelope::BODY_NOT_SET);
   const Address to = context_.ReplicaAddress(effect.to, proposer_.request().token);
+  CHARYBDIS_ASSERT(to.shard < context_.config.shards);
   switch (effect.fault) {
     case ProposerEffect::Fault::kNone:
       return context_.env.network->Send(to, std::move(effect.message));
@@ -103,8 +107,10 @@ void ProposerShell::Send(ProposerEffect& effect) {
 }
 
 void ProposerShell::BackOff(Nanos ceiling) {
+  CHARYBDIS_ASSERT(ceiling > 0);
   ceiling = PerhapsShorter(context_.env, "paxos.proposer.short_backoff", ceiling);
   const Nanos wait = static_cast<Nanos>(context_.env.random->Below(static_cast<uint64_t>(ceiling) + 1));
+  CHARYBDIS_ASSERT(wait <= ceiling);
   std::weak_ptr<ProposerShell> self = weak_from_this();
   context_.env.clock->After(wait, [self] {
     if (auto shell = self.lock()) {

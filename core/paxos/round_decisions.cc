@@ -228,6 +228,7 @@ Proposal Restamped(const PartitionData& mutation, const std::string& table, cons
     if (row.tombstone) row.tombstone = ballot.micros() - 1;
     for (auto& [column, cell] : row.cells) cell.timestamp = ballot.micros();
   }
+  CHARYBDIS_ASSERT(restamped.rows.size() == static_cast<size_t>(mutation.rows_size()));
   Proposal proposal;
   *proposal.mutable_ballot() = ballot;
   *proposal.mutable_origin() = origin;
@@ -235,6 +236,7 @@ Proposal Restamped(const PartitionData& mutation, const std::string& table, cons
   data->set_table(table);
   data->set_partition_key(partition_key);
   restamped.ToProto(data);
+  CHARYBDIS_ASSERT(BallotEqual(proposal.ballot(), ballot));
   return proposal;
 }
 

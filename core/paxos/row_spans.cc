@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/env/assert.h"
+
 namespace charybdis {
 
 std::vector<RowSpan> SortedDisjoint(std::vector<RowSpan> spans) {
@@ -12,6 +14,7 @@ std::vector<RowSpan> SortedDisjoint(std::vector<RowSpan> spans) {
       if (span.last() > merged.back().last()) merged.back().set_last(span.last());
       continue;
     }
+    CHARYBDIS_ASSERT(merged.empty() || merged.back().last() < span.first());
     merged.push_back(std::move(span));
   }
   return merged;

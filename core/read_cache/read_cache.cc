@@ -38,6 +38,7 @@ std::map<std::string, ReadCache::Range>::iterator ReadCache::Holding(const std::
   auto it = ranges_.upper_bound(key);
   if (it == ranges_.begin()) return ranges_.end();
   --it;
+  CHARYBDIS_ASSERT(it->first <= key);
   return key < it->second.end ? it : ranges_.end();
 }
 
@@ -59,6 +60,7 @@ void ReadCache::Apply(WriteBatch batch, Durability durability, WriteDone done) {
   auto copy = std::make_shared<WriteBatch>(batch);
   storage_.Apply(std::move(batch), durability, [this, copy, done = std::move(done)](absl::Status status) {
     for (const WriteBatch::Operation& operation : copy->operations) {
+      CHARYBDIS_ASSERT(keys_in_flight_.find(operation.key) != keys_in_flight_.end());
       keys_in_flight_.erase(keys_in_flight_.find(operation.key));
     }
     if (status.ok()) ApplyDone(*copy);
@@ -78,7 +80,8 @@ void ReadCache::ApplyDone(const WriteBatch& batch) {
     auto entry = entries_.find(operation.key);
     if (entry != entries_.end()) {
       const size_t old_bytes = EntryBytes(entry->first, entry->second);
-      CHARYBDIS_ASSERT(range->second.bytes >= old_bytes && bytes_ >= old_bytes);
+      CHARYBDIS_ASSERT(range->second.bytes >= old_bytes);
+      CHARYBDIS_ASSERT(bytes_ >= old_bytes);
       range->second.bytes -= old_bytes;
       bytes_ -= old_bytes;
       if (operation.value) {
@@ -93,9 +96,11 @@ void ReadCache::ApplyDone(const WriteBatch& batch) {
       range->second.bytes += EntryBytes(operation.key, *operation.value);
       bytes_ += EntryBytes(operation.key, *operation.value);
     }
+    CHARYBDIS_ASSERT(range->second.bytes <= bytes_);  // bytes_ sums every range's
     if (range->second.bytes > capacity_bytes_ / 8) Evict(range);  // grew past what a fill may keep
   }
   while (bytes_ > capacity_bytes_ && !recency_.empty()) Evict(ranges_.find(recency_.back()));
+  CHARYBDIS_ASSERT(!recency_.empty() || bytes_ == 0);
 }
 
 void ReadCache::Get(std::string key, GetDone done) { storage_.Get(std::move(key), std::move(done)); }
@@ -115,6 +120,7 @@ void ReadCache::Scan(std::string begin, std::string end, size_t limit, ScanDone 
 }
 
 void ReadCache::StartFill(std::string begin, std::string end, ScanDone done) {
+  CHARYBDIS_ASSERT(!end.empty());  // a range without an end is never cached
   const uint64_t fill_id = ++last_fill_id_;
   fills_.emplace(fill_id, Fill{begin, end, last_write_sequence_});
   storage_.Scan(std::move(begin), std::move(end), SIZE_MAX,
@@ -136,7 +142,8 @@ void ReadCache::FinishFill(uint64_t fill_id, const std::vector<KeyValue>& stored
   fills_.erase(it);
   std::map<std::string, std::string> entries;
   for (const KeyValue& entry : stored) {
-    CHARYBDIS_ASSERT(fill.begin <= entry.key && entry.key < fill.end);
+    CHARYBDIS_ASSERT(fill.begin <= entry.key);
+    CHARYBDIS_ASSERT(entry.key < fill.end);
     entries.emplace(entry.key, entry.value);
   }
   // What storage returned may predate the writes done since the fill
@@ -192,10 +199,12 @@ void ReadCache::Install(const std::string& begin, const std::string& end,
   bytes_ += range_bytes;
   metrics_.read_cache_fills++;
   while (bytes_ > capacity_bytes_) Evict(ranges_.find(recency_.back()));
+  CHARYBDIS_ASSERT(bytes_ <= capacity_bytes_);
 }
 
 void ReadCache::Evict(std::map<std::string, Range>::iterator range) {
   CHARYBDIS_ASSERT(range != ranges_.end());
+  CHARYBDIS_ASSERT(*range->second.recency == range->first);
   entries_.erase(entries_.lower_bound(range->first), entries_.lower_bound(range->second.end));
   CHARYBDIS_ASSERT(bytes_ >= range->second.bytes);
   bytes_ -= range->second.bytes;
@@ -206,6 +215,9 @@ void ReadCache::Evict(std::map<std::string, Range>::iterator range) {
 
 void ReadCache::ServeFromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
                                 const std::string& end, size_t limit, ScanDone done) {
+  // Covering: the range holds [begin, end).
+  CHARYBDIS_ASSERT(range->first <= begin);
+  CHARYBDIS_ASSERT(end <= range->second.end);
   recency_.splice(recency_.begin(), recency_, range->second.recency);
   std::vector<KeyValue> rows;
   for (auto it = entries_.lower_bound(begin); it != entries_.end() && it->first < end && rows.size() < limit;

@@ -1,5 +1,6 @@
 #include "core/replica/replica.h"
 
+#include "core/env/assert.h"
 #include "core/env/buggify_actions.h"
 #include "core/data/storage_codec.h"
 #include "core/replica/shard_scan.h"
@@ -48,9 +49,12 @@ void Replica::OnRead(const Envelope& message) {
     end = read.end().empty()
               ? storage_codec::PrefixEnd(storage_codec::PartitionPrefix(read.table(), read.partition_key()))
               : storage_codec::RowPrefix(read.table(), read.partition_key(), read.end());
+    // To the partition's end: its rows all sort below it.
+    CHARYBDIS_ASSERT(!read.end().empty() || begin < end);
   } else {
     begin = storage_codec::RowPrefix(read.table(), read.partition_key(), read.clustering_key());
     end = storage_codec::PrefixEnd(begin);
+    CHARYBDIS_ASSERT(begin < end);
   }
   const Address sender = SenderOf(message);
   const uint64_t request_id = request.request_id();

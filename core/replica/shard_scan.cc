@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/data/storage_codec.h"
+#include "core/env/assert.h"
 
 namespace charybdis {
 
@@ -47,12 +48,14 @@ std::string EndOf(const ScanOp& scan) {
 // Adds a batch's entries; false once a row beyond the limit shows up (the
 // rows before it are then whole).
 bool AddBatch(Progress& progress, std::vector<KeyValue> batch) {
+  CHARYBDIS_ASSERT(progress.limit >= 1);
   for (KeyValue& entry : batch) {
     if (std::optional<storage_codec::StoredRow> row = storage_codec::RowOfKey(entry.key)) {
       std::pair<std::string, std::string> identity{row->partition_key, row->clustering_key};
       if (identity != progress.last_row) {
         if (progress.rows == progress.limit) return false;
         progress.rows++;
+        CHARYBDIS_ASSERT(progress.rows <= progress.limit);
         progress.last_row = std::move(identity);
       }
     }
@@ -69,6 +72,7 @@ void Step(std::shared_ptr<Progress> progress) {
   progress->storage->Scan(progress->begin, progress->end, kBatchEntries,
                           [progress](absl::StatusOr<std::vector<KeyValue>> batch) {
                             if (!batch.ok()) return progress->done(batch.status());
+                            CHARYBDIS_ASSERT(batch->size() <= kBatchEntries);  // Storage::Scan's limit
                             const bool last_batch = batch->size() < kBatchEntries;
                             if (!AddBatch(*progress, *std::move(batch))) {
                               return progress->done(std::move(progress->result));
@@ -79,6 +83,7 @@ void Step(std::shared_ptr<Progress> progress) {
                               return progress->done(std::move(progress->result));
                             }
                             // The key right after the last one read.
+                            CHARYBDIS_ASSERT(!progress->result.entries.empty());
                             progress->begin = progress->result.entries.back().key + std::string(1, '\0');
                             Step(progress);
                           });
@@ -103,6 +108,7 @@ std::vector<std::pair<std::string, std::vector<KeyValue>>> GroupByPartition(std:
     if (partitions.empty() || (row && row->partition_key != partitions.back().first)) {
       partitions.emplace_back(row ? row->partition_key : std::string(), std::vector<KeyValue>());
     }
+    CHARYBDIS_ASSERT(!partitions.empty());
     partitions.back().second.push_back(std::move(entry));
   }
   return partitions;

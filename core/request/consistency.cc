@@ -92,6 +92,10 @@ Requirement::Requirement(ConsistencyLevel level, const TokenRing& ring,
     default:
       CHARYBDIS_ASSERT(false && "validated before: no requirement for this level");
   }
+  // The ring's replication factor is >= 1, so every level waits for one answer.
+  CHARYBDIS_ASSERT(blocked_for_ >= 1);
+  CHARYBDIS_ASSERT(per_datacenter_.empty() || level == CL_EACH_QUORUM);
+  CHARYBDIS_ASSERT(!local_only_ || !simple);
 }
 
 bool Requirement::Counts(NodeId replica) const {
@@ -101,10 +105,12 @@ bool Requirement::Counts(NodeId replica) const {
 uint32_t Requirement::Counted(const std::vector<NodeId>& answered) const {
   uint32_t counted = 0;
   for (NodeId replica : answered) counted += Counts(replica);
+  CHARYBDIS_ASSERT(counted <= answered.size());
   return counted;
 }
 
 bool Requirement::SatisfiedBy(const std::vector<NodeId>& answered) const {
+  CHARYBDIS_ASSERT(blocked_for_ >= 1);
   if (per_datacenter_.empty()) return Counted(answered) >= blocked_for_;
   std::map<std::string, uint32_t> per_datacenter;
   for (NodeId replica : answered) per_datacenter[layout_.node(replica).datacenter]++;
@@ -121,6 +127,7 @@ ConsistencyLevel SerialOrDefault(ConsistencyLevel level) {
 }
 
 ClientResponse Unavailable(ConsistencyLevel level, uint32_t alive, uint32_t blocked_for, const char* why) {
+  CHARYBDIS_ASSERT(why != nullptr);
   CHARYBDIS_ASSERT(alive < blocked_for);
   ClientResponse response;
   response.set_code(ClientResponse::UNAVAILABLE);

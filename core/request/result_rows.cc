@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/env/assert.h"
+
 namespace charybdis {
 
 void AddVisibleRows(const Partition& partition, Timestamp now, const std::set<std::string>* only,
@@ -22,6 +24,7 @@ void AddVisibleRows(const Partition& partition, Timestamp now, const std::set<st
       out->set_value(cell.value);
       out->set_timestamp(cell.timestamp);
     }
+    CHARYBDIS_ASSERT(static_cast<size_t>(result.cells_size()) <= row.cells.size());
     if (result.cells_size() > 0) *response.add_rows() = std::move(result);
   }
 }

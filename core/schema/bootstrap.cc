@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/parser.h"
+#include "core/env/assert.h"
 #include "core/schema/replication.h"
 #include "core/cql/system_tables.h"
 
@@ -41,6 +42,7 @@ absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& data
         CheckedReplication(create->name, create->replication, datacenters);
     if (!replication.ok()) return replication.status();
     create->replication = *std::move(replication);
+    CHARYBDIS_ASSERT(create->replication.count("class") == 1);
     return schema.Apply(*create);
   }
   if (auto* drop = std::get_if<DropKeyspace>(&statement)) {
@@ -62,6 +64,7 @@ std::map<std::string, std::set<std::string>> StorageTables(const Schema& schema)
       if (column.kind == Column::Kind::kRegular) columns.insert(column.name);
     }
   }
+  CHARYBDIS_ASSERT(tables.size() <= schema.tables().size());
   return tables;
 }
 
@@ -73,6 +76,7 @@ BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements,
     absl::Status applied = ApplySchemaStatement(statements[i], datacenters, /*sequence=*/0, *schema, keyspace);
     if (!applied.ok()) result.problems.emplace_back(static_cast<int>(i), std::string(applied.message()));
   }
+  CHARYBDIS_ASSERT(result.problems.size() <= statements.size());
   result.storage_tables = StorageTables(*schema);
   result.schema = std::move(schema);
   return result;

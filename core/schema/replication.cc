@@ -44,6 +44,8 @@ absl::StatusOr<std::map<std::string, std::string>> CheckedSimple(const std::stri
     return Refuse(keyspace, absl::StrCat("replication_factor ", *factor, " must be between 1 and the cluster's ", nodes,
                                          " nodes"));
   }
+  CHARYBDIS_ASSERT(*factor >= 1);
+  CHARYBDIS_ASSERT(*factor <= nodes);
   return std::map<std::string, std::string>{{"class", kSimple}, {kFactorOption, absl::StrCat(*factor)}};
 }
 

@@ -28,6 +28,7 @@ SchemaUpdate EntriesOf(const cql::SchemaLog& log) {
     out->set_keyspace(entry.keyspace);
     out->set_statement(entry.statement);
   }
+  CHARYBDIS_ASSERT(static_cast<size_t>(update.entries_size()) == log.entries().size());
   return update;
 }
 
@@ -35,6 +36,7 @@ void AppendNewEntries(const SchemaUpdate& update, cql::SchemaLog& log) {
   for (size_t i = log.sequence(); i < static_cast<size_t>(update.entries_size()); i++) {
     log.Append({update.entries(i).keyspace(), update.entries(i).statement()});
   }
+  CHARYBDIS_ASSERT(log.sequence() >= static_cast<uint64_t>(update.entries_size()));
 }
 
 SchemaAgent::SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change)
@@ -89,6 +91,7 @@ void SchemaAgent::OnRequest(const Envelope& message) {
     return Reply(change, Failure(ClientResponse::UNAVAILABLE, "too many schema changes are queued on this node"));
   }
   changes_.push_back(std::move(change));
+  CHARYBDIS_ASSERT(changes_.size() <= kMaxQueuedChanges);
   Next();
 }
 
@@ -121,6 +124,7 @@ void SchemaAgent::Next() {
 }
 
 void SchemaAgent::ReadLog() {
+  CHARYBDIS_ASSERT(read_wanted_);  // Next reads only when the log may be longer
   ClientRequest request;
   ReadOp* read = request.mutable_read();
   read->set_table(cql::kSchemaLogTable);
@@ -132,6 +136,8 @@ void SchemaAgent::ReadLog() {
 }
 
 void SchemaAgent::OnLogRead(const ClientResponse& response) {
+  CHARYBDIS_ASSERT(step_ == Step::kReading);
+  CHARYBDIS_ASSERT(in_flight_ == 0);
   if (response.code() != ClientResponse::OK) {
     // Without the rest of the log no change can be checked: fail what waits
     // rather than hold clients, and try again later.
@@ -155,6 +161,7 @@ void SchemaAgent::OnLogRead(const ClientResponse& response) {
     }
     log_.Append(std::move(entry));
   }
+  CHARYBDIS_ASSERT(log_.sequence() == before + static_cast<uint64_t>(response.rows_size()));
   read_wanted_ = false;
   step_ = Step::kIdle;
   if (log_.sequence() == before) return Next();
@@ -163,6 +170,10 @@ void SchemaAgent::OnLogRead(const ClientResponse& response) {
 }
 
 void SchemaAgent::Append(Change& change) {
+  // Next appends the first queued change, one at a time.
+  CHARYBDIS_ASSERT(step_ == Step::kIdle);
+  CHARYBDIS_ASSERT(!changes_.empty());
+  CHARYBDIS_ASSERT(&change == &changes_.front());
   const absl::StatusOr<bool> changes = log_.Check(change.entry);
   if (!changes.ok() || !*changes) {
     ClientResponse answer;
@@ -195,6 +206,7 @@ void SchemaAgent::Append(Change& change) {
 }
 
 void SchemaAgent::OnAppended(const ClientResponse& response) {
+  CHARYBDIS_ASSERT(in_flight_ == 0);
   CHARYBDIS_ASSERT(!changes_.empty());
   Change& change = changes_.front();
   step_ = Step::kIdle;
@@ -230,10 +242,12 @@ void SchemaAgent::OnAppended(const ClientResponse& response) {
 }
 
 void SchemaAgent::Send(ClientRequest request, Step step) {
-  CHARYBDIS_ASSERT(step_ == Step::kIdle && in_flight_ == 0);
+  CHARYBDIS_ASSERT(step_ == Step::kIdle);
+  CHARYBDIS_ASSERT(in_flight_ == 0);
   const uint64_t id = request_id_base_ + ++sent_;
   request.set_request_id(id);
   in_flight_ = id;
+  CHARYBDIS_ASSERT(in_flight_ != 0);  // 0 means none awaited
   step_ = step;
   timeout_ = env_.clock->After(kRequestTimeout, [this, id, step] {
     if (in_flight_ != id) return;

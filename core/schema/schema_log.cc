@@ -9,6 +9,7 @@ namespace charybdis::cql {
 std::string SchemaLogKey(uint64_t sequence) {
   std::string key;
   AppendBigEndian(key, sequence, 8);
+  CHARYBDIS_ASSERT(key.size() == 8);
   return key;
 }
 
@@ -26,6 +27,7 @@ std::shared_ptr<const TokenRing> SchemaLog::RingOf(const std::string& storage_ta
 }
 
 std::shared_ptr<const TokenRing> SchemaLog::RingFor(const ReplicationConfig& replication) {
+  CHARYBDIS_ASSERT(!rings_.empty());  // the cluster's ring comes first
   for (const std::shared_ptr<const TokenRing>& ring : rings_) {
     if (ring->layout().replication == replication) return ring;
   }
@@ -53,12 +55,14 @@ void SchemaLog::Append(SchemaLogEntry entry) {
 }
 
 void SchemaLog::SetSchema(std::shared_ptr<const Schema> schema) {
+  CHARYBDIS_ASSERT(schema != nullptr);
   schema_ = std::move(schema);
   version_ = schema_->Version();
   storage_tables_ = StorageTables(*schema_);
   storage_tables_[kSchemaLogTable] = {kSchemaLogKeyspaceColumn, kSchemaLogStatementColumn};
   table_rings_.clear();
   for (const auto& [name, table] : schema_->tables()) {
+    CHARYBDIS_ASSERT(schema_->FindKeyspace(table.keyspace) != nullptr);  // a table's keyspace exists
     const Keyspace& keyspace = *schema_->FindKeyspace(table.keyspace);
     if (!IsReplicatedStrategy(keyspace.replication.at("class"))) continue;
     table_rings_[table.storage] = RingFor(ReplicationConfigOf(keyspace.replication));

@@ -1,0 +1,60 @@
+// Runs charybdis-ctl as a user would, for what needs no cluster: its help
+// and its answers to bad usage.
+
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+namespace charybdis {
+namespace {
+
+struct CtlRun {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+CtlRun Ctl(const std::string& arguments) {
+  const std::string command = "node/charybdis-ctl " + arguments + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return CtlRun{WEXITSTATUS(status), output};
+}
+
+const char* const kCommands[] = {"put",    "get",   "delete",    "cas",     "serial-get",  "status",
+                                 "metrics", "bench", "calibrate", "cluster", "run-scenario"};
+
+TEST(CtlCliTest, HelpListsEveryCommandWithALine) {
+  const CtlRun run = Ctl("--help");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  for (const char* command : kCommands) {
+    EXPECT_NE(run.output.find(std::string("\n  ") + command + " "), std::string::npos) << command;
+  }
+  EXPECT_EQ(run.output.find("ctl_main.cc"), std::string::npos);  // no pointer at a source file
+}
+
+TEST(CtlCliTest, EveryCommandExplainsItselfWithHelp) {
+  for (const char* command : kCommands) {
+    const CtlRun run = Ctl(std::string(command) + " --help");
+    EXPECT_EQ(run.exit_code, 0) << command << ": " << run.output;
+    EXPECT_NE(run.output.find(std::string("usage: charybdis-ctl")), std::string::npos) << command;
+    EXPECT_NE(run.output.find(std::string(" ") + command), std::string::npos) << command;
+  }
+}
+
+TEST(CtlCliTest, NoCommandOrAnUnknownOneIsBadUsage) {
+  EXPECT_EQ(Ctl("").exit_code, 2);
+  const CtlRun unknown = Ctl("frobnicate");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("unknown command \"frobnicate\""), std::string::npos) << unknown.output;
+  EXPECT_EQ(Ctl("frobnicate --help").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace charybdis
