@@ -19,7 +19,8 @@ ShardEnv Traced(ShardEnv env, Network& network, Storage& storage) {
 }  // namespace
 
 Shard::Shard(ShardEnv env, const NodeConfig& config)
-    : read_cache_(*env.storage, *env.reactor, config.read_cache_bytes, storage_codec::IsPartitionRange, metrics_),
+    : read_cache_(*env.storage, *env.reactor, config.read_cache_bytes, storage_codec::IsPartitionRange, metrics_,
+                  *env.buggify, env.probes),
       tracer_(env.self, *env.clock),
       traced_network_(*env.network, tracer_),
       traced_storage_(read_cache_, tracer_),

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,12 +109,26 @@ class TwoQueueStorage final : public Storage {
   std::deque<std::function<void()>> scans_;
 };
 
+// Fires the sites a test names.
+class ScriptedBuggify final : public Buggify {
+ public:
+  bool Fires(std::string_view site) override { return firing.count(std::string(site)) > 0; }
+  std::set<std::string> firing;
+};
+
+class CountingProbes final : public Probes {
+ public:
+  void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
+  std::map<std::string, int> reached;
+};
+
 // Ranges of keys starting with "p" are cacheable, as partitions are.
 bool StartsWithP(const std::string& begin, const std::string&) { return !begin.empty() && begin[0] == 'p'; }
 
 struct Fixture {
   explicit Fixture(bool scan_reads_at_start = true, size_t capacity_bytes = 1 << 20)
-      : storage(scan_reads_at_start), cache(storage, reactor, capacity_bytes, StartsWithP, metrics) {}
+      : storage(scan_reads_at_start),
+        cache(storage, reactor, capacity_bytes, StartsWithP, metrics, buggify, &probes) {}
 
   void Put(const std::string& key, const std::string& value) {
     WriteBatch batch;
@@ -151,6 +166,8 @@ struct Fixture {
   QueueReactor reactor;
   TwoQueueStorage storage;
   ShardMetrics metrics;
+  ScriptedBuggify buggify;
+  CountingProbes probes;
   ReadCache cache;
 };
 
@@ -210,11 +227,27 @@ void WriteDoneDuringTheFill(bool scan_reads_at_start) {
   EXPECT_EQ(f.metrics.read_cache_fills, 1u);
   EXPECT_EQ(f.ScanNow("p1/", "p1/~"), Rows({{"p1/b", "2"}}));
   EXPECT_EQ(f.storage.scans_issued, 1);
+  EXPECT_EQ(f.probes.reached["read_cache.fill_overtaken_by_write"], 2);  // p1/b and p1/a
 }
 
 TEST(ReadCacheTest, AWriteDoneDuringTheFillIsKeptWhenStorageReadsAtTheStart) { WriteDoneDuringTheFill(true); }
 
 TEST(ReadCacheTest, AWriteDoneDuringTheFillIsKeptWhenStorageReadsAtTheEnd) { WriteDoneDuringTheFill(false); }
+
+TEST(ReadCacheTest, UnderTheTinyCapacitySiteEveryRangeLeavesAndScansGoToStorage) {
+  Fixture f;
+  f.Store({{"p1/a", "1"}, {"p2/a", "2"}});
+  EXPECT_EQ(f.ScanNow("p1/", "p1/~"), Rows({{"p1/a", "1"}}));
+  f.buggify.firing.insert("read_cache.tiny_capacity");
+  EXPECT_EQ(f.ScanNow("p2/", "p2/~"), Rows({{"p2/a", "2"}}));
+  EXPECT_EQ(f.cache.bytes(), 0u);  // both ranges left, the one just filled too
+  EXPECT_EQ(f.probes.reached["read_cache.evicted_for_capacity"], 2);
+  f.buggify.firing.clear();
+  EXPECT_EQ(f.ScanNow("p1/", "p1/~"), Rows({{"p1/a", "1"}}));
+  EXPECT_EQ(f.storage.scans_issued, 3);  // each scan read storage
+  EXPECT_EQ(f.ScanNow("p1/", "p1/~"), Rows({{"p1/a", "1"}}));
+  EXPECT_EQ(f.storage.scans_issued, 3);  // and the cache works again
+}
 
 TEST(ReadCacheTest, AFillIsNotKeptWhileAWriteToItsRangeIsInFlight) {
   Fixture f;

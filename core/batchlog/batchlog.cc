@@ -85,7 +85,10 @@ void Batchlog::ReplayDue(const std::vector<KeyValue>& entries) {
       env_.storage->Apply(std::move(batch), Durability::kUnsynced, [](absl::Status) {});
       continue;
     }
-    if (now_us - entry.stored_at_us() < due_after_us || replaying_.count(stored.key)) continue;
+    if (replaying_.count(stored.key)) continue;
+    // Early is safe: a batch's mutations carry their timestamps, and a
+    // logged batch is applied in the end whatever its coordinator does.
+    if (now_us - entry.stored_at_us() < due_after_us && !env_.buggify->Fires("batchlog.replay_early")) continue;
     Replay(stored.key, entry);
   }
 }
@@ -95,6 +98,7 @@ void Batchlog::Replay(const std::string& key, const BatchlogEntry& entry) {
   CHARYBDIS_ASSERT(entry.mutation_size() > 0);
   CHARYBDIS_ASSERT(replaying_.count(key) == 0);
   metrics_.batchlog_replays++;
+  CHARYBDIS_PROBE(env_.probes, "batchlog.replayed");
   replaying_.insert(key);
   struct Progress {
     size_t unwritten = 0;

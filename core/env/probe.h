@@ -52,6 +52,13 @@ inline constexpr std::string_view kProbes[] = {
     "storage.corrupt_paxos_horizon",
     "storage.corrupt_hint",
     "storage.corrupt_generation",
+    // The batch log and the schema agent (core/batchlog/, core/schema/).
+    "batchlog.replayed",
+    "schema.append_lost_race",
+    "schema.behind_a_peer",
+    // The read cache (core/read_cache/read_cache.cc).
+    "read_cache.fill_overtaken_by_write",
+    "read_cache.evicted_for_capacity",
     // Failure detection (core/cluster/failure_detector.cc).
     "failure_detector.convicted",
     "failure_detector.recovered",

@@ -27,12 +27,16 @@ size_t RangeBytes(const std::string& begin, const std::string& end) {
 }  // namespace
 
 ReadCache::ReadCache(Storage& storage, Reactor& reactor, size_t capacity_bytes, Cacheable cacheable,
-                     ShardMetrics& metrics)
+                     ShardMetrics& metrics, Buggify& buggify, Probes* probes)
     : storage_(storage),
       reactor_(reactor),
       capacity_bytes_(capacity_bytes),
       cacheable_(cacheable),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      buggify_(buggify),
+      probes_(probes) {
+  CHARYBDIS_ASSERT(probes_ != nullptr);
+}
 
 std::map<std::string, ReadCache::Range>::iterator ReadCache::Holding(const std::string& key) {
   auto it = ranges_.upper_bound(key);
@@ -154,6 +158,8 @@ void ReadCache::FinishFill(uint64_t fill_id, const std::vector<KeyValue>& stored
        ++it) {
     const DoneWrite& write = it->second;
     if (write.sequence <= fill.started_after) continue;
+    // The race a fill must survive: a write done while it read.
+    CHARYBDIS_PROBE(probes_, "read_cache.fill_overtaken_by_write");
     if (write.value) {
       entries[it->first] = *write.value;
     } else {
@@ -198,7 +204,12 @@ void ReadCache::Install(const std::string& begin, const std::string& end,
   ranges_.emplace(begin, Range{end, range_bytes, recency_.begin()});
   bytes_ += range_bytes;
   metrics_.read_cache_fills++;
-  while (bytes_ > capacity_bytes_) Evict(ranges_.find(recency_.back()));
+  // A cache under pressure: every range leaves, the newest too.
+  const size_t capacity_bytes = buggify_.Fires("read_cache.tiny_capacity") ? 0 : capacity_bytes_;
+  while (bytes_ > capacity_bytes) {
+    CHARYBDIS_PROBE(probes_, "read_cache.evicted_for_capacity");
+    Evict(ranges_.find(recency_.back()));
+  }
   CHARYBDIS_ASSERT(bytes_ <= capacity_bytes_);
 }
 

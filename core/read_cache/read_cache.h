@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "core/telemetry/metrics.h"
+#include "core/env/buggify.h"
+#include "core/env/probe.h"
 #include "core/env/reactor.h"
 #include "core/env/storage.h"
 
@@ -47,8 +49,10 @@ class ReadCache final : public Storage {
  public:
   using Cacheable = bool (*)(const std::string& begin, const std::string& end);
 
+  // `buggify`: site read_cache.tiny_capacity evicts as if the capacity
+  // were 0 (every range leaves at once: the next scan reads storage).
   ReadCache(Storage& storage, Reactor& reactor, size_t capacity_bytes, Cacheable cacheable,
-            ShardMetrics& metrics);
+            ShardMetrics& metrics, Buggify& buggify, Probes* probes);
 
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
@@ -92,6 +96,8 @@ class ReadCache final : public Storage {
   const size_t capacity_bytes_;
   const Cacheable cacheable_;
   ShardMetrics& metrics_;
+  Buggify& buggify_;
+  Probes* probes_;
 
   // Disjoint cached ranges by first key, and the entries inside them.
   std::map<std::string, Range> ranges_;

@@ -102,6 +102,7 @@ void SchemaAgent::OnPeerSchema(NodeId peer, uint64_t sequence, const std::string
     on_change_();
   }
   if (sequence > log_.sequence() && !read_wanted_) {
+    CHARYBDIS_PROBE(env_.probes, "schema.behind_a_peer");
     read_wanted_ = true;
     Next();
   }
@@ -212,6 +213,7 @@ void SchemaAgent::OnAppended(const ClientResponse& response) {
   step_ = Step::kIdle;
   if (response.code() == ClientResponse::OK && !response.applied()) {
     // Another node appended this number first: read it, check again.
+    CHARYBDIS_PROBE(env_.probes, "schema.append_lost_race");
     read_wanted_ = true;
     if (++change.attempts < kMaxAttempts) return Next();
     ClientResponse contended = Failure(ClientResponse::WRITE_TIMEOUT,
