@@ -272,7 +272,7 @@ void Acceptor::RunNext(const std::string& key) {
     entry.waiting.pop_front();
     Decision decision = decide(entry.state);
     if (!decision.next) {
-      decision.reply(true);
+      Send(std::move(decision.answer), true);
       continue;
     }
     AssertTransition(entry.state, *decision.next);
@@ -285,7 +285,7 @@ void Acceptor::RunNext(const std::string& key) {
     batch.Put(key, checked_value::Seal(key, decision.next->SerializeAsString()));
     env_.storage->Apply(std::move(batch), decision.durability,
                         [this, key, next = std::move(*decision.next), written = std::move(decision.written),
-                         reply = std::move(decision.reply)](absl::Status status) {
+                         answer = std::move(decision.answer)](absl::Status status) mutable {
                           Entry& done = partitions_[key];
                           CHARYBDIS_ASSERT(done.busy);  // one decision at a time
                           CHARYBDIS_ASSERT(done.loaded);
@@ -296,7 +296,7 @@ void Acceptor::RunNext(const std::string& key) {
                             done.promise_in_memory = false;
                             NoteProgress(key, next);
                           }
-                          reply(status.ok());
+                          Send(std::move(answer), status.ok());
                           RunNext(key);
                         });
     return;
@@ -314,7 +314,48 @@ void Acceptor::KeepInMemory(Entry& entry, const std::string& key, Decision& deci
   entry.state = std::move(*decision.next);
   entry.promise_in_memory = true;
   NoteProgress(key, entry.state);
-  decision.reply(true);
+  Send(std::move(decision.answer), true);
+}
+
+void Acceptor::Send(Answer answer, bool durable) {
+  switch (answer.kind) {
+    case Answer::Kind::kNone:
+      return;
+    case Answer::Kind::kRefusedPromise:
+      CHARYBDIS_ASSERT(answer.message.has_paxos_promise());
+      return env_.network->Send(answer.to, std::move(answer.message));
+    case Answer::Kind::kPromise:
+      CHARYBDIS_ASSERT(answer.message.paxos_promise().promised());
+      return SendPromise(std::move(answer), durable);
+    case Answer::Kind::kAcceptReply:
+      answer.message.mutable_paxos_accept_reply()->set_ok(durable);
+      return SendPerhapsTwice(env_, "paxos.acceptor.accept_reply_duplicate", answer.to, std::move(answer.message));
+    case Answer::Kind::kCommitAck:
+      if (durable) metrics_.database_total_writes++;
+      answer.message.mutable_paxos_commit_ack()->set_ok(durable);
+      return SendPerhapsLate(env_, "paxos.acceptor.commit_ack_late", answer.to, std::move(answer.message));
+  }
+}
+
+void Acceptor::SendPromise(Answer answer, bool durable) {
+  auto reply = std::make_shared<Envelope>(std::move(answer.message));
+  const Address to = answer.to;
+  if (!durable) {
+    reply->mutable_paxos_promise()->set_ok(false);
+    return env_.network->Send(to, std::move(*reply));
+  }
+  // The read folded into the prepare: the rows it names (or the
+  // partition) as the table holds them.
+  ReadForPrepare(answer.prepare, [this, to, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
+    absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored));
+    PaxosPromise* promise = reply->mutable_paxos_promise();
+    if (data.ok()) {
+      data->ToProto(promise->mutable_data());
+    } else {
+      promise->set_ok(false);
+    }
+    SendPerhapsLate(env_, "paxos.acceptor.promise_late", to, std::move(*reply));
+  });
 }
 
 void Acceptor::ReadForPrepare(const PaxosPrepare& prepare, Storage::ScanDone done) {
@@ -373,17 +414,17 @@ void Acceptor::OnPrepare(const Envelope& message) {
   const Address sender = SenderOf(message);
   const std::string key = storage_codec::PaxosKey(prepare.table(), prepare.partition_key());
   Submit(key, [this, prepare, sender](const PaxosState& state) {
-    auto reply = std::make_shared<Envelope>();
-    PaxosPromise* promise = reply->mutable_paxos_promise();
+    Decision decision;
+    decision.answer.to = sender;
+    PaxosPromise* promise = decision.answer.message.mutable_paxos_promise();
     promise->set_request_id(prepare.request_id());
     promise->set_ok(true);
-    Decision decision;
     // An equal ballot is the same proposer asking again (a duplicate).
     if (BallotLess(prepare.ballot(), state.promised())) {
       CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.refuse_prepare");
       promise->set_promised(false);
       *promise->mutable_promised_ballot() = state.promised();
-      decision.reply = [this, sender, reply](bool) { env_.network->Send(sender, std::move(*reply)); };
+      decision.answer.kind = Answer::Kind::kRefusedPromise;
       return decision;
     }
     PaxosState next = state;
@@ -397,25 +438,8 @@ void Acceptor::OnPrepare(const Envelope& message) {
     }
     decision.next = std::move(next);
     PlanPromise(prepare.ballot(), decision);
-    decision.reply = [this, prepare, sender, reply](bool durable) {
-      if (!durable) {
-        reply->mutable_paxos_promise()->set_ok(false);
-        env_.network->Send(sender, std::move(*reply));
-        return;
-      }
-      // The read folded into the prepare: the rows it names (or the
-      // partition) as the table holds them.
-      ReadForPrepare(prepare, [this, sender, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
-        absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored));
-        PaxosPromise* promise = reply->mutable_paxos_promise();
-        if (data.ok()) {
-          data->ToProto(promise->mutable_data());
-        } else {
-          promise->set_ok(false);
-        }
-        SendPerhapsLate(env_, "paxos.acceptor.promise_late", sender, std::move(*reply));
-      });
-    };
+    decision.answer.kind = Answer::Kind::kPromise;
+    decision.answer.prepare = prepare;
     return decision;
   });
 }
@@ -426,10 +450,11 @@ void Acceptor::OnAccept(const Envelope& message) {
   const PartitionData& mutation = accept.proposal().mutation();
   const std::string key = storage_codec::PaxosKey(mutation.table(), mutation.partition_key());
   Submit(key, [this, accept, sender](const PaxosState& state) {
-    Envelope reply;
-    PaxosAcceptReply* answer = reply.mutable_paxos_accept_reply();
-    answer->set_request_id(accept.request_id());
     Decision decision;
+    decision.answer.kind = Answer::Kind::kAcceptReply;
+    decision.answer.to = sender;
+    PaxosAcceptReply* answer = decision.answer.message.mutable_paxos_accept_reply();
+    answer->set_request_id(accept.request_id());
     if (BallotLess(accept.proposal().ballot(), state.promised())) {
       CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.refuse_accept");
       answer->set_ok(true);
@@ -442,10 +467,6 @@ void Acceptor::OnAccept(const Envelope& message) {
       decision.next = std::move(next);
       answer->set_accepted(true);
     }
-    decision.reply = [this, sender, reply](bool durable) mutable {
-      reply.mutable_paxos_accept_reply()->set_ok(durable);
-      SendPerhapsTwice(env_, "paxos.acceptor.accept_reply_duplicate", sender, std::move(reply));
-    };
     return decision;
   });
 }
@@ -474,14 +495,9 @@ void Acceptor::OnCommit(const Envelope& message) {
     // The table and the Paxos state change together, in one synced write.
     storage_codec::AddMutation(proposal.mutation().table(), proposal.mutation().partition_key(),
                                Partition::FromProto(proposal.mutation()), decision.extra);
-    const uint64_t request_id = commit.request_id();
-    decision.reply = [this, sender, request_id](bool durable) {
-      if (durable) metrics_.database_total_writes++;
-      Envelope reply;
-      reply.mutable_paxos_commit_ack()->set_request_id(request_id);
-      reply.mutable_paxos_commit_ack()->set_ok(durable);
-      SendPerhapsLate(env_, "paxos.acceptor.commit_ack_late", sender, std::move(reply));
-    };
+    decision.answer.kind = Answer::Kind::kCommitAck;
+    decision.answer.to = sender;
+    decision.answer.message.mutable_paxos_commit_ack()->set_request_id(commit.request_id());
     return decision;
   });
 }
@@ -490,8 +506,7 @@ void Acceptor::OnPrune(const Envelope& message) {
   const PaxosPrune prune = message.paxos_prune();
   const std::string key = storage_codec::PaxosKey(prune.table(), prune.partition_key());
   Submit(key, [prune](const PaxosState& state) {
-    Decision decision;
-    decision.reply = [](bool) {};
+    Decision decision;  // a prune answers nothing
     // Only a commit the proposer saw durable on a quorum; a newer one may
     // not be yet, and its mutation may still be needed to repair others.
     if (!state.has_committed() || state.committed().pruned() ||

@@ -75,8 +75,17 @@ class Acceptor final : public UnfinishedRounds {
   size_t cached_partitions() const { return partitions_.size(); }
 
  private:
+  // The answer a decision owes its proposer, as data: Send performs it once
+  // the decision's write is done, the one place an acceptor sends from.
+  struct Answer {
+    enum class Kind { kNone, kRefusedPromise, kPromise, kAcceptReply, kCommitAck };
+    Kind kind = Kind::kNone;
+    Address to;
+    Envelope message;
+    PaxosPrepare prepare;  // kPromise: the rows read into it before it goes
+  };
   // What a decision wants: a new state to sync (with `extra` writes in the
-  // same batch), or none; then `reply(durable)` answers the proposer.
+  // same batch), or none; then its answer goes to the proposer.
   struct Decision {
     std::optional<PaxosState> next;
     // A prune may be lost in a crash: the state it drops is only a copy.
@@ -84,9 +93,9 @@ class Acceptor final : public UnfinishedRounds {
     // A promise below the horizon: the new state needs no write at all.
     bool in_memory = false;
     WriteBatch extra;
-    // Runs once the write is done (ok or not), before `reply`.
+    // Runs once the write is done (ok or not), before the answer.
     std::function<void(bool ok)> written;
-    std::function<void(bool durable)> reply;
+    Answer answer;
   };
   using Decide = std::function<Decision(const PaxosState& state)>;
 
@@ -113,6 +122,10 @@ class Acceptor final : public UnfinishedRounds {
   void PlanPromise(const Ballot& ballot, Decision& decision);
   // The rows a prepare names (or its whole partition), in key order.
   void ReadForPrepare(const PaxosPrepare& prepare, Storage::ScanDone done);
+  // Sends `answer`, its decision's write done and `durable` or not.
+  void Send(Answer answer, bool durable);
+  // A promise reads the rows its prepare names first (when durable).
+  void SendPromise(Answer answer, bool durable);
   // Applies a decision that needs no write.
   void KeepInMemory(Entry& entry, const std::string& key, Decision& decision);
   void NoteProgress(const std::string& key, const PaxosState& state);
