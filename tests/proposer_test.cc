@@ -76,6 +76,16 @@ class ProposerTest : public ::testing::Test {
  protected:
   ProposerTest() : ballots_(Address{9, 0}, 5) { liveness_.Update({1, 2, 3}, 0); }
 
+  // A proposer for a serial read of `read`.
+  Proposer& MakeRead(const ReadOp& read) {
+    Make({});
+    Proposer::Request request = proposer_->request();
+    request.read = read;
+    ProposerView view{&clock_, &liveness_, &ballots_, [this] { return ++last_id_; }, &metrics_, &probes_};
+    proposer_ = std::make_unique<Proposer>(std::move(view), std::move(request), 1);
+    return *proposer_;
+  }
+
   // A proposer for the writes of `batch` (a serial read of row "a" when empty).
   Proposer& Make(std::vector<CasOp> batch, size_t readers = 1) {
     Proposer::Request request;
@@ -259,6 +269,25 @@ TEST_F(ProposerTest, ASerialReadIsAnsweredAfterOneRoundTripForEveryReader) {
   EXPECT_EQ(Of(Kind::kDone).size(), 1u);
 }
 
+TEST_F(ProposerTest, ASerialRangeReadAnswersOnlyTheRowsInsideItsBounds) {
+  ReadOp range;
+  range.set_table("kv");
+  range.set_partition_key("p");
+  range.set_range(true);
+  range.set_start("b");
+  range.set_end("d");
+  MakeRead(range);
+  auto prepares = Start();
+  EXPECT_EQ(prepares.at(1).read_rows_size(), 0);  // a range reads the partition
+  const PartitionData rows = Rows({{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}});
+  proposer_->OnPromise(1, Promise(prepares.at(1), rows));
+  proposer_->OnPromise(2, Promise(prepares.at(2), rows));
+  Take();
+  ASSERT_EQ(Of(Kind::kReply).size(), 1u);
+  const ClientResponse answer = Of(Kind::kReply)[0].response;
+  ASSERT_EQ(answer.rows_size(), 2);  // b and c: the start is in, the end out
+}
+
 TEST_F(ProposerTest, ADuplicatePromiseCountsOnce) {
   Make({IfNotExists("a", "x")});
   auto prepares = Start();
@@ -339,6 +368,22 @@ TEST_F(ProposerTest, AReplicaMissingTheLatestCommitGetsItBeforeTheRoundReadsThro
   proposer_->OnCommitAck(2, CommitAck(repairs.at(2)));
   Take();
   EXPECT_EQ(Sent(Envelope::kPaxosAccept).size(), 2u);  // read again, then proposed
+}
+
+TEST_F(ProposerTest, AnAcceptEveryReplicaRefusedStillLeavesOurValueUncertain) {
+  Make({IfNotExists("a", "x")});
+  auto accepts = PromiseAndPropose(Start());
+  // Each refusal answers one copy of the accept; an earlier copy (a
+  // duplicate on the network) may have been accepted, its answer lost.
+  proposer_->OnAcceptReply(1, Accepted(accepts.at(1), /*accepted=*/false));
+  proposer_->OnAcceptReply(2, Accepted(accepts.at(2), /*accepted=*/false));
+  Take();
+  EXPECT_EQ(Of(Kind::kBackOff).size(), 1u);
+  EXPECT_FALSE(probes_.Saw("paxos.partial_accept"));
+  proposer_->Retry();
+  auto prepares = Prepares();
+  ASSERT_TRUE(prepares.at(1).has_uncertain_origin());  // its fate is asked, not assumed
+  EXPECT_TRUE(BallotEqual(prepares.at(1).uncertain_origin(), accepts.at(1).paxos_accept().proposal().origin()));
 }
 
 TEST_F(ProposerTest, AfterAPartialAcceptTheNextRoundLearnsOurValueWasCommitted) {
