@@ -14,6 +14,13 @@ namespace {
 
 class RecordingBackend : public Backend {
  public:
+  class CountingProbes final : public Probes {
+   public:
+    void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
+    std::map<std::string, int> reached;
+  };
+  Probes* probes() override { return &counted; }
+  CountingProbes counted;
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
     requests.push_back(request);
     done(answer(request));
@@ -393,6 +400,7 @@ TEST_F(CqlProtocolTest, PreparedStatementsRouteAndCanBeForgotten) {
   Reader details("");
   EXPECT_EQ(LastError(&details).first, static_cast<int32_t>(ErrorCode::kUnprepared));
   EXPECT_EQ(details.ShortBytes(), "0123456789abcdef");
+  EXPECT_EQ(backend_.counted.reached["cql.unprepared"], 1);
 }
 
 TEST_F(CqlProtocolTest, AConditionalBatchIsOneConditionalWrite) {

@@ -51,6 +51,14 @@ class SimBackend final : public cql::Backend {
 
   const cql::ClusterView& Cluster() override { return view_; }
   std::shared_ptr<const cql::Schema> CurrentSchema() override { return cluster_.node(node_).Schema().schema; }
+  Probes* probes() override { return &counted; }
+
+  class CountingProbes final : public Probes {
+   public:
+    void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
+    std::map<std::string, int> reached;
+  };
+  CountingProbes counted;
 
  private:
   ::charybdis::sim::Cluster& cluster_;
@@ -110,6 +118,8 @@ class SimCqlClient {
   }
 
   const std::vector<std::string>& answers() const { return answers_; }
+  // How often the connection reached `probe`.
+  int Reached(const std::string& probe) { return backend_.counted.reached[probe]; }
 
  private:
   Simulator& simulator_;
@@ -568,6 +578,8 @@ TEST_F(CqlSimTest, APreparedStatementOfAnAlteredTableIsPreparedAgain) {
   EXPECT_EQ(cql::Reader(execute()).Int(), 2);  // Rows
   EXPECT_EQ(SchemaChangeOf(Query("ALTER TABLE app.accounts ADD note text")), "UPDATED TABLE app accounts");
   EXPECT_EQ(ErrorCodeOf(execute()), static_cast<int32_t>(cql::ErrorCode::kUnprepared));
+  EXPECT_EQ(client_.Reached("cql.prepared_outdated_by_schema"), 1);
+  EXPECT_EQ(client_.Reached("cql.unprepared"), 0);
 }
 
 }  // namespace

@@ -279,6 +279,13 @@ bool Connection::Execute(int16_t stream, std::string_view body) {
   const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
   std::shared_ptr<const Prepared> prepared = prepared_.Find(id, *schema);
   if (prepared == nullptr) {
+    // Never prepared here (another node's id, or a restart lost it), or its
+    // table was dropped or altered since: the driver prepares again.
+    if (prepared_.Knows(id)) {
+      CHARYBDIS_PROBE(backend_.probes(), "cql.prepared_outdated_by_schema");
+    } else {
+      CHARYBDIS_PROBE(backend_.probes(), "cql.unprepared");
+    }
     Reply(stream, ErrorResponse(UnpreparedError(id)));
     return true;
   }

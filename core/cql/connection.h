@@ -16,6 +16,7 @@
 #include "core/cql/prepared.h"
 #include "core/cql/wire.h"
 #include "core/env/address.h"
+#include "core/env/probe.h"
 #include "core/data/token.h"
 
 namespace charybdis::cql {
@@ -42,6 +43,8 @@ class Backend {
   virtual const ClusterView& Cluster() = 0;
   // The node's schema now (it changes with DDL, on any node).
   virtual std::shared_ptr<const Schema> CurrentSchema() = 0;
+  // Where the connection marks its rare paths (core/env/probe.h).
+  virtual Probes* probes() { return NoProbes::Instance(); }
 };
 
 // A node's prepared statements, by id, shared by its connections. Ids
@@ -53,6 +56,8 @@ class PreparedStatements {
   std::string Add(std::string_view keyspace, std::shared_ptr<const Prepared> prepared);
   // Null, too, when the statement's table was dropped or altered since.
   std::shared_ptr<const Prepared> Find(const std::string& id, const Schema& schema) const;
+  // Whether `id` was prepared here, whatever the schema did since.
+  bool Knows(const std::string& id) const { return by_id_.count(id) > 0; }
 
  private:
   std::map<std::string, std::shared_ptr<const Prepared>> by_id_;

@@ -56,6 +56,9 @@ inline constexpr std::string_view kProbes[] = {
     "batchlog.replayed",
     "schema.append_lost_race",
     "schema.behind_a_peer",
+    // CQL (core/cql/connection.cc): an EXECUTE the node must refuse.
+    "cql.unprepared",
+    "cql.prepared_outdated_by_schema",
     // The read cache (core/read_cache/read_cache.cc).
     "read_cache.fill_overtaken_by_write",
     "read_cache.evicted_for_capacity",
