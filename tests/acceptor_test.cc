@@ -171,20 +171,13 @@ TEST_F(AcceptorTest, AfterAPowerCutEveryBallotBelowTheHorizonIsRefused) {
   EXPECT_TRUE(sent[0].paxos_promise().promised());
 }
 
-// Counts the probes reached.
-class CountingProbes final : public Probes {
- public:
-  void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
-  std::map<std::string, int> reached;
-};
-
 TEST_F(AcceptorTest, AnUnreadableHorizonStopsEveryDecisionButOneGoodCopyIsEnough) {
   acceptor_.OnPrepare(Prepare(At(100)));  // writes both copies
   fake_.storage.CompleteAll();
   fake_.network.TakeSent();
   const int64_t horizon = Horizon();
   auto restart_and_prepare = [this](int64_t micros) {
-    CountingProbes probes;
+    testing::CountingProbes probes;
     fake_.env.probes = &probes;
     ShardMetrics metrics;
     Acceptor restarted(fake_.env, metrics);

@@ -1,35 +1,21 @@
 // Runs the sim binary as a user would: flags, exit codes, output, reports.
 
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
 #include "nlohmann/json.hpp"
+#include "tests/command_run.h"
 #include "tests/scenario_text.h"
 
 namespace charybdis {
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using CliRun = testing::CommandRun;
 
-CliRun Sim(const std::string& flags) {
-  const std::string command = "sim/charybdis_sim " + flags + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return CliRun{WEXITSTATUS(status), output};
-}
+CliRun Sim(const std::string& flags) { return testing::RunCommand("sim/charybdis_sim " + flags); }
 
 std::string TempFile(const std::string& name, const std::string& contents) {
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;

@@ -8,19 +8,15 @@
 #include "core/cql/connection.h"
 #include "core/cql/consistency_code.h"
 #include "core/cql/parser.h"
+#include "tests/fake_env.h"
 
 namespace charybdis::cql {
 namespace {
 
 class RecordingBackend : public Backend {
  public:
-  class CountingProbes final : public Probes {
-   public:
-    void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
-    std::map<std::string, int> reached;
-  };
   Probes* probes() override { return &counted; }
-  CountingProbes counted;
+  testing::CountingProbes counted;
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
     requests.push_back(request);
     done(answer(request));

@@ -11,6 +11,7 @@
 #include "core/data/token.h"
 #include "sim/cluster.h"
 #include "sim/crash_point.h"
+#include "tests/fake_env.h"
 #include "tests/scenario_text.h"
 
 namespace charybdis::sim {
@@ -52,13 +53,7 @@ class SimBackend final : public cql::Backend {
   const cql::ClusterView& Cluster() override { return view_; }
   std::shared_ptr<const cql::Schema> CurrentSchema() override { return cluster_.node(node_).Schema().schema; }
   Probes* probes() override { return &counted; }
-
-  class CountingProbes final : public Probes {
-   public:
-    void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
-    std::map<std::string, int> reached;
-  };
-  CountingProbes counted;
+  ::charybdis::testing::CountingProbes counted;
 
  private:
   ::charybdis::sim::Cluster& cluster_;

@@ -1,31 +1,18 @@
 // Runs charybdis-ctl as a user would, for what needs no cluster: its help
 // and its answers to bad usage.
 
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <string>
+
+#include "tests/command_run.h"
 
 namespace charybdis {
 namespace {
 
-struct CtlRun {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using CtlRun = testing::CommandRun;
 
-CtlRun Ctl(const std::string& arguments) {
-  const std::string command = "node/charybdis-ctl " + arguments + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return CtlRun{WEXITSTATUS(status), output};
-}
+CtlRun Ctl(const std::string& arguments) { return testing::RunCommand("node/charybdis-ctl " + arguments); }
 
 const char* const kCommands[] = {"put",    "get",   "delete",    "cas",     "serial-get",  "status",
                                  "metrics", "bench", "calibrate", "cluster", "run-scenario"};

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/env/buggify.h"
+#include "core/env/probe.h"
 #include "core/env/random.h"
 #include "core/env/shard_env.h"
 
@@ -145,6 +146,14 @@ class StorageWrapper : public Storage {
 
  private:
   Storage& target_;
+};
+
+// Counts the probes reached, by name.
+class CountingProbes final : public Probes {
+ public:
+  void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
+  bool Saw(std::string_view probe) const { return reached.count(std::string(probe)) > 0; }
+  std::map<std::string, int> reached;
 };
 
 // A shard's environment made of the fakes above.

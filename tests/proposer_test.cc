@@ -18,15 +18,6 @@ namespace {
 
 using Kind = ProposerEffect::Kind;
 
-class RecordingProbes final : public Probes {
- public:
-  void Reached(std::string_view name) override { reached.emplace_back(name); }
-  bool Saw(std::string_view name) const {
-    return std::find(reached.begin(), reached.end(), name) != reached.end();
-  }
-  std::vector<std::string> reached;
-};
-
 CasOp Conditional(const std::string& row, const std::string& value) {
   CasOp op;
   CasStatement* statement = op.add_statement();
@@ -76,27 +67,24 @@ class ProposerTest : public ::testing::Test {
  protected:
   ProposerTest() : ballots_(Address{9, 0}, 5) { liveness_.Update({1, 2, 3}, 0); }
 
-  // A proposer for a serial read of `read`.
-  Proposer& MakeRead(const ReadOp& read) {
-    Make({});
-    Proposer::Request request = proposer_->request();
-    request.read = read;
-    ProposerView view{&clock_, &liveness_, &ballots_, [this] { return ++last_id_; }, &metrics_, &probes_};
-    proposer_ = std::make_unique<Proposer>(std::move(view), std::move(request), 1);
-    return *proposer_;
-  }
-
   // A proposer for the writes of `batch` (a serial read of row "a" when empty).
   Proposer& Make(std::vector<CasOp> batch, size_t readers = 1) {
+    ReadOp read;
+    read.set_table("kv");
+    read.set_partition_key("p");
+    read.set_clustering_key("a");
+    return Make(std::move(batch), read, readers);
+  }
+  // A proposer for a serial read of `read`.
+  Proposer& MakeRead(const ReadOp& read) { return Make({}, read, 1); }
+  Proposer& Make(std::vector<CasOp> batch, const ReadOp& read, size_t readers) {
     Proposer::Request request;
     request.table = "kv";
     request.partition_key = "p";
     request.replicas = {1, 2, 3};
     request.participants = {1, 2, 3};
     request.quorum = 2;
-    request.read.set_table("kv");
-    request.read.set_partition_key("p");
-    request.read.set_clustering_key("a");
+    request.read = read;
     const size_t clients = batch.empty() ? readers : batch.size();
     request.batch = std::move(batch);
     ProposerView view{&clock_, &liveness_, &ballots_, [this] { return ++last_id_; }, &metrics_, &probes_};
@@ -197,7 +185,7 @@ class ProposerTest : public ::testing::Test {
   LivenessView liveness_{0};
   BallotClock ballots_;
   ShardMetrics metrics_;
-  RecordingProbes probes_;
+  testing::CountingProbes probes_;
   uint64_t last_id_ = 100;
   std::unique_ptr<Proposer> proposer_;
   std::vector<ProposerEffect> effects_;

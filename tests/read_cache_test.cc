@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/env/random.h"
+#include "tests/fake_env.h"
 #include "gtest/gtest.h"
 
 namespace charybdis {
@@ -116,12 +117,6 @@ class ScriptedBuggify final : public Buggify {
   std::set<std::string> firing;
 };
 
-class CountingProbes final : public Probes {
- public:
-  void Reached(std::string_view probe) override { reached[std::string(probe)]++; }
-  std::map<std::string, int> reached;
-};
-
 // Ranges of keys starting with "p" are cacheable, as partitions are.
 bool StartsWithP(const std::string& begin, const std::string&) { return !begin.empty() && begin[0] == 'p'; }
 
@@ -167,7 +162,7 @@ struct Fixture {
   TwoQueueStorage storage;
   ShardMetrics metrics;
   ScriptedBuggify buggify;
-  CountingProbes probes;
+  testing::CountingProbes probes;
   ReadCache cache;
 };
 

@@ -31,11 +31,6 @@ void LwtQueue::Cas(const CasOp& op, Reply reply) {
   const WriteOp& first = op.statement(0).write();
   const ConsistencyLevel serial = SerialLevelOf(op);
   CHARYBDIS_ASSERT(IsSerial(serial));
-  if (!context_.config.coordinator.lwt_batching) {
-    RunPaxos(TokenOf(first.partition_key()), first.table(), first.partition_key(), serial, {op}, ReadOp(),
-             {std::move(reply)});
-    return;
-  }
   Queued operation;
   operation.cas = op;
   operation.reply = std::move(reply);
@@ -44,11 +39,6 @@ void LwtQueue::Cas(const CasOp& op, Reply reply) {
 
 void LwtQueue::SerialRead(const ReadOp& op, Reply reply) {
   CHARYBDIS_ASSERT(IsSerial(op.consistency()));
-  if (!context_.config.coordinator.lwt_batching) {
-    RunPaxos(TokenOf(op.partition_key()), op.table(), op.partition_key(), op.consistency(), {}, op,
-             {std::move(reply)});
-    return;
-  }
   Queued operation;
   operation.is_read = true;
   operation.read = op;
@@ -102,6 +92,12 @@ bool LwtQueue::JoinedRunningRound(ProposerShell* running, Queued& operation) {
 void LwtQueue::Enqueue(ConsistencyLevel serial, const std::string& table, const std::string& partition_key,
                        Queued operation) {
   CHARYBDIS_ASSERT(IsSerial(serial));
+  if (!context_.config.coordinator.lwt_batching) {
+    std::vector<Queued> alone;
+    alone.push_back(std::move(operation));
+    RunRound(std::move(alone), nullptr);
+    return;
+  }
   std::string queue = absl::StrCat(serial, "/", table.size(), ":", table, "/", partition_key);
   auto [it, idle] = queues_.try_emplace(queue);
   PartitionQueue& queued = it->second;
@@ -125,14 +121,17 @@ void LwtQueue::RunQueued(const std::string& queue) {
   std::vector<Queued> round(std::make_move_iterator(waiting.begin()),
                             std::make_move_iterator(waiting.begin() + static_cast<std::ptrdiff_t>(take)));
   waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(take));
+  NoteRunning(queue, RunRound(std::move(round), [this, queue] { RunQueued(queue); }));
+}
+
+std::shared_ptr<ProposerShell> LwtQueue::RunRound(std::vector<Queued> round, std::function<void()> after) {
   CHARYBDIS_ASSERT(!round.empty());
-  auto next = [this, queue] { RunQueued(queue); };
   if (round.front().is_read) {
     const ReadOp read = round.front().read;
     std::vector<Reply> readers;
     for (Queued& operation : round) readers.push_back(std::move(operation.reply));
-    return NoteRunning(queue, RunPaxos(TokenOf(read.partition_key()), read.table(), read.partition_key(),
-                                       read.consistency(), {}, read, std::move(readers), std::move(next)));
+    return RunPaxos(TokenOf(read.partition_key()), read.table(), read.partition_key(), read.consistency(), {},
+                    read, std::move(readers), std::move(after));
   }
   std::vector<CasOp> batch;
   std::vector<Reply> replies;
@@ -145,8 +144,8 @@ void LwtQueue::RunQueued(const std::string& queue) {
   const ConsistencyLevel serial = SerialLevelOf(batch.front());
   const std::string table = first.table();
   const std::string key = first.partition_key();
-  NoteRunning(queue, RunPaxos(TokenOf(key), table, key, serial, std::move(batch), ReadOp(), std::move(replies),
-                              std::move(next)));
+  return RunPaxos(TokenOf(key), table, key, serial, std::move(batch), ReadOp(), std::move(replies),
+                  std::move(after));
 }
 
 void LwtQueue::NoteRunning(const std::string& queue, std::shared_ptr<ProposerShell> proposer) {

@@ -60,6 +60,9 @@ class LwtQueue {
   static bool JoinedRunningRound(ProposerShell* running, Queued& operation);
   // Starts the next round for a partition's queued operations.
   void RunQueued(const std::string& queue);
+  // One round for `round`: serial reads of the same rows, or conditional
+  // writes in arrival order. Returns RunPaxos's proposer.
+  std::shared_ptr<ProposerShell> RunRound(std::vector<Queued> round, std::function<void()> after);
   // Records the round now running for `queue`, which later writes may join.
   void NoteRunning(const std::string& queue, std::shared_ptr<ProposerShell> proposer);
   // Runs one Paxos round for a partition: the conditional writes of
