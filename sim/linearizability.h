@@ -41,11 +41,8 @@ struct LinearizabilityResult {
 };
 
 // Checks each key's history independently (linearizability is
-// compositional) with Wing and Gong's search as improved by Lowe: take
-// operations in real-time order, try to linearize each pending one, and
-// backtrack when a return is reached before its operation was linearized,
-// memoizing (set of linearized operations, register state) pairs already
-// explored — Porcupine's algorithm. Every register starts absent.
+// compositional) as a register (sim/linearization_search.h). Every
+// register starts absent.
 // `max_states` bounds the memo per key.
 LinearizabilityResult CheckLinearizable(const std::vector<RegisterOp>& operations,
                                         uint64_t max_states = 2'000'000);

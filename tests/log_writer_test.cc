@@ -1,7 +1,8 @@
 // A shard's log writer on a real RocksDB (node/server/log_writer.*): synced
 // writes issued while an fsync runs share the next one, each is
 // acknowledged only with its own data durable, and a lone write gets an
-// fsync of its own without waiting for company.
+// fsync of its own without waiting for company, and in bursts of hundreds
+// each is acknowledged only once its own record is synced.
 
 #include <gtest/gtest.h>
 
@@ -10,12 +11,17 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/env/commitlog_sync.h"
 #include "node/server/rocksdb_storage.h"
 #include "rocksdb/env.h"
@@ -56,10 +62,34 @@ class QueueReactor final : public Reactor {
 };
 
 // How many bytes of RocksDB's WAL files were written and how many of them
-// an fsync has made durable.
+// an fsync has made durable; and for each key of a burst ("burst-NNNN"),
+// where in the WAL its record ends, so that its acknowledgement can be
+// held against what was synced by then.
 struct WalBytes {
+  static constexpr std::string_view kBurstKey = "burst-";
+  static constexpr size_t kBurstKeySize = kBurstKey.size() + 4;
+
   std::atomic<uint64_t> written{0};
   std::atomic<uint64_t> synced{0};
+
+  void NoteBurstKeys(std::string_view data, uint64_t offset) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (size_t at = data.find(kBurstKey); at != std::string_view::npos; at = data.find(kBurstKey, at + 1)) {
+      if (at + kBurstKeySize <= data.size()) {
+        burst_key_end.emplace(std::string(data.substr(at, kBurstKeySize)), offset + at + kBurstKeySize);
+      }
+    }
+  }
+  // Where the key's first record ends in the WAL; nullopt if not written yet.
+  std::optional<uint64_t> End(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = burst_key_end.find(key);
+    if (it == burst_key_end.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::mutex mutex;
+  std::map<std::string, uint64_t> burst_key_end;
 };
 
 // A WAL file whose syncs take 20 ms and are counted once they are done:
@@ -72,12 +102,12 @@ class SlowSyncWal final : public rocksdb::FSWritableFileOwnerWrapper {
 
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
                            rocksdb::IODebugContext* dbg) override {
-    bytes_.written += data.size();
+    Note(data);
     return target()->Append(data, options, dbg);
   }
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
                            const rocksdb::DataVerificationInfo& info, rocksdb::IODebugContext* dbg) override {
-    bytes_.written += data.size();
+    Note(data);
     return target()->Append(data, options, info, dbg);
   }
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
@@ -98,6 +128,12 @@ class SlowSyncWal final : public rocksdb::FSWritableFileOwnerWrapper {
       synced_size_ = size;
     }
     return status;
+  }
+
+  // One WAL file in these tests: its offsets are the WAL's.
+  void Note(const rocksdb::Slice& data) {
+    bytes_.NoteBurstKeys(std::string_view(data.data(), data.size()), bytes_.written);
+    bytes_.written += data.size();
   }
 
   WalBytes& bytes_;
@@ -212,6 +248,49 @@ TEST_F(LogWriterTest, ASyncedWriteIsAcknowledgedOnlyOnceItsFsyncIsDone) {
     });
     ASSERT_TRUE(reactor_.RunUntil([&] { return acknowledged == i + 1; }));
   }
+}
+
+// Bursts of hundreds of writes, the next issued while the last one's
+// fsyncs run, one in five unsynced: every synced write is acknowledged
+// only once the WAL is synced past its own record, whichever group it
+// joined, and callbacks come in the order the writes were issued.
+TEST_F(LogWriterTest, BurstsOfSyncedWritesAreEachAcknowledgedOnlyOnceDurable) {
+  OpenWithSlowSyncs();
+  ASSERT_NE(storage_, nullptr);
+  constexpr int kBursts = 3;
+  constexpr int kBurstWrites = 200;
+  int issued = 0;
+  int acknowledged = 0;
+  int synced_writes = 0;
+  std::function<void()> issue_burst = [&] {
+    for (int i = 0; i < kBurstWrites; i++) {
+      const int number = issued++;
+      const std::string key = absl::StrFormat("burst-%04d", number);
+      const bool synced = number % 5 != 0;
+      synced_writes += synced;
+      WriteBatch batch;
+      batch.Put(key, "v");
+      storage_->Apply(std::move(batch), synced ? Durability::kSynced : Durability::kUnsynced,
+                      [&, key, number, synced](absl::Status status) {
+                        EXPECT_TRUE(status.ok()) << status;
+                        EXPECT_EQ(number, acknowledged) << "acknowledged out of order";
+                        acknowledged++;
+                        if (synced) {
+                          const std::optional<uint64_t> end = wal_.End(key);
+                          ASSERT_TRUE(end.has_value()) << key << " acknowledged before it was written";
+                          EXPECT_GE(wal_.synced.load(), *end) << key << " acknowledged before its fsync";
+                        }
+                        // The next burst arrives while this one's groups are in flight.
+                        if (acknowledged % kBurstWrites == 1 && issued < kBursts * kBurstWrites) issue_burst();
+                      });
+    }
+  };
+  issue_burst();
+  ASSERT_TRUE(reactor_.RunUntil([&] { return acknowledged == kBursts * kBurstWrites; }));
+  const LogWriter::SyncCounts counts = storage_->sync_counts();
+  EXPECT_EQ(counts.synced_writes, static_cast<uint64_t>(synced_writes));
+  EXPECT_LT(counts.syncs, static_cast<uint64_t>(synced_writes / 4));
+  for (int i = 0; i < kBursts * kBurstWrites; i++) EXPECT_TRUE(Visible(absl::StrFormat("burst-%04d", i))) << i;
 }
 
 TEST_F(LogWriterTest, AnUnsyncedWriteWithNothingAheadCostsNoFsync) {

@@ -1,0 +1,127 @@
+#include "sim/model/lwt_check.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
+#include "sim/linearization_search.h"
+
+namespace charybdis::sim::model {
+
+namespace {
+
+// A partition, and the timestamp its next conditional write takes: each
+// one's is above every earlier one's, as ballots are.
+struct LwtState {
+  PartitionModel partition;
+  int64_t next_timestamp_us = 1;
+  auto operator<=>(const LwtState&) const = default;
+};
+
+class PartitionSearch final : public SearchModel {
+ public:
+  PartitionSearch(const std::vector<const LwtOp*>& ops, const std::vector<bool>& descending, int64_t skew_us)
+      : ops_(ops), skew_us_(skew_us) {
+    Intern(LwtState{PartitionModel(descending), 1});
+    for (const LwtOp* op : ops) {
+      const bool definite = op->outcome == LwtOp::Outcome::kOk;
+      CHARYBDIS_ASSERT(!definite || op->return_us >= op->call_us);
+      // Positions, not times: a return at the instant of a call comes first.
+      timed_.push_back(TimedOp{static_cast<uint64_t>(op->call_us) * 2 + 1,
+                               definite ? static_cast<uint64_t>(op->return_us) * 2 + 2 : 0, definite});
+    }
+  }
+
+  std::optional<uint32_t> Step(size_t index, uint32_t state) override {
+    const LwtOp& op = *ops_[index];
+    const Moment now{op.call_us - skew_us_, (op.outcome == LwtOp::Outcome::kOk ? op.return_us : op.call_us + kUnknownSpanUs) + skew_us_};
+    const LwtState& current = states_[state];
+    if (op.kind == LwtOp::Kind::kSerialRead) {
+      if (Admits(current.partition.Read(op.slice, now), op.slice.limit, op.rows)) return std::nullopt;
+      return state;
+    }
+    Liveness holds = Liveness::kLive;
+    for (const LwtStatement& statement : op.statements) {
+      if (statement.condition) holds = AllOf(holds, current.partition.Holds(*statement.condition, now));
+    }
+    if (op.outcome == LwtOp::Outcome::kOk && !op.applied) {
+      if (holds == Liveness::kLive) return std::nullopt;
+      if (Admits(ConditionedRows(op, current.partition, now), 0, op.current_rows)) return std::nullopt;
+      return state;
+    }
+    if (holds == Liveness::kDead) return op.outcome == LwtOp::Outcome::kOk ? std::nullopt : std::optional(state);
+    LwtState next = current;
+    for (const LwtStatement& statement : op.statements) {
+      next.partition.Apply(statement.write, current.next_timestamp_us, now);
+    }
+    next.next_timestamp_us++;
+    return Intern(std::move(next));
+  }
+
+  const std::vector<TimedOp>& timed() const { return timed_; }
+
+ private:
+  // An operation whose outcome is unknown may take effect this long after
+  // its call (its "now" for TTLs): a client gives up on it after its
+  // timeout, but a commit may land later still.
+  static constexpr int64_t kUnknownSpanUs = 60'000'000;
+
+  // The rows a failed condition looked at, in clustering order, as a read
+  // may see them.
+  static std::vector<ExpectedRow> ConditionedRows(const LwtOp& op, const PartitionModel& partition, Moment now) {
+    std::map<Key, bool> keys;
+    for (const LwtStatement& statement : op.statements) {
+      if (statement.condition) keys[statement.condition->clustering] = true;
+    }
+    std::vector<ExpectedRow> rows;
+    for (const ExpectedRow& row : partition.Read(Slice{}, now)) {
+      if (keys.count(row.clustering)) rows.push_back(row);
+    }
+    return rows;
+  }
+
+  uint32_t Intern(LwtState state) {
+    auto [it, fresh] = ids_.emplace(std::move(state), static_cast<uint32_t>(states_.size()));
+    if (fresh) states_.push_back(it->first);
+    return it->second;
+  }
+
+  const std::vector<const LwtOp*>& ops_;
+  const int64_t skew_us_;
+  std::vector<TimedOp> timed_;
+  std::map<LwtState, uint32_t> ids_;
+  std::vector<LwtState> states_;
+};
+
+}  // namespace
+
+LwtCheckResult CheckLwtLinearizable(const std::vector<LwtOp>& operations, const std::vector<bool>& descending,
+                                    int64_t max_clock_skew_us, uint64_t max_states) {
+  CHARYBDIS_ASSERT(max_clock_skew_us >= 0);
+  std::map<std::string, std::vector<const LwtOp*>> by_partition;
+  for (const LwtOp& op : operations) {
+    if (op.outcome == LwtOp::Outcome::kFail) continue;  // no effect
+    // A read with an unknown outcome tells nothing.
+    if (op.outcome == LwtOp::Outcome::kInfo && op.kind == LwtOp::Kind::kSerialRead) continue;
+    by_partition[op.partition].push_back(&op);
+  }
+  LwtCheckResult result;
+  for (const auto& [partition, history] : by_partition) {
+    PartitionSearch search(history, descending, max_clock_skew_us);
+    result.partitions++;
+    result.operations += history.size();
+    const std::optional<bool> verdict = SearchLinearization(search.timed(), search, max_states);
+    if (!verdict) {
+      result.exhausted = true;
+      absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "partition ", partition,
+                      ": gave up after ", max_states, " states");
+    } else if (!*verdict && result.linearizable) {
+      result.linearizable = false;
+      absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "partition ", partition, ": ",
+                      history.size(), " operations admit no linearization");
+    }
+  }
+  return result;
+}
+
+}  // namespace charybdis::sim::model

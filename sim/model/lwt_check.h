@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/model/partition_model.h"
+
+namespace charybdis::sim::model {
+
+// The conditional writes and serial reads of a CQL workload, held against
+// the reference model (partition_model.h) by the linearizability search
+// (sim/linearization_search.h), one partition at a time: a wrong
+// condition outcome, a wrong current row or a wrong serial read fails,
+// not only a wrong register value.
+
+// A statement of a conditional write (or batch): its condition, if any,
+// and its write. All of an operation's conditions are judged on the
+// partition before any of its writes, which then apply at one timestamp.
+struct LwtStatement {
+  std::optional<RowCondition> condition;
+  Write write;
+};
+
+struct LwtOp {
+  enum class Kind { kConditional, kSerialRead };
+  // ok: happened with this result; fail: definitely had no effect; info:
+  // unknown (it may have taken effect at any time after its call, or never).
+  enum class Outcome { kOk, kFail, kInfo };
+
+  Kind kind = Kind::kConditional;
+  Outcome outcome = Outcome::kOk;
+  std::string partition;  // names the partition, for grouping and messages
+  uint64_t process = 0;
+  int64_t call_us = 0;    // cluster time
+  int64_t return_us = 0;  // ok operations
+  // kConditional.
+  std::vector<LwtStatement> statements;
+  bool applied = false;  // ok
+  // ok and not applied: the rows its conditions looked at, as returned.
+  std::vector<ObservedRow> current_rows;
+  // kSerialRead (ok): the slice and what it returned.
+  Slice slice;
+  std::vector<ObservedRow> rows;
+};
+
+struct LwtCheckResult {
+  bool linearizable = true;
+  bool exhausted = false;  // gave up on some partition: no verdict there
+  uint64_t partitions = 0;
+  uint64_t operations = 0;
+  std::string detail;
+};
+
+// `descending`: the table's clustering order. `max_clock_skew_us`: how far
+// a node's clock may be from cluster time (it widens each operation's
+// "now", which TTLs and conditions depend on).
+LwtCheckResult CheckLwtLinearizable(const std::vector<LwtOp>& operations, const std::vector<bool>& descending,
+                                    int64_t max_clock_skew_us, uint64_t max_states = 500'000);
+
+}  // namespace charybdis::sim::model

@@ -1,0 +1,142 @@
+// The LWT checker against the reference model (sim/model/lwt_check.h):
+// histories known to be right pass, and each kind of wrong one fails: a
+// condition applied twice, a wrong current row, a serial read that misses
+// a committed write or sees an expired one.
+
+#include "sim/model/lwt_check.h"
+
+#include <gtest/gtest.h>
+
+namespace charybdis::sim::model {
+namespace {
+
+constexpr int64_t kSecond = 1'000'000;
+
+Key K(int64_t row) { return Key{Value{row}}; }
+
+LwtStatement InsertIfNotExists(int64_t row, int64_t v, int64_t ttl_seconds = 0) {
+  return LwtStatement{RowCondition{RowCondition::Kind::kIfNotExists, K(row), {}},
+                      Write{Write::Kind::kInsert, K(row), {{"v", Value{v}}}, ttl_seconds}};
+}
+LwtStatement UpdateIf(int64_t row, int64_t expected, int64_t v) {
+  return LwtStatement{RowCondition{RowCondition::Kind::kColumns, K(row), {{"v", Condition::Op::kEq, Value{expected}}}},
+                      Write{Write::Kind::kUpdate, K(row), {{"v", Value{v}}}, 0}};
+}
+
+ObservedRow Row(int64_t row, int64_t v) { return ObservedRow{K(row), {{"v", Value{v}}}}; }
+
+LwtOp Conditional(uint64_t process, int64_t call_us, int64_t return_us, std::vector<LwtStatement> statements,
+                  bool applied, std::vector<ObservedRow> current = {}) {
+  LwtOp op;
+  op.partition = "p";
+  op.process = process;
+  op.call_us = call_us;
+  op.return_us = return_us;
+  op.statements = std::move(statements);
+  op.applied = applied;
+  op.current_rows = std::move(current);
+  return op;
+}
+
+LwtOp SerialRead(uint64_t process, int64_t call_us, int64_t return_us, std::vector<ObservedRow> rows) {
+  LwtOp op;
+  op.kind = LwtOp::Kind::kSerialRead;
+  op.partition = "p";
+  op.process = process;
+  op.call_us = call_us;
+  op.return_us = return_us;
+  op.rows = std::move(rows);
+  return op;
+}
+
+bool Linearizable(const std::vector<LwtOp>& history) {
+  const LwtCheckResult result = CheckLwtLinearizable(history, {false}, 0);
+  EXPECT_FALSE(result.exhausted);
+  return result.linearizable;
+}
+
+TEST(LwtCheckTest, ConcurrentInsertsIfNotExistsOneWinsAndTheOthersSeeIt) {
+  EXPECT_TRUE(Linearizable({
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 100)}, false, {Row(1, 200)}),
+      Conditional(2, 0, 10, {InsertIfNotExists(1, 200)}, true),
+      SerialRead(3, 11, 12, {Row(1, 200)}),
+  }));
+  EXPECT_FALSE(Linearizable({
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 100)}, true),
+      Conditional(2, 0, 10, {InsertIfNotExists(1, 200)}, true),
+  })) << "both applied";
+  EXPECT_FALSE(Linearizable({
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 100)}, false, {Row(1, 100)}),
+      Conditional(2, 0, 10, {InsertIfNotExists(1, 200)}, true),
+  })) << "the loser's current row is its own value";
+}
+
+TEST(LwtCheckTest, ASerialReadSeesEveryWriteThatCompletedBeforeIt) {
+  EXPECT_FALSE(Linearizable({
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 100)}, true),
+      SerialRead(2, 20, 30, {}),
+  }));
+  // Concurrent with the write: either is fine, but not both ways in turn.
+  EXPECT_TRUE(Linearizable({
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 100)}, true),
+      SerialRead(2, 5, 8, {}),
+      SerialRead(3, 5, 9, {Row(1, 100)}),
+  }));
+  EXPECT_FALSE(Linearizable({
+      Conditional(1, 0, 30, {InsertIfNotExists(1, 100)}, true),
+      SerialRead(2, 5, 8, {Row(1, 100)}),
+      SerialRead(2, 10, 12, {}),
+  })) << "a row seen and then not";
+}
+
+TEST(LwtCheckTest, AWriteOfUnknownOutcomeMayHaveAppliedOrNot) {
+  LwtOp unknown = Conditional(1, 0, 0, {InsertIfNotExists(1, 100)}, false);
+  unknown.outcome = LwtOp::Outcome::kInfo;
+  EXPECT_TRUE(Linearizable({unknown, SerialRead(2, 20, 30, {Row(1, 100)})}));
+  EXPECT_TRUE(Linearizable({unknown, SerialRead(2, 20, 30, {})}));
+  EXPECT_FALSE(Linearizable({unknown, SerialRead(2, 20, 30, {Row(1, 100)}), SerialRead(2, 40, 50, {})}));
+  LwtOp failed = unknown;
+  failed.outcome = LwtOp::Outcome::kFail;
+  EXPECT_FALSE(Linearizable({failed, SerialRead(2, 20, 30, {Row(1, 100)})})) << "a failure has no effect";
+}
+
+TEST(LwtCheckTest, ConditionsOnColumnsAndBatchesOverSeveralRows) {
+  EXPECT_TRUE(Linearizable({
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 1), InsertIfNotExists(2, 2)}, true),
+      Conditional(2, 20, 30, {UpdateIf(1, 1, 5), UpdateIf(2, 9, 6)}, false, {Row(1, 1), Row(2, 2)}),
+      Conditional(2, 40, 50, {UpdateIf(1, 1, 5), UpdateIf(2, 2, 6)}, true),
+      SerialRead(3, 60, 70, {Row(1, 5), Row(2, 6)}),
+  }));
+  EXPECT_FALSE(Linearizable({
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 1), InsertIfNotExists(2, 2)}, true),
+      Conditional(2, 20, 30, {UpdateIf(1, 1, 5), UpdateIf(2, 9, 6)}, true),
+  })) << "applied although one condition failed";
+  EXPECT_FALSE(Linearizable({
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 1), InsertIfNotExists(2, 2)}, true),
+      Conditional(2, 20, 30, {UpdateIf(1, 1, 5), UpdateIf(2, 2, 6)}, true),
+      SerialRead(3, 60, 70, {Row(1, 5), Row(2, 2)}),
+  })) << "half a batch";
+}
+
+TEST(LwtCheckTest, TtlsExpireAroundTheirMomentAndNotLongAfter) {
+  const std::vector<LwtOp> inserted = {Conditional(1, 0, kSecond, {InsertIfNotExists(1, 100, 10)}, true)};
+  auto with = [&](LwtOp op) {
+    std::vector<LwtOp> history = inserted;
+    history.push_back(std::move(op));
+    return Linearizable(history);
+  };
+  EXPECT_TRUE(with(SerialRead(2, 5 * kSecond, 6 * kSecond, {Row(1, 100)})));
+  EXPECT_TRUE(with(SerialRead(2, 10 * kSecond, 10 * kSecond + 5, {Row(1, 100)}))) << "maybe expired";
+  EXPECT_TRUE(with(SerialRead(2, 10 * kSecond, 10 * kSecond + 5, {}))) << "maybe expired";
+  EXPECT_FALSE(with(SerialRead(2, 12 * kSecond, 13 * kSecond, {Row(1, 100)}))) << "expired at 11 s at the latest";
+  EXPECT_FALSE(with(SerialRead(2, 5 * kSecond, 6 * kSecond, {}))) << "expired early";
+  EXPECT_TRUE(with(Conditional(2, 12 * kSecond, 13 * kSecond, {InsertIfNotExists(1, 7)}, true)))
+      << "an expired row does not exist";
+  // Clock skew widens the window: 2 s of skew admits a read at 12.5 s.
+  std::vector<LwtOp> skewed = inserted;
+  skewed.push_back(SerialRead(2, 12 * kSecond, 12 * kSecond + kSecond / 2, {Row(1, 100)}));
+  EXPECT_TRUE(CheckLwtLinearizable(skewed, {false}, 2 * kSecond).linearizable);
+}
+
+}  // namespace
+}  // namespace charybdis::sim::model
