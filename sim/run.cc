@@ -17,6 +17,7 @@
 #include "sim/kv_workload.h"
 #include "core/telemetry/percentile.h"
 #include "sim/ping_workload.h"
+#include "sim/cql_workload.h"
 #include "sim/scenario_checks.h"
 #include "sim/sim_probes.h"
 #include "sim/view_check.h"
@@ -29,7 +30,7 @@ namespace {
 class Workloads {
  public:
   Workloads(Simulator& simulator, Cluster& cluster, const scenario::Scenario& spec,
-            const Random& random, History& history)
+            const Random& random, History& history, Probes* probes)
       : spec_(spec) {
     for (int i = 0; i < spec.workload_size(); i++) {
       const auto& workload = spec.workload(i);
@@ -47,6 +48,10 @@ class Workloads {
           all_.push_back(std::move(kv));
           break;
         }
+        case scenario::Workload::kCql:
+          all_.push_back(std::make_unique<CqlWorkload>(simulator, cluster, workload.name(), workload.cql(), stream,
+                                                       probes));
+          break;
         case scenario::Workload::KIND_NOT_SET:
           CHARYBDIS_ASSERT(false && "rejected by the validator");
       }
@@ -244,7 +249,7 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   Cluster cluster(simulator, scenario, root.Fork(2), buggify, &probes);
   FaultInjector faults(simulator, cluster, spec, root.Fork(3));
   History history;
-  Workloads workloads(simulator, cluster, spec, root.Fork(4), history);
+  Workloads workloads(simulator, cluster, spec, root.Fork(4), history, &probes);
 
   cluster.StartAll();
   faults.Schedule();

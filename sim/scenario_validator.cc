@@ -186,8 +186,11 @@ class Validator {
         case scenario::Workload::kKv:
           CheckKv(w, workload.kv());
           break;
+        case scenario::Workload::kCql:
+          CheckCql(w, workload.cql());
+          break;
         case scenario::Workload::KIND_NOT_SET:
-          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping, kv)");
+          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping, kv, cql)");
           break;
       }
       if (!workload.after().empty() && !names.count(workload.after())) {
@@ -214,6 +217,32 @@ class Validator {
     }
     if (ping.start_ms() >= spec_.time_limit_ms()) {
       problems_.Add({{"workload", w}, {"ping"}, {"start_ms"}}, "starts after the time limit");
+    }
+  }
+
+  void CheckCql(int w, const scenario::CqlWorkload& cql) {
+    if (cql.clients() == 0) problems_.Add({{"workload", w}, {"cql"}, {"clients"}}, "must be at least 1");
+    if (cql.operations_per_client() == 0) {
+      problems_.Add({{"workload", w}, {"cql"}, {"operations_per_client"}}, "must be at least 1");
+    }
+    for (const auto& [field, value] : {std::pair{"serial_read_fraction", cql.serial_read_fraction()},
+                                       std::pair{"batch_fraction", cql.batch_fraction()},
+                                       std::pair{"ttl_fraction", cql.ttl_fraction()}}) {
+      if (!IsProbability(value)) problems_.Add({{"workload", w}, {"cql"}, {field}}, "must be in [0, 1]");
+    }
+    if (cql.serial_read_fraction() + cql.batch_fraction() > 1 + 1e-9) {
+      problems_.Add({{"workload", w}, {"cql"}, {"batch_fraction"}},
+                    "serial reads and batches together exceed every operation");
+    }
+    if (cql.ttl_fraction() > 0 && cql.max_ttl_seconds() == 0) {
+      problems_.Add({{"workload", w}, {"cql"}, {"max_ttl_seconds"}}, "TTLs need a maximum of at least 1");
+    }
+    const auto serial = static_cast<charybdis::ConsistencyLevel>(cql.serial_consistency());
+    if (serial != charybdis::CL_UNSET && !charybdis::IsSerial(serial)) {
+      problems_.Add({{"workload", w}, {"cql"}, {"serial_consistency"}}, "must be CL_SERIAL or CL_LOCAL_SERIAL");
+    }
+    if (cql.start_ms() >= spec_.time_limit_ms()) {
+      problems_.Add({{"workload", w}, {"cql"}, {"start_ms"}}, "starts after the time limit");
     }
   }
 

@@ -49,6 +49,7 @@ class SimNode {
   // The CQL schema shard 0 holds. REQUIRES: running().
   SchemaSnapshot Schema() const;
   NodeClock& clock() { return clock_; }
+  const NodeClock& clock() const { return clock_; }
   const NodeConfig& config() const { return config_; }
   SimStorage& storage(ShardId shard) { return *storages_.at(shard); }
   const SimStorage& storage(ShardId shard) const { return *storages_.at(shard); }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/data/token.h"
 #include "sim/cluster.h"
+#include "sim/cql_backend.h"
 #include "sim/crash_point.h"
 #include "tests/fake_env.h"
 #include "tests/scenario_text.h"
@@ -26,49 +27,13 @@ constexpr char kSchema[] = R"pb(schema {
   cql: "CREATE TABLE app.events (stream text, seq int, note text, PRIMARY KEY (stream, seq)) WITH CLUSTERING ORDER BY (seq DESC)"
 })pb";
 
-// A simulated client's requests: each goes over the simulated network to
-// its node, on the shard that owns its partition (shard 0 for DDL);
-// answers come back as messages to the client's address.
-class SimBackend final : public cql::Backend {
- public:
-  SimBackend(::charybdis::sim::Cluster& cluster, NodeId node) : cluster_(cluster), node_(node), client_(cluster.AddClient(0)) {
-    cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
-      auto waiting = waiting_.find(message.client_response().request_id());
-      if (waiting == waiting_.end()) return;
-      auto done = std::move(waiting->second);
-      waiting_.erase(waiting);
-      done(message.client_response());
-    });
-  }
-
-  void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
-    const ShardId shard = cql::ShardFor(request, 2);
-    request.set_request_id(++last_request_);
-    waiting_[last_request_] = std::move(done);
-    Envelope message;
-    *message.mutable_client_request() = std::move(request);
-    cluster_.network().Send(Address{client_, 0}, Address{node_, shard}, std::move(message));
-  }
-
-  const cql::ClusterView& Cluster() override { return view_; }
-  std::shared_ptr<const cql::Schema> CurrentSchema() override { return cluster_.node(node_).Schema().schema; }
-  Probes* probes() override { return &counted; }
-  ::charybdis::testing::CountingProbes counted;
-
- private:
-  ::charybdis::sim::Cluster& cluster_;
-  const NodeId node_;
-  const NodeId client_;
-  uint64_t last_request_ = 0;
-  std::map<uint64_t, std::function<void(ClientResponse)>> waiting_;
-  cql::ClusterView view_;
-};
-
 // One driver connection to one node.
 class SimCqlClient {
  public:
   SimCqlClient(Simulator& simulator, ::charybdis::sim::Cluster& cluster, NodeId node)
-      : simulator_(simulator), backend_(cluster, node), connection_(prepared_, backend_, cql::ShardInfo{}, [this](std::string frame) {
+      : simulator_(simulator),
+        backend_(cluster, cluster.AddClient(0), node, &counted_),
+        connection_(prepared_, backend_, cql::ShardInfo{}, [this](std::string frame) {
           answers_.push_back(frame);
         }) {}
 
@@ -114,11 +79,12 @@ class SimCqlClient {
 
   const std::vector<std::string>& answers() const { return answers_; }
   // How often the connection reached `probe`.
-  int Reached(const std::string& probe) { return backend_.counted.reached[probe]; }
+  int Reached(const std::string& probe) { return counted_.reached[probe]; }
 
  private:
   Simulator& simulator_;
-  SimBackend backend_;
+  ::charybdis::testing::CountingProbes counted_;
+  SimCqlBackend backend_;
   cql::PreparedStatements prepared_;
   std::vector<std::string> answers_;
   cql::Connection connection_;

@@ -32,6 +32,7 @@ LwtOp Conditional(uint64_t process, int64_t call_us, int64_t return_us, std::vec
   op.process = process;
   op.call_us = call_us;
   op.return_us = return_us;
+  op.clock = Moment{call_us, return_us};
   op.statements = std::move(statements);
   op.applied = applied;
   op.current_rows = std::move(current);
@@ -45,12 +46,13 @@ LwtOp SerialRead(uint64_t process, int64_t call_us, int64_t return_us, std::vect
   op.process = process;
   op.call_us = call_us;
   op.return_us = return_us;
+  op.clock = Moment{call_us, return_us};
   op.rows = std::move(rows);
   return op;
 }
 
 bool Linearizable(const std::vector<LwtOp>& history) {
-  const LwtCheckResult result = CheckLwtLinearizable(history, {false}, 0);
+  const LwtCheckResult result = CheckLwtLinearizable(history, {false});
   EXPECT_FALSE(result.exhausted);
   return result.linearizable;
 }
@@ -92,6 +94,7 @@ TEST(LwtCheckTest, ASerialReadSeesEveryWriteThatCompletedBeforeIt) {
 TEST(LwtCheckTest, AWriteOfUnknownOutcomeMayHaveAppliedOrNot) {
   LwtOp unknown = Conditional(1, 0, 0, {InsertIfNotExists(1, 100)}, false);
   unknown.outcome = LwtOp::Outcome::kInfo;
+  unknown.clock = Moment{0, 100};
   EXPECT_TRUE(Linearizable({unknown, SerialRead(2, 20, 30, {Row(1, 100)})}));
   EXPECT_TRUE(Linearizable({unknown, SerialRead(2, 20, 30, {})}));
   EXPECT_FALSE(Linearizable({unknown, SerialRead(2, 20, 30, {Row(1, 100)}), SerialRead(2, 40, 50, {})}));
@@ -132,10 +135,12 @@ TEST(LwtCheckTest, TtlsExpireAroundTheirMomentAndNotLongAfter) {
   EXPECT_FALSE(with(SerialRead(2, 5 * kSecond, 6 * kSecond, {}))) << "expired early";
   EXPECT_TRUE(with(Conditional(2, 12 * kSecond, 13 * kSecond, {InsertIfNotExists(1, 7)}, true)))
       << "an expired row does not exist";
-  // Clock skew widens the window: 2 s of skew admits a read at 12.5 s.
+  // The nodes' clocks, not real time, say when: a node 2 s behind reads
+  // it at 12.5 s real time.
   std::vector<LwtOp> skewed = inserted;
   skewed.push_back(SerialRead(2, 12 * kSecond, 12 * kSecond + kSecond / 2, {Row(1, 100)}));
-  EXPECT_TRUE(CheckLwtLinearizable(skewed, {false}, 2 * kSecond).linearizable);
+  skewed.back().clock = Moment{10 * kSecond, 10 * kSecond + kSecond / 2};
+  EXPECT_TRUE(CheckLwtLinearizable(skewed, {false}).linearizable);
 }
 
 }  // namespace

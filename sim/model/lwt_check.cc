@@ -20,12 +20,12 @@ struct LwtState {
 
 class PartitionSearch final : public SearchModel {
  public:
-  PartitionSearch(const std::vector<const LwtOp*>& ops, const std::vector<bool>& descending, int64_t skew_us)
-      : ops_(ops), skew_us_(skew_us) {
+  PartitionSearch(const std::vector<const LwtOp*>& ops, const std::vector<bool>& descending) : ops_(ops) {
     Intern(LwtState{PartitionModel(descending), 1});
     for (const LwtOp* op : ops) {
       const bool definite = op->outcome == LwtOp::Outcome::kOk;
       CHARYBDIS_ASSERT(!definite || op->return_us >= op->call_us);
+      CHARYBDIS_ASSERT(op->clock.earliest_us <= op->clock.latest_us);
       // Positions, not times: a return at the instant of a call comes first.
       timed_.push_back(TimedOp{static_cast<uint64_t>(op->call_us) * 2 + 1,
                                definite ? static_cast<uint64_t>(op->return_us) * 2 + 2 : 0, definite});
@@ -34,7 +34,7 @@ class PartitionSearch final : public SearchModel {
 
   std::optional<uint32_t> Step(size_t index, uint32_t state) override {
     const LwtOp& op = *ops_[index];
-    const Moment now{op.call_us - skew_us_, (op.outcome == LwtOp::Outcome::kOk ? op.return_us : op.call_us + kUnknownSpanUs) + skew_us_};
+    const Moment now = op.clock;
     const LwtState& current = states_[state];
     if (op.kind == LwtOp::Kind::kSerialRead) {
       if (Admits(current.partition.Read(op.slice, now), op.slice.limit, op.rows)) return std::nullopt;
@@ -61,11 +61,6 @@ class PartitionSearch final : public SearchModel {
   const std::vector<TimedOp>& timed() const { return timed_; }
 
  private:
-  // An operation whose outcome is unknown may take effect this long after
-  // its call (its "now" for TTLs): a client gives up on it after its
-  // timeout, but a commit may land later still.
-  static constexpr int64_t kUnknownSpanUs = 60'000'000;
-
   // The rows a failed condition looked at, in clustering order, as a read
   // may see them.
   static std::vector<ExpectedRow> ConditionedRows(const LwtOp& op, const PartitionModel& partition, Moment now) {
@@ -87,7 +82,6 @@ class PartitionSearch final : public SearchModel {
   }
 
   const std::vector<const LwtOp*>& ops_;
-  const int64_t skew_us_;
   std::vector<TimedOp> timed_;
   std::map<LwtState, uint32_t> ids_;
   std::vector<LwtState> states_;
@@ -96,8 +90,7 @@ class PartitionSearch final : public SearchModel {
 }  // namespace
 
 LwtCheckResult CheckLwtLinearizable(const std::vector<LwtOp>& operations, const std::vector<bool>& descending,
-                                    int64_t max_clock_skew_us, uint64_t max_states) {
-  CHARYBDIS_ASSERT(max_clock_skew_us >= 0);
+                                    uint64_t max_states) {
   std::map<std::string, std::vector<const LwtOp*>> by_partition;
   for (const LwtOp& op : operations) {
     if (op.outcome == LwtOp::Outcome::kFail) continue;  // no effect
@@ -107,7 +100,7 @@ LwtCheckResult CheckLwtLinearizable(const std::vector<LwtOp>& operations, const 
   }
   LwtCheckResult result;
   for (const auto& [partition, history] : by_partition) {
-    PartitionSearch search(history, descending, max_clock_skew_us);
+    PartitionSearch search(history, descending);
     result.partitions++;
     result.operations += history.size();
     const std::optional<bool> verdict = SearchLinearization(search.timed(), search, max_states);

@@ -32,8 +32,14 @@ struct LwtOp {
   Outcome outcome = Outcome::kOk;
   std::string partition;  // names the partition, for grouping and messages
   uint64_t process = 0;
-  int64_t call_us = 0;    // cluster time
-  int64_t return_us = 0;  // ok operations
+  // Real time, which orders operations: its call, and for ok operations
+  // its return.
+  int64_t call_us = 0;
+  int64_t return_us = 0;
+  // What the nodes' clocks read while it ran (skew included): the "now"
+  // its TTLs and conditions were judged by. For an unknown outcome, until
+  // as late as it may still take effect.
+  Moment clock;
   // kConditional.
   std::vector<LwtStatement> statements;
   bool applied = false;  // ok
@@ -52,10 +58,8 @@ struct LwtCheckResult {
   std::string detail;
 };
 
-// `descending`: the table's clustering order. `max_clock_skew_us`: how far
-// a node's clock may be from cluster time (it widens each operation's
-// "now", which TTLs and conditions depend on).
+// `descending`: the table's clustering order.
 LwtCheckResult CheckLwtLinearizable(const std::vector<LwtOp>& operations, const std::vector<bool>& descending,
-                                    int64_t max_clock_skew_us, uint64_t max_states = 500'000);
+                                    uint64_t max_states = 500'000);
 
 }  // namespace charybdis::sim::model

@@ -1,0 +1,39 @@
+#include "sim/cql_backend.h"
+
+#include "core/env/assert.h"
+
+namespace charybdis::sim {
+
+SimCqlBackend::SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes)
+    : cluster_(cluster), client_(client), node_(node), probes_(probes) {
+  CHARYBDIS_ASSERT(node >= 1);
+  CHARYBDIS_ASSERT(node <= cluster.size());
+  CHARYBDIS_ASSERT(probes != nullptr);
+  cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
+    CHARYBDIS_ASSERT(message.has_client_response());
+    // Late (after a restart of the node) or duplicated answers find no one.
+    auto waiting = waiting_.find(message.client_response().request_id());
+    if (waiting == waiting_.end()) return;
+    auto done = std::move(waiting->second);
+    waiting_.erase(waiting);
+    done(message.client_response());
+  });
+}
+
+SimCqlBackend::~SimCqlBackend() { cluster_.network().ClearReceivers(SimNetwork::HostOf(client_)); }
+
+void SimCqlBackend::Execute(ClientRequest request, std::function<void(ClientResponse)> done) {
+  const ShardId shard = cql::ShardFor(request, cluster_.topology().shards_per_node);
+  request.set_request_id(++last_request_);
+  waiting_[last_request_] = std::move(done);
+  Envelope message;
+  *message.mutable_client_request() = std::move(request);
+  cluster_.network().Send(Address{client_, 0}, Address{node_, shard}, std::move(message));
+}
+
+std::shared_ptr<const cql::Schema> SimCqlBackend::CurrentSchema() {
+  CHARYBDIS_ASSERT(cluster_.node(node_).running());
+  return cluster_.node(node_).Schema().schema;
+}
+
+}  // namespace charybdis::sim

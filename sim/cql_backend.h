@@ -1,0 +1,46 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "core/cql/connection.h"
+#include "core/env/probe.h"
+#include "sim/cluster.h"
+
+namespace charybdis::sim {
+
+// The node side of a simulated client's CQL connection: the connection
+// (core/cql/connection.h) runs with the node's schema, as it does in the
+// node's CQL server, and each request travels over the simulated network
+// to the node's shard that owns it (shard 0 for DDL); answers come back
+// as messages to the client's address. Used by tests/cql_sim_test and the
+// CQL workload (sim/cql_workload.h).
+class SimCqlBackend final : public cql::Backend {
+ public:
+  // `client` is an address of the cluster's (Cluster::AddClient) that this
+  // backend alone receives on; `probes` counts the connection's rare paths.
+  SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes);
+  ~SimCqlBackend() override;
+  SimCqlBackend(const SimCqlBackend&) = delete;
+  SimCqlBackend& operator=(const SimCqlBackend&) = delete;
+
+  void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override;
+  const cql::ClusterView& Cluster() override { return view_; }
+  // REQUIRES: the node is running.
+  std::shared_ptr<const cql::Schema> CurrentSchema() override;
+  Probes* probes() override { return probes_; }
+
+  NodeId node() const { return node_; }
+
+ private:
+  ::charybdis::sim::Cluster& cluster_;
+  const NodeId client_;
+  const NodeId node_;
+  Probes* const probes_;
+  uint64_t last_request_ = 0;
+  std::map<uint64_t, std::function<void(ClientResponse)>> waiting_;
+  cql::ClusterView view_;
+};
+
+}  // namespace charybdis::sim

@@ -1,0 +1,278 @@
+#include "sim/cql_statements.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/env/assert.h"
+#include "sim/cql_frames.h"
+
+namespace charybdis::sim {
+
+namespace {
+
+using Type = GeneratedSchema::Type;
+
+const char* TypeName(Type type) {
+  switch (type) {
+    case Type::kInt: return "int";
+    case Type::kBigint: return "bigint";
+    case Type::kText: return "text";
+  }
+  CHARYBDIS_ASSERT(false);
+  return "";
+}
+
+// Clustering columns of two rows' keys: row index / kSecondColumnValues
+// and row index % kSecondColumnValues.
+constexpr uint32_t kSecondColumnValues = 4;
+
+}  // namespace
+
+std::vector<std::string> GeneratedSchema::Ddl(const std::string& replication) const {
+  std::vector<std::string> columns{absl::StrCat(partition.name, " ", TypeName(partition.type))};
+  std::vector<std::string> key{partition.name};
+  std::vector<std::string> order;
+  for (size_t i = 0; i < clustering.size(); i++) {
+    columns.push_back(absl::StrCat(clustering[i].name, " ", TypeName(clustering[i].type)));
+    key.push_back(clustering[i].name);
+    order.push_back(absl::StrCat(clustering[i].name, descending[i] ? " DESC" : " ASC"));
+  }
+  for (const Column& column : regular) columns.push_back(absl::StrCat(column.name, " ", TypeName(column.type)));
+  return {absl::StrCat("CREATE KEYSPACE ", keyspace, " WITH replication = ", replication),
+          absl::StrCat("CREATE TABLE ", QualifiedTable(), " (", absl::StrJoin(columns, ", "), ", PRIMARY KEY (",
+                       absl::StrJoin(key, ", "), ")) WITH CLUSTERING ORDER BY (", absl::StrJoin(order, ", "), ")")};
+}
+
+GeneratedSchema RandomSchema(const std::string& keyspace, Random& random) {
+  GeneratedSchema schema;
+  schema.keyspace = keyspace;
+  schema.table = "t";
+  const int clustering = random.Chance(0.5) ? 1 : 2;
+  for (int i = 0; i < clustering; i++) {
+    schema.clustering.push_back({absl::StrCat("c", i + 1), random.Chance(0.5) ? Type::kText : Type::kInt});
+    schema.descending.push_back(random.Chance(0.5));
+  }
+  schema.regular = {{"v1", Type::kInt}, {"v2", Type::kText}};
+  if (random.Chance(0.5)) schema.regular.push_back({"v3", Type::kBigint});
+  return schema;
+}
+
+StatementGenerator::StatementGenerator(GeneratedSchema schema, const scenario::CqlWorkload& spec)
+    : schema_(std::move(schema)), spec_(spec) {
+  CHARYBDIS_ASSERT(!schema_.clustering.empty());
+  CHARYBDIS_ASSERT(schema_.clustering.size() <= 2);
+  CHARYBDIS_ASSERT(schema_.descending.size() == schema_.clustering.size());
+  CHARYBDIS_ASSERT(spec_.partitions() > 0);
+  CHARYBDIS_ASSERT(spec_.rows_per_partition() > 0);
+}
+
+model::Key StatementGenerator::RowKey(uint32_t index) const {
+  model::Key key;
+  const bool two = schema_.clustering.size() == 2;
+  const uint32_t values[] = {two ? index / kSecondColumnValues : index, index % kSecondColumnValues};
+  for (size_t i = 0; i < schema_.clustering.size(); i++) {
+    if (schema_.clustering[i].type == Type::kText) {
+      key.push_back(absl::StrCat("r", values[i] < 10 ? "0" : "", values[i]));
+    } else {
+      key.push_back(static_cast<int64_t>(values[i]));
+    }
+  }
+  return key;
+}
+
+model::Value StatementGenerator::RandomValue(Random& random, Type type) const {
+  // Few values, so that conditions often hold and often do not.
+  switch (type) {
+    case Type::kInt: return random.Between(0, 4);
+    case Type::kBigint: return random.Between(-2, 2);
+    case Type::kText: return std::string(1, static_cast<char>('a' + random.Below(4)));
+  }
+  CHARYBDIS_ASSERT(false);
+  return int64_t{0};
+}
+
+std::string StatementGenerator::WhereRow(int64_t partition, const model::Key& key) const {
+  std::string where = absl::StrCat(" WHERE ", schema_.partition.name, " = ", partition);
+  for (size_t i = 0; i < key.size(); i++) {
+    absl::StrAppend(&where, " AND ", schema_.clustering[i].name, " = ", CqlLiteral(key[i]));
+  }
+  return where;
+}
+
+GeneratedOp StatementGenerator::Next(Random& random) const {
+  const int64_t partition = static_cast<int64_t>(random.Below(spec_.partitions()));
+  const double draw = random.Unit();
+  if (draw < spec_.serial_read_fraction()) return SerialRead(random, partition);
+  GeneratedOp generated;
+  generated.op.kind = model::LwtOp::Kind::kConditional;
+  generated.op.partition = absl::StrCat(partition);
+  const bool batch = draw < spec_.serial_read_fraction() + spec_.batch_fraction() && spec_.rows_per_partition() > 1;
+  const uint32_t statements = batch ? static_cast<uint32_t>(random.Between(2, 3)) : 1;
+  std::vector<uint32_t> rows;
+  while (rows.size() < std::min(statements, spec_.rows_per_partition())) {
+    const uint32_t row = static_cast<uint32_t>(random.Below(spec_.rows_per_partition()));
+    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+  }
+  std::vector<std::string> texts;
+  for (uint32_t row : rows) {
+    auto [text, statement] = Conditional(random, partition, row);
+    texts.push_back(std::move(text));
+    generated.op.statements.push_back(std::move(statement));
+  }
+  generated.text = batch ? absl::StrCat("BEGIN BATCH ", absl::StrJoin(texts, "; "), "; APPLY BATCH") : texts[0];
+  return generated;
+}
+
+GeneratedOp StatementGenerator::SerialRead(Random& random, int64_t partition) const {
+  GeneratedOp generated;
+  model::LwtOp& op = generated.op;
+  op.kind = model::LwtOp::Kind::kSerialRead;
+  op.partition = absl::StrCat(partition);
+  std::string text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), " WHERE ", schema_.partition.name, " = ",
+                                  partition);
+  const model::Key row = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
+  const std::string& first = schema_.clustering[0].name;
+  switch (random.Below(4)) {
+    case 0:  // one row
+      text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), WhereRow(partition, row));
+      op.slice.low = op.slice.high = row;
+      break;
+    case 1: {  // a range of the first clustering column, bounds by value
+      const model::Key other = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
+      const model::Value low = std::min(row[0], other[0]), high = std::max(row[0], other[0]);
+      absl::StrAppend(&text, " AND ", first, " >= ", CqlLiteral(low), " AND ", first, " < ", CqlLiteral(high));
+      // In clustering order a DESC column runs from high to low.
+      op.slice.low = model::Key{schema_.descending[0] ? high : low};
+      op.slice.low_inclusive = !schema_.descending[0];
+      op.slice.high = model::Key{schema_.descending[0] ? low : high};
+      op.slice.high_inclusive = schema_.descending[0];
+      break;
+    }
+    case 2:  // a prefix
+      absl::StrAppend(&text, " AND ", first, " = ", CqlLiteral(row[0]));
+      op.slice.low = op.slice.high = model::Key{row[0]};
+      break;
+    default:  // the whole partition
+      break;
+  }
+  if (random.Chance(0.3)) {
+    op.slice.reversed = true;
+    absl::StrAppend(&text, " ORDER BY ", first, schema_.descending[0] ? " ASC" : " DESC");
+  }
+  if (random.Chance(0.3)) {
+    op.slice.limit = 1 + random.Below(4);
+    absl::StrAppend(&text, " LIMIT ", op.slice.limit);
+  }
+  generated.text = std::move(text);
+  return generated;
+}
+
+std::vector<model::Condition> StatementGenerator::RandomConditions(Random& random) const {
+  using Op = model::Condition::Op;
+  static constexpr Op kOps[] = {Op::kEq, Op::kNe, Op::kLt, Op::kLe, Op::kGt, Op::kGe};
+  std::vector<model::Condition> conditions;
+  const uint64_t count = 1 + random.Below(2);
+  for (uint64_t i = 0; i < count; i++) {
+    const GeneratedSchema::Column& column = schema_.regular[random.Below(schema_.regular.size())];
+    // Mostly equality, as applications write them.
+    const Op op = kOps[random.Chance(0.5) ? 0 : random.Below(std::size(kOps))];
+    conditions.push_back(model::Condition{column.name, op, RandomValue(random, column.type)});
+  }
+  return conditions;
+}
+
+std::string StatementGenerator::ConditionText(const std::vector<model::Condition>& conditions) {
+  static const std::map<model::Condition::Op, const char*> kText = {
+      {model::Condition::Op::kEq, "="}, {model::Condition::Op::kNe, "!="}, {model::Condition::Op::kLt, "<"},
+      {model::Condition::Op::kLe, "<="}, {model::Condition::Op::kGt, ">"}, {model::Condition::Op::kGe, ">="}};
+  std::vector<std::string> parts;
+  for (const model::Condition& condition : conditions) {
+    parts.push_back(absl::StrCat(condition.column, " ", kText.at(condition.op), " ", CqlLiteral(condition.value)));
+  }
+  return " IF " + absl::StrJoin(parts, " AND ");
+}
+
+std::map<std::string, std::optional<model::Value>> StatementGenerator::RandomAssignments(Random& random) const {
+  std::map<std::string, std::optional<model::Value>> assignments;
+  while (assignments.empty()) {
+    for (const GeneratedSchema::Column& column : schema_.regular) {
+      if (random.Chance(0.5)) assignments[column.name] = RandomValue(random, column.type);
+    }
+  }
+  return assignments;
+}
+
+std::pair<std::string, model::LwtStatement> StatementGenerator::Conditional(Random& random, int64_t partition,
+                                                                            uint32_t row) const {
+  const model::Key key = RowKey(row);
+  const std::string table = schema_.QualifiedTable();
+  model::LwtStatement statement;
+  model::Write& write = statement.write;
+  write.clustering = key;
+  const bool ttl = spec_.ttl_fraction() > 0 && random.Chance(spec_.ttl_fraction());
+  write.ttl_seconds = ttl ? random.Between(1, spec_.max_ttl_seconds()) : 0;
+  const std::string using_ttl = ttl ? absl::StrCat(" USING TTL ", write.ttl_seconds) : "";
+  auto condition = [&](model::RowCondition::Kind kind, std::vector<model::Condition> conditions = {}) {
+    statement.condition = model::RowCondition{kind, key, std::move(conditions)};
+  };
+  switch (random.Below(6)) {
+    case 0: {  // INSERT ... IF NOT EXISTS
+      write.kind = model::Write::Kind::kInsert;
+      write.columns = RandomAssignments(random);
+      condition(model::RowCondition::Kind::kIfNotExists);
+      std::vector<std::string> names{schema_.partition.name}, values{absl::StrCat(partition)};
+      for (size_t i = 0; i < key.size(); i++) {
+        names.push_back(schema_.clustering[i].name);
+        values.push_back(CqlLiteral(key[i]));
+      }
+      for (const auto& [column, value] : write.columns) {
+        names.push_back(column);
+        values.push_back(CqlLiteral(*value));
+      }
+      return {absl::StrCat("INSERT INTO ", table, " (", absl::StrJoin(names, ", "), ") VALUES (",
+                           absl::StrJoin(values, ", "), ") IF NOT EXISTS", using_ttl),
+              std::move(statement)};
+    }
+    case 1:    // UPDATE ... IF conditions
+    case 2:    // UPDATE ... IF EXISTS
+    case 3: {  // UPDATE ... SET column = null IF conditions
+      const uint64_t form = random.Below(3);
+      write.kind = model::Write::Kind::kUpdate;
+      write.columns = RandomAssignments(random);
+      if (form == 2) write.columns.begin()->second = std::nullopt;
+      std::vector<std::string> sets;
+      for (const auto& [column, value] : write.columns) {
+        sets.push_back(absl::StrCat(column, " = ", value ? CqlLiteral(*value) : "null"));
+      }
+      std::string condition_text = " IF EXISTS";
+      if (form == 1) {
+        condition(model::RowCondition::Kind::kIfExists);
+      } else {
+        condition(model::RowCondition::Kind::kColumns, RandomConditions(random));
+        condition_text = ConditionText(statement.condition->conditions);
+      }
+      return {absl::StrCat("UPDATE ", table, using_ttl, " SET ", absl::StrJoin(sets, ", "), WhereRow(partition, key),
+                           condition_text),
+              std::move(statement)};
+    }
+    case 4:  // DELETE ... IF EXISTS
+      write.kind = model::Write::Kind::kDeleteRow;
+      write.ttl_seconds = 0;
+      condition(model::RowCondition::Kind::kIfExists);
+      return {absl::StrCat("DELETE FROM ", table, WhereRow(partition, key), " IF EXISTS"), std::move(statement)};
+    default: {  // DELETE column ... IF conditions
+      const GeneratedSchema::Column& column = schema_.regular[random.Below(schema_.regular.size())];
+      write.kind = model::Write::Kind::kDeleteColumns;
+      write.ttl_seconds = 0;
+      write.columns[column.name] = std::nullopt;
+      condition(model::RowCondition::Kind::kColumns, RandomConditions(random));
+      return {absl::StrCat("DELETE ", column.name, " FROM ", table, WhereRow(partition, key),
+                           ConditionText(statement.condition->conditions)),
+              std::move(statement)};
+    }
+  }
+}
+
+}  // namespace charybdis::sim

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/env/random.h"
+#include "proto/scenario.pb.h"
+#include "sim/model/lwt_check.h"
+
+namespace charybdis::sim {
+
+// What the CQL workload (sim/cql_workload.h) sends: a table with a random
+// schema, and random conditional statements, conditional batches and
+// serial reads on it, each with its meaning to the reference model
+// (sim/model). Pure: text in, model out, no simulation.
+
+struct GeneratedSchema {
+  enum class Type { kInt, kBigint, kText };
+  struct Column {
+    std::string name;
+    Type type = Type::kInt;
+  };
+  std::string keyspace;
+  std::string table;
+  Column partition{"pk", Type::kInt};
+  std::vector<Column> clustering;  // one or two, int or text
+  std::vector<bool> descending;    // by clustering column
+  std::vector<Column> regular;
+
+  std::string QualifiedTable() const { return keyspace + "." + table; }
+  // CREATE KEYSPACE (with `replication`, a CQL map) and CREATE TABLE.
+  std::vector<std::string> Ddl(const std::string& replication) const;
+};
+
+GeneratedSchema RandomSchema(const std::string& keyspace, Random& random);
+
+// One operation: its CQL, and the model operation the answer completes
+// (kind, partition, statements or slice).
+struct GeneratedOp {
+  std::string text;
+  model::LwtOp op;
+};
+
+class StatementGenerator {
+ public:
+  StatementGenerator(GeneratedSchema schema, const scenario::CqlWorkload& spec);
+
+  GeneratedOp Next(Random& random) const;
+
+  const GeneratedSchema& schema() const { return schema_; }
+  // The clustering key of row `index` of a partition.
+  model::Key RowKey(uint32_t index) const;
+
+ private:
+  GeneratedOp SerialRead(Random& random, int64_t partition) const;
+  // One conditional statement on `row`: its CQL (no trailing semicolon)
+  // and its model form.
+  std::pair<std::string, model::LwtStatement> Conditional(Random& random, int64_t partition, uint32_t row) const;
+  model::Value RandomValue(Random& random, GeneratedSchema::Type type) const;
+  std::vector<model::Condition> RandomConditions(Random& random) const;
+  static std::string ConditionText(const std::vector<model::Condition>& conditions);
+  // One or more regular columns, each with a value.
+  std::map<std::string, std::optional<model::Value>> RandomAssignments(Random& random) const;
+  std::string WhereRow(int64_t partition, const model::Key& key) const;
+
+  GeneratedSchema schema_;
+  scenario::CqlWorkload spec_;
+};
+
+}  // namespace charybdis::sim

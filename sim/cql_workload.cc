@@ -1,0 +1,359 @@
+#include "sim/cql_workload.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/cql/connection.h"
+#include "core/cql/schema.h"
+#include "core/cql/wire.h"
+#include "core/env/assert.h"
+#include "sim/cql_backend.h"
+#include "sim/cql_frames.h"
+
+namespace charybdis::sim {
+
+struct CqlWorkload::Client {
+  size_t index = 0;
+  NodeId address = 0;  // its own, from Cluster::AddClient
+  uint32_t host = 0;
+  uint32_t remaining = 0;
+  // The operation in flight: its number (0: none), what it is, when sent.
+  uint64_t operation = 0;
+  GeneratedOp pending;
+  Nanos sent_at = 0;
+  // Its connection (to one node at a time), as a driver's.
+  std::unique_ptr<SimCqlBackend> backend;
+  std::unique_ptr<cql::PreparedStatements> prepared;
+  std::unique_ptr<cql::Connection> connection;
+};
+
+namespace {
+
+std::string KeyspaceName(const std::string& workload) {
+  std::string name = "w_";
+  for (char c : workload) name += std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '_';
+  return name;
+}
+
+// Each datacenter holds up to three replicas.
+std::string Replication(const Topology& topology) {
+  std::vector<std::string> factors{"'class': 'NetworkTopologyStrategy'"};
+  for (uint32_t dc = 0; dc < topology.datacenters.size(); dc++) {
+    factors.push_back(absl::StrCat("'", topology.datacenters[dc], "': ", std::min(3u, topology.NodesIn(dc))));
+  }
+  return "{" + absl::StrJoin(factors, ", ") + "}";
+}
+
+// The workload's stream ids: 1..30000, never 0 (STARTUP's).
+int16_t StreamOf(uint64_t operation) { return static_cast<int16_t>(1 + operation % 30000); }
+
+}  // namespace
+
+CqlWorkload::CqlWorkload(Simulator& simulator, Cluster& cluster, std::string name, const scenario::CqlWorkload& spec,
+                         Random random, Probes* probes)
+    : simulator_(simulator),
+      cluster_(cluster),
+      name_(std::move(name)),
+      spec_(spec),
+      random_(random),
+      probes_(probes),
+      generator_(
+          [&] {
+            Random schema_random = random.Fork(1);
+            return RandomSchema(KeyspaceName(name_), schema_random);
+          }(),
+          spec) {
+  CHARYBDIS_ASSERT(spec.clients() > 0);
+  CHARYBDIS_ASSERT(probes != nullptr);
+  for (uint32_t i = 0; i < spec.clients(); i++) {
+    auto client = std::make_unique<Client>();
+    client->index = i;
+    client->address = cluster.AddClient(0);
+    client->host = SimNetwork::HostOf(client->address);
+    client->remaining = spec.operations_per_client();
+    clients_.push_back(std::move(client));
+  }
+}
+
+CqlWorkload::~CqlWorkload() {
+  // Backends clear their receivers; connections go before their backends.
+  for (auto& client : clients_) {
+    client->connection.reset();
+    client->backend.reset();
+  }
+}
+
+void CqlWorkload::Start() {
+  simulator_.Schedule(static_cast<Nanos>(spec_.start_ms()) * kMillisecond,
+                      EventTag{EventKind::kClient, clients_[0]->host, 0, 0}, true, [this] { SendDdl(0); });
+}
+
+bool CqlWorkload::Connect(Client& client) {
+  if (client.connection != nullptr && cluster_.node(client.backend->node()).running()) return true;
+  client.connection.reset();
+  client.backend.reset();
+  std::vector<NodeId> candidates;
+  for (NodeId node = 1; node <= cluster_.size(); node++) {
+    if (!cluster_.node(node).running()) continue;
+    // Only DDL may go to a node that does not know the table yet.
+    const auto schema = cluster_.node(node).Schema().schema;
+    if (!schema_ready_ || schema->FindTable(generator_.schema().keyspace, generator_.schema().table) != nullptr) {
+      candidates.push_back(node);
+    }
+  }
+  if (candidates.empty()) return false;
+  const NodeId node = candidates[random_.Below(candidates.size())];
+  client.backend = std::make_unique<SimCqlBackend>(cluster_, client.address, node, probes_);
+  client.prepared = std::make_unique<cql::PreparedStatements>();
+  Client* raw = &client;
+  client.connection = std::make_unique<cql::Connection>(
+      *client.prepared, *client.backend, cql::ShardInfo{},
+      [this, raw](std::string frame) {
+        const cql::FrameHeader header = cql::ParseHeader(frame);
+        if (header.stream == 0 || raw->operation == 0 || header.stream != StreamOf(raw->operation)) return;
+        if (schema_ready_) {
+          OnAnswer(*raw, frame);
+        } else {
+          OnDdlAnswer(frame);
+        }
+      });
+  cql::FrameHeader startup;
+  startup.opcode = static_cast<uint8_t>(cql::Opcode::kStartup);
+  CHARYBDIS_ASSERT(client.connection->OnFrame(startup, StartupBody()));
+  return true;
+}
+
+void CqlWorkload::SendDdl(size_t index) {
+  Client& client = *clients_[0];
+  ddl_index_ = index;
+  const std::vector<std::string> ddl = generator_.schema().Ddl(Replication(cluster_.topology()));
+  if (index == ddl.size()) {
+    schema_ready_ = true;
+    client.connection.reset();  // reconnect where the table is known
+    client.backend.reset();
+    StartClients();
+    return;
+  }
+  if (!Connect(client)) {
+    simulator_.Schedule(simulator_.now() + 100 * kMillisecond, EventTag{EventKind::kClient, client.host, 0, 0}, true,
+                        [this, index] { SendDdl(index); });
+    return;
+  }
+  const uint64_t operation = ++client.operation;
+  client.pending = GeneratedOp{ddl[index], {}};
+  cql::FrameHeader header;
+  header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
+  header.stream = StreamOf(operation);
+  CHARYBDIS_ASSERT(client.connection->OnFrame(header, QueryBody(ddl[index], CL_QUORUM)));
+  simulator_.Schedule(simulator_.now() + 10 * kSecond, EventTag{EventKind::kClient, client.host, 0, operation}, true,
+                      [this, &client, operation, index] {
+                        if (client.operation != operation) return;
+                        client.operation++;  // a late answer is stale now
+                        SendDdl(index);      // CREATE again: AlreadyExists means it took
+                      });
+}
+
+void CqlWorkload::StartClients() {
+  for (auto& client : clients_) {
+    client->operation++;  // past the DDL's
+    After(*client, static_cast<Nanos>(random_.Below(10)) * kMillisecond);
+  }
+}
+
+void CqlWorkload::OnDdlAnswer(const std::string& frame) {
+  Client& client = *clients_[0];
+  const CqlAnswer answer = DecodeAnswer(frame);
+  client.operation++;  // its timeout finds it answered
+  const bool took = answer.kind == CqlAnswer::Kind::kSchemaChange ||
+                    (answer.kind == CqlAnswer::Kind::kError &&
+                     answer.error_code == static_cast<int32_t>(cql::ErrorCode::kAlreadyExists));
+  if (!took && answer.kind == CqlAnswer::Kind::kError &&
+      (answer.error_code == static_cast<int32_t>(cql::ErrorCode::kInvalid) ||
+       answer.error_code == static_cast<int32_t>(cql::ErrorCode::kSyntax) ||
+       answer.error_code == static_cast<int32_t>(cql::ErrorCode::kConfig))) {
+    refused_.push_back(absl::StrCat(client.pending.text, ": ", answer.error_message));
+  }
+  const size_t next = took ? ddl_index_ + 1 : ddl_index_;
+  simulator_.Schedule(simulator_.now() + (took ? 0 : kSecond), EventTag{EventKind::kClient, client.host, 0, 0}, true,
+                      [this, next] { SendDdl(next); });
+}
+
+void CqlWorkload::After(Client& client, Nanos delay) {
+  Client* raw = &client;
+  simulator_.Schedule(simulator_.now() + delay, EventTag{EventKind::kClient, client.host, 0, client.operation}, true,
+                      [this, raw] { SendNext(*raw); });
+}
+
+void CqlWorkload::SendNext(Client& client) {
+  if (client.remaining == 0) {
+    finished_clients_++;
+    CHARYBDIS_ASSERT(finished_clients_ <= clients_.size());
+    return;
+  }
+  if (!Connect(client)) {
+    After(client, 100 * kMillisecond);  // every node is down, or none knows the table yet
+    return;
+  }
+  const uint64_t operation = ++client.operation;
+  client.pending = generator_.Next(random_);
+  model::LwtOp& op = client.pending.op;
+  op.process = client.index;
+  op.call_us = simulator_.now() / kMicrosecond;
+  client.sent_at = simulator_.now();
+  const ConsistencyLevel serial = spec_.serial_consistency() == CL_UNSET
+                                      ? CL_SERIAL
+                                      : static_cast<ConsistencyLevel>(spec_.serial_consistency());
+  const bool read = op.kind == model::LwtOp::Kind::kSerialRead;
+  cql::FrameHeader header;
+  header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
+  header.stream = StreamOf(operation);
+  const std::string body = read ? QueryBody(client.pending.text, serial) : QueryBody(client.pending.text, CL_QUORUM, serial);
+  CHARYBDIS_ASSERT(client.connection->OnFrame(header, body));
+  const Nanos timeout = static_cast<Nanos>(spec_.timeout_ms() > 0 ? spec_.timeout_ms() : 10000) * kMillisecond;
+  Client* raw = &client;
+  simulator_.Schedule(simulator_.now() + timeout, EventTag{EventKind::kClient, client.host, 0, operation}, true,
+                      [this, raw, operation] {
+                        if (raw->operation == operation) Complete(*raw, model::LwtOp::Outcome::kInfo);
+                      });
+}
+
+void CqlWorkload::OnAnswer(Client& client, const std::string& frame) {
+  const CqlAnswer answer = DecodeAnswer(frame);
+  model::LwtOp& op = client.pending.op;
+  if (answer.kind == CqlAnswer::Kind::kError) {
+    switch (static_cast<cql::ErrorCode>(answer.error_code)) {
+      case cql::ErrorCode::kUnavailable:
+        Complete(client, model::LwtOp::Outcome::kFail);
+        return;
+      case cql::ErrorCode::kInvalid:
+      case cql::ErrorCode::kSyntax:
+      case cql::ErrorCode::kConfig:
+      case cql::ErrorCode::kUnprepared:
+        refused_.push_back(absl::StrCat(client.pending.text, ": ", answer.error_message));
+        Complete(client, model::LwtOp::Outcome::kFail);
+        return;
+      default:  // timeouts, failures, overload: it may have taken effect
+        Complete(client, model::LwtOp::Outcome::kInfo);
+        return;
+    }
+  }
+  if (!ReadAnswer(answer, op)) {
+    refused_.push_back(absl::StrCat(client.pending.text, ": an answer the model cannot read",
+                                    answer.malformed.empty() ? "" : " (" + answer.malformed + ")"));
+    Complete(client, model::LwtOp::Outcome::kInfo);
+    return;
+  }
+  Complete(client, model::LwtOp::Outcome::kOk);
+}
+
+void CqlWorkload::Complete(Client& client, model::LwtOp::Outcome outcome) {
+  CHARYBDIS_ASSERT(client.operation != 0);
+  CHARYBDIS_ASSERT(client.remaining > 0);
+  model::LwtOp& op = client.pending.op;
+  op.outcome = outcome;
+  op.return_us = simulator_.now() / kMicrosecond;
+  op.clock = ClockWindow(client.sent_at, simulator_.now());
+  const bool read = op.kind == model::LwtOp::Kind::kSerialRead;
+  const char* result = outcome == model::LwtOp::Outcome::kFail   ? "failed"
+                       : outcome == model::LwtOp::Outcome::kInfo ? "unknown"
+                       : read                                    ? "ok"
+                       : op.applied                              ? "applied"
+                                                                 : "not applied";
+  outcomes_[absl::StrCat(read ? "serial read " : op.statements.size() > 1 ? "batch " : "statement ", result)]++;
+  history_.push_back(std::move(op));
+  client.operation++;  // a late answer is stale now
+  client.remaining--;
+  After(client, static_cast<Nanos>(spec_.think_time_ms()) * kMillisecond);
+}
+
+model::Moment CqlWorkload::ClockWindow(Nanos from, Nanos to) const {
+  CHARYBDIS_ASSERT(from <= to);
+  model::Moment window{INT64_MAX, INT64_MIN};
+  for (NodeId node = 1; node <= cluster_.size(); node++) {
+    const NodeClock& clock = cluster_.node(node).clock();
+    for (Nanos at : {from, to}) {
+      const int64_t local_us = clock.Local(at) / kMicrosecond;
+      window.earliest_us = std::min(window.earliest_us, local_us);
+      window.latest_us = std::max(window.latest_us, local_us);
+    }
+  }
+  return window;
+}
+
+bool CqlWorkload::ObservedRowOf(const CqlAnswer& answer, size_t row, model::ObservedRow& observed) const {
+  const GeneratedSchema& schema = generator_.schema();
+  observed.clustering.assign(schema.clustering.size(), model::Value{});
+  std::vector<bool> found(schema.clustering.size(), false);
+  for (size_t c = 0; c < answer.columns.size(); c++) {
+    const std::optional<model::Value>& value = answer.rows[row][c];
+    for (size_t k = 0; k < schema.clustering.size(); k++) {
+      if (answer.columns[c] != schema.clustering[k].name) continue;
+      if (!value) return false;  // no row
+      observed.clustering[k] = *value;
+      found[k] = true;
+    }
+    for (const GeneratedSchema::Column& regular : schema.regular) {
+      if (answer.columns[c] == regular.name) observed.columns[regular.name] = value;
+    }
+  }
+  return std::find(found.begin(), found.end(), false) == found.end();
+}
+
+bool CqlWorkload::ReadAnswer(const CqlAnswer& answer, model::LwtOp& op) const {
+  if (answer.kind != CqlAnswer::Kind::kRows) return false;
+  if (op.kind == model::LwtOp::Kind::kSerialRead) {
+    for (size_t row = 0; row < answer.rows.size(); row++) {
+      model::ObservedRow observed;
+      if (!ObservedRowOf(answer, row, observed)) return false;
+      op.rows.push_back(std::move(observed));
+    }
+    return !answer.paging_state.has_value();  // no paging asked
+  }
+  // [applied] first; when not applied, the current rows its conditions
+  // looked at (one row with only [applied] when there are none).
+  if (answer.columns.empty() || answer.columns[0] != "[applied]" || answer.rows.empty()) return false;
+  const std::optional<model::Value>& applied = answer.rows[0][0];
+  if (!applied || !std::holds_alternative<int64_t>(*applied)) return false;
+  op.applied = std::get<int64_t>(*applied) != 0;
+  if (op.applied) return answer.rows.size() == 1;
+  for (size_t row = 0; row < answer.rows.size(); row++) {
+    model::ObservedRow observed;
+    if (ObservedRowOf(answer, row, observed)) op.current_rows.push_back(std::move(observed));
+  }
+  return true;
+}
+
+nlohmann::json CqlWorkload::Results() const {
+  nlohmann::json outcomes = nlohmann::json::object();
+  for (const auto& [what, count] : outcomes_) outcomes[what] = count;
+  return nlohmann::json{{"name", name_},
+                        {"kind", "cql"},
+                        {"done", done()},
+                        {"schema", generator_.schema().Ddl("...")[1]},
+                        {"operations", history_.size()},
+                        {"outcomes", outcomes},
+                        {"refused", refused_.size()}};
+}
+
+std::vector<CheckResult> CqlWorkload::Checks() const {
+  std::vector<CheckResult> checks;
+  CheckResult accepted{absl::StrCat(name_, ".statements_accepted"), refused_.empty(),
+                       refused_.empty() ? "" : absl::StrCat(refused_.size(), " refused or unreadable, the first: ", refused_[0])};
+  checks.push_back(std::move(accepted));
+  const std::string check = absl::StrCat(name_, ".model_linearizable");
+  uint64_t judged = 0;
+  for (const model::LwtOp& op : history_) judged += op.outcome == model::LwtOp::Outcome::kOk;
+  if (judged == 0) {
+    checks.push_back(NothingToCheck(check, "no operation of the workload succeeded"));
+    return checks;
+  }
+  const model::LwtCheckResult result = model::CheckLwtLinearizable(history_, generator_.schema().descending);
+  CheckResult linearizable{check, result.linearizable && !result.exhausted,
+                           absl::StrCat(result.operations, " operations on ", result.partitions, " partitions")};
+  if (!result.detail.empty()) absl::StrAppend(&linearizable.detail, ": ", result.detail);
+  checks.push_back(std::move(linearizable));
+  return checks;
+}
+
+}  // namespace charybdis::sim

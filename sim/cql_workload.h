@@ -1,0 +1,76 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/env/probe.h"
+#include "core/env/random.h"
+#include "proto/scenario.pb.h"
+#include "sim/cluster.h"
+#include "sim/cql_frames.h"
+#include "sim/cql_statements.h"
+#include "sim/model/lwt_check.h"
+#include "sim/simulator.h"
+#include "sim/workload.h"
+
+namespace charybdis::sim {
+
+// Clients that speak CQL (proto/scenario.proto CqlWorkload; docs/scenarios.md
+// "The CQL workload"): the first makes the table, with a random schema,
+// through DDL; then each client sends its operations one after another
+// on a core/cql connection to a node (another one when its node is down),
+// and records each with its outcome and the nodes' clocks around it. At
+// the end the history is held against the reference model.
+class CqlWorkload final : public Workload {
+ public:
+  CqlWorkload(Simulator& simulator, Cluster& cluster, std::string name, const scenario::CqlWorkload& spec,
+              Random random, Probes* probes);
+  ~CqlWorkload() override;
+
+  void Start() override;
+  bool done() const override { return finished_clients_ == clients_.size() && schema_ready_; }
+  nlohmann::json Results() const override;
+  std::vector<CheckResult> Checks() const override;
+
+ private:
+  struct Client;
+
+  void SendDdl(size_t index);
+  void OnDdlAnswer(const std::string& frame);
+  void StartClients();
+  void SendNext(Client& client);
+  // Connects the client to a running node that knows the table; false if
+  // there is none now.
+  bool Connect(Client& client);
+  void OnAnswer(Client& client, const std::string& frame);
+  void Complete(Client& client, model::LwtOp::Outcome outcome);
+  void After(Client& client, Nanos delay);
+  // What the nodes' clocks read from true time `from` to `to`: the earliest
+  // and the latest of them, in microseconds (at the two ends: drift is
+  // linear; a clock stepped within the window is read at its ends only).
+  model::Moment ClockWindow(Nanos from, Nanos to) const;
+  // Fills in an ok answer's result; false if it is not one the operation
+  // can have.
+  bool ReadAnswer(const CqlAnswer& answer, model::LwtOp& op) const;
+  // A row of an answer as the model's, by the answer's column names.
+  bool ObservedRowOf(const CqlAnswer& answer, size_t row, model::ObservedRow& observed) const;
+
+  Simulator& simulator_;
+  Cluster& cluster_;
+  const std::string name_;
+  const scenario::CqlWorkload spec_;
+  Random random_;
+  Probes* const probes_;
+  const StatementGenerator generator_;
+  std::vector<std::unique_ptr<Client>> clients_;
+  bool schema_ready_ = false;
+  size_t ddl_index_ = 0;
+  size_t finished_clients_ = 0;
+  std::vector<model::LwtOp> history_;
+  // Answers the model cannot judge: refused statements, undecodable frames.
+  std::vector<std::string> refused_;
+  std::map<std::string, uint64_t> outcomes_;  // "serial_read ok", "conditional applied", ...
+};
+
+}  // namespace charybdis::sim
