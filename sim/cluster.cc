@@ -127,6 +127,7 @@ void Cluster::Log(const std::string& what) {
 void Cluster::Crash(NodeId id, CrashKind kind) {
   if (!node(id).running()) return;
   Log(absl::StrCat(kind == CrashKind::kPowerCut ? "power cut of node " : "crash node ", id));
+  health_.Open(id, HealthLog::Cause::kDown, simulator_.now());
   node(id).Crash(kind);
 }
 
@@ -148,12 +149,16 @@ void Cluster::Restart(NodeId id) {
   if (node(id).running()) return;
   Log(absl::StrCat("restart node ", id));
   node(id).Start();
+  // A node paused when it crashed comes back running.
+  health_.Close(id, HealthLog::Cause::kDown, simulator_.now());
+  health_.Close(id, HealthLog::Cause::kPaused, simulator_.now());
 }
 
 void Cluster::Pause(NodeId id, Nanos duration) {
   SimNode& target = node(id);
   if (!target.running() || target.paused()) return;
   Log(absl::StrCat("pause node ", id, " for ", duration / kMillisecond, "ms"));
+  health_.Open(id, HealthLog::Cause::kPaused, simulator_.now());
   target.Pause();
   const uint64_t life = target.starts();
   simulator_.Schedule(simulator_.now() + duration,
@@ -167,12 +172,16 @@ void Cluster::Resume(NodeId id) {
   if (!node(id).paused()) return;
   Log(absl::StrCat("resume node ", id));
   node(id).Resume();
+  health_.Close(id, HealthLog::Cause::kPaused, simulator_.now());
 }
 
 void Cluster::Partition(const std::vector<NodeId>& side_a, const std::vector<NodeId>& side_b,
                         bool one_way) {
   Log(absl::StrCat("partition [", absl::StrJoin(side_a, ","), "] ", one_way ? "->" : "<->",
                    " [", absl::StrJoin(side_b, ","), "]"));
+  for (const std::vector<NodeId>* side : {&side_a, &side_b}) {
+    for (NodeId id : *side) health_.Open(id, HealthLog::Cause::kPartitioned, simulator_.now());
+  }
   for (NodeId a : side_a) {
     for (NodeId b : side_b) {
       network_.Block(SimNetwork::HostOf(a), SimNetwork::HostOf(b));
@@ -183,12 +192,14 @@ void Cluster::Partition(const std::vector<NodeId>& side_a, const std::vector<Nod
 
 void Cluster::Heal() {
   Log("heal partitions and clogs");
+  for (NodeId id = 1; id <= size(); id++) health_.Close(id, HealthLog::Cause::kPartitioned, simulator_.now());
   network_.HealPartitions();
   network_.Unclog();
 }
 
 void Cluster::Clog(NodeId id, Nanos duration) {
   Log(absl::StrCat("clog node ", id, " for ", duration / kMillisecond, "ms"));
+  health_.Add(id, simulator_.now(), simulator_.now() + duration);
   network_.Clog(node(id).host(), simulator_.now() + duration);
 }
 
@@ -204,6 +215,7 @@ void Cluster::FailDisk(NodeId id, DiskFaults faults, Nanos duration) {
                    faults.fail_writes ? " fails writes" : "", " +",
                    faults.extra_latency / kMicrosecond, "us for ", duration / kMillisecond, "ms"));
   node(id).set_disk_faults(faults);
+  health_.Add(id, simulator_.now(), simulator_.now() + duration);
   // Only the latest disk fault of a node may end it.
   const uint64_t epoch = ++disk_fault_epochs_[id];
   simulator_.Schedule(simulator_.now() + duration,

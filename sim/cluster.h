@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/cql/schema.h"
+#include "sim/health_log.h"
 #include "sim/scenario_loader.h"
 #include "sim/sim_buggify.h"
 #include "sim/sim_network.h"
@@ -56,6 +57,8 @@ class Cluster {
   void FailDisk(NodeId id, DiskFaults faults, Nanos duration);
 
   const std::vector<std::string>& fault_log() const { return fault_log_; }
+  // When each node was unwell (down, paused, partitioned, clogged, slow disk).
+  const HealthLog& health() const { return health_; }
 
  private:
   void Log(const std::string& what);
@@ -67,6 +70,7 @@ class Cluster {
   SimNetwork network_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   std::vector<std::string> fault_log_;
+  HealthLog health_;
   std::map<NodeId, uint64_t> disk_fault_epochs_;
 };
 

@@ -211,10 +211,11 @@ void KvWorkload::Issue(Client& client) {
   Envelope message;
   *message.mutable_client_request() = KvRequest(table_, column_, op, client_timestamp_us);
   message.mutable_client_request()->set_request_id(client.request_id);
+  client.coordinator = CoordinatorFor(client, op.key);
+  invoke.coordinator_node = client.coordinator.node;
   history_.push_back(std::move(invoke));
   client.in_flight = true;
   client.started = simulator_.now();
-  client.coordinator = CoordinatorFor(client, op.key);
   if (client_machine_.modelled()) {
     // It leaves once the client machine has had the CPU for it; its
     // latency counts from now, as a real client's clock does.

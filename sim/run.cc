@@ -17,6 +17,7 @@
 #include "sim/kv_workload.h"
 #include "core/telemetry/percentile.h"
 #include "sim/ping_workload.h"
+#include "sim/availability_check.h"
 #include "sim/cql_workload.h"
 #include "sim/scenario_checks.h"
 #include "sim/sim_probes.h"
@@ -203,8 +204,16 @@ void ApplyExpectedFailures(const scenario::Checks& spec, std::vector<CheckResult
 }  // namespace
 
 // The checks a finished run asks for, on the cluster and the history.
+// How long after a node is well again the availability check waits.
+Nanos AvailabilityRecovery(const scenario::Scenario& spec) {
+  const uint64_t recovery_ms = spec.checks().available_when_well().recovery_ms();
+  if (recovery_ms > 0) return static_cast<Nanos>(recovery_ms) * kMillisecond;
+  const auto& detector = spec.failure_detector();  // defaults filled in by the loader
+  return static_cast<Nanos>(detector.convict_after_ms() + 2 * detector.heartbeat_interval_ms() + 1000) * kMillisecond;
+}
+
 std::vector<CheckResult> EndOfRunChecks(const scenario::Scenario& spec, const Cluster& cluster,
-                                        const History& history, Workloads& workloads) {
+                                        const History& history, Workloads& workloads, Nanos end) {
   std::vector<CheckResult> checks;
   if (spec.checks().views_converge()) checks.push_back(CheckViewsConverge(cluster));
   // The same history checks as for histories recorded on real nodes.
@@ -230,6 +239,10 @@ std::vector<CheckResult> EndOfRunChecks(const scenario::Scenario& spec, const Cl
   if (spec.checks().hints_cover_missed_writes_of_node() != 0) {
     checks.push_back(
         CheckHintsCoverMissedWrites(spec.checks().hints_cover_missed_writes_of_node(), cluster, history));
+  }
+  if (spec.checks().available_when_well().enabled()) {
+    checks.push_back(CheckAvailableWhenWell(history, cluster.health(), cluster.ring(), cluster.topology(),
+                                            AvailabilityRecovery(spec), end));
   }
   for (const auto& workload : workloads.all()) {
     for (CheckResult& check : workload->Checks()) checks.push_back(std::move(check));
@@ -275,7 +288,7 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   result.trace_hash = simulator.trace_hash();
   result.events = simulator.events_processed();
   result.simulated = simulator.now();
-  result.checks = EndOfRunChecks(spec, cluster, history, workloads);
+  result.checks = EndOfRunChecks(spec, cluster, history, workloads, simulator.now());
   for (const auto& workload : workloads.all()) result.workloads.push_back(workload->Results());
   if (history_out != nullptr) WriteHistoryJson(history, *history_out);
   result.details = Details(cluster, faults, buggify);

@@ -47,6 +47,7 @@ class Validator {
       CheckCoordinator();
       CheckStorage();
       CheckDataChecks();
+      CheckAvailability();
     }
     return problems_.text();
   }
@@ -354,6 +355,18 @@ class Validator {
   void CheckStorage() {
     const std::string problem = CommitlogSyncPeriodProblem(spec_.storage().commitlog_sync());
     if (!problem.empty()) problems_.Add({{"storage"}, {"commitlog_sync"}, {"period_ms"}}, problem);
+  }
+
+  // A lost message may be a well node's answer: availability is owed
+  // only in a world that loses none.
+  void CheckAvailability() {
+    if (!spec_.checks().available_when_well().enabled()) return;
+    bool lossy = spec_.network().loss() > 0 || spec_.random_faults().max_loss() > 0;
+    for (const auto& action : spec_.faults().action()) lossy = lossy || action.messages().loss() > 0;
+    if (lossy) {
+      problems_.Add({{"checks"}, {"available_when_well"}},
+                    "needs a world without message loss (network.loss, random_faults.max_loss and message faults 0)");
+    }
   }
 
   void CheckCoordinator() {

@@ -79,11 +79,16 @@ void ReadExecutor::Start() {
   // Speculating at once only asks one replica more than needed.
   const bool at_once = next_target_ < targets_.size() &&
                        context_.env.buggify->Fires("read.speculate_at_once");
-  if (at_once || (percentile > 0 && next_target_ < targets_.size() &&
-                  latency.count() >= kSamplesBeforeSpeculating)) {
+  // Until enough reads were timed, speculate after half the read timeout,
+  // as Cassandra does (its sampled latency starts there): a replica that
+  // died before the failure detector noticed then costs a slow read, not
+  // a failed one (scenarios/availability).
+  const bool sampled = latency.count() >= kSamplesBeforeSpeculating;
+  if (at_once || (percentile > 0 && next_target_ < targets_.size())) {
     const Nanos after =
-        at_once ? kMicrosecond
-                : std::max<Nanos>(latency.Percentile(percentile) * kMicrosecond, kMillisecond);
+        at_once   ? kMicrosecond
+        : sampled ? std::max<Nanos>(latency.Percentile(percentile) * kMicrosecond, kMillisecond)
+                  : context_.config.coordinator.read_timeout / 2;
     speculation_timer_ = context_.env.clock->After(after, [self] {
       if (auto executor = self.lock()) executor->Speculate();
     });
@@ -227,10 +232,28 @@ void ReadExecutor::RepairWrites() {
 
 void ReadExecutor::OnWriteAck(NodeId replica, bool ok) {
   CHARYBDIS_ASSERT(repairing_.size() <= answers_.size());
+  if (phase_ == Phase::kRepairWriting && !ok && repairing_.count(replica)) ReplaceFailedRepair(replica);
   if (phase_ == Phase::kRepairWriting && ok && repairing_.erase(replica) && repairing_.empty()) {
     ReplyWith(result_);
   }
   MaybeDone();
+}
+
+// A replica that cannot take its repair write (its disk fails writes)
+// would hold up the answer until the read times out: a spare replica
+// takes the whole result instead, so that as many replicas hold it as the
+// level needs (Cassandra 4 also sends read repair writes to further
+// replicas). With no spare left, the timeout answers.
+void ReadExecutor::ReplaceFailedRepair(NodeId replica) {
+  CHARYBDIS_ASSERT(phase_ == Phase::kRepairWriting);
+  if (next_target_ >= targets_.size()) return;
+  const NodeId spare = targets_[next_target_++];
+  CHARYBDIS_ASSERT(spare != replica);
+  CHARYBDIS_ASSERT(!result_.empty());  // something differed, so something was read
+  CHARYBDIS_PROBE(context_.env.probes, "read.repair.spare_write");
+  repairing_.erase(replica);
+  repairing_.insert(spare);
+  SendRepair(spare, result_);
 }
 
 void ReadExecutor::ReplyWith(const Partition& result) {

@@ -68,6 +68,7 @@ class ReadExecutor final : public PendingRequest,
   ClientResponse FailureResponse(ClientResponse::Code code, const char* message);
   void RepairInBackground(NodeId replica, const Answer& answer);
   void SendRepair(NodeId replica, const Partition& missing);
+  void ReplaceFailedRepair(NodeId replica);
   void MaybeDone();
   uint32_t Counted() const;
 

@@ -38,6 +38,7 @@ inline constexpr std::string_view kProbes[] = {
     "read.repair.foreground_write_back",
     "read.repair.background",
     "read.repair.late_digest",
+    "read.repair.spare_write",
     "read.finish_paxos_first",
     // Writes and hints (core/coordinator/write_handler.cc, core/hints/).
     "write.hint_on_timeout",
