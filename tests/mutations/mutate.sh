@@ -135,8 +135,10 @@ check_mutant() {
 }
 
 # The scratch trees of ./charybdis mutate: WORK/pristine holds REV as
-# git archive gives it, WORK/tree the same with one patch applied.
-readonly MUTATE_WORK="${TMPDIR:-/tmp}/charybdis-mutate"
+# git archive gives it, WORK/tree the same with one patch applied. Each
+# mode has its own, so a generated run and hand-written mutations can run
+# at once.
+MUTATE_WORK="${TMPDIR:-/tmp}/charybdis-mutate"
 
 # Makes WORK/pristine hold REV, unless it already does.
 prepare_pristine_tree() {
@@ -299,10 +301,12 @@ run_mutate() {
   done
   if [[ -z $generate ]]; then
     [[ $at == HEAD ]] || { log "--at goes with --generate"; exit 2; }
+    MUTATE_WORK+=/hand-written
     run_hand_written_mutations "$quick" "${names[@]}"
     return
   fi
   [[ $generate =~ ^[1-9][0-9]*$ ]] || { log "--generate takes a positive count (got '$generate')"; exit 2; }
   [[ $seed =~ ^[0-9]+$ ]] || { log "--seed takes a number (got '$seed')"; exit 2; }
+  MUTATE_WORK+=/generated
   run_generated_mutants "$generate" "$seed" "$quick" "$at" "${names[@]}"
 }
