@@ -168,12 +168,18 @@ void CqlWorkload::OnDdlAnswer(const std::string& frame) {
   const bool took = answer.kind == CqlAnswer::Kind::kSchemaChange ||
                     (answer.kind == CqlAnswer::Kind::kError &&
                      answer.error_code == static_cast<int32_t>(cql::ErrorCode::kAlreadyExists));
-  if (!took && answer.kind == CqlAnswer::Kind::kError &&
-      (answer.error_code == static_cast<int32_t>(cql::ErrorCode::kInvalid) ||
-       answer.error_code == static_cast<int32_t>(cql::ErrorCode::kSyntax) ||
-       answer.error_code == static_cast<int32_t>(cql::ErrorCode::kConfig))) {
+  // A node that has not learned the keyspace yet refuses the table (its
+  // own schema is behind: the node that made the keyspace may have lost
+  // power right after answering). Drivers wait for schema agreement; this
+  // client asks again, and only a refusal that outlasts a minute counts.
+  const bool refused = answer.kind == CqlAnswer::Kind::kError &&
+                       (answer.error_code == static_cast<int32_t>(cql::ErrorCode::kInvalid) ||
+                        answer.error_code == static_cast<int32_t>(cql::ErrorCode::kSyntax) ||
+                        answer.error_code == static_cast<int32_t>(cql::ErrorCode::kConfig));
+  if (!took && refused && ++ddl_refusals_ == kDdlRefusalsTolerated) {
     refused_.push_back(absl::StrCat(client.pending.text, ": ", answer.error_message));
   }
+  if (!took && ddl_refusals_ >= kDdlRefusalsTolerated) return;  // give up: the check says why
   const size_t next = took ? ddl_index_ + 1 : ddl_index_;
   simulator_.Schedule(simulator_.now() + (took ? 0 : kSecond), EventTag{EventKind::kClient, client.host, 0, 0}, true,
                       [this, next] { SendDdl(next); });

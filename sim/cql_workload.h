@@ -64,8 +64,10 @@ class CqlWorkload final : public Workload {
   Probes* const probes_;
   const StatementGenerator generator_;
   std::vector<std::unique_ptr<Client>> clients_;
+  static constexpr int kDdlRefusalsTolerated = 60;  // a second apart
   bool schema_ready_ = false;
   size_t ddl_index_ = 0;
+  int ddl_refusals_ = 0;
   size_t finished_clients_ = 0;
   std::vector<model::LwtOp> history_;
   // Answers the model cannot judge: refused statements, undecodable frames.

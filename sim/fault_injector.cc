@@ -207,6 +207,9 @@ void FaultInjector::ArmScriptedCrashPoint(const scenario::CrashPointFault& spec)
   point.reply = EnvelopeBodyNamed(spec.message());
   point.kind = spec.power_cut() ? CrashKind::kPowerCut : CrashKind::kCrash;
   const NodeId id = spec.node();
+  // Every moment the point sees is counted (--every_crash_point learns how
+  // many a run has from one whose skip is never reached).
+  point.allowed = [this, skip = spec.skip()] { return ++crash_point_moments_ > skip; };
   const Nanos restart_after = static_cast<Nanos>(spec.restart_after_ms()) * kMillisecond;
   point.fire = [this, id, restart_after] {
     if (restart_after == 0) return;

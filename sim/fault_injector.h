@@ -38,6 +38,9 @@ class FaultInjector {
   void Schedule();
   // From then on no fault is active (the checks may expect a healed cluster).
   Nanos quiet_from() const { return quiet_from_; }
+  // Moments (of their kind) that scripted crash points saw, the one that
+  // fired included.
+  uint64_t crash_point_moments() const { return crash_point_moments_; }
   const FaultWorld& world() const { return world_; }
   // Every fault that happened, scripted or random, as a scripted schedule
   // (to the millisecond): what --shrink starts from.
@@ -76,6 +79,7 @@ class FaultInjector {
   uint32_t max_nodes_down_ = 0;
   Nanos random_end_ = 0;
   Nanos quiet_from_ = 0;
+  uint64_t crash_point_moments_ = 0;
   std::set<NodeId> crashed_at_random_;
   scenario::FaultSchedule happened_;
 };

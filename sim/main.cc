@@ -21,7 +21,9 @@
 #include "core/workload/history_json.h"
 #include "sim/options.h"
 #include "sim/scenario_checks.h"
+#include "sim/crash_point_sweep.h"
 #include "sim/shrink.h"
+#include "sim/topology.h"
 #include "sim/sweep.h"
 
 namespace charybdis::sim {
@@ -232,6 +234,15 @@ int Main(const std::vector<std::string>& args) {
   }
   if (!options.check_history.empty()) return CheckHistoryFile(options, scenarios);
   if (options.shrink) return ShrinkSeed(options, scenarios[0]);
+  if (options.every_crash_point > 0) {
+    const size_t nodes = Topology::From(scenarios[0].spec.topology()).nodes.size();
+    if (options.every_crash_point > nodes) {
+      std::cerr << "charybdis sim: --every_crash_point: " << scenarios[0].path << " has " << nodes << " nodes\n";
+      return kExitBadInput;
+    }
+    return RunEveryCrashPoint(scenarios[0], options.first_seed, options.every_crash_point,
+                              options.crash_restart_ms, std::cout);
+  }
   return RunSeeds(options, scenarios);
 }
 

@@ -49,6 +49,14 @@ Runs simulation scenarios. With no flags: every scenario in scenarios/ at seed 1
                          replace the scenario's; loss and faults stay
   --shrink_out=FILE      where --shrink writes (default NAME-seedN-shrunk.textproto)
   --shrink_runs=N        at most N candidate runs (default 400)
+  --every_crash_point=N  every crash point of node N, not a random one: for one
+                         --scenario (a small one) and one --seed, crash node N
+                         at each of its synced storage writes in turn (before
+                         it is durable with a power cut; after, with a crash
+                         and with a power cut), restart it, and run the
+                         scenario's checks after each; lists the points that
+                         fail
+  --crash_restart_ms=MS  how long after such a crash the node restarts (1000)
   --merge=F1,F2,...      combine the --report files of slices: the failing
                          seeds with their replay commands, the probes no
                          slice reached, the worst exit code (with --report,
@@ -148,6 +156,16 @@ absl::Status ParseFlag(const std::string& arg, Options& options,
     if (!runs.ok()) return runs.status();
     if (*runs < 1) return absl::InvalidArgumentError("--shrink_runs: at least 1");
     options.shrink_runs = *runs;
+  } else if (name == "--every_crash_point" && has_value) {
+    absl::StatusOr<uint64_t> node = ParseSeed("--every_crash_point", value);
+    if (!node.ok()) return node.status();
+    if (*node < 1 || *node > 1000) return absl::InvalidArgumentError("--every_crash_point: a node number");
+    options.every_crash_point = static_cast<uint32_t>(*node);
+  } else if (name == "--crash_restart_ms" && has_value) {
+    absl::StatusOr<uint64_t> ms = ParseSeed("--crash_restart_ms", value);
+    if (!ms.ok()) return ms.status();
+    if (*ms < 1) return absl::InvalidArgumentError("--crash_restart_ms: at least 1");
+    options.crash_restart_ms = *ms;
   } else if (name == "--check_determinism" && !has_value) {
     options.check_determinism = true;
   } else if (name == "--scenario" && has_value) {
@@ -206,6 +224,10 @@ absl::StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   }
   if (options.shrink && (scenario_flags.size() != 1 || options.first_seed != options.last_seed)) {
     return absl::InvalidArgumentError("--shrink takes one --scenario and one --seed");
+  }
+  if (options.every_crash_point > 0 &&
+      (scenario_flags.size() != 1 || options.first_seed != options.last_seed)) {
+    return absl::InvalidArgumentError("--every_crash_point takes one --scenario and one --seed");
   }
   options.scenarios_given = !scenario_flags.empty();
   if (scenario_flags.empty()) scenario_flags.push_back("scenarios");

@@ -33,6 +33,10 @@ struct Options {
   bool shrink = false;
   std::string shrink_out;  // default: next to the working directory
   uint64_t shrink_runs = 400;
+  // --every_crash_point=NODE: crash that node at each of its synced writes
+  // in turn (sim/crash_point_sweep.h); 0: off.
+  uint32_t every_crash_point = 0;
+  uint64_t crash_restart_ms = 1000;
   bool help = false;
 };
 

@@ -294,6 +294,7 @@ RunResult RunScenario(const LoadedScenario& scenario, uint64_t seed, std::FILE* 
   result.details = Details(cluster, faults, buggify);
   result.faults_happened = faults.happened();
   result.details["probes"] = probes.hits();
+  if (faults.crash_point_moments() > 0) result.details["crash_point_moments"] = faults.crash_point_moments();
   result.details["metrics"] = Metrics(cluster);
   if (!workloads.kv().empty()) {
     result.details["by_cl"] = ByConsistencyLevel(MergedLatencies(workloads.kv()));
