@@ -18,6 +18,7 @@
 #include <mutex>
 #include <regex>
 #include <sstream>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -170,24 +171,32 @@ TEST_F(NodeClusterTest, IfNotExistsAppliesExactlyOnceAmongConcurrentClients) {
     });
   }
   for (auto& client : clients) client.join();
+  // The value that won, as every node's serial read sees it.
+  const std::string winner = ValueOf(Execute(1, Get("contended", CL_SERIAL)));
+  ASSERT_FALSE(winner.empty());
+  for (NodeId node = 2; node <= 3; node++) EXPECT_EQ(ValueOf(Execute(node, Get("contended", CL_SERIAL))), winner);
   int applied = 0;
-  std::string winner;
+  std::set<std::string> unknown;  // values of the clients that timed out
   for (int i = 0; i < kClients; i++) {
+    // On a loaded machine contention may outlast the CAS timeout: a
+    // WRITE_TIMEOUT's outcome is unknown, and only definite answers are held
+    // to the winner (issue 35: this test failed once, for no bug).
+    if (answers[i].code() == ClientResponse::WRITE_TIMEOUT) {
+      unknown.insert(absl::StrCat("client", i));
+      continue;
+    }
     ASSERT_EQ(answers[i].code(), ClientResponse::OK) << answers[i].message();
     if (answers[i].applied()) {
       applied++;
-      winner = absl::StrCat("client", i);
-    }
-  }
-  EXPECT_EQ(applied, 1);
-  for (int i = 0; i < kClients; i++) {
-    if (!answers[i].applied()) {
+      EXPECT_EQ(absl::StrCat("client", i), winner);
+    } else {
       EXPECT_EQ(ValueOf(answers[i]), winner);
     }
   }
-  for (NodeId node = 1; node <= 3; node++) {
-    EXPECT_EQ(ValueOf(Execute(node, Get("contended", CL_SERIAL))), winner);
-  }
+  // One applied; or, if none said so, one whose answer was lost.
+  if (unknown.empty()) EXPECT_EQ(applied, 1);
+  EXPECT_LE(applied, 1);
+  if (applied == 0) EXPECT_EQ(unknown.count(winner), 1u) << winner;
 }
 
 TEST_F(NodeClusterTest, ConcurrentPutsShareFsyncsOnEveryNode) {
@@ -272,8 +281,9 @@ TEST_F(NodeClusterTest, AKilledNodeGetsItsHintsAndEveryReplicaHoldsEveryAcknowle
   EXPECT_GE(hinted, 100u);  // every write made while node 3 was down
   ASSERT_TRUE(cluster_->Start(3).ok());
   ASSERT_TRUE(cluster_->WaitForViews(20000).ok());
-  // Replay, rate-limited, within a few seconds.
-  for (int i = 0; i < 100; i++) {
+  // Replay, rate-limited, within a few seconds when the machine is idle;
+  // up to a minute under load (the loop ends as soon as it is done).
+  for (int i = 0; i < 600; i++) {
     if (Metric(1, "hints_sent") + Metric(2, "hints_sent") >= hinted) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
