@@ -101,7 +101,10 @@ void SchemaAgent::OnPeerSchema(NodeId peer, uint64_t sequence, const std::string
     known = version;
     on_change_();
   }
-  if (sequence > log_.sequence() && !read_wanted_) {
+  // Buggify: as if this heartbeat's news were missed; the next one tells
+  // again, and a change checked meanwhile against the stale schema loses
+  // its append and is checked again (schema.append_lost_race).
+  if (sequence > log_.sequence() && !read_wanted_ && !env_.buggify->Fires("schema.ignore_peer_ahead")) {
     CHARYBDIS_PROBE(env_.probes, "schema.behind_a_peer");
     read_wanted_ = true;
     Next();
