@@ -205,6 +205,7 @@ void CqlWorkload::SendNext(Client& client) {
   client.pending = generator_.Next(random_);
   model::LwtOp& op = client.pending.op;
   op.process = client.index;
+  op.text = client.pending.text;
   op.call_us = simulator_.now() / kMicrosecond;
   client.sent_at = simulator_.now();
   const ConsistencyLevel serial = spec_.serial_consistency() == CL_UNSET

@@ -52,6 +52,9 @@ class Search {
   }
 
   std::optional<bool> Run();
+  // The first definite operation, by call, outside the longest partial
+  // linearization seen.
+  size_t Stuck() const;
 
  private:
   struct Frame {
@@ -102,6 +105,8 @@ class Search {
   size_t done_ = 0;
   std::vector<Frame> stack_;
   std::set<std::tuple<uint64_t, uint32_t, std::vector<uint64_t>>> seen_;
+  size_t deepest_ = 0;  // the most definite operations linearized at once
+  std::vector<uint64_t> deepest_set_;
 };
 
 bool Search::TryLinearize(size_t entry) {
@@ -117,8 +122,23 @@ bool Search::TryLinearize(size_t entry) {
   stack_.push_back(Frame{entry, state_});
   state_ = *next_state;
   done_ += ops_[op].definite;
+  if (done_ > deepest_) {
+    deepest_ = done_;
+    deepest_set_ = linearized_;
+  }
   Lift(entry);
   return true;
+}
+
+size_t Search::Stuck() const {
+  size_t stuck = ops_.size();
+  for (size_t op = 0; op < ops_.size(); op++) {
+    const bool in = !deepest_set_.empty() && (deepest_set_[op / 64] >> (op % 64)) & 1;
+    if (!ops_[op].definite || in) continue;
+    if (stuck == ops_.size() || ops_[op].call < ops_[stuck].call) stuck = op;
+  }
+  CHARYBDIS_ASSERT(stuck < ops_.size());  // some definite operation was left out
+  return stuck;
 }
 
 bool Search::Backtrack(size_t& entry) {
@@ -161,8 +181,11 @@ std::optional<bool> Search::Run() {
 }  // namespace
 
 std::optional<bool> SearchLinearization(const std::vector<TimedOp>& ops, SearchModel& model,
-                                        uint64_t max_states) {
-  return Search(ops, model, max_states).Run();
+                                        uint64_t max_states, size_t* stuck) {
+  Search search(ops, model, max_states);
+  const std::optional<bool> verdict = search.Run();
+  if (verdict == false && stuck != nullptr) *stuck = search.Stuck();
+  return verdict;
 }
 
 }  // namespace charybdis::sim

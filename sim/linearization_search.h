@@ -34,8 +34,11 @@ class SearchModel {
 };
 
 // true: a linearization exists; false: none does; nullopt: the memo grew
-// beyond `max_states` and the search gave up.
+// beyond `max_states` and the search gave up. When none does and `stuck`
+// is given, it gets the first definite operation (by call) left out of
+// the longest partial linearization found: where the history stops
+// making sense, as Porcupine shows it.
 std::optional<bool> SearchLinearization(const std::vector<TimedOp>& ops, SearchModel& model,
-                                        uint64_t max_states);
+                                        uint64_t max_states, size_t* stuck = nullptr);
 
 }  // namespace charybdis::sim

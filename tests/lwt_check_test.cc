@@ -73,6 +73,20 @@ TEST(LwtCheckTest, ConcurrentInsertsIfNotExistsOneWinsAndTheOthersSeeIt) {
   })) << "the loser's current row is its own value";
 }
 
+TEST(LwtCheckTest, AFailureNamesTheFirstOperationNoOrderExplains) {
+  std::vector<LwtOp> history = {
+      Conditional(1, 0, 10, {InsertIfNotExists(1, 100)}, true),
+      SerialRead(2, 20, 30, {Row(1, 100)}),
+      SerialRead(3, 40, 50, {}),
+  };
+  history[2].text = "SELECT * FROM t WHERE pk = 0";
+  const LwtCheckResult result = CheckLwtLinearizable(history, {false});
+  EXPECT_FALSE(result.linearizable);
+  EXPECT_NE(result.detail.find("the first that no order explains: process 3 at 0-0ms: SELECT * FROM t WHERE pk = 0 -> []"),
+            std::string::npos)
+      << result.detail;
+}
+
 TEST(LwtCheckTest, ASerialReadSeesEveryWriteThatCompletedBeforeIt) {
   EXPECT_FALSE(Linearizable({
       Conditional(1, 0, 10, {InsertIfNotExists(1, 100)}, true),

@@ -87,6 +87,28 @@ class PartitionSearch final : public SearchModel {
   std::vector<LwtState> states_;
 };
 
+std::string RowsText(const std::vector<ObservedRow>& rows) {
+  std::string text = "[";
+  for (const ObservedRow& row : rows) {
+    absl::StrAppend(&text, text.size() > 1 ? ", " : "", KeyText(row.clustering), "{");
+    bool first = true;
+    for (const auto& [column, value] : row.columns) {
+      absl::StrAppend(&text, first ? "" : ", ", column, "=", value ? ValueText(*value) : "null");
+      first = false;
+    }
+    absl::StrAppend(&text, "}");
+  }
+  return text + "]";
+}
+
+std::string Describe(const LwtOp& op) {
+  std::string text = absl::StrCat("process ", op.process, " at ", op.call_us / 1000, "-", op.return_us / 1000,
+                                  "ms: ", op.text.empty() ? "(no text)" : op.text, " -> ");
+  if (op.kind == LwtOp::Kind::kSerialRead) return text + RowsText(op.rows);
+  if (op.applied) return text + "applied";
+  return text + "not applied, current " + RowsText(op.current_rows);
+}
+
 }  // namespace
 
 LwtCheckResult CheckLwtLinearizable(const std::vector<LwtOp>& operations, const std::vector<bool>& descending,
@@ -103,15 +125,18 @@ LwtCheckResult CheckLwtLinearizable(const std::vector<LwtOp>& operations, const 
     PartitionSearch search(history, descending);
     result.partitions++;
     result.operations += history.size();
-    const std::optional<bool> verdict = SearchLinearization(search.timed(), search, max_states);
+    size_t stuck = 0;
+    const std::optional<bool> verdict = SearchLinearization(search.timed(), search, max_states, &stuck);
     if (!verdict) {
       result.exhausted = true;
       absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "partition ", partition,
                       ": gave up after ", max_states, " states");
     } else if (!*verdict && result.linearizable) {
       result.linearizable = false;
+      const LwtOp& op = *history[stuck];
       absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "partition ", partition, ": ",
-                      history.size(), " operations admit no linearization");
+                      history.size(), " operations admit no linearization; the first that no order explains: ",
+                      Describe(op));
     }
   }
   return result;

@@ -30,6 +30,7 @@ struct LwtOp {
 
   Kind kind = Kind::kConditional;
   Outcome outcome = Outcome::kOk;
+  std::string text;  // the statement as sent, for messages
   std::string partition;  // names the partition, for grouping and messages
   uint64_t process = 0;
   // Real time, which orders operations: its call, and for ok operations
