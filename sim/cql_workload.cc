@@ -21,6 +21,7 @@ struct CqlWorkload::Client {
   // The operation in flight: its number (0: none), what it is, when sent.
   uint64_t operation = 0;
   GeneratedOp pending;
+  std::optional<size_t> logged_batch;  // when the operation is one
   Nanos sent_at = 0;
   // Its connection (to one node at a time), as a driver's.
   std::unique_ptr<SimCqlBackend> backend;
@@ -63,7 +64,8 @@ CqlWorkload::CqlWorkload(Simulator& simulator, Cluster& cluster, std::string nam
             Random schema_random = random.Fork(1);
             return RandomSchema(KeyspaceName(name_), schema_random);
           }(),
-          spec) {
+          spec),
+      batches_(generator_.schema().keyspace + ".b") {
   CHARYBDIS_ASSERT(spec.clients() > 0);
   CHARYBDIS_ASSERT(probes != nullptr);
   for (uint32_t i = 0; i < spec.clients(); i++) {
@@ -98,9 +100,10 @@ bool CqlWorkload::Connect(Client& client) {
     if (!cluster_.node(node).running()) continue;
     // Only DDL may go to a node that does not know the table yet.
     const auto schema = cluster_.node(node).Schema().schema;
-    if (!schema_ready_ || schema->FindTable(generator_.schema().keyspace, generator_.schema().table) != nullptr) {
-      candidates.push_back(node);
-    }
+    const std::string& keyspace = generator_.schema().keyspace;
+    const bool knows = schema->FindTable(keyspace, generator_.schema().table) != nullptr &&
+                       (spec_.logged_batch_fraction() == 0 || schema->FindTable(keyspace, "b") != nullptr);
+    if (!schema_ready_ || knows) candidates.push_back(node);
   }
   if (candidates.empty()) return false;
   const NodeId node = candidates[random_.Below(candidates.size())];
@@ -112,7 +115,9 @@ bool CqlWorkload::Connect(Client& client) {
       [this, raw](std::string frame) {
         const cql::FrameHeader header = cql::ParseHeader(frame);
         if (header.stream == 0 || raw->operation == 0 || header.stream != StreamOf(raw->operation)) return;
-        if (schema_ready_) {
+        if (reading_back_) {
+          OnReadBackAnswer(frame);
+        } else if (schema_ready_) {
           OnAnswer(*raw, frame);
         } else {
           OnDdlAnswer(frame);
@@ -124,10 +129,16 @@ bool CqlWorkload::Connect(Client& client) {
   return true;
 }
 
+std::vector<std::string> CqlWorkload::Ddl() const {
+  std::vector<std::string> ddl = generator_.schema().Ddl(Replication(cluster_.topology()));
+  if (spec_.logged_batch_fraction() > 0) ddl.push_back(batches_.CreateTable());
+  return ddl;
+}
+
 void CqlWorkload::SendDdl(size_t index) {
   Client& client = *clients_[0];
   ddl_index_ = index;
-  const std::vector<std::string> ddl = generator_.schema().Ddl(Replication(cluster_.topology()));
+  const std::vector<std::string> ddl = Ddl();
   if (index == ddl.size()) {
     schema_ready_ = true;
     client.connection.reset();  // reconnect where the table is known
@@ -195,6 +206,13 @@ void CqlWorkload::SendNext(Client& client) {
   if (client.remaining == 0) {
     finished_clients_++;
     CHARYBDIS_ASSERT(finished_clients_ <= clients_.size());
+    // Once every batch is answered, and the batch log had time to replay
+    // what a coordinator left (twice the write timeout), read them back.
+    if (finished_clients_ == clients_.size() && !batches_.empty()) {
+      reading_back_ = true;
+      simulator_.Schedule(simulator_.now() + 10 * kSecond, EventTag{EventKind::kClient, clients_[0]->host, 0, 0},
+                          true, [this] { ReadBack(0); });
+    }
     return;
   }
   if (!Connect(client)) {
@@ -202,7 +220,14 @@ void CqlWorkload::SendNext(Client& client) {
     return;
   }
   const uint64_t operation = ++client.operation;
-  client.pending = generator_.Next(random_);
+  client.logged_batch.reset();
+  if (spec_.logged_batch_fraction() > 0 && random_.Chance(spec_.logged_batch_fraction())) {
+    auto [number, text] = batches_.Next(random_);
+    client.logged_batch = number;
+    client.pending = GeneratedOp{std::move(text), {}};
+  } else {
+    client.pending = generator_.Next(random_);
+  }
   model::LwtOp& op = client.pending.op;
   op.process = client.index;
   op.text = client.pending.text;
@@ -215,7 +240,9 @@ void CqlWorkload::SendNext(Client& client) {
   cql::FrameHeader header;
   header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
   header.stream = StreamOf(operation);
-  const std::string body = read ? QueryBody(client.pending.text, serial) : QueryBody(client.pending.text, CL_QUORUM, serial);
+  const std::string body = read                 ? QueryBody(client.pending.text, serial)
+                           : client.logged_batch ? QueryBody(client.pending.text, CL_QUORUM)
+                                                 : QueryBody(client.pending.text, CL_QUORUM, serial);
   CHARYBDIS_ASSERT(client.connection->OnFrame(header, body));
   const Nanos timeout = static_cast<Nanos>(spec_.timeout_ms() > 0 ? spec_.timeout_ms() : 10000) * kMillisecond;
   Client* raw = &client;
@@ -245,7 +272,7 @@ void CqlWorkload::OnAnswer(Client& client, const std::string& frame) {
         return;
     }
   }
-  if (!ReadAnswer(answer, op)) {
+  if (client.logged_batch ? answer.kind != CqlAnswer::Kind::kVoid : !ReadAnswer(answer, op)) {
     refused_.push_back(absl::StrCat(client.pending.text, ": an answer the model cannot read",
                                     answer.malformed.empty() ? "" : " (" + answer.malformed + ")"));
     Complete(client, model::LwtOp::Outcome::kInfo);
@@ -258,6 +285,16 @@ void CqlWorkload::Complete(Client& client, model::LwtOp::Outcome outcome) {
   CHARYBDIS_ASSERT(client.operation != 0);
   CHARYBDIS_ASSERT(client.remaining > 0);
   model::LwtOp& op = client.pending.op;
+  if (client.logged_batch) {
+    batches_.Record(*client.logged_batch, outcome);
+    outcomes_[absl::StrCat("logged batch ", outcome == model::LwtOp::Outcome::kOk     ? "ok"
+                                            : outcome == model::LwtOp::Outcome::kFail ? "failed"
+                                                                                      : "unknown")]++;
+    client.operation++;
+    client.remaining--;
+    After(client, static_cast<Nanos>(spec_.think_time_ms()) * kMillisecond);
+    return;
+  }
   op.outcome = outcome;
   op.return_us = simulator_.now() / kMicrosecond;
   op.clock = ClockWindow(client.sent_at, simulator_.now());
@@ -286,6 +323,41 @@ model::Moment CqlWorkload::ClockWindow(Nanos from, Nanos to) const {
     }
   }
   return window;
+}
+
+void CqlWorkload::ReadBack(uint32_t partition) {
+  Client& client = *clients_[0];
+  read_back_partition_ = partition;
+  if (partition == LoggedBatches::kPartitions) {
+    reading_back_ = false;
+    return;
+  }
+  if (!Connect(client)) {
+    simulator_.Schedule(simulator_.now() + 100 * kMillisecond, EventTag{EventKind::kClient, client.host, 0, 0}, true,
+                        [this, partition] { ReadBack(partition); });
+    return;
+  }
+  const uint64_t operation = ++client.operation;
+  cql::FrameHeader header;
+  header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
+  header.stream = StreamOf(operation);
+  CHARYBDIS_ASSERT(client.connection->OnFrame(header, QueryBody(batches_.ReadBack(partition), CL_QUORUM)));
+  simulator_.Schedule(simulator_.now() + 10 * kSecond, EventTag{EventKind::kClient, client.host, 0, operation}, true,
+                      [this, &client, operation, partition] {
+                        if (client.operation != operation) return;
+                        client.operation++;
+                        ReadBack(partition);
+                      });
+}
+
+void CqlWorkload::OnReadBackAnswer(const std::string& frame) {
+  Client& client = *clients_[0];
+  client.operation++;  // its timeout finds it answered
+  const uint32_t partition = read_back_partition_;
+  const bool read = batches_.ReadBackRows(partition, DecodeAnswer(frame));
+  // A read that failed (a node just restarted) is tried again.
+  simulator_.Schedule(simulator_.now() + (read ? 0 : kSecond), EventTag{EventKind::kClient, client.host, 0, 0}, true,
+                      [this, next = read ? partition + 1 : partition] { ReadBack(next); });
 }
 
 bool CqlWorkload::ObservedRowOf(const CqlAnswer& answer, size_t row, model::ObservedRow& observed) const {
@@ -354,6 +426,9 @@ std::vector<CheckResult> CqlWorkload::Checks() const {
   if (judged == 0) {
     checks.push_back(NothingToCheck(check, "no operation of the workload succeeded"));
     return checks;
+  }
+  if (!batches_.empty() || spec_.logged_batch_fraction() > 0) {
+    checks.push_back(batches_.Check(absl::StrCat(name_, ".logged_batches_atomic")));
   }
   const model::LwtCheckResult result = model::CheckLwtLinearizable(history_, generator_.schema().descending);
   CheckResult linearizable{check, result.linearizable && !result.exhausted,

@@ -9,6 +9,7 @@
 #include "proto/scenario.pb.h"
 #include "sim/cluster.h"
 #include "sim/cql_frames.h"
+#include "sim/cql_logged_batches.h"
 #include "sim/cql_statements.h"
 #include "sim/model/lwt_check.h"
 #include "sim/simulator.h"
@@ -29,14 +30,20 @@ class CqlWorkload final : public Workload {
   ~CqlWorkload() override;
 
   void Start() override;
-  bool done() const override { return finished_clients_ == clients_.size() && schema_ready_; }
+  bool done() const override {
+    return finished_clients_ == clients_.size() && schema_ready_ && (batches_.empty() || batches_.read_back_done());
+  }
   nlohmann::json Results() const override;
   std::vector<CheckResult> Checks() const override;
 
  private:
   struct Client;
 
+  std::vector<std::string> Ddl() const;
   void SendDdl(size_t index);
+  // Client 0 reads the logged batches' partitions back, one by one.
+  void ReadBack(uint32_t partition);
+  void OnReadBackAnswer(const std::string& frame);
   void OnDdlAnswer(const std::string& frame);
   void StartClients();
   void SendNext(Client& client);
@@ -70,6 +77,9 @@ class CqlWorkload final : public Workload {
   int ddl_refusals_ = 0;
   size_t finished_clients_ = 0;
   std::vector<model::LwtOp> history_;
+  LoggedBatches batches_;
+  bool reading_back_ = false;
+  uint32_t read_back_partition_ = 0;
   // Answers the model cannot judge: refused statements, undecodable frames.
   std::vector<std::string> refused_;
   std::map<std::string, uint64_t> outcomes_;  // "serial_read ok", "conditional applied", ...

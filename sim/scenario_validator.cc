@@ -228,7 +228,8 @@ class Validator {
     }
     for (const auto& [field, value] : {std::pair{"serial_read_fraction", cql.serial_read_fraction()},
                                        std::pair{"batch_fraction", cql.batch_fraction()},
-                                       std::pair{"ttl_fraction", cql.ttl_fraction()}}) {
+                                       std::pair{"ttl_fraction", cql.ttl_fraction()},
+                                       std::pair{"logged_batch_fraction", cql.logged_batch_fraction()}}) {
       if (!IsProbability(value)) problems_.Add({{"workload", w}, {"cql"}, {field}}, "must be in [0, 1]");
     }
     if (cql.serial_read_fraction() + cql.batch_fraction() > 1 + 1e-9) {
