@@ -134,6 +134,26 @@ TEST(CqlTypes, AVarintHasOneStoredFormWhateverItsEncoding) {
   EXPECT_LT(ToComparable(varint, std::string("\0\1", 2)), ToComparable(varint, std::string("\2", 1)));
 }
 
+// A generated mutant that read `true` as false survived every test before
+// this one (docs/mutations.md).
+TEST(CqlTypes, LiteralsEncodeAsTheProtocolSays) {
+  auto value = [](const char* type, Term::Kind kind, const char* text) {
+    absl::StatusOr<std::optional<std::string>> encoded = LiteralValue(*ParseType(type), Term{kind, text, -1});
+    EXPECT_TRUE(encoded.ok()) << type << " " << text;
+    return encoded.ok() && encoded->has_value() ? **encoded : std::string("<none>");
+  };
+  EXPECT_EQ(value("boolean", Term::Kind::kBoolean, "true"), std::string("\x01", 1));
+  EXPECT_EQ(value("boolean", Term::Kind::kBoolean, "false"), std::string("\x00", 1));
+  EXPECT_EQ(value("int", Term::Kind::kInteger, "5"), std::string("\0\0\0\x05", 4));
+  EXPECT_EQ(value("int", Term::Kind::kInteger, "-2"), std::string("\xff\xff\xff\xfe", 4));
+  EXPECT_EQ(value("bigint", Term::Kind::kInteger, "-1"), std::string(8, '\xff'));
+  EXPECT_EQ(value("smallint", Term::Kind::kInteger, "258"), std::string("\x01\x02", 2));
+  EXPECT_EQ(value("tinyint", Term::Kind::kInteger, "-128"), std::string("\x80", 1));
+  EXPECT_EQ(value("text", Term::Kind::kString, "a'b"), "a'b");
+  EXPECT_EQ(value("blob", Term::Kind::kHex, "0a0b"), std::string("\x0a\x0b", 2));
+  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kNull, "", -1})->has_value());
+}
+
 TEST(CqlTypes, RejectsConstantsOfTheWrongKind) {
   EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kString, "1", -1}).ok());
   EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kInteger, "2147483648", -1}).ok());
