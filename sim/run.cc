@@ -240,6 +240,7 @@ std::vector<CheckResult> EndOfRunChecks(const scenario::Scenario& spec, const Cl
     checks.push_back(
         CheckHintsCoverMissedWrites(spec.checks().hints_cover_missed_writes_of_node(), cluster, history));
   }
+  if (spec.checks().batchlog_drained()) checks.push_back(CheckBatchlogDrained(cluster));
   if (spec.checks().available_when_well().enabled()) {
     checks.push_back(CheckAvailableWhenWell(history, cluster.health(), cluster.ring(), cluster.topology(),
                                             AvailabilityRecovery(spec), end));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/batchlog/batchlog.h"
 #include "core/request/consistency.h"
 #include "sim/linearizability.h"
 #include "core/telemetry/percentile.h"
@@ -235,6 +236,26 @@ CheckResult CheckHintsCoverMissedWrites(NodeId node, const Cluster& cluster, con
   result.detail = absl::StrCat("node ", node, " missed ", missed, " of ", attempted,
                                " writes; hints_written ", totals.at("hints_written"), ", hints_sent ",
                                totals.at("hints_sent"));
+  return result;
+}
+
+CheckResult CheckBatchlogDrained(const Cluster& cluster) {
+  const std::string prefix = Batchlog::EntryPrefix();
+  uint64_t left = 0;
+  std::string where;
+  for (NodeId id = 1; id <= cluster.size(); id++) {
+    const SimNode& node = cluster.node(id);
+    if (!node.running()) continue;
+    const SimStorage::Contents& contents = node.storage(0).contents();
+    uint64_t entries = 0;
+    for (auto it = contents.lower_bound(prefix); it != contents.end() && it->first.starts_with(prefix); ++it) {
+      entries++;
+    }
+    if (entries > 0) absl::StrAppend(&where, where.empty() ? "" : ", ", "node ", id, ": ", entries);
+    left += entries;
+  }
+  CheckResult result{"batchlog_drained", left == 0, "every running node's batch log is empty"};
+  if (left > 0) result.detail = absl::StrCat(left, " batch log entries left (", where, ")");
   return result;
 }
 

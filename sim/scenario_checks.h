@@ -35,4 +35,7 @@ CheckResult CheckFinishAfterHeal(const History& history, Nanos healed, Nanos bou
 // hints_written equals the writes `node` missed (see proto/scenario.proto).
 CheckResult CheckHintsCoverMissedWrites(NodeId node, const Cluster& cluster, const History& history);
 
+// No running node's batch log (shard 0's storage) holds an entry.
+CheckResult CheckBatchlogDrained(const Cluster& cluster);
+
 }  // namespace charybdis::sim

@@ -14,9 +14,11 @@ constexpr char kBatchlogTag = 'b';
 // Entries read per tick: a backlog drains over several ticks.
 constexpr size_t kEntriesPerTick = 64;
 
-std::string EntryKey(const std::string& batch_id) { return std::string(1, kBatchlogTag) + batch_id; }
+std::string EntryKey(const std::string& batch_id) { return Batchlog::EntryPrefix() + batch_id; }
 
 }  // namespace
+
+std::string Batchlog::EntryPrefix() { return std::string(1, kBatchlogTag); }
 
 Batchlog::Batchlog(ShardEnv env, const NodeConfig& config, ShardMetrics& metrics, RunMutation run_mutation)
     : env_(env), config_(config), metrics_(metrics), run_mutation_(std::move(run_mutation)) {}
@@ -54,7 +56,7 @@ void Batchlog::OnRemove(const Envelope& message) {
 void Batchlog::Tick() {
   if (!scanning_) {
     scanning_ = true;
-    const std::string all(1, kBatchlogTag);
+    const std::string all = EntryPrefix();
     const std::string from = next_key_.empty() ? all : next_key_;
     env_.storage->Scan(from, storage_codec::PrefixEnd(all), kEntriesPerTick,
                        [this](absl::StatusOr<std::vector<KeyValue>> entries) {

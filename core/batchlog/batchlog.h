@@ -24,6 +24,9 @@ namespace charybdis {
 // table this node does not know (dropped) is dropped.
 class Batchlog {
  public:
+  // Every key of the batch log in its shard's storage starts with this.
+  static std::string EntryPrefix();
+
   using Reply = std::function<void(ClientResponse)>;
   using RunMutation = std::function<void(PartitionData, Timestamp, ConsistencyLevel, Reply)>;
 
