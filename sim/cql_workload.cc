@@ -49,6 +49,20 @@ std::string Replication(const Topology& topology) {
 // The workload's stream ids: 1..30000, never 0 (STARTUP's).
 int16_t StreamOf(uint64_t operation) { return static_cast<int16_t>(1 + operation % 30000); }
 
+// The statement was refused as wrong, not for a passing reason.
+bool Refused(const CqlAnswer& answer) {
+  if (answer.kind != CqlAnswer::Kind::kError) return false;
+  switch (static_cast<cql::ErrorCode>(answer.error_code)) {
+    case cql::ErrorCode::kInvalid:
+    case cql::ErrorCode::kSyntax:
+    case cql::ErrorCode::kConfig:
+    case cql::ErrorCode::kUnprepared:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 CqlWorkload::CqlWorkload(Simulator& simulator, Cluster& cluster, std::string name, const scenario::CqlWorkload& spec,
@@ -151,12 +165,8 @@ void CqlWorkload::SendDdl(size_t index) {
                         [this, index] { SendDdl(index); });
     return;
   }
-  const uint64_t operation = ++client.operation;
   client.pending = GeneratedOp{ddl[index], {}};
-  cql::FrameHeader header;
-  header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
-  header.stream = StreamOf(operation);
-  CHARYBDIS_ASSERT(client.connection->OnFrame(header, QueryBody(ddl[index], CL_QUORUM)));
+  const uint64_t operation = SendQuery(client, QueryBody(ddl[index], CL_QUORUM));
   simulator_.Schedule(simulator_.now() + 10 * kSecond, EventTag{EventKind::kClient, client.host, 0, operation}, true,
                       [this, &client, operation, index] {
                         if (client.operation != operation) return;
@@ -183,11 +193,7 @@ void CqlWorkload::OnDdlAnswer(const std::string& frame) {
   // own schema is behind: the node that made the keyspace may have lost
   // power right after answering). Drivers wait for schema agreement; this
   // client asks again, and only a refusal that outlasts a minute counts.
-  const bool refused = answer.kind == CqlAnswer::Kind::kError &&
-                       (answer.error_code == static_cast<int32_t>(cql::ErrorCode::kInvalid) ||
-                        answer.error_code == static_cast<int32_t>(cql::ErrorCode::kSyntax) ||
-                        answer.error_code == static_cast<int32_t>(cql::ErrorCode::kConfig));
-  if (!took && refused && ++ddl_refusals_ == kDdlRefusalsTolerated) {
+  if (!took && Refused(answer) && ++ddl_refusals_ == kDdlRefusalsTolerated) {
     refused_.push_back(absl::StrCat(client.pending.text, ": ", answer.error_message));
   }
   if (!took && ddl_refusals_ >= kDdlRefusalsTolerated) return;  // give up: the check says why
@@ -219,7 +225,6 @@ void CqlWorkload::SendNext(Client& client) {
     After(client, 100 * kMillisecond);  // every node is down, or none knows the table yet
     return;
   }
-  const uint64_t operation = ++client.operation;
   client.logged_batch.reset();
   if (spec_.logged_batch_fraction() > 0 && random_.Chance(spec_.logged_batch_fraction())) {
     auto [number, text] = batches_.Next(random_);
@@ -237,13 +242,10 @@ void CqlWorkload::SendNext(Client& client) {
                                       ? CL_SERIAL
                                       : static_cast<ConsistencyLevel>(spec_.serial_consistency());
   const bool read = op.kind == model::LwtOp::Kind::kSerialRead;
-  cql::FrameHeader header;
-  header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
-  header.stream = StreamOf(operation);
   const std::string body = read                 ? QueryBody(client.pending.text, serial)
                            : client.logged_batch ? QueryBody(client.pending.text, CL_QUORUM)
                                                  : QueryBody(client.pending.text, CL_QUORUM, serial);
-  CHARYBDIS_ASSERT(client.connection->OnFrame(header, body));
+  const uint64_t operation = SendQuery(client, body);
   const Nanos timeout = static_cast<Nanos>(spec_.timeout_ms() > 0 ? spec_.timeout_ms() : 10000) * kMillisecond;
   Client* raw = &client;
   simulator_.Schedule(simulator_.now() + timeout, EventTag{EventKind::kClient, client.host, 0, operation}, true,
@@ -255,22 +257,16 @@ void CqlWorkload::SendNext(Client& client) {
 void CqlWorkload::OnAnswer(Client& client, const std::string& frame) {
   const CqlAnswer answer = DecodeAnswer(frame);
   model::LwtOp& op = client.pending.op;
+  if (Refused(answer)) {
+    refused_.push_back(absl::StrCat(client.pending.text, ": ", answer.error_message));
+    Complete(client, model::LwtOp::Outcome::kFail);
+    return;
+  }
   if (answer.kind == CqlAnswer::Kind::kError) {
-    switch (static_cast<cql::ErrorCode>(answer.error_code)) {
-      case cql::ErrorCode::kUnavailable:
-        Complete(client, model::LwtOp::Outcome::kFail);
-        return;
-      case cql::ErrorCode::kInvalid:
-      case cql::ErrorCode::kSyntax:
-      case cql::ErrorCode::kConfig:
-      case cql::ErrorCode::kUnprepared:
-        refused_.push_back(absl::StrCat(client.pending.text, ": ", answer.error_message));
-        Complete(client, model::LwtOp::Outcome::kFail);
-        return;
-      default:  // timeouts, failures, overload: it may have taken effect
-        Complete(client, model::LwtOp::Outcome::kInfo);
-        return;
-    }
+    // Unavailable had no effect; timeouts, failures and overload may have.
+    const bool unavailable = answer.error_code == static_cast<int32_t>(cql::ErrorCode::kUnavailable);
+    Complete(client, unavailable ? model::LwtOp::Outcome::kFail : model::LwtOp::Outcome::kInfo);
+    return;
   }
   if (client.logged_batch ? answer.kind != CqlAnswer::Kind::kVoid : !ReadAnswer(answer, op)) {
     refused_.push_back(absl::StrCat(client.pending.text, ": an answer the model cannot read",
@@ -325,6 +321,17 @@ model::Moment CqlWorkload::ClockWindow(Nanos from, Nanos to) const {
   return window;
 }
 
+uint64_t CqlWorkload::SendQuery(Client& client, const std::string& body) {
+  CHARYBDIS_ASSERT(client.connection != nullptr);
+  // Numbered first: an answer may come back within OnFrame (a refusal).
+  const uint64_t operation = ++client.operation;
+  cql::FrameHeader header;
+  header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
+  header.stream = StreamOf(operation);
+  CHARYBDIS_ASSERT(client.connection->OnFrame(header, body));
+  return operation;
+}
+
 void CqlWorkload::ReadBack(uint32_t partition) {
   Client& client = *clients_[0];
   read_back_partition_ = partition;
@@ -337,11 +344,7 @@ void CqlWorkload::ReadBack(uint32_t partition) {
                         [this, partition] { ReadBack(partition); });
     return;
   }
-  const uint64_t operation = ++client.operation;
-  cql::FrameHeader header;
-  header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
-  header.stream = StreamOf(operation);
-  CHARYBDIS_ASSERT(client.connection->OnFrame(header, QueryBody(batches_.ReadBack(partition), CL_QUORUM)));
+  const uint64_t operation = SendQuery(client, QueryBody(batches_.ReadBack(partition), CL_QUORUM));
   simulator_.Schedule(simulator_.now() + 10 * kSecond, EventTag{EventKind::kClient, client.host, 0, operation}, true,
                       [this, &client, operation, partition] {
                         if (client.operation != operation) return;

@@ -51,6 +51,9 @@ class CqlWorkload final : public Workload {
   // there is none now.
   bool Connect(Client& client);
   void OnAnswer(Client& client, const std::string& frame);
+  // Sends a QUERY body on the client's connection as its next operation;
+  // returns the operation's number, whose stream its answer carries.
+  uint64_t SendQuery(Client& client, const std::string& body);
   void Complete(Client& client, model::LwtOp::Outcome outcome);
   void After(Client& client, Nanos delay);
   // What the nodes' clocks read from true time `from` to `to`: the earliest

@@ -1,6 +1,7 @@
 #include "sim/crash_point_sweep.h"
 
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "core/env/assert.h"
 #include "sim/exit_codes.h"
 #include "sim/run.h"
+#include "sim/sweep.h"
 
 namespace charybdis::sim {
 
@@ -43,14 +45,6 @@ LoadedScenario WithCrashPoint(const LoadedScenario& scenario, uint32_t node, con
   return variant;
 }
 
-std::string FailedChecks(const RunResult& result) {
-  std::string failed;
-  for (const CheckResult& check : result.checks) {
-    if (!check.passed) absl::StrAppend(&failed, failed.empty() ? "" : "; ", check.name, ": ", check.detail);
-  }
-  return failed.empty() ? "unfinished work (liveness)" : failed;
-}
-
 }  // namespace
 
 int RunEveryCrashPoint(const LoadedScenario& scenario, uint64_t seed, uint32_t node, uint64_t restart_after_ms,
@@ -58,11 +52,18 @@ int RunEveryCrashPoint(const LoadedScenario& scenario, uint64_t seed, uint32_t n
   CHARYBDIS_ASSERT(node >= 1);
   uint64_t runs = 0, failed = 0;
   int exit_code = kExitPassed;
+  // A point that never fires counts the moments of a whole run; the crash
+  // kind does not change them, so each kind of moment is counted once.
+  std::map<scenario::CrashPointFault::Point, uint64_t> moments_of;
   for (const Way& way : kWays) {
-    // A point that never fires counts the moments of a whole run.
+    if (moments_of.count(way.point)) continue;
     const RunResult counted = RunScenario(
-        WithCrashPoint(scenario, node, way, std::numeric_limits<uint64_t>::max(), restart_after_ms), seed, nullptr, nullptr);
-    const uint64_t moments = counted.details.value("crash_point_moments", uint64_t{0});
+        WithCrashPoint(scenario, node, way, std::numeric_limits<uint64_t>::max(), restart_after_ms), seed, nullptr,
+        nullptr);
+    moments_of[way.point] = counted.details.value("crash_point_moments", uint64_t{0});
+  }
+  for (const Way& way : kWays) {
+    const uint64_t moments = moments_of.at(way.point);
     out << "node " << node << ", " << way.name << ": " << moments
         << (way.point == scenario::CrashPointFault::AFTER_REPLY ? " replies\n" : " synced writes\n");
     for (uint64_t skip = 0; skip < moments; skip++) {
@@ -70,8 +71,8 @@ int RunEveryCrashPoint(const LoadedScenario& scenario, uint64_t seed, uint32_t n
       runs++;
       if (result.outcome == Outcome::kPassed) continue;
       failed++;
-      exit_code = WorseExitCode(exit_code, result.outcome == Outcome::kLiveness ? kExitLiveness : kExitCheckFailed);
-      if (failed <= 20) out << "  FAILED at write " << skip + 1 << " (" << way.name << "): " << FailedChecks(result) << "\n";
+      exit_code = WorseExitCode(exit_code, ExitCodeOf(result.outcome));
+      if (failed <= 20) out << "  FAILED at moment " << skip + 1 << " (" << way.name << "): " << FailedChecks(result) << "\n";
     }
   }
   out << (failed == 0 ? "every crash point passed: " : absl::StrCat(failed, " of ")) << runs << " runs, "

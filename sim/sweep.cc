@@ -25,23 +25,6 @@ namespace charybdis::sim {
 
 namespace {
 
-int ExitCodeOf(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kPassed: return kExitPassed;
-    case Outcome::kCheckFailed: return kExitCheckFailed;
-    case Outcome::kLiveness: return kExitLiveness;
-  }
-  return kExitCheckFailed;
-}
-
-std::string FailedChecks(const RunResult& result) {
-  std::string text;
-  for (const CheckResult& check : result.checks) {
-    if (!check.passed) absl::StrAppend(&text, text.empty() ? "" : "; ", check.name, ": ", check.detail);
-  }
-  return text.empty() ? "work unfinished at the time limit" : text;
-}
-
 RunRecord RunOne(const std::vector<LoadedScenario>& scenarios, size_t index, uint64_t seed,
                  const SweepOptions& options) {
   const LoadedScenario& scenario = scenarios[index];
@@ -203,6 +186,23 @@ std::vector<RunRecord> SweepInWorkers(const std::vector<LoadedScenario>& scenari
 }
 
 }  // namespace
+
+int ExitCodeOf(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPassed: return kExitPassed;
+    case Outcome::kCheckFailed: return kExitCheckFailed;
+    case Outcome::kLiveness: return kExitLiveness;
+  }
+  return kExitCheckFailed;
+}
+
+std::string FailedChecks(const RunResult& result) {
+  std::string text;
+  for (const CheckResult& check : result.checks) {
+    if (!check.passed) absl::StrAppend(&text, text.empty() ? "" : "; ", check.name, ": ", check.detail);
+  }
+  return text.empty() ? "work unfinished at the time limit" : text;
+}
 
 nlohmann::json RunRecord::ToJson() const {
   return {{"scenario", scenario}, {"seed", seed},       {"exit_code", exit_code},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "sim/run.h"
 #include "sim/scenario_loader.h"
 
 namespace charybdis::sim {
@@ -39,6 +40,10 @@ struct SweepOptions {
   std::FILE* trace = nullptr;       // jobs == 1 only
   std::ostream* history = nullptr;  // one run only
 };
+
+// A run's exit code (exit_codes.h), and the checks it failed, one line.
+int ExitCodeOf(Outcome outcome);
+std::string FailedChecks(const RunResult& result);
 
 // Runs every scenario at every seed in [first, last]. With jobs > 1 the
 // runs are spread over that many worker processes (each run is still

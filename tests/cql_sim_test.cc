@@ -11,6 +11,7 @@
 #include "core/data/token.h"
 #include "sim/cluster.h"
 #include "sim/cql_backend.h"
+#include "sim/cql_frames.h"
 #include "sim/crash_point.h"
 #include "tests/fake_env.h"
 #include "tests/scenario_text.h"
@@ -53,29 +54,11 @@ class SimCqlClient {
     return answers_.size() > before ? answers_.back().substr(cql::kHeaderBytes) : "";
   }
 
-  // page_size 0: no paging.
-  static std::string QueryBody(const std::string& text, ConsistencyLevel level, int32_t page_size = 0,
-                               const std::optional<std::string>& paging_state = std::nullopt) {
-    cql::Writer body;
-    body.LongString(text);
-    body.Short(cql::ToCqlConsistency(level));
-    body.Byte((page_size > 0 ? 0x04 : 0) | (paging_state ? 0x08 : 0));
-    if (page_size > 0) body.Int(page_size);
-    if (paging_state) body.Bytes(*paging_state);
-    return body.Take();
-  }
-
   std::string Query(const std::string& text, ConsistencyLevel level = CL_QUORUM) {
     return Send(cql::Opcode::kQuery, QueryBody(text, level));
   }
 
-  void Startup() {
-    cql::Writer startup;
-    startup.Short(1);
-    startup.String("CQL_VERSION");
-    startup.String("3.0.0");
-    Send(cql::Opcode::kStartup, startup.Take());
-  }
+  void Startup() { Send(cql::Opcode::kStartup, StartupBody()); }
 
   const std::vector<std::string>& answers() const { return answers_; }
   // How often the connection reached `probe`.
@@ -116,7 +99,7 @@ class CqlSimTest : public ::testing::Test {
     std::optional<std::string> state;
     *pages = 0;
     do {
-      const std::string body = client_.Send(cql::Opcode::kQuery, SimCqlClient::QueryBody(text, CL_QUORUM, page_size, state));
+      const std::string body = client_.Send(cql::Opcode::kQuery, QueryBody(text, CL_QUORUM, CL_UNSET, page_size, state));
       for (auto& row : Rows(body, &state)) rows.push_back(std::move(row));
       ++*pages;
     } while (state && *pages < 1000);
@@ -387,7 +370,7 @@ TEST_F(CqlSimTest, ALoggedBatchOutlivesItsCoordinator) {
   point.reply = Envelope::kReplicaWriteAck;  // node 2 acknowledging the batch log store
   point.fire = [this] { cluster_.Crash(1); };
   cluster_.node(2).ArmCrashPoint(std::move(point));
-  client_.Submit(cql::Opcode::kQuery, SimCqlClient::QueryBody(kLoggedBatch, CL_QUORUM));
+  client_.Submit(cql::Opcode::kQuery, QueryBody(kLoggedBatch, CL_QUORUM));
   RunFor(2500 * kMillisecond);  // node 1 is down and convicted; the replay is not due yet
   ASSERT_FALSE(cluster_.node(1).running());
   SimCqlClient survivor(simulator_, cluster_, 2);
@@ -411,7 +394,7 @@ TEST_F(CqlSimTest, ABatchLogEntryOutlivesAPowerCut) {
     cluster_.Crash(3, CrashKind::kPowerCut);
   };
   cluster_.node(2).ArmCrashPoint(std::move(point));
-  client_.Submit(cql::Opcode::kQuery, SimCqlClient::QueryBody(kLoggedBatch, CL_QUORUM));
+  client_.Submit(cql::Opcode::kQuery, QueryBody(kLoggedBatch, CL_QUORUM));
   RunFor(500 * kMillisecond);
   ASSERT_FALSE(cluster_.node(2).running());
   cluster_.Restart(2);
@@ -472,8 +455,8 @@ TEST_F(CqlSimTest, ConcurrentCreatesOfOneTableLetOneWin) {
   other.Startup();
   // Both check against the same schema; Paxos on the log's next entry
   // lets one append, and the other, checking again, finds the table.
-  client_.Submit(cql::Opcode::kQuery, SimCqlClient::QueryBody("CREATE TABLE app.t (id int PRIMARY KEY, a text)", CL_ONE));
-  other.Submit(cql::Opcode::kQuery, SimCqlClient::QueryBody("CREATE TABLE app.t (id int PRIMARY KEY, b text)", CL_ONE));
+  client_.Submit(cql::Opcode::kQuery, QueryBody("CREATE TABLE app.t (id int PRIMARY KEY, a text)", CL_ONE));
+  other.Submit(cql::Opcode::kQuery, QueryBody("CREATE TABLE app.t (id int PRIMARY KEY, b text)", CL_ONE));
   RunFor(2000 * kMillisecond);
   ASSERT_EQ(client_.answers().size(), 2u);  // STARTUP's READY, then the CREATE's
   ASSERT_EQ(other.answers().size(), 2u);

@@ -270,7 +270,9 @@ run_generated_mutants() {
     printf '%s\t%s\t%s\t%s\n' "$id" "$folder" "$operator" "$verdict" >>"$dir/results.tsv"
     log "[$done_count/$total] $id $path:$line $operator: $verdict ($((SECONDS - started)) s)"
   done <"$dir/mutants.tsv"
-  mutant_score_table "$dir/results.tsv" tests/mutations/equivalent.txt | tee "$dir/summary.txt"
+  local table
+  table=$(mutant_score_table "$dir/results.tsv" tests/mutations/equivalent.txt)
+  echo "$table" | tee "$dir/summary.txt"
   local survivors
   survivors=$(awk -F'\t' '$4 == "survived" { print $1 }' "$dir/results.tsv" |
     grep -vxFf <(grep -oE '^m[0-9a-f]+' tests/mutations/equivalent.txt) || true)
@@ -282,7 +284,7 @@ run_generated_mutants() {
       sed -n '3,$p' "$dir/$id.patch"
     done
   fi | tee -a "$dir/summary.txt"
-  echo "kill rate $(tail -n 1 <(mutant_score_table "$dir/results.tsv" tests/mutations/equivalent.txt) | awk '{print $NF}')" \
+  echo "kill rate $(echo "$table" | tail -n 1 | awk '{print $NF}')" \
     "of $total mutants$([[ $quick -eq 1 ]] && echo ' (--quick: a tenth of the seeds)'); $dir/summary.txt"
 }
 
