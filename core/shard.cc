@@ -85,6 +85,7 @@ void Shard::OnSchemaChange() {
 void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
   CHARYBDIS_ASSERT(env_.self.shard != 0);
   AppendNewEntries(update, schema_log_);
+  coordinator_.OnSchemaUpdated();
 }
 
 void Shard::OnClientRequest(const Envelope& message) {

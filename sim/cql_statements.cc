@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -127,45 +128,83 @@ GeneratedOp StatementGenerator::Next(Random& random) const {
 
 GeneratedOp StatementGenerator::SerialRead(Random& random, int64_t partition) const {
   GeneratedOp generated;
-  model::LwtOp& op = generated.op;
-  op.kind = model::LwtOp::Kind::kSerialRead;
-  op.partition = absl::StrCat(partition);
+  generated.op.kind = model::LwtOp::Kind::kSerialRead;
+  generated.op.partition = absl::StrCat(partition);
+  std::tie(generated.text, generated.op.slice) = RandomSelect(random, partition, false);
+  return generated;
+}
+
+std::pair<std::string, model::Slice> StatementGenerator::RandomSelect(Random& random, int64_t partition,
+                                                                     bool allow_in) const {
+  model::Slice slice;
   std::string text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), " WHERE ", schema_.partition.name, " = ",
                                   partition);
   const model::Key row = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
   const std::string& first = schema_.clustering[0].name;
-  switch (random.Below(4)) {
+  switch (random.Below(allow_in ? 5 : 4)) {
     case 0:  // one row
       text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), WhereRow(partition, row));
-      op.slice.low = op.slice.high = row;
+      slice.low = slice.high = row;
       break;
+    case 4: {  // IN on the first clustering column: rows, or prefixes
+      std::vector<model::Value> values;
+      for (int i = 0; i < 3; i++) {
+        values.push_back(RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())))[0]);
+      }
+      std::vector<std::string> literals;
+      for (const model::Value& value : values) literals.push_back(CqlLiteral(value));
+      absl::StrAppend(&text, " AND ", first, " IN (", absl::StrJoin(literals, ", "), ")");
+      slice.first_in = std::move(values);
+      break;
+    }
     case 1: {  // a range of the first clustering column, bounds by value
       const model::Key other = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
       const model::Value low = std::min(row[0], other[0]), high = std::max(row[0], other[0]);
       absl::StrAppend(&text, " AND ", first, " >= ", CqlLiteral(low), " AND ", first, " < ", CqlLiteral(high));
       // In clustering order a DESC column runs from high to low.
-      op.slice.low = model::Key{schema_.descending[0] ? high : low};
-      op.slice.low_inclusive = !schema_.descending[0];
-      op.slice.high = model::Key{schema_.descending[0] ? low : high};
-      op.slice.high_inclusive = schema_.descending[0];
+      slice.low = model::Key{schema_.descending[0] ? high : low};
+      slice.low_inclusive = !schema_.descending[0];
+      slice.high = model::Key{schema_.descending[0] ? low : high};
+      slice.high_inclusive = schema_.descending[0];
       break;
     }
     case 2:  // a prefix
       absl::StrAppend(&text, " AND ", first, " = ", CqlLiteral(row[0]));
-      op.slice.low = op.slice.high = model::Key{row[0]};
+      slice.low = slice.high = model::Key{row[0]};
       break;
     default:  // the whole partition
       break;
   }
   if (random.Chance(0.3)) {
-    op.slice.reversed = true;
+    slice.reversed = true;
     absl::StrAppend(&text, " ORDER BY ", first, schema_.descending[0] ? " ASC" : " DESC");
   }
   if (random.Chance(0.3)) {
-    op.slice.limit = 1 + random.Below(4);
-    absl::StrAppend(&text, " LIMIT ", op.slice.limit);
+    slice.limit = 1 + random.Below(4);
+    absl::StrAppend(&text, " LIMIT ", slice.limit);
   }
-  generated.text = std::move(text);
+  return {std::move(text), std::move(slice)};
+}
+
+GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id, int64_t timestamp_us) const {
+  CHARYBDIS_ASSERT(spec_.plain_partitions() > 0);
+  const int64_t partition = static_cast<int64_t>(spec_.partitions() + random.Below(spec_.plain_partitions()));
+  static constexpr ConsistencyLevel kLevels[] = {CL_ONE, CL_QUORUM, CL_QUORUM, CL_ALL};
+  GeneratedPlainOp generated;
+  generated.level = kLevels[random.Below(std::size(kLevels))];
+  model::PlainOp& op = generated.op;
+  op.partition = absl::StrCat(partition);
+  if (random.Chance(0.5)) {
+    op.kind = model::PlainOp::Kind::kRead;
+    std::tie(generated.text, op.slice) = RandomSelect(random, partition, true);
+    if (spec_.page_size() > 0 && random.Chance(0.5)) generated.page_size = 1 + random.Below(spec_.page_size());
+    return generated;
+  }
+  op.kind = model::PlainOp::Kind::kWrite;
+  op.timestamp_us = timestamp_us;
+  const bool ttl = spec_.ttl_fraction() > 0 && random.Chance(spec_.ttl_fraction());
+  const int64_t ttl_seconds = ttl ? random.Between(1, spec_.max_ttl_seconds()) : 0;
+  std::tie(generated.text, op.write) = PlainWrite(random, partition, write_id, timestamp_us, ttl_seconds);
   return generated;
 }
 
@@ -222,18 +261,7 @@ std::pair<std::string, model::LwtStatement> StatementGenerator::Conditional(Rand
       write.kind = model::Write::Kind::kInsert;
       write.columns = RandomAssignments(random);
       condition(model::RowCondition::Kind::kIfNotExists);
-      std::vector<std::string> names{schema_.partition.name}, values{absl::StrCat(partition)};
-      for (size_t i = 0; i < key.size(); i++) {
-        names.push_back(schema_.clustering[i].name);
-        values.push_back(CqlLiteral(key[i]));
-      }
-      for (const auto& [column, value] : write.columns) {
-        names.push_back(column);
-        values.push_back(CqlLiteral(*value));
-      }
-      return {absl::StrCat("INSERT INTO ", table, " (", absl::StrJoin(names, ", "), ") VALUES (",
-                           absl::StrJoin(values, ", "), ") IF NOT EXISTS", using_ttl),
-              std::move(statement)};
+      return {InsertText(partition, write, absl::StrCat(" IF NOT EXISTS", using_ttl)), std::move(statement)};
     }
     case 1:    // UPDATE ... IF conditions
     case 2:    // UPDATE ... IF EXISTS
@@ -273,6 +301,73 @@ std::pair<std::string, model::LwtStatement> StatementGenerator::Conditional(Rand
               std::move(statement)};
     }
   }
+}
+
+std::string StatementGenerator::InsertText(int64_t partition, const model::Write& write,
+                                           const std::string& suffix) const {
+  CHARYBDIS_ASSERT(write.kind == model::Write::Kind::kInsert);
+  std::vector<std::string> names{schema_.partition.name}, values{absl::StrCat(partition)};
+  for (size_t i = 0; i < write.clustering.size(); i++) {
+    names.push_back(schema_.clustering[i].name);
+    values.push_back(CqlLiteral(write.clustering[i]));
+  }
+  for (const auto& [column, value] : write.columns) {
+    names.push_back(column);
+    values.push_back(value ? CqlLiteral(*value) : "null");
+  }
+  return absl::StrCat("INSERT INTO ", schema_.QualifiedTable(), " (", absl::StrJoin(names, ", "), ") VALUES (",
+                      absl::StrJoin(values, ", "), ")", suffix);
+}
+
+model::Value StatementGenerator::PlainValue(Type type, uint64_t write_id) {
+  switch (type) {
+    case Type::kInt: return static_cast<int64_t>(write_id % (1u << 31));
+    case Type::kBigint: return static_cast<int64_t>(write_id) + 1'000'000'000'000;
+    case Type::kText: return absl::StrCat("w", write_id);
+  }
+  CHARYBDIS_ASSERT(false);
+  return int64_t{0};
+}
+
+std::pair<std::string, model::Write> StatementGenerator::PlainWrite(Random& random, int64_t partition, uint64_t write_id,
+                                                                    int64_t timestamp_us, int64_t ttl_seconds) const {
+  const model::Key key = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
+  const std::string table = schema_.QualifiedTable();
+  model::Write write;
+  write.clustering = key;
+  const std::string using_time = absl::StrCat(" USING TIMESTAMP ", timestamp_us);
+  // Deletes take no TTL.
+  const std::string using_ttl = absl::StrCat(using_time, ttl_seconds > 0 ? absl::StrCat(" AND TTL ", ttl_seconds) : "");
+  const uint64_t form = random.Below(5);
+  if (form == 3) {
+    write.kind = model::Write::Kind::kDeleteRow;
+    return {absl::StrCat("DELETE FROM ", table, using_time, WhereRow(partition, key)), std::move(write)};
+  }
+  if (form == 4) {
+    const GeneratedSchema::Column& column = schema_.regular[random.Below(schema_.regular.size())];
+    write.kind = model::Write::Kind::kDeleteColumns;
+    write.columns[column.name] = std::nullopt;
+    return {absl::StrCat("DELETE ", column.name, " FROM ", table, using_time, WhereRow(partition, key)),
+            std::move(write)};
+  }
+  write.ttl_seconds = ttl_seconds;
+  for (const GeneratedSchema::Column& column : schema_.regular) {
+    if (random.Chance(0.6)) write.columns[column.name] = PlainValue(column.type, write_id);
+  }
+  if (write.columns.empty()) write.columns[schema_.regular[0].name] = PlainValue(schema_.regular[0].type, write_id);
+  if (form == 0) {
+    write.kind = model::Write::Kind::kInsert;
+    std::string text = InsertText(partition, write, using_ttl);
+    return {std::move(text), std::move(write)};
+  }
+  write.kind = model::Write::Kind::kUpdate;
+  if (form == 2) write.columns.begin()->second = std::nullopt;  // SET c = null: a tombstone
+  std::vector<std::string> sets;
+  for (const auto& [column, value] : write.columns) {
+    sets.push_back(absl::StrCat(column, " = ", value ? CqlLiteral(*value) : "null"));
+  }
+  return {absl::StrCat("UPDATE ", table, using_ttl, " SET ", absl::StrJoin(sets, ", "), WhereRow(partition, key)),
+          std::move(write)};
 }
 
 }  // namespace charybdis::sim

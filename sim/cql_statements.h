@@ -8,6 +8,7 @@
 #include "core/env/random.h"
 #include "proto/scenario.pb.h"
 #include "sim/model/lwt_check.h"
+#include "sim/model/plain_check.h"
 
 namespace charybdis::sim {
 
@@ -43,11 +44,23 @@ struct GeneratedOp {
   model::LwtOp op;
 };
 
+// One plain operation: a write that carries its own timestamp, or a read,
+// at `level`.
+struct GeneratedPlainOp {
+  std::string text;
+  model::PlainOp op;
+  ConsistencyLevel level = CL_QUORUM;
+  int32_t page_size = 0;  // a read's rows per page; 0: one page
+};
+
 class StatementGenerator {
  public:
   StatementGenerator(GeneratedSchema schema, const scenario::CqlWorkload& spec);
 
   GeneratedOp Next(Random& random) const;
+  // On the plain partitions, which follow the conditional ones: a write
+  // whose values are `write_id`'s own, at `timestamp_us`, or a read.
+  GeneratedPlainOp NextPlain(Random& random, uint64_t write_id, int64_t timestamp_us) const;
 
   const GeneratedSchema& schema() const { return schema_; }
   // The clustering key of row `index` of a partition.
@@ -55,6 +68,15 @@ class StatementGenerator {
 
  private:
   GeneratedOp SerialRead(Random& random, int64_t partition) const;
+  // A SELECT of rows of the partition: its CQL and its slice. Serial reads
+  // take no IN: each of its slices would be a read of its own.
+  std::pair<std::string, model::Slice> RandomSelect(Random& random, int64_t partition, bool allow_in) const;
+  // An INSERT, UPDATE (a column set to null among them) or DELETE of a
+  // random row; the TTL goes to the inserts and updates only.
+  std::pair<std::string, model::Write> PlainWrite(Random& random, int64_t partition, uint64_t write_id,
+                                                  int64_t timestamp_us, int64_t ttl_seconds) const;
+  // A value of `write_id`'s own, so that a read names the write it saw.
+  static model::Value PlainValue(GeneratedSchema::Type type, uint64_t write_id);
   // One conditional statement on `row`: its CQL (no trailing semicolon)
   // and its model form.
   std::pair<std::string, model::LwtStatement> Conditional(Random& random, int64_t partition, uint32_t row) const;
@@ -64,6 +86,8 @@ class StatementGenerator {
   // One or more regular columns, each with a value.
   std::map<std::string, std::optional<model::Value>> RandomAssignments(Random& random) const;
   std::string WhereRow(int64_t partition, const model::Key& key) const;
+  // INSERT of the write (kInsert) with `suffix` (IF NOT EXISTS, USING).
+  std::string InsertText(int64_t partition, const model::Write& write, const std::string& suffix) const;
 
   GeneratedSchema schema_;
   scenario::CqlWorkload spec_;

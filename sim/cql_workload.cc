@@ -22,6 +22,8 @@ struct CqlWorkload::Client {
   uint64_t operation = 0;
   GeneratedOp pending;
   std::optional<size_t> logged_batch;  // when the operation is one
+  std::optional<GeneratedPlainOp> plain;  // when the operation is one
+  uint32_t pages = 0;                     // of a plain read, so far
   Nanos sent_at = 0;
   // Its connection (to one node at a time), as a driver's.
   std::unique_ptr<SimCqlBackend> backend;
@@ -38,12 +40,20 @@ std::string KeyspaceName(const std::string& workload) {
 }
 
 // Each datacenter holds up to three replicas.
+uint32_t ReplicasIn(const Topology& topology, uint32_t dc) { return std::min(3u, topology.NodesIn(dc)); }
+
 std::string Replication(const Topology& topology) {
   std::vector<std::string> factors{"'class': 'NetworkTopologyStrategy'"};
   for (uint32_t dc = 0; dc < topology.datacenters.size(); dc++) {
-    factors.push_back(absl::StrCat("'", topology.datacenters[dc], "': ", std::min(3u, topology.NodesIn(dc))));
+    factors.push_back(absl::StrCat("'", topology.datacenters[dc], "': ", ReplicasIn(topology, dc)));
   }
   return "{" + absl::StrJoin(factors, ", ") + "}";
+}
+
+uint32_t ReplicationFactor(const Topology& topology) {
+  uint32_t replicas = 0;
+  for (uint32_t dc = 0; dc < topology.datacenters.size(); dc++) replicas += ReplicasIn(topology, dc);
+  return replicas;
 }
 
 // The workload's stream ids: 1..30000, never 0 (STARTUP's).
@@ -226,6 +236,10 @@ void CqlWorkload::SendNext(Client& client) {
     return;
   }
   client.logged_batch.reset();
+  if (spec_.plain_fraction() > 0 && random_.Chance(spec_.plain_fraction())) {
+    SendPlain(client);
+    return;
+  }
   if (spec_.logged_batch_fraction() > 0 && random_.Chance(spec_.logged_batch_fraction())) {
     auto [number, text] = batches_.Next(random_);
     client.logged_batch = number;
@@ -245,34 +259,137 @@ void CqlWorkload::SendNext(Client& client) {
   const std::string body = read                 ? QueryBody(client.pending.text, serial)
                            : client.logged_batch ? QueryBody(client.pending.text, CL_QUORUM)
                                                  : QueryBody(client.pending.text, CL_QUORUM, serial);
-  const uint64_t operation = SendQuery(client, body);
+  ScheduleTimeout(client, SendQuery(client, body));
+}
+
+void CqlWorkload::ScheduleTimeout(Client& client, uint64_t operation) {
   const Nanos timeout = static_cast<Nanos>(spec_.timeout_ms() > 0 ? spec_.timeout_ms() : 10000) * kMillisecond;
   Client* raw = &client;
   simulator_.Schedule(simulator_.now() + timeout, EventTag{EventKind::kClient, client.host, 0, operation}, true,
                       [this, raw, operation] {
-                        if (raw->operation == operation) Complete(*raw, model::LwtOp::Outcome::kInfo);
+                        if (raw->operation != operation) return;
+                        if (raw->plain) {
+                          CompletePlain(*raw, model::LwtOp::Outcome::kInfo);
+                        } else {
+                          Complete(*raw, model::LwtOp::Outcome::kInfo);
+                        }
                       });
+}
+
+void CqlWorkload::SendPlain(Client& client) {
+  const int64_t now_us = simulator_.now() / kMicrosecond;
+  // Clients' clocks differ: a timestamp up to a second behind true time,
+  // so that a later write may lose to an earlier one.
+  const int64_t timestamp_us = now_us - static_cast<int64_t>(random_.Below(1'000'000));
+  client.plain = generator_.NextPlain(random_, ++plain_writes_, timestamp_us);
+  client.pages = 0;
+  model::PlainOp& op = client.plain->op;
+  op.text = client.plain->text;
+  op.call_us = now_us;
+  op.replicas = ReplicasOf(client.plain->level);
+  client.sent_at = simulator_.now();
+  SendPlainPage(client, std::nullopt);
+}
+
+void CqlWorkload::SendPlainPage(Client& client, const std::optional<std::string>& paging_state) {
+  CHARYBDIS_ASSERT(client.plain.has_value());
+  client.pages++;
+  const GeneratedPlainOp& plain = *client.plain;
+  ScheduleTimeout(client, SendQuery(client, QueryBody(plain.text, plain.level, CL_UNSET, plain.page_size, paging_state)));
+}
+
+uint32_t CqlWorkload::ReplicasOf(ConsistencyLevel level) const {
+  const uint32_t replicas = ReplicationFactor(cluster_.topology());
+  switch (level) {
+    case CL_ONE: return 1;
+    case CL_QUORUM: return replicas / 2 + 1;
+    case CL_ALL: return replicas;
+    default: CHARYBDIS_ASSERT(false);
+  }
+  return replicas;
+}
+
+std::optional<model::LwtOp::Outcome> CqlWorkload::FailedOutcome(const std::string& text, const CqlAnswer& answer) {
+  if (Refused(answer)) {
+    refused_.push_back(absl::StrCat(text, ": ", answer.error_message));
+    return model::LwtOp::Outcome::kFail;
+  }
+  if (answer.kind != CqlAnswer::Kind::kError) return std::nullopt;
+  // Unavailable had no effect; timeouts, failures and overload may have.
+  const bool unavailable = answer.error_code == static_cast<int32_t>(cql::ErrorCode::kUnavailable);
+  return unavailable ? model::LwtOp::Outcome::kFail : model::LwtOp::Outcome::kInfo;
+}
+
+model::LwtOp::Outcome CqlWorkload::Unreadable(const std::string& text, const CqlAnswer& answer) {
+  refused_.push_back(absl::StrCat(text, ": an answer the model cannot read",
+                                  answer.malformed.empty() ? "" : " (" + answer.malformed + ")"));
+  return model::LwtOp::Outcome::kInfo;
+}
+
+void CqlWorkload::OnPlainAnswer(Client& client, const CqlAnswer& answer) {
+  const model::PlainOp& op = client.plain->op;
+  if (auto failed = FailedOutcome(op.text, answer)) return CompletePlain(client, *failed);
+  const bool write = op.kind == model::PlainOp::Kind::kWrite;
+  if (write ? answer.kind != CqlAnswer::Kind::kVoid : !ReadPage(client, answer)) {
+    return CompletePlain(client, Unreadable(op.text, answer));
+  }
+  if (!write && answer.paging_state) {
+    SendPlainPage(client, answer.paging_state);
+    return;
+  }
+  CompletePlain(client, model::LwtOp::Outcome::kOk);
+}
+
+bool CqlWorkload::ReadPage(Client& client, const CqlAnswer& answer) {
+  const GeneratedPlainOp& plain = *client.plain;
+  if (answer.kind != CqlAnswer::Kind::kRows) return false;
+  // A page holds at most page_size rows; a read of one page gets no
+  // paging state; no read takes more pages than the partition has rows,
+  // and one more to learn there are no more.
+  if (plain.page_size > 0 && answer.rows.size() > static_cast<size_t>(plain.page_size)) return false;
+  if (plain.page_size == 0 && answer.paging_state) return false;
+  if (answer.paging_state && client.pages > spec_.rows_per_partition()) return false;
+  for (size_t row = 0; row < answer.rows.size(); row++) {
+    model::ObservedRow observed;
+    if (!ObservedRowOf(answer, row, observed)) return false;
+    client.plain->op.rows.push_back(std::move(observed));
+  }
+  return true;
+}
+
+void CqlWorkload::CompletePlain(Client& client, model::LwtOp::Outcome outcome) {
+  CHARYBDIS_ASSERT(client.plain.has_value());
+  model::PlainOp& op = client.plain->op;
+  op.outcome = outcome;
+  op.return_us = simulator_.now() / kMicrosecond;
+  op.clock = ClockWindow(client.sent_at, simulator_.now());
+  const bool read = op.kind == model::PlainOp::Kind::kRead;
+  const char* result = outcome == model::LwtOp::Outcome::kFail   ? "failed"
+                       : outcome == model::LwtOp::Outcome::kInfo ? "unknown"
+                                                                 : "ok";
+  outcomes_[absl::StrCat(read ? (client.pages > 1 ? "plain paged read " : "plain read ") : "plain write ", result)]++;
+  plain_history_.push_back(std::move(op));
+  client.plain.reset();
+  Finished(client);
+}
+
+void CqlWorkload::Finished(Client& client) {
+  CHARYBDIS_ASSERT(client.remaining > 0);
+  client.operation++;  // a late answer is stale now
+  client.remaining--;
+  After(client, static_cast<Nanos>(spec_.think_time_ms()) * kMillisecond);
 }
 
 void CqlWorkload::OnAnswer(Client& client, const std::string& frame) {
   const CqlAnswer answer = DecodeAnswer(frame);
+  if (client.plain) {
+    OnPlainAnswer(client, answer);
+    return;
+  }
   model::LwtOp& op = client.pending.op;
-  if (Refused(answer)) {
-    refused_.push_back(absl::StrCat(client.pending.text, ": ", answer.error_message));
-    Complete(client, model::LwtOp::Outcome::kFail);
-    return;
-  }
-  if (answer.kind == CqlAnswer::Kind::kError) {
-    // Unavailable had no effect; timeouts, failures and overload may have.
-    const bool unavailable = answer.error_code == static_cast<int32_t>(cql::ErrorCode::kUnavailable);
-    Complete(client, unavailable ? model::LwtOp::Outcome::kFail : model::LwtOp::Outcome::kInfo);
-    return;
-  }
+  if (auto failed = FailedOutcome(client.pending.text, answer)) return Complete(client, *failed);
   if (client.logged_batch ? answer.kind != CqlAnswer::Kind::kVoid : !ReadAnswer(answer, op)) {
-    refused_.push_back(absl::StrCat(client.pending.text, ": an answer the model cannot read",
-                                    answer.malformed.empty() ? "" : " (" + answer.malformed + ")"));
-    Complete(client, model::LwtOp::Outcome::kInfo);
-    return;
+    return Complete(client, Unreadable(client.pending.text, answer));
   }
   Complete(client, model::LwtOp::Outcome::kOk);
 }
@@ -286,9 +403,7 @@ void CqlWorkload::Complete(Client& client, model::LwtOp::Outcome outcome) {
     outcomes_[absl::StrCat("logged batch ", outcome == model::LwtOp::Outcome::kOk     ? "ok"
                                             : outcome == model::LwtOp::Outcome::kFail ? "failed"
                                                                                       : "unknown")]++;
-    client.operation++;
-    client.remaining--;
-    After(client, static_cast<Nanos>(spec_.think_time_ms()) * kMillisecond);
+    Finished(client);
     return;
   }
   op.outcome = outcome;
@@ -302,9 +417,7 @@ void CqlWorkload::Complete(Client& client, model::LwtOp::Outcome outcome) {
                                                                  : "not applied";
   outcomes_[absl::StrCat(read ? "serial read " : op.statements.size() > 1 ? "batch " : "statement ", result)]++;
   history_.push_back(std::move(op));
-  client.operation++;  // a late answer is stale now
-  client.remaining--;
-  After(client, static_cast<Nanos>(spec_.think_time_ms()) * kMillisecond);
+  Finished(client);
 }
 
 model::Moment CqlWorkload::ClockWindow(Nanos from, Nanos to) const {
@@ -423,6 +536,7 @@ std::vector<CheckResult> CqlWorkload::Checks() const {
   CheckResult accepted{absl::StrCat(name_, ".statements_accepted"), refused_.empty(),
                        refused_.empty() ? "" : absl::StrCat(refused_.size(), " refused or unreadable, the first: ", refused_[0])};
   checks.push_back(std::move(accepted));
+  if (spec_.plain_fraction() > 0) checks.push_back(PlainCheck());
   const std::string check = absl::StrCat(name_, ".model_linearizable");
   uint64_t judged = 0;
   for (const model::LwtOp& op : history_) judged += op.outcome == model::LwtOp::Outcome::kOk;
@@ -439,6 +553,16 @@ std::vector<CheckResult> CqlWorkload::Checks() const {
   if (!result.detail.empty()) absl::StrAppend(&linearizable.detail, ": ", result.detail);
   checks.push_back(std::move(linearizable));
   return checks;
+}
+
+CheckResult CqlWorkload::PlainCheck() const {
+  const std::string check = absl::StrCat(name_, ".plain_reads_admitted");
+  const model::PlainCheckResult result = model::CheckPlainReads(plain_history_, generator_.schema().descending,
+                                                                ReplicationFactor(cluster_.topology()));
+  if (result.reads == 0) return NothingToCheck(check, "no plain read succeeded");
+  CheckResult admitted{check, result.admitted, absl::StrCat(result.reads, " reads of ", result.writes, " writes")};
+  if (!result.detail.empty()) absl::StrAppend(&admitted.detail, ": ", result.detail);
+  return admitted;
 }
 
 }  // namespace charybdis::sim

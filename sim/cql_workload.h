@@ -51,10 +51,31 @@ class CqlWorkload final : public Workload {
   // there is none now.
   bool Connect(Client& client);
   void OnAnswer(Client& client, const std::string& frame);
+  // An error's outcome (a refusal is recorded as one), or nullopt when
+  // the answer is not an error.
+  std::optional<model::LwtOp::Outcome> FailedOutcome(const std::string& text, const CqlAnswer& answer);
+  // Records an answer the operation cannot have; its outcome is unknown.
+  model::LwtOp::Outcome Unreadable(const std::string& text, const CqlAnswer& answer);
   // Sends a QUERY body on the client's connection as its next operation;
   // returns the operation's number, whose stream its answer carries.
   uint64_t SendQuery(Client& client, const std::string& body);
   void Complete(Client& client, model::LwtOp::Outcome outcome);
+  // Plain operations (spec plain_fraction): sent a page at a time, and
+  // recorded in plain_history_.
+  void SendPlain(Client& client);
+  void SendPlainPage(Client& client, const std::optional<std::string>& paging_state);
+  void OnPlainAnswer(Client& client, const CqlAnswer& answer);
+  // A page of a plain read: its rows kept; false if it is not one the read
+  // can have.
+  bool ReadPage(Client& client, const CqlAnswer& answer);
+  void CompletePlain(Client& client, model::LwtOp::Outcome outcome);
+  // Either kind of operation is done: the client's next one, after its
+  // think time.
+  void Finished(Client& client);
+  // Sets the operation's give-up time.
+  void ScheduleTimeout(Client& client, uint64_t operation);
+  // The replicas a plain operation's level waits for, of every datacenter's.
+  uint32_t ReplicasOf(ConsistencyLevel level) const;
   void After(Client& client, Nanos delay);
   // What the nodes' clocks read from true time `from` to `to`: the earliest
   // and the latest of them, in microseconds (at the two ends: drift is
@@ -63,6 +84,8 @@ class CqlWorkload final : public Workload {
   // Fills in an ok answer's result; false if it is not one the operation
   // can have.
   bool ReadAnswer(const CqlAnswer& answer, model::LwtOp& op) const;
+  // NAME.plain_reads_admitted.
+  CheckResult PlainCheck() const;
   // A row of an answer as the model's, by the answer's column names.
   bool ObservedRowOf(const CqlAnswer& answer, size_t row, model::ObservedRow& observed) const;
 
@@ -80,6 +103,8 @@ class CqlWorkload final : public Workload {
   int ddl_refusals_ = 0;
   size_t finished_clients_ = 0;
   std::vector<model::LwtOp> history_;
+  std::vector<model::PlainOp> plain_history_;
+  uint64_t plain_writes_ = 0;  // numbers each plain write's values
   LoggedBatches batches_;
   bool reading_back_ = false;
   uint32_t read_back_partition_ = 0;

@@ -229,8 +229,16 @@ class Validator {
     for (const auto& [field, value] : {std::pair{"serial_read_fraction", cql.serial_read_fraction()},
                                        std::pair{"batch_fraction", cql.batch_fraction()},
                                        std::pair{"ttl_fraction", cql.ttl_fraction()},
-                                       std::pair{"logged_batch_fraction", cql.logged_batch_fraction()}}) {
+                                       std::pair{"logged_batch_fraction", cql.logged_batch_fraction()},
+                                       std::pair{"plain_fraction", cql.plain_fraction()}}) {
       if (!IsProbability(value)) problems_.Add({{"workload", w}, {"cql"}, {field}}, "must be in [0, 1]");
+    }
+    for (const auto& [field, value] : {std::pair{"partitions", cql.partitions()},
+                                       std::pair{"rows_per_partition", cql.rows_per_partition()}}) {
+      if (value == 0) problems_.Add({{"workload", w}, {"cql"}, {field}}, "must be at least 1");
+    }
+    if (cql.plain_fraction() > 0 && cql.plain_partitions() == 0) {
+      problems_.Add({{"workload", w}, {"cql"}, {"plain_partitions"}}, "plain operations need at least 1");
     }
     if (cql.serial_read_fraction() + cql.batch_fraction() > 1 + 1e-9) {
       problems_.Add({{"workload", w}, {"cql"}, {"batch_fraction"}},

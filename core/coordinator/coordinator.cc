@@ -31,6 +31,9 @@ Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, const cql::Sche
     Track(id, std::move(request));
   };
   context_.forget = [this](uint64_t id) { pending_.erase(id); };
+  if (env.self.shard != 0) {
+    held_for_schema_ = std::make_unique<HeldForSchema>(env, [this](const Envelope& message) { Dispatch(message); });
+  }
   // A plain read that meets an unfinished Paxos round finishes it first.
   context_.finish_paxos = [this](Token token, const std::string& table, const std::string& key,
                                  std::function<void(bool)> done) {
@@ -68,13 +71,54 @@ bool Coordinator::FirstSight(const Address& client, uint64_t client_request_id) 
   return true;
 }
 
+namespace {
+
+// Who hears the answer: the sender, or the shard a forward came from.
+Address ClientOf(const Envelope& message) {
+  const ClientRequest& request = message.client_request();
+  return request.forwarded() ? Address{request.reply_node(), request.reply_shard()}
+                             : Address{message.from_node(), message.from_shard()};
+}
+
+}  // namespace
+
 void Coordinator::OnClientRequest(const Envelope& message) {
   const ClientRequest& request = message.client_request();
-  const Address client = request.forwarded()
-                             ? Address{request.reply_node(), request.reply_shard()}
-                             : Address{message.from_node(), message.from_shard()};
+  const Address client = ClientOf(message);
   // A forward comes once, from our own node; duplicates come from outside.
   if (!request.forwarded() && !FirstSight(client, request.request_id())) return;
+  if (held_for_schema_ != nullptr && NamesUnknownTable(request)) return held_for_schema_->Hold(message);
+  Dispatch(message);
+}
+
+void Coordinator::OnSchemaUpdated() {
+  if (held_for_schema_ == nullptr) return;
+  held_for_schema_->ReleaseKnown([this](const ClientRequest& request) { return !NamesUnknownTable(request); });
+}
+
+bool Coordinator::NamesUnknownTable(const ClientRequest& request) const {
+  std::vector<const std::string*> tables;
+  switch (request.op_case()) {
+    case ClientRequest::kWrite: tables.push_back(&request.write().table()); break;
+    case ClientRequest::kRead: tables.push_back(&request.read().table()); break;
+    case ClientRequest::kScan: tables.push_back(&request.scan().table()); break;
+    case ClientRequest::kCas:
+      for (const CasStatement& statement : request.cas().statement()) tables.push_back(&statement.write().table());
+      break;
+    case ClientRequest::kBatch:
+      for (const WriteOp& write : request.batch().write()) tables.push_back(&write.table());
+      break;
+    default: break;
+  }
+  for (const std::string* table : tables) {
+    if (ColumnsOf(*table) == nullptr) return true;
+  }
+  return false;
+}
+
+void Coordinator::Dispatch(const Envelope& message) {
+  const ClientRequest& request = message.client_request();
+  const Address client = ClientOf(message);
   switch (request.op_case()) {
     case ClientRequest::kWrite: {
       const absl::Status table = CheckTable(request.write().table(), request.write().partition_key());

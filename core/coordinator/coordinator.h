@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/coordinator/batch_handler.h"
+#include "core/coordinator/held_for_schema.h"
 #include "core/request/consistency.h"
 #include "core/request/context.h"
 #include "core/schema/schema_log.h"
@@ -31,6 +32,8 @@ class Coordinator {
   Coordinator& operator=(const Coordinator&) = delete;
 
   void OnClientRequest(const Envelope& message);
+  // The shard's schema log took new entries.
+  void OnSchemaUpdated();
   void OnWriteAck(const Envelope& message);
   void OnReadResponse(const Envelope& message);
   void OnScanResponse(const Envelope& message);
@@ -42,6 +45,10 @@ class Coordinator {
   void OnPaxosReply(const Envelope& message);
 
  private:
+  // Runs a client request seen for the first time (or released).
+  void Dispatch(const Envelope& message);
+  // The request names a table this shard does not know.
+  bool NamesUnknownTable(const ClientRequest& request) const;
   void Write(const Address& client, uint64_t client_request_id, const WriteOp& op);
   // Why a write is malformed, or "". REQUIRES: its table exists.
   std::string WriteProblem(const WriteOp& op) const;
@@ -91,6 +98,8 @@ class Coordinator {
   std::map<uint64_t, std::shared_ptr<PendingRequest>> pending_;
   // Conditional writes and serial reads (core/paxos/lwt_queue.h).
   LwtQueue lwt_;
+  // Shards other than 0: requests that wait for this shard's schema.
+  std::unique_ptr<HeldForSchema> held_for_schema_;
 };
 
 }  // namespace charybdis

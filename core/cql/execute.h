@@ -14,6 +14,7 @@
 #include "core/cql/result.h"
 #include "core/cql/system_tables.h"
 #include "core/cql/wire.h"
+#include "core/env/probe.h"
 #include "proto/client.pb.h"
 
 namespace charybdis::cql {
@@ -28,6 +29,9 @@ struct QueryOptions {
   std::optional<std::string> paging_state;
   std::optional<int64_t> timestamp_us;
   bool skip_metadata = false;
+  // Not from the wire: where the plan marks its rare paths (paging at a
+  // boundary), the connection's backend's.
+  Probes* probes = NoProbes::Instance();
 };
 
 struct Plan {

@@ -230,7 +230,7 @@ struct Collected {
 };
 
 Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingState& from, int32_t first,
-                int32_t page_size, bool skip_metadata, const std::vector<ClientResponse>& responses) {
+                int32_t page_size, bool skip_metadata, Probes* probes, const std::vector<ClientResponse>& responses) {
   const Table& table = *prepared.table;
   const Select& select = std::get<Select>(prepared.parsed.statement);
   Collected collected;
@@ -261,8 +261,11 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
   result.rows = std::move(collected.rows);
   if (paged) {
     CHARYBDIS_ASSERT(count >= 1);
-    CHARYBDIS_ASSERT(count <= collected.positions.size());
+    CHARYBDIS_ASSERT(count < collected.positions.size());  // more rows than the page holds
     const auto& [partition, last] = collected.positions[count - 1];
+    // The next page starts on an entry of its own: an empty rest of this
+    // one is read, or, after a single row, skipped.
+    if (collected.positions[count].first != partition) CHARYBDIS_PROBE(probes, "cql.page_ends_at_slice_end");
     result.paging_state = EncodePaging({partition, from.returned + static_cast<int32_t>(count), last});
   }
   return RowsResult(result, skip_metadata);
@@ -296,6 +299,7 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   // unless its one row was that row.
   const bool resuming = options.paging_state.has_value() && !select.count;
   const bool resumed_single = resuming && spec.entries() > 0 && spec.SliceOf(from.partition).single;
+  if (resumed_single) CHARYBDIS_PROBE(options.probes, "cql.page_resumes_after_single_row");
   const int32_t first = from.partition + (resumed_single ? 1 : 0);
   CHARYBDIS_ASSERT(first >= 0);
   Plan plan;
@@ -306,9 +310,9 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
     plan.requests.push_back(ReadRequest(table, partition_key, slice, options.consistency));
   }
   // The statement is shared, not copied: the answer may outlive the call.
-  plan.finish = [prepared, spec, from, first, page_size = options.page_size,
-                 skip_metadata = options.skip_metadata](const std::vector<ClientResponse>& responses) {
-    return Finish(*prepared, spec, from, first, page_size, skip_metadata, responses);
+  plan.finish = [prepared, spec, from, first, page_size = options.page_size, skip_metadata = options.skip_metadata,
+                 probes = options.probes](const std::vector<ClientResponse>& responses) {
+    return Finish(*prepared, spec, from, first, page_size, skip_metadata, probes, responses);
   };
   return plan;
 }

@@ -53,13 +53,19 @@ inline constexpr std::string_view kProbes[] = {
     "storage.corrupt_paxos_horizon",
     "storage.corrupt_hint",
     "storage.corrupt_generation",
-    // The batch log and the schema agent (core/batchlog/, core/schema/).
+    // The batch log and the schema agent (core/batchlog/, core/schema/,
+    // core/coordinator/held_for_schema.cc).
     "batchlog.replayed",
     "schema.append_lost_race",
     "schema.behind_a_peer",
+    "schema.shard_behind_node",
     // CQL (core/cql/connection.cc): an EXECUTE the node must refuse.
     "cql.unprepared",
     "cql.prepared_outdated_by_schema",
+    // CQL paging (core/cql/select_plan.cc): a page that ends where one of
+    // the SELECT's slices (a partition, an IN value) ends.
+    "cql.page_ends_at_slice_end",
+    "cql.page_resumes_after_single_row",
     // The read cache (core/read_cache/read_cache.cc).
     "read_cache.fill_overtaken_by_write",
     "read_cache.evicted_for_capacity",

@@ -22,13 +22,7 @@ bool Wins(const Version& a, const Version& b) {
   return a.value > b.value;
 }
 
-PartitionModel::PartitionModel(std::vector<bool> descending) : descending_(std::move(descending)) {}
-
-namespace {
-
-void Keep(std::optional<Version>& kept, Version candidate) {
-  if (!kept || Wins(candidate, *kept)) kept = std::move(candidate);
-}
+PartitionModel::PartitionModel(std::vector<bool> descending) : order_(std::move(descending)) {}
 
 Version Stamped(std::optional<Value> value, int64_t timestamp_us, int64_t ttl_seconds, Moment now) {
   CHARYBDIS_ASSERT(ttl_seconds >= 0);
@@ -41,11 +35,27 @@ Version Stamped(std::optional<Value> value, int64_t timestamp_us, int64_t ttl_se
   return version;
 }
 
+Liveness VersionLiveness(const Version& version, std::optional<int64_t> deleted_at_us, Moment now) {
+  if (!version.value) return Liveness::kDead;
+  if (deleted_at_us && version.timestamp_us <= *deleted_at_us) return Liveness::kDead;
+  if (!version.expires) return Liveness::kLive;
+  // Expired once now >= expiry; both are windows.
+  if (now.latest_us < version.expires->earliest_us) return Liveness::kLive;
+  if (now.earliest_us >= version.expires->latest_us) return Liveness::kDead;
+  return Liveness::kMaybe;
+}
+
+namespace {
+
+void Keep(std::optional<Version>& kept, Version candidate) {
+  if (!kept || Wins(candidate, *kept)) kept = std::move(candidate);
+}
+
 }  // namespace
 
 void PartitionModel::Apply(const Write& write, int64_t timestamp_us, Moment now) {
   CHARYBDIS_ASSERT(now.earliest_us <= now.latest_us);
-  CHARYBDIS_ASSERT(write.clustering.size() == descending_.size());
+  CHARYBDIS_ASSERT(write.clustering.size() == order_.columns());
   Row& row = rows_[write.clustering];
   switch (write.kind) {
     case Write::Kind::kInsert:
@@ -74,21 +84,11 @@ void PartitionModel::Apply(const Write& write, int64_t timestamp_us, Moment now)
   }
 }
 
-Liveness PartitionModel::CellLiveness(const Row& row, const Version& version, Moment now) const {
-  if (!version.value) return Liveness::kDead;
-  if (row.deleted_at_us && version.timestamp_us <= *row.deleted_at_us) return Liveness::kDead;
-  if (!version.expires) return Liveness::kLive;
-  // Expired once now >= expiry; both are windows.
-  if (now.latest_us < version.expires->earliest_us) return Liveness::kLive;
-  if (now.earliest_us >= version.expires->latest_us) return Liveness::kDead;
-  return Liveness::kMaybe;
-}
-
 ExpectedRow PartitionModel::Expect(const Key& clustering, const Row& row, Moment now) const {
   ExpectedRow expected{clustering, Liveness::kDead, {}};
-  if (row.marker) expected.exists = CellLiveness(row, *row.marker, now);
+  if (row.marker) expected.exists = VersionLiveness(*row.marker, row.deleted_at_us, now);
   for (const auto& [column, version] : row.cells) {
-    const Liveness liveness = CellLiveness(row, version, now);
+    const Liveness liveness = VersionLiveness(version, row.deleted_at_us, now);
     expected.exists = AnyOf(expected.exists, liveness);
     if (liveness != Liveness::kDead) expected.columns[column] = ExpectedCell{liveness, *version.value};
   }
@@ -166,13 +166,17 @@ int CompareColumns(const Key& a, const Key& b, size_t length, const std::vector<
 
 }  // namespace
 
-bool PartitionModel::Before(const Key& a, const Key& b) const {
+bool ClusteringOrder::Before(const Key& a, const Key& b) const {
   CHARYBDIS_ASSERT(a.size() == descending_.size());
   CHARYBDIS_ASSERT(b.size() == descending_.size());
   return CompareColumns(a, b, a.size(), descending_) < 0;
 }
 
-bool PartitionModel::InSlice(const Key& clustering, const Slice& slice) const {
+bool ClusteringOrder::InSlice(const Key& clustering, const Slice& slice) const {
+  if (slice.first_in &&
+      std::find(slice.first_in->begin(), slice.first_in->end(), clustering.at(0)) == slice.first_in->end()) {
+    return false;
+  }
   if (slice.low) {
     CHARYBDIS_ASSERT(slice.low->size() <= clustering.size());
     const int order = CompareColumns(clustering, *slice.low, slice.low->size(), descending_);
@@ -189,12 +193,12 @@ bool PartitionModel::InSlice(const Key& clustering, const Slice& slice) const {
 std::vector<ExpectedRow> PartitionModel::Read(const Slice& slice, Moment now) const {
   std::vector<ExpectedRow> rows;
   for (const auto& [clustering, row] : rows_) {
-    if (!InSlice(clustering, slice)) continue;
+    if (!order_.InSlice(clustering, slice)) continue;
     ExpectedRow expected = Expect(clustering, row, now);
     if (expected.exists != Liveness::kDead) rows.push_back(std::move(expected));
   }
   std::sort(rows.begin(), rows.end(),
-            [this](const ExpectedRow& a, const ExpectedRow& b) { return Before(a.clustering, b.clustering); });
+            [this](const ExpectedRow& a, const ExpectedRow& b) { return order_.Before(a.clustering, b.clustering); });
   if (slice.reversed) std::reverse(rows.begin(), rows.end());
   return rows;
 }

@@ -58,6 +58,13 @@ struct Version {
 // Whether `a` wins over `b` by last-write-wins (false when they are equal).
 bool Wins(const Version& a, const Version& b);
 
+// The version a write makes: a TTL expires `ttl_seconds` after `now`
+// (none on a tombstone).
+Version Stamped(std::optional<Value> value, int64_t timestamp_us, int64_t ttl_seconds, Moment now);
+// Whether the version is live at `now`, under a row tombstone at
+// `deleted_at_us` if any.
+Liveness VersionLiveness(const Version& version, std::optional<int64_t> deleted_at_us, Moment now);
+
 struct Row {
   std::optional<Version> marker;
   std::optional<int64_t> deleted_at_us;  // the newest row tombstone
@@ -110,7 +117,8 @@ struct RowCondition {
 
 // A slice of the partition's rows: clustering keys in [low, high] by the
 // table's order (a missing bound is open; a bound shorter than the key is
-// a prefix), reversed for ORDER BY DESC, at most `limit` rows (0: all).
+// a prefix) whose first column is one of `first_in` if given (IN),
+// reversed for ORDER BY DESC, at most `limit` rows (0: all).
 struct Slice {
   std::optional<Key> low;
   bool low_inclusive = true;
@@ -118,6 +126,20 @@ struct Slice {
   bool high_inclusive = true;
   bool reversed = false;
   uint64_t limit = 0;
+  std::optional<std::vector<Value>> first_in;
+};
+
+// The table's clustering order: `descending[i]`, column i is DESC.
+class ClusteringOrder {
+ public:
+  explicit ClusteringOrder(std::vector<bool> descending) : descending_(std::move(descending)) {}
+  bool Before(const Key& a, const Key& b) const;
+  bool InSlice(const Key& clustering, const Slice& slice) const;
+  size_t columns() const { return descending_.size(); }
+  auto operator<=>(const ClusteringOrder&) const = default;
+
+ private:
+  std::vector<bool> descending_;
 };
 
 class PartitionModel {
@@ -139,13 +161,9 @@ class PartitionModel {
   auto operator<=>(const PartitionModel&) const = default;
 
  private:
-  Liveness CellLiveness(const Row& row, const Version& version, Moment now) const;
   ExpectedRow Expect(const Key& clustering, const Row& row, Moment now) const;
-  // Order of clustering keys in the table's clustering order.
-  bool Before(const Key& a, const Key& b) const;
-  bool InSlice(const Key& clustering, const Slice& slice) const;
 
-  std::vector<bool> descending_;
+  ClusteringOrder order_;
   std::map<Key, Row> rows_;  // by natural key order; Read sorts by the table's
 };
 

@@ -1,0 +1,203 @@
+#include "sim/model/plain_check.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
+
+namespace charybdis::sim::model {
+
+namespace {
+
+// The row marker's versions are kept as the cell of this name.
+constexpr char kMarker[] = "";
+
+// What a read's writes did to one cell: the winner among those it must
+// see, and every version it may see (those it must see included).
+struct CellVersions {
+  std::optional<Version> must_top;
+  std::vector<Version> may;
+};
+
+struct RowVersions {
+  std::optional<int64_t> must_deleted_at_us;  // the newest row tombstone it must see
+  std::optional<int64_t> may_deleted_at_us;   // the newest it may see
+  std::map<std::string, CellVersions> cells;
+};
+
+void Newest(std::optional<int64_t>& kept, int64_t timestamp_us) {
+  kept = std::max(kept.value_or(timestamp_us), timestamp_us);
+}
+
+void AddWrite(const PlainOp& plain, bool must, RowVersions& row) {
+  const Write& write = plain.write;
+  auto add = [&](const std::string& column, Version version) {
+    CellVersions& cell = row.cells[column];
+    if (must && (!cell.must_top || Wins(version, *cell.must_top))) cell.must_top = version;
+    cell.may.push_back(std::move(version));
+  };
+  switch (write.kind) {
+    case Write::Kind::kInsert:
+      add(kMarker, Stamped(Value{std::string()}, plain.timestamp_us, write.ttl_seconds, plain.clock));
+      [[fallthrough]];
+    case Write::Kind::kUpdate:
+      for (const auto& [column, value] : write.columns) {
+        add(column, Stamped(value, plain.timestamp_us, write.ttl_seconds, plain.clock));
+      }
+      return;
+    case Write::Kind::kDeleteRow:
+      if (must) Newest(row.must_deleted_at_us, plain.timestamp_us);
+      Newest(row.may_deleted_at_us, plain.timestamp_us);
+      return;
+    case Write::Kind::kDeleteColumns:
+      CHARYBDIS_ASSERT(!write.columns.empty());
+      for (const auto& [column, ignored] : write.columns) add(column, Version{plain.timestamp_us, std::nullopt, std::nullopt});
+      return;
+  }
+}
+
+// Some set of the writes leaves `value` in the cell: one it may see, that
+// wins over all it must see, and is live at `now`.
+bool CanHold(const RowVersions& row, const CellVersions& cell, const Value& value, Moment now) {
+  for (const Version& version : cell.may) {
+    if (version.value != value) continue;
+    if (cell.must_top && Wins(*cell.must_top, version)) continue;
+    if (VersionLiveness(version, row.must_deleted_at_us, now) != Liveness::kDead) return true;
+  }
+  return false;
+}
+
+// Some set of the writes leaves the cell dead: those it must see, with
+// perhaps a row tombstone or a newer dead or expiring version added.
+bool CanBeDead(const RowVersions& row, const CellVersions& cell, Moment now) {
+  if (!cell.must_top) return true;
+  if (VersionLiveness(*cell.must_top, row.may_deleted_at_us, now) != Liveness::kLive) return true;
+  for (const Version& version : cell.may) {
+    if (!Wins(version, *cell.must_top)) continue;
+    if (VersionLiveness(version, row.may_deleted_at_us, now) != Liveness::kLive) return true;
+  }
+  return false;
+}
+
+// What the writes a read must see leave in the cell, for messages.
+std::string MustText(const RowVersions& row, const CellVersions* cell) {
+  std::string text = "nothing";
+  if (cell != nullptr && cell->must_top) {
+    const Version& top = *cell->must_top;
+    text = absl::StrCat(top.value ? ValueText(*top.value) : "a tombstone", " at ", top.timestamp_us);
+    if (top.expires) absl::StrAppend(&text, " expiring in [", top.expires->earliest_us, ", ", top.expires->latest_us, "] us");
+  }
+  if (row.must_deleted_at_us) absl::StrAppend(&text, ", under a row tombstone at ", *row.must_deleted_at_us);
+  return text;
+}
+
+std::optional<std::string> RowAdmitted(const RowVersions& row, const ObservedRow& observed, Moment now) {
+  bool live = false;
+  for (const auto& [column, value] : observed.columns) {
+    auto found = row.cells.find(column);
+    const CellVersions* cell = found == row.cells.end() ? nullptr : &found->second;
+    const bool admitted = value ? cell != nullptr && CanHold(row, *cell, *value, now)
+                                : cell == nullptr || CanBeDead(row, *cell, now);
+    if (!admitted) {
+      return absl::StrCat("row ", KeyText(observed.clustering), " column ", column, " read ",
+                          value ? ValueText(*value) : "null", "; the writes it must see leave ", MustText(row, cell));
+    }
+    live = live || value.has_value();
+  }
+  auto marker = row.cells.find(kMarker);
+  if (!live && (marker == row.cells.end() || !CanHold(row, marker->second, Value{std::string()}, now))) {
+    return absl::StrCat("row ", KeyText(observed.clustering), " was returned with no live cell and no live row marker");
+  }
+  return std::nullopt;
+}
+
+bool CanBeAbsent(const RowVersions& row, Moment now) {
+  for (const auto& [column, cell] : row.cells) {
+    if (!CanBeDead(row, cell, now)) return false;
+  }
+  return true;
+}
+
+// The rows returned are in the slice, in its order, each once.
+std::optional<std::string> Ordered(const PlainOp& read, const ClusteringOrder& order) {
+  for (size_t i = 0; i < read.rows.size(); i++) {
+    const Key& key = read.rows[i].clustering;
+    if (!order.InSlice(key, read.slice)) return absl::StrCat("row ", KeyText(key), " is outside the slice");
+    if (i == 0) continue;
+    const Key& previous = read.rows[i - 1].clustering;
+    if (!(read.slice.reversed ? order.Before(key, previous) : order.Before(previous, key))) {
+      return absl::StrCat("row ", KeyText(key), " came after row ", KeyText(previous), ": out of order, or twice");
+    }
+  }
+  if (read.slice.limit > 0 && read.rows.size() > read.slice.limit) {
+    return absl::StrCat(read.rows.size(), " rows returned under LIMIT ", read.slice.limit);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> CheckRead(const PlainOp& read, const std::vector<const PlainOp*>& writes,
+                                     const ClusteringOrder& order, uint32_t replication_factor) {
+  CHARYBDIS_ASSERT(read.outcome == LwtOp::Outcome::kOk);
+  CHARYBDIS_ASSERT(read.call_us <= read.return_us);
+  if (auto wrong = Ordered(read, order)) return wrong;
+  std::map<Key, RowVersions> rows;
+  for (const PlainOp* write : writes) {
+    if (write->outcome == LwtOp::Outcome::kFail || write->call_us >= read.return_us) continue;
+    if (!order.InSlice(write->write.clustering, read.slice)) continue;
+    const bool must = write->outcome == LwtOp::Outcome::kOk && write->return_us < read.call_us &&
+                      write->replicas + read.replicas > replication_factor;
+    AddWrite(*write, must, rows[write->write.clustering]);
+  }
+  std::vector<Key> keys;  // in the slice's order
+  for (const auto& [key, ignored] : rows) keys.push_back(key);
+  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) { return order.Before(a, b); });
+  if (read.slice.reversed) std::reverse(keys.begin(), keys.end());
+  const bool limited = read.slice.limit > 0 && read.rows.size() == read.slice.limit;
+  size_t next = 0;  // the next returned row to account for
+  for (const Key& key : keys) {
+    if (next < read.rows.size() && read.rows[next].clustering == key) {
+      if (auto wrong = RowAdmitted(rows[key], read.rows[next], read.clock)) return wrong;
+      next++;
+      continue;
+    }
+    if (limited && next == read.rows.size()) break;  // the LIMIT cut the rest
+    if (!CanBeAbsent(rows[key], read.clock)) {
+      return absl::StrCat("row ", KeyText(key), " must exist but was not returned");
+    }
+  }
+  if (next < read.rows.size()) {
+    return absl::StrCat("row ", KeyText(read.rows[next].clustering), " was returned, but no write it may see made it");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+PlainCheckResult CheckPlainReads(const std::vector<PlainOp>& operations, const std::vector<bool>& descending,
+                                 uint32_t replication_factor) {
+  CHARYBDIS_ASSERT(replication_factor > 0);
+  const ClusteringOrder order(descending);
+  std::map<std::string, std::vector<const PlainOp*>> writes;  // by partition
+  for (const PlainOp& op : operations) {
+    if (op.kind == PlainOp::Kind::kWrite) writes[op.partition].push_back(&op);
+  }
+  PlainCheckResult result;
+  for (const PlainOp& op : operations) {
+    if (op.kind == PlainOp::Kind::kWrite) {
+      result.writes++;
+      continue;
+    }
+    if (op.outcome != LwtOp::Outcome::kOk) continue;
+    result.reads++;
+    auto wrong = CheckRead(op, writes[op.partition], order, replication_factor);
+    if (wrong && result.admitted) {
+      result.admitted = false;
+      result.detail = absl::StrCat("partition ", op.partition, ": ", op.text, " (called at ", op.call_us,
+                                   " us, returned at ", op.return_us, " us): ", *wrong);
+    }
+  }
+  return result;
+}
+
+}  // namespace charybdis::sim::model

@@ -1,0 +1,196 @@
+// The plain-read checker (sim/model/plain_check.h): reads the model allows
+// pass, and each kind of wrong one fails: an acknowledged quorum write
+// missed, an older timestamp winning, a deleted or expired row returned, a
+// value nobody wrote, rows out of order or twice, a row dropped before a
+// LIMIT.
+
+#include "sim/model/plain_check.h"
+
+#include <gtest/gtest.h>
+
+namespace charybdis::sim::model {
+namespace {
+
+constexpr int64_t kSecond = 1'000'000;
+constexpr uint32_t kReplicationFactor = 3;
+constexpr uint32_t kQuorum = 2;
+
+Key K(int64_t row) { return Key{Value{row}}; }
+
+PlainOp Op(PlainOp::Kind kind, int64_t call_us, int64_t return_us, uint32_t replicas) {
+  PlainOp op;
+  op.kind = kind;
+  op.partition = "p";
+  op.call_us = call_us;
+  op.return_us = return_us;
+  op.clock = Moment{call_us, return_us};
+  op.replicas = replicas;
+  return op;
+}
+
+PlainOp Insert(int64_t call_us, int64_t return_us, int64_t row, int64_t v, int64_t timestamp_us,
+               uint32_t replicas = kQuorum, int64_t ttl_seconds = 0) {
+  PlainOp op = Op(PlainOp::Kind::kWrite, call_us, return_us, replicas);
+  op.write = Write{Write::Kind::kInsert, K(row), {{"v", Value{v}}}, ttl_seconds};
+  op.timestamp_us = timestamp_us;
+  return op;
+}
+
+PlainOp DeleteRow(int64_t call_us, int64_t return_us, int64_t row, int64_t timestamp_us) {
+  PlainOp op = Op(PlainOp::Kind::kWrite, call_us, return_us, kQuorum);
+  op.write = Write{Write::Kind::kDeleteRow, K(row), {}, 0};
+  op.timestamp_us = timestamp_us;
+  return op;
+}
+
+ObservedRow Row(int64_t row, std::optional<int64_t> v) {
+  return ObservedRow{K(row), {{"v", v ? std::optional<Value>(Value{*v}) : std::nullopt}}};
+}
+
+PlainOp Read(int64_t call_us, int64_t return_us, std::vector<ObservedRow> rows, uint32_t replicas = kQuorum,
+             Slice slice = {}) {
+  PlainOp op = Op(PlainOp::Kind::kRead, call_us, return_us, replicas);
+  op.rows = std::move(rows);
+  op.slice = slice;
+  return op;
+}
+
+bool Admitted(const std::vector<PlainOp>& history, std::vector<bool> descending = {false}) {
+  const PlainCheckResult result = CheckPlainReads(history, descending, kReplicationFactor);
+  if (!result.admitted) std::cerr << result.detail << "\n";
+  return result.admitted;
+}
+
+TEST(PlainCheckTest, AQuorumReadSeesAnAcknowledgedQuorumWrite) {
+  const PlainOp first = Insert(0, 10, 1, 7, 100);
+  const PlainOp second = Insert(20, 30, 1, 8, 200);
+  EXPECT_TRUE(Admitted({first, second, Read(40, 50, {Row(1, 8)})}));
+  EXPECT_FALSE(Admitted({first, second, Read(40, 50, {Row(1, 7)})}));
+  EXPECT_FALSE(Admitted({first, second, Read(40, 50, {})}));
+}
+
+TEST(PlainCheckTest, AWriteAtOneMayBeMissedByAQuorumRead) {
+  const PlainOp first = Insert(0, 10, 1, 7, 100);
+  const PlainOp second = Insert(20, 30, 1, 8, 200, 1);
+  EXPECT_TRUE(Admitted({first, second, Read(40, 50, {Row(1, 7)})}));
+  EXPECT_TRUE(Admitted({first, second, Read(40, 50, {Row(1, 8)})}));
+  // ALL reads meet a write at ONE.
+  EXPECT_FALSE(Admitted({first, second, Read(40, 50, {Row(1, 7)}, 3)}));
+}
+
+TEST(PlainCheckTest, AConcurrentWriteMayOrMayNotBeSeen) {
+  const PlainOp first = Insert(0, 10, 1, 7, 100);
+  const PlainOp concurrent = Insert(35, 60, 1, 8, 200);
+  EXPECT_TRUE(Admitted({first, concurrent, Read(40, 50, {Row(1, 7)})}));
+  EXPECT_TRUE(Admitted({first, concurrent, Read(40, 50, {Row(1, 8)})}));
+  // A write sent after the read returned cannot be in it.
+  const PlainOp later = Insert(55, 60, 1, 9, 300);
+  EXPECT_FALSE(Admitted({first, later, Read(40, 50, {Row(1, 9)})}));
+}
+
+TEST(PlainCheckTest, TheHigherTimestampWinsWhateverTheOrderOfWrites) {
+  const PlainOp newer = Insert(0, 10, 1, 7, 500);
+  const PlainOp older_sent_later = Insert(20, 30, 1, 8, 100);
+  EXPECT_TRUE(Admitted({newer, older_sent_later, Read(40, 50, {Row(1, 7)})}));
+  EXPECT_FALSE(Admitted({newer, older_sent_later, Read(40, 50, {Row(1, 8)})}));
+}
+
+TEST(PlainCheckTest, ADeletedRowIsNotReturned) {
+  const PlainOp insert = Insert(0, 10, 1, 7, 100);
+  EXPECT_FALSE(Admitted({insert, DeleteRow(20, 30, 1, 200), Read(40, 50, {Row(1, 7)})}));
+  EXPECT_TRUE(Admitted({insert, DeleteRow(20, 30, 1, 200), Read(40, 50, {})}));
+  // A tombstone older than the insert shadows nothing.
+  EXPECT_FALSE(Admitted({insert, DeleteRow(20, 30, 1, 50), Read(40, 50, {})}));
+}
+
+TEST(PlainCheckTest, AnExpiredRowIsNotReturnedAndOneNearItsExpiryMayBe) {
+  const PlainOp insert = Insert(0, 10, 1, 7, 100, kQuorum, 1);
+  EXPECT_TRUE(Admitted({insert, Read(20, 30, {Row(1, 7)})}));
+  EXPECT_FALSE(Admitted({insert, Read(20, 30, {})}));
+  EXPECT_TRUE(Admitted({insert, Read(kSecond + 5, kSecond + 6, {Row(1, 7)})}));
+  EXPECT_TRUE(Admitted({insert, Read(kSecond + 5, kSecond + 6, {})}));
+  EXPECT_FALSE(Admitted({insert, Read(2 * kSecond, 2 * kSecond + 1, {Row(1, 7)})}));
+}
+
+TEST(PlainCheckTest, AValueNoWriteLeftThereFails) {
+  const PlainOp insert = Insert(0, 10, 1, 7, 100);
+  EXPECT_FALSE(Admitted({insert, Read(20, 30, {Row(1, 6)})}));
+  EXPECT_FALSE(Admitted({insert, Read(20, 30, {Row(1, 7), Row(2, 7)})}));
+  PlainOp failed = Insert(12, 15, 1, 9, 200);
+  failed.outcome = LwtOp::Outcome::kFail;
+  EXPECT_FALSE(Admitted({insert, failed, Read(20, 30, {Row(1, 9)})}));
+  PlainOp unknown = failed;
+  unknown.outcome = LwtOp::Outcome::kInfo;
+  EXPECT_TRUE(Admitted({insert, unknown, Read(20, 30, {Row(1, 9)})}));
+  EXPECT_TRUE(Admitted({insert, unknown, Read(20, 30, {Row(1, 7)})}));
+}
+
+TEST(PlainCheckTest, RowsComeInTheSlicesOrderEachOnce) {
+  const std::vector<PlainOp> writes = {Insert(0, 10, 1, 7, 100), Insert(0, 10, 2, 8, 100)};
+  auto with = [&](PlainOp read) {
+    std::vector<PlainOp> history = writes;
+    history.push_back(std::move(read));
+    return history;
+  };
+  EXPECT_TRUE(Admitted(with(Read(20, 30, {Row(1, 7), Row(2, 8)}))));
+  EXPECT_FALSE(Admitted(with(Read(20, 30, {Row(2, 8), Row(1, 7)}))));
+  EXPECT_FALSE(Admitted(with(Read(20, 30, {Row(1, 7), Row(1, 7), Row(2, 8)}))));
+  // DESC clustering order reads 2 first.
+  EXPECT_TRUE(Admitted(with(Read(20, 30, {Row(2, 8), Row(1, 7)})), {true}));
+  Slice reversed;
+  reversed.reversed = true;
+  EXPECT_TRUE(Admitted(with(Read(20, 30, {Row(2, 8), Row(1, 7)}, kQuorum, reversed))));
+}
+
+TEST(PlainCheckTest, ALimitCutsOnlyAfterTheRowsItReturned) {
+  const std::vector<PlainOp> writes = {Insert(0, 10, 1, 7, 100), Insert(0, 10, 2, 8, 100),
+                                       Insert(0, 10, 3, 9, 100)};
+  Slice limited;
+  limited.limit = 2;
+  auto with = [&](PlainOp read) {
+    std::vector<PlainOp> history = writes;
+    history.push_back(std::move(read));
+    return history;
+  };
+  EXPECT_TRUE(Admitted(with(Read(20, 30, {Row(1, 7), Row(2, 8)}, kQuorum, limited))));
+  EXPECT_FALSE(Admitted(with(Read(20, 30, {Row(1, 7), Row(3, 9)}, kQuorum, limited))));
+  EXPECT_FALSE(Admitted(with(Read(20, 30, {Row(1, 7), Row(2, 8), Row(3, 9)}, kQuorum, limited))));
+  Slice from_two;
+  from_two.low = K(2);
+  EXPECT_TRUE(Admitted(with(Read(20, 30, {Row(2, 8), Row(3, 9)}, kQuorum, from_two))));
+  EXPECT_FALSE(Admitted(with(Read(20, 30, {Row(1, 7), Row(2, 8), Row(3, 9)}, kQuorum, from_two))));
+}
+
+TEST(PlainCheckTest, AnInListReadsOnlyItsRowsAndAllOfThem) {
+  const std::vector<PlainOp> writes = {Insert(0, 10, 1, 7, 100), Insert(0, 10, 2, 8, 100),
+                                       Insert(0, 10, 3, 9, 100)};
+  Slice in;
+  in.first_in = std::vector<Value>{Value{int64_t{3}}, Value{int64_t{1}}};
+  auto with = [&](PlainOp read) {
+    std::vector<PlainOp> history = writes;
+    history.push_back(std::move(read));
+    return history;
+  };
+  EXPECT_TRUE(Admitted(with(Read(20, 30, {Row(1, 7), Row(3, 9)}, kQuorum, in))));
+  EXPECT_FALSE(Admitted(with(Read(20, 30, {Row(1, 7), Row(2, 8), Row(3, 9)}, kQuorum, in))));
+  EXPECT_FALSE(Admitted(with(Read(20, 30, {Row(3, 9)}, kQuorum, in))));
+}
+
+TEST(PlainCheckTest, AColumnSetToNullReadsNullAndTheRowLivesOnItsMarker) {
+  const PlainOp insert = Insert(0, 10, 1, 7, 100);
+  PlainOp set_null = Op(PlainOp::Kind::kWrite, 20, 30, kQuorum);
+  set_null.write = Write{Write::Kind::kUpdate, K(1), {{"v", std::nullopt}}, 0};
+  set_null.timestamp_us = 200;
+  EXPECT_TRUE(Admitted({insert, set_null, Read(40, 50, {Row(1, std::nullopt)})}));
+  EXPECT_FALSE(Admitted({insert, set_null, Read(40, 50, {})}));
+  EXPECT_FALSE(Admitted({insert, set_null, Read(40, 50, {Row(1, 7)})}));
+  // An UPDATE makes no marker: with its one cell gone, the row is gone.
+  PlainOp update = set_null;
+  update.write.columns["v"] = Value{int64_t{5}};
+  update.timestamp_us = 50;
+  EXPECT_FALSE(Admitted({update, set_null, Read(40, 50, {Row(1, std::nullopt)})}));
+  EXPECT_TRUE(Admitted({update, set_null, Read(40, 50, {})}));
+}
+
+}  // namespace
+}  // namespace charybdis::sim::model
