@@ -4,8 +4,9 @@
 
 namespace charybdis::sim {
 
-SimCqlBackend::SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes)
-    : cluster_(cluster), client_(client), node_(node), probes_(probes) {
+SimCqlBackend::SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes,
+                             uint64_t first_request_id)
+    : cluster_(cluster), client_(client), node_(node), probes_(probes), last_request_(first_request_id) {
   CHARYBDIS_ASSERT(node >= 1);
   CHARYBDIS_ASSERT(node <= cluster.size());
   CHARYBDIS_ASSERT(probes != nullptr);

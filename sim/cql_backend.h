@@ -20,7 +20,11 @@ class SimCqlBackend final : public cql::Backend {
  public:
   // `client` is an address of the cluster's (Cluster::AddClient) that this
   // backend alone receives on; `probes` counts the connection's rare paths.
-  SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes);
+  // `first_request_id`: the client's requests so far, when it had backends
+  // before: a coordinator drops a request id it saw from the same address
+  // (a duplicate), and a late answer to an old one must find no one.
+  SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes,
+                uint64_t first_request_id = 0);
   ~SimCqlBackend() override;
   SimCqlBackend(const SimCqlBackend&) = delete;
   SimCqlBackend& operator=(const SimCqlBackend&) = delete;
@@ -32,6 +36,7 @@ class SimCqlBackend final : public cql::Backend {
   Probes* probes() override { return probes_; }
 
   NodeId node() const { return node_; }
+  uint64_t last_request_id() const { return last_request_; }
 
  private:
   ::charybdis::sim::Cluster& cluster_;

@@ -92,15 +92,39 @@ std::string StartupBody() {
   return startup.Take();
 }
 
-std::string QueryBody(const std::string& text, ConsistencyLevel level, ConsistencyLevel serial, int32_t page_size,
-                      const std::optional<std::string>& paging_state) {
-  cql::Writer body;
-  body.LongString(text);
+namespace {
+
+// <query_parameters> (section 4.1.4): no values.
+void WriteParameters(cql::Writer& body, ConsistencyLevel level, ConsistencyLevel serial, int32_t page_size,
+                     const std::optional<std::string>& paging_state) {
   body.Short(cql::ToCqlConsistency(level));
   body.Byte((page_size > 0 ? 0x04 : 0) | (paging_state ? 0x08 : 0) | (serial != CL_UNSET ? 0x10 : 0));
   if (page_size > 0) body.Int(page_size);
   if (paging_state) body.Bytes(*paging_state);
   if (serial != CL_UNSET) body.Short(cql::ToCqlConsistency(serial));
+}
+
+}  // namespace
+
+std::string QueryBody(const std::string& text, ConsistencyLevel level, ConsistencyLevel serial, int32_t page_size,
+                      const std::optional<std::string>& paging_state) {
+  cql::Writer body;
+  body.LongString(text);
+  WriteParameters(body, level, serial, page_size, paging_state);
+  return body.Take();
+}
+
+std::string PrepareBody(const std::string& text) {
+  cql::Writer body;
+  body.LongString(text);
+  return body.Take();
+}
+
+std::string ExecuteBody(const std::string& id, ConsistencyLevel level, ConsistencyLevel serial, int32_t page_size,
+                        const std::optional<std::string>& paging_state) {
+  cql::Writer body;
+  body.ShortBytes(id);
+  WriteParameters(body, level, serial, page_size, paging_state);
   return body.Take();
 }
 
@@ -121,7 +145,10 @@ CqlAnswer DecodeAnswer(const std::string& frame) {
       case 1: answer.kind = CqlAnswer::Kind::kVoid; break;
       case 2: answer.kind = CqlAnswer::Kind::kRows; DecodeRows(in, answer); break;
       case 3: answer.kind = CqlAnswer::Kind::kSetKeyspace; break;
-      case 4: answer.kind = CqlAnswer::Kind::kPrepared; break;
+      case 4:  // the id; its metadata is not read
+        answer.kind = CqlAnswer::Kind::kPrepared;
+        answer.prepared_id = in.ShortBytes();
+        break;
       case 5: answer.kind = CqlAnswer::Kind::kSchemaChange; break;
       default: answer.malformed = "an unknown result kind"; break;
     }

@@ -22,6 +22,12 @@ std::string StartupBody();
 std::string QueryBody(const std::string& text, ConsistencyLevel level, ConsistencyLevel serial = CL_UNSET,
                       int32_t page_size = 0, const std::optional<std::string>& paging_state = std::nullopt);
 
+// A PREPARE's body, and an EXECUTE's of the prepared statement `id` (with
+// no values), with the parameters QueryBody takes.
+std::string PrepareBody(const std::string& text);
+std::string ExecuteBody(const std::string& id, ConsistencyLevel level, ConsistencyLevel serial = CL_UNSET,
+                        int32_t page_size = 0, const std::optional<std::string>& paging_state = std::nullopt);
+
 // One answer frame, decoded.
 struct CqlAnswer {
   enum class Kind { kVoid, kRows, kSetKeyspace, kPrepared, kSchemaChange, kError, kOther };
@@ -33,6 +39,7 @@ struct CqlAnswer {
   std::vector<std::string> columns;
   std::vector<std::vector<std::optional<model::Value>>> rows;
   std::optional<std::string> paging_state;
+  std::string prepared_id;  // kPrepared
   // Why a frame could not be decoded (then kind is kOther).
   std::string malformed;
 };

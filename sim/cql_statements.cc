@@ -196,6 +196,13 @@ GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id
   op.partition = absl::StrCat(partition);
   if (random.Chance(0.5)) {
     op.kind = model::PlainOp::Kind::kRead;
+    if (spec_.scan_fraction() > 0 && random.Chance(spec_.scan_fraction())) {
+      generated.scan = true;
+      op.partition.clear();
+      generated.text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable());
+      if (spec_.page_size() > 0 && random.Chance(0.8)) generated.page_size = 1 + random.Below(4 * spec_.page_size());
+      return generated;
+    }
     std::tie(generated.text, op.slice) = RandomSelect(random, partition, true);
     if (spec_.page_size() > 0 && random.Chance(0.5)) generated.page_size = 1 + random.Below(spec_.page_size());
     return generated;

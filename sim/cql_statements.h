@@ -51,6 +51,7 @@ struct GeneratedPlainOp {
   model::PlainOp op;
   ConsistencyLevel level = CL_QUORUM;
   int32_t page_size = 0;  // a read's rows per page; 0: one page
+  bool scan = false;      // a read of the whole table (op.partition is empty)
 };
 
 class StatementGenerator {

@@ -13,6 +13,22 @@
 
 namespace charybdis::sim {
 
+namespace {
+
+// A statement as it goes out: as a QUERY, or as an EXECUTE of its
+// prepared form.
+struct Outgoing {
+  std::string text;
+  ConsistencyLevel level = CL_QUORUM;
+  ConsistencyLevel serial = CL_UNSET;
+  int32_t page_size = 0;
+  std::optional<std::string> paging_state;
+  bool prepared = false;
+  bool reprepared = false;  // after an Unprepared answer, once
+};
+
+}  // namespace
+
 struct CqlWorkload::Client {
   size_t index = 0;
   NodeId address = 0;  // its own, from Cluster::AddClient
@@ -24,11 +40,22 @@ struct CqlWorkload::Client {
   std::optional<size_t> logged_batch;  // when the operation is one
   std::optional<GeneratedPlainOp> plain;  // when the operation is one
   uint32_t pages = 0;                     // of a plain read, so far
+  // A scan's rows so far, each with its partition.
+  std::vector<std::pair<std::string, model::ObservedRow>> scanned;
   Nanos sent_at = 0;
-  // Its connection (to one node at a time), as a driver's.
+  // How the operation goes out (Send), and whether the frame in flight
+  // is its PREPARE.
+  Outgoing outgoing;
+  bool preparing = false;
+  // Its connection (to one node at a time, in one of its runs), as a driver's.
   std::unique_ptr<SimCqlBackend> backend;
-  std::unique_ptr<cql::PreparedStatements> prepared;
+  uint64_t node_starts = 0;
+  uint64_t last_request_id = 0;  // of its backends so far
   std::unique_ptr<cql::Connection> connection;
+  // The ids of the statements it prepared, by text, whichever node it
+  // prepared them on: as a driver, it sends an EXECUTE to the node it is
+  // connected to now, which answers Unprepared if it has not seen it.
+  std::map<std::string, std::string> prepared_ids;
 };
 
 namespace {
@@ -55,6 +82,8 @@ uint32_t ReplicationFactor(const Topology& topology) {
   for (uint32_t dc = 0; dc < topology.datacenters.size(); dc++) replicas += ReplicasIn(topology, dc);
   return replicas;
 }
+
+constexpr double kMoveChance = 0.1;
 
 // The workload's stream ids: 1..30000, never 0 (STARTUP's).
 int16_t StreamOf(uint64_t operation) { return static_cast<int16_t>(1 + operation % 30000); }
@@ -100,6 +129,11 @@ CqlWorkload::CqlWorkload(Simulator& simulator, Cluster& cluster, std::string nam
     client->remaining = spec.operations_per_client();
     clients_.push_back(std::move(client));
   }
+  if (spec.alter_table_every_ms() > 0) {
+    schema_client_ = std::make_unique<Client>();
+    schema_client_->address = cluster.AddClient(0);
+    schema_client_->host = SimNetwork::HostOf(schema_client_->address);
+  }
 }
 
 CqlWorkload::~CqlWorkload() {
@@ -108,6 +142,10 @@ CqlWorkload::~CqlWorkload() {
     client->connection.reset();
     client->backend.reset();
   }
+  if (schema_client_ != nullptr) {
+    schema_client_->connection.reset();
+    schema_client_->backend.reset();
+  }
 }
 
 void CqlWorkload::Start() {
@@ -115,10 +153,19 @@ void CqlWorkload::Start() {
                       EventTag{EventKind::kClient, clients_[0]->host, 0, 0}, true, [this] { SendDdl(0); });
 }
 
-bool CqlWorkload::Connect(Client& client) {
-  if (client.connection != nullptr && cluster_.node(client.backend->node()).running()) return true;
+void CqlWorkload::Disconnect(Client& client) {
+  // The connection goes before its backend; the request ids go on.
   client.connection.reset();
+  if (client.backend != nullptr) client.last_request_id = client.backend->last_request_id();
   client.backend.reset();
+}
+
+bool CqlWorkload::Connect(Client& client) {
+  if (client.connection != nullptr && cluster_.node(client.backend->node()).running() &&
+      cluster_.node(client.backend->node()).starts() == client.node_starts) {
+    return true;
+  }
+  Disconnect(client);
   std::vector<NodeId> candidates;
   for (NodeId node = 1; node <= cluster_.size(); node++) {
     if (!cluster_.node(node).running()) continue;
@@ -131,15 +178,19 @@ bool CqlWorkload::Connect(Client& client) {
   }
   if (candidates.empty()) return false;
   const NodeId node = candidates[random_.Below(candidates.size())];
-  client.backend = std::make_unique<SimCqlBackend>(cluster_, client.address, node, probes_);
-  client.prepared = std::make_unique<cql::PreparedStatements>();
+  client.backend = std::make_unique<SimCqlBackend>(cluster_, client.address, node, probes_, client.last_request_id);
+  client.node_starts = cluster_.node(node).starts();
+  std::unique_ptr<cql::PreparedStatements>& statements = node_statements_[{node, client.node_starts}];
+  if (statements == nullptr) statements = std::make_unique<cql::PreparedStatements>();
   Client* raw = &client;
   client.connection = std::make_unique<cql::Connection>(
-      *client.prepared, *client.backend, cql::ShardInfo{},
+      *statements, *client.backend, cql::ShardInfo{},
       [this, raw](std::string frame) {
         const cql::FrameHeader header = cql::ParseHeader(frame);
         if (header.stream == 0 || raw->operation == 0 || header.stream != StreamOf(raw->operation)) return;
-        if (reading_back_) {
+        if (raw == schema_client_.get()) {
+          OnAlterAnswer(frame);
+        } else if (reading_back_) {
           OnReadBackAnswer(frame);
         } else if (schema_ready_) {
           OnAnswer(*raw, frame);
@@ -165,8 +216,7 @@ void CqlWorkload::SendDdl(size_t index) {
   const std::vector<std::string> ddl = Ddl();
   if (index == ddl.size()) {
     schema_ready_ = true;
-    client.connection.reset();  // reconnect where the table is known
-    client.backend.reset();
+    Disconnect(client);  // reconnect where the table is known
     StartClients();
     return;
   }
@@ -190,6 +240,47 @@ void CqlWorkload::StartClients() {
     client->operation++;  // past the DDL's
     After(*client, static_cast<Nanos>(random_.Below(10)) * kMillisecond);
   }
+  if (schema_client_ == nullptr) return;
+  simulator_.Schedule(simulator_.now() + static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond,
+                      EventTag{EventKind::kClient, schema_client_->host, 0, 0}, true, [this] { Alter(); });
+}
+
+void CqlWorkload::Alter() {
+  if (finished_clients_ == clients_.size()) return;
+  Client& client = *schema_client_;
+  const Nanos every = static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond;
+  const EventTag tag{EventKind::kClient, client.host, 0, 0};
+  if (!Connect(client)) {
+    simulator_.Schedule(simulator_.now() + 100 * kMillisecond, tag, true, [this] { Alter(); });
+    return;
+  }
+  // A dropped column's name may not come back (docs/cql.md): each ADD
+  // takes a new one.
+  const std::string column = absl::StrCat("x", alters_ / 2);
+  client.pending = GeneratedOp{absl::StrCat("ALTER TABLE ", generator_.schema().QualifiedTable(),
+                                            alters_ % 2 == 0 ? " ADD " : " DROP ", column, alters_ % 2 == 0 ? " int" : ""),
+                               {}};
+  alters_++;
+  const uint64_t operation = SendQuery(client, QueryBody(client.pending.text, CL_QUORUM));
+  // The next change waits for this one's answer, or its timeout.
+  simulator_.Schedule(simulator_.now() + 10 * kSecond, tag, true, [this, operation, every] {
+    if (schema_client_->operation != operation) return;
+    schema_client_->operation++;  // a late answer is stale now
+    outcomes_["alter table unknown"]++;
+    simulator_.Schedule(simulator_.now() + every, EventTag{EventKind::kClient, schema_client_->host, 0, 0}, true,
+                        [this] { Alter(); });
+  });
+}
+
+void CqlWorkload::OnAlterAnswer(const std::string& frame) {
+  Client& client = *schema_client_;
+  client.operation++;  // its timeout finds it answered
+  const CqlAnswer answer = DecodeAnswer(frame);
+  // A change whose fate was unknown may make the next one refused (a DROP
+  // of a column never added): outcomes, not refusals.
+  outcomes_[answer.kind == CqlAnswer::Kind::kSchemaChange ? "alter table ok" : "alter table failed"]++;
+  simulator_.Schedule(simulator_.now() + static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond,
+                      EventTag{EventKind::kClient, client.host, 0, 0}, true, [this] { Alter(); });
 }
 
 void CqlWorkload::OnDdlAnswer(const std::string& frame) {
@@ -199,14 +290,13 @@ void CqlWorkload::OnDdlAnswer(const std::string& frame) {
   const bool took = answer.kind == CqlAnswer::Kind::kSchemaChange ||
                     (answer.kind == CqlAnswer::Kind::kError &&
                      answer.error_code == static_cast<int32_t>(cql::ErrorCode::kAlreadyExists));
-  // A node that has not learned the keyspace yet refuses the table (its
-  // own schema is behind: the node that made the keyspace may have lost
-  // power right after answering). Drivers wait for schema agreement; this
-  // client asks again, and only a refusal that outlasts a minute counts.
-  if (!took && Refused(answer) && ++ddl_refusals_ == kDdlRefusalsTolerated) {
+  // A node behind the others reads the schema log before it refuses
+  // (core/schema/schema_agent.cc), so a refusal is the cluster's: the
+  // workload gives up, and the check says why.
+  if (!took && Refused(answer)) {
     refused_.push_back(absl::StrCat(client.pending.text, ": ", answer.error_message));
+    return;
   }
-  if (!took && ddl_refusals_ >= kDdlRefusalsTolerated) return;  // give up: the check says why
   const size_t next = took ? ddl_index_ + 1 : ddl_index_;
   simulator_.Schedule(simulator_.now() + (took ? 0 : kSecond), EventTag{EventKind::kClient, client.host, 0, 0}, true,
                       [this, next] { SendDdl(next); });
@@ -231,6 +321,9 @@ void CqlWorkload::SendNext(Client& client) {
     }
     return;
   }
+  // A driver spreads its requests over the nodes: now and then a client
+  // moves to another one (where its prepared statements may be unknown).
+  if (client.connection != nullptr && random_.Chance(kMoveChance)) Disconnect(client);
   if (!Connect(client)) {
     After(client, 100 * kMillisecond);  // every node is down, or none knows the table yet
     return;
@@ -256,10 +349,51 @@ void CqlWorkload::SendNext(Client& client) {
                                       ? CL_SERIAL
                                       : static_cast<ConsistencyLevel>(spec_.serial_consistency());
   const bool read = op.kind == model::LwtOp::Kind::kSerialRead;
-  const std::string body = read                 ? QueryBody(client.pending.text, serial)
-                           : client.logged_batch ? QueryBody(client.pending.text, CL_QUORUM)
-                                                 : QueryBody(client.pending.text, CL_QUORUM, serial);
-  ScheduleTimeout(client, SendQuery(client, body));
+  client.outgoing = Outgoing{client.pending.text, read ? serial : CL_QUORUM,
+                             read || client.logged_batch ? CL_UNSET : serial};
+  client.outgoing.prepared = UsePrepared();
+  Send(client);
+}
+
+bool CqlWorkload::UsePrepared() {
+  return spec_.prepared_fraction() > 0 && random_.Chance(spec_.prepared_fraction());
+}
+
+void CqlWorkload::Send(Client& client) {
+  const Outgoing& out = client.outgoing;
+  client.preparing = false;
+  if (!out.prepared) {
+    ScheduleTimeout(client, SendQuery(client, QueryBody(out.text, out.level, out.serial, out.page_size, out.paging_state)));
+    return;
+  }
+  const std::map<std::string, std::string>& ids = client.prepared_ids;
+  auto id = ids.find(out.text);
+  client.preparing = id == ids.end();
+  // Sent last: the answer may come back within SendFrame.
+  const std::string body = client.preparing ? PrepareBody(out.text)
+                                            : ExecuteBody(id->second, out.level, out.serial, out.page_size, out.paging_state);
+  ScheduleTimeout(client, SendFrame(client, client.preparing ? cql::Opcode::kPrepare : cql::Opcode::kExecute, body));
+}
+
+bool CqlWorkload::SentAgain(Client& client, const CqlAnswer& answer) {
+  Outgoing& out = client.outgoing;
+  if (!out.prepared) return false;
+  std::map<std::string, std::string>& ids = client.prepared_ids;
+  if (client.preparing) {
+    if (answer.kind != CqlAnswer::Kind::kPrepared) return false;  // the statement's own error
+    ids[out.text] = answer.prepared_id;
+    Send(client);
+    return true;
+  }
+  // Another node, a restart, or the table changed since: prepare it
+  // again, once.
+  const bool unprepared = answer.kind == CqlAnswer::Kind::kError &&
+                          answer.error_code == static_cast<int32_t>(cql::ErrorCode::kUnprepared);
+  if (!unprepared || out.reprepared) return false;
+  out.reprepared = true;
+  ids.erase(out.text);
+  Send(client);
+  return true;
 }
 
 void CqlWorkload::ScheduleTimeout(Client& client, uint64_t operation) {
@@ -288,14 +422,17 @@ void CqlWorkload::SendPlain(Client& client) {
   op.call_us = now_us;
   op.replicas = ReplicasOf(client.plain->level);
   client.sent_at = simulator_.now();
+  client.outgoing = Outgoing{op.text, client.plain->level, CL_UNSET, client.plain->page_size};
+  client.outgoing.prepared = UsePrepared();
   SendPlainPage(client, std::nullopt);
 }
 
 void CqlWorkload::SendPlainPage(Client& client, const std::optional<std::string>& paging_state) {
   CHARYBDIS_ASSERT(client.plain.has_value());
   client.pages++;
-  const GeneratedPlainOp& plain = *client.plain;
-  ScheduleTimeout(client, SendQuery(client, QueryBody(plain.text, plain.level, CL_UNSET, plain.page_size, paging_state)));
+  client.outgoing.paging_state = paging_state;
+  client.outgoing.reprepared = false;
+  Send(client);
 }
 
 uint32_t CqlWorkload::ReplicasOf(ConsistencyLevel level) const {
@@ -348,11 +485,40 @@ bool CqlWorkload::ReadPage(Client& client, const CqlAnswer& answer) {
   // and one more to learn there are no more.
   if (plain.page_size > 0 && answer.rows.size() > static_cast<size_t>(plain.page_size)) return false;
   if (plain.page_size == 0 && answer.paging_state) return false;
-  if (answer.paging_state && client.pages > spec_.rows_per_partition()) return false;
+  const uint32_t partitions = plain.scan ? spec_.partitions() + spec_.plain_partitions() : 1;
+  if (answer.paging_state && client.pages > partitions * spec_.rows_per_partition()) return false;
+  const auto key_column = std::find(answer.columns.begin(), answer.columns.end(), generator_.schema().partition.name);
+  if (plain.scan && key_column == answer.columns.end()) return false;
   for (size_t row = 0; row < answer.rows.size(); row++) {
     model::ObservedRow observed;
     if (!ObservedRowOf(answer, row, observed)) return false;
-    client.plain->op.rows.push_back(std::move(observed));
+    if (!plain.scan) {
+      client.plain->op.rows.push_back(std::move(observed));
+      continue;
+    }
+    const std::optional<model::Value>& key = answer.rows[row][key_column - answer.columns.begin()];
+    if (!key) return false;
+    client.scanned.emplace_back(model::ValueText(*key), std::move(observed));
+  }
+  return true;
+}
+
+bool CqlWorkload::RecordScan(Client& client) {
+  const model::PlainOp& scan = client.plain->op;
+  std::map<std::string, std::vector<model::ObservedRow>> rows;  // by partition
+  std::string previous;
+  for (auto& [partition, row] : client.scanned) {
+    // A partition's rows come together: one that comes back after another
+    // partition's was read twice, or out of ring order.
+    if (partition != previous && rows.count(partition) > 0) return false;
+    previous = partition;
+    rows[partition].push_back(std::move(row));
+  }
+  for (uint32_t i = 0; i < spec_.plain_partitions(); i++) {
+    model::PlainOp read = scan;
+    read.partition = absl::StrCat(spec_.partitions() + i);
+    read.rows = std::move(rows[read.partition]);
+    plain_history_.push_back(std::move(read));
   }
   return true;
 }
@@ -367,9 +533,16 @@ void CqlWorkload::CompletePlain(Client& client, model::LwtOp::Outcome outcome) {
   const char* result = outcome == model::LwtOp::Outcome::kFail   ? "failed"
                        : outcome == model::LwtOp::Outcome::kInfo ? "unknown"
                                                                  : "ok";
-  outcomes_[absl::StrCat(read ? (client.pages > 1 ? "plain paged read " : "plain read ") : "plain write ", result)]++;
-  plain_history_.push_back(std::move(op));
+  const bool scan = client.plain->scan;
+  outcomes_[absl::StrCat(!read ? "plain write " : scan ? "plain scan " : client.pages > 1 ? "plain paged read " : "plain read ",
+                         result)]++;
+  if (!scan) {
+    plain_history_.push_back(std::move(op));
+  } else if (outcome == model::LwtOp::Outcome::kOk && !RecordScan(client)) {
+    Unreadable(op.text, CqlAnswer{.malformed = "a partition's rows in two runs"});
+  }
   client.plain.reset();
+  client.scanned.clear();
   Finished(client);
 }
 
@@ -382,6 +555,7 @@ void CqlWorkload::Finished(Client& client) {
 
 void CqlWorkload::OnAnswer(Client& client, const std::string& frame) {
   const CqlAnswer answer = DecodeAnswer(frame);
+  if (SentAgain(client, answer)) return;
   if (client.plain) {
     OnPlainAnswer(client, answer);
     return;
@@ -434,12 +608,17 @@ model::Moment CqlWorkload::ClockWindow(Nanos from, Nanos to) const {
   return window;
 }
 
-uint64_t CqlWorkload::SendQuery(Client& client, const std::string& body) {
+uint64_t CqlWorkload::SendFrame(Client& client, cql::Opcode opcode, const std::string& body) {
   CHARYBDIS_ASSERT(client.connection != nullptr);
   // Numbered first: an answer may come back within OnFrame (a refusal).
   const uint64_t operation = ++client.operation;
+  // A connection to a node that went down since (a page or an EXECUTE
+  // that follows an answer) carries nothing: the operation's timeout
+  // ends it, as a driver's would.
+  const SimNode& node = cluster_.node(client.backend->node());
+  if (!node.running() || node.starts() != client.node_starts) return operation;
   cql::FrameHeader header;
-  header.opcode = static_cast<uint8_t>(cql::Opcode::kQuery);
+  header.opcode = static_cast<uint8_t>(opcode);
   header.stream = StreamOf(operation);
   CHARYBDIS_ASSERT(client.connection->OnFrame(header, body));
   return operation;

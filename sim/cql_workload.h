@@ -7,6 +7,8 @@
 #include "core/env/probe.h"
 #include "core/env/random.h"
 #include "proto/scenario.pb.h"
+#include "core/cql/connection.h"
+#include "core/cql/wire.h"
 #include "sim/cluster.h"
 #include "sim/cql_frames.h"
 #include "sim/cql_logged_batches.h"
@@ -50,15 +52,28 @@ class CqlWorkload final : public Workload {
   // Connects the client to a running node that knows the table; false if
   // there is none now.
   bool Connect(Client& client);
+  void Disconnect(Client& client);
   void OnAnswer(Client& client, const std::string& frame);
   // An error's outcome (a refusal is recorded as one), or nullopt when
   // the answer is not an error.
   std::optional<model::LwtOp::Outcome> FailedOutcome(const std::string& text, const CqlAnswer& answer);
   // Records an answer the operation cannot have; its outcome is unknown.
   model::LwtOp::Outcome Unreadable(const std::string& text, const CqlAnswer& answer);
-  // Sends a QUERY body on the client's connection as its next operation;
+  // Sends a frame on the client's connection as its next operation;
   // returns the operation's number, whose stream its answer carries.
-  uint64_t SendQuery(Client& client, const std::string& body);
+  uint64_t SendFrame(Client& client, cql::Opcode opcode, const std::string& body);
+  uint64_t SendQuery(Client& client, const std::string& body) { return SendFrame(client, cql::Opcode::kQuery, body); }
+  // Sends the client's outgoing statement, as a QUERY, or prepared, and
+  // sets its give-up time.
+  void Send(Client& client);
+  // Whether this operation goes prepared (spec prepared_fraction).
+  bool UsePrepared();
+  // An answer to the PREPARE of a prepared operation, or an Unprepared
+  // answer to its EXECUTE: the statement goes out again, and true.
+  bool SentAgain(Client& client, const CqlAnswer& answer);
+  // The schema client's ALTER TABLE k (spec alter_table_every_ms).
+  void Alter();
+  void OnAlterAnswer(const std::string& frame);
   void Complete(Client& client, model::LwtOp::Outcome outcome);
   // Plain operations (spec plain_fraction): sent a page at a time, and
   // recorded in plain_history_.
@@ -69,6 +84,9 @@ class CqlWorkload final : public Workload {
   // can have.
   bool ReadPage(Client& client, const CqlAnswer& answer);
   void CompletePlain(Client& client, model::LwtOp::Outcome outcome);
+  // An ok scan's rows as one read of each plain partition; false if a
+  // partition's rows came in two runs.
+  bool RecordScan(Client& client);
   // Either kind of operation is done: the client's next one, after its
   // think time.
   void Finished(Client& client);
@@ -97,10 +115,13 @@ class CqlWorkload final : public Workload {
   Probes* const probes_;
   const StatementGenerator generator_;
   std::vector<std::unique_ptr<Client>> clients_;
-  static constexpr int kDdlRefusalsTolerated = 60;  // a second apart
+  std::unique_ptr<Client> schema_client_;  // with alter_table_every_ms
+  uint32_t alters_ = 0;
+  // Each node's prepared statements, by node and its start: a restart
+  // forgets them, as a node's CQL server does.
+  std::map<std::pair<NodeId, uint64_t>, std::unique_ptr<cql::PreparedStatements>> node_statements_;
   bool schema_ready_ = false;
   size_t ddl_index_ = 0;
-  int ddl_refusals_ = 0;
   size_t finished_clients_ = 0;
   std::vector<model::LwtOp> history_;
   std::vector<model::PlainOp> plain_history_;

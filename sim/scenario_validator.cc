@@ -230,7 +230,9 @@ class Validator {
                                        std::pair{"batch_fraction", cql.batch_fraction()},
                                        std::pair{"ttl_fraction", cql.ttl_fraction()},
                                        std::pair{"logged_batch_fraction", cql.logged_batch_fraction()},
-                                       std::pair{"plain_fraction", cql.plain_fraction()}}) {
+                                       std::pair{"plain_fraction", cql.plain_fraction()},
+                                       std::pair{"prepared_fraction", cql.prepared_fraction()},
+                                       std::pair{"scan_fraction", cql.scan_fraction()}}) {
       if (!IsProbability(value)) problems_.Add({{"workload", w}, {"cql"}, {field}}, "must be in [0, 1]");
     }
     for (const auto& [field, value] : {std::pair{"partitions", cql.partitions()},

@@ -59,6 +59,7 @@ inline constexpr std::string_view kProbes[] = {
     "schema.append_lost_race",
     "schema.behind_a_peer",
     "schema.shard_behind_node",
+    "schema.read_before_refusing",
     // CQL (core/cql/connection.cc): an EXECUTE the node must refuse.
     "cql.unprepared",
     "cql.prepared_outdated_by_schema",

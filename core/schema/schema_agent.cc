@@ -129,6 +129,9 @@ void SchemaAgent::Next() {
 
 void SchemaAgent::ReadLog() {
   CHARYBDIS_ASSERT(read_wanted_);  // Next reads only when the log may be longer
+  // A change queued before this read is checked after it against every
+  // change that was made before it came (a SERIAL read sees them all).
+  for (Change& change : changes_) change.checked_after_read = true;
   ClientRequest request;
   ReadOp* read = request.mutable_read();
   read->set_table(cql::kSchemaLogTable);
@@ -179,6 +182,15 @@ void SchemaAgent::Append(Change& change) {
   CHARYBDIS_ASSERT(!changes_.empty());
   CHARYBDIS_ASSERT(&change == &changes_.front());
   const absl::StatusOr<bool> changes = log_.Check(change.entry);
+  if (!changes.ok() && !change.checked_after_read) {
+    // Refused here, perhaps only because this node is behind (a CREATE
+    // TABLE in a keyspace made elsewhere a moment ago): read the rest of
+    // the log, then check again (Next reads before it appends).
+    CHARYBDIS_PROBE(env_.probes, "schema.read_before_refusing");
+    change.checked_after_read = true;
+    read_wanted_ = true;
+    return;
+  }
   if (!changes.ok() || !*changes) {
     ClientResponse answer;
     if (!changes.ok()) {

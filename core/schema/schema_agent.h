@@ -75,6 +75,9 @@ class SchemaAgent {
     uint64_t request_id = 0;
     cql::SchemaLogEntry entry;
     int attempts = 0;
+    // Checked against a log read after it arrived: a refusal then is the
+    // cluster's, not this node's lag.
+    bool checked_after_read = false;
   };
   enum class Step { kLoading, kIdle, kReading, kAppending, kWaiting, kSaving };
 
