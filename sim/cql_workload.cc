@@ -728,7 +728,8 @@ std::vector<CheckResult> CqlWorkload::Checks() const {
   }
   const model::LwtCheckResult result = model::CheckLwtLinearizable(history_, generator_.schema().descending);
   CheckResult linearizable{check, result.linearizable && !result.exhausted,
-                           absl::StrCat(result.operations, " operations on ", result.partitions, " partitions")};
+                           absl::StrCat(result.operations, " operations on ", result.partitions, " partitions (",
+                                        result.groups, " groups of rows searched apart)")};
   if (!result.detail.empty()) absl::StrAppend(&linearizable.detail, ": ", result.detail);
   checks.push_back(std::move(linearizable));
   return checks;

@@ -55,6 +55,7 @@ struct LwtCheckResult {
   bool linearizable = true;
   bool exhausted = false;  // gave up on some partition: no verdict there
   uint64_t partitions = 0;
+  uint64_t groups = 0;  // of rows no operation spans, each searched alone
   uint64_t operations = 0;
   std::string detail;
 };
