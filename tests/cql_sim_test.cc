@@ -307,6 +307,13 @@ TEST_F(CqlSimTest, ASelectWithoutPartitionKeyScansTheRing) {
             std::vector<std::vector<std::string>>(whole.begin(), whole.begin() + 12));
   EXPECT_EQ(pages, 3);  // 5, 5, then the 2 that reach the LIMIT, with no paging state
   EXPECT_EQ(ErrorCodeOf(Query("SELECT stream FROM app.events", CL_SERIAL)), static_cast<int32_t>(cql::ErrorCode::kInvalid));
+  // A serial read is one Paxos round: IN would be several, at different moments.
+  EXPECT_EQ(ErrorCodeOf(Query("SELECT seq FROM app.events WHERE stream = 'a' AND seq IN (1, 2)", CL_SERIAL)),
+            static_cast<int32_t>(cql::ErrorCode::kInvalid));
+  EXPECT_EQ(ErrorCodeOf(Query("SELECT seq FROM app.events WHERE stream IN ('a', 'b') AND seq = 1", CL_SERIAL)),
+            static_cast<int32_t>(cql::ErrorCode::kInvalid));
+  EXPECT_NE(ErrorCodeOf(Query("SELECT seq FROM app.events WHERE stream = 'a' AND seq IN (1, 2)")),
+            static_cast<int32_t>(cql::ErrorCode::kInvalid));
   for (const char* refused : {"SELECT * FROM app.events WHERE seq = 1", "SELECT * FROM app.events ORDER BY seq DESC",
                               "SELECT * FROM app.events WHERE token(seq) > 0",
                               "SELECT * FROM app.events WHERE token(stream) > token('a')"}) {

@@ -287,6 +287,13 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   absl::StatusOr<std::optional<int32_t>> limit = LimitOf(select, bindings);
   if (!limit.ok()) return InvalidPlan(std::string(limit.status().message()));
   spec.limit = *limit;
+  // A serial read is one Paxos round of one partition and one slice: IN
+  // would read each slice in a round of its own, at different moments,
+  // and their rows together need not be any state the partition had.
+  const bool serial = options.consistency == CL_SERIAL || options.consistency == CL_LOCAL_SERIAL;
+  if (serial && spec.entries() > 1) {
+    return InvalidPlan("SERIAL and LOCAL_SERIAL reads take one partition and no IN on clustering columns");
+  }
   PagingState from;
   if (options.paging_state && !select.count) {
     std::optional<PagingState> state = DecodePaging(*options.paging_state);
