@@ -85,6 +85,17 @@ uint32_t ReplicationFactor(const Topology& topology) {
 
 constexpr double kMoveChance = 0.1;
 
+// How an operation ended, for the results: ok, failed (no effect), unknown.
+const char* OutcomeText(model::LwtOp::Outcome outcome) {
+  switch (outcome) {
+    case model::LwtOp::Outcome::kOk: return "ok";
+    case model::LwtOp::Outcome::kFail: return "failed";
+    case model::LwtOp::Outcome::kInfo: return "unknown";
+  }
+  CHARYBDIS_ASSERT(false);
+  return "";
+}
+
 // The workload's stream ids: 1..30000, never 0 (STARTUP's).
 int16_t StreamOf(uint64_t operation) { return static_cast<int16_t>(1 + operation % 30000); }
 
@@ -240,20 +251,18 @@ void CqlWorkload::StartClients() {
     client->operation++;  // past the DDL's
     After(*client, static_cast<Nanos>(random_.Below(10)) * kMillisecond);
   }
-  if (schema_client_ == nullptr) return;
-  simulator_.Schedule(simulator_.now() + static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond,
-                      EventTag{EventKind::kClient, schema_client_->host, 0, 0}, true, [this] { Alter(); });
+  if (schema_client_ != nullptr) AlterAfter(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond);
+}
+
+void CqlWorkload::AlterAfter(Nanos delay) {
+  simulator_.Schedule(simulator_.now() + delay, EventTag{EventKind::kClient, schema_client_->host, 0, 0}, true,
+                      [this] { Alter(); });
 }
 
 void CqlWorkload::Alter() {
   if (finished_clients_ == clients_.size()) return;
   Client& client = *schema_client_;
-  const Nanos every = static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond;
-  const EventTag tag{EventKind::kClient, client.host, 0, 0};
-  if (!Connect(client)) {
-    simulator_.Schedule(simulator_.now() + 100 * kMillisecond, tag, true, [this] { Alter(); });
-    return;
-  }
+  if (!Connect(client)) return AlterAfter(100 * kMillisecond);
   // A dropped column's name may not come back (docs/cql.md): each ADD
   // takes a new one.
   const std::string column = absl::StrCat("x", alters_ / 2);
@@ -263,13 +272,13 @@ void CqlWorkload::Alter() {
   alters_++;
   const uint64_t operation = SendQuery(client, QueryBody(client.pending.text, CL_QUORUM));
   // The next change waits for this one's answer, or its timeout.
-  simulator_.Schedule(simulator_.now() + 10 * kSecond, tag, true, [this, operation, every] {
-    if (schema_client_->operation != operation) return;
-    schema_client_->operation++;  // a late answer is stale now
-    outcomes_["alter table unknown"]++;
-    simulator_.Schedule(simulator_.now() + every, EventTag{EventKind::kClient, schema_client_->host, 0, 0}, true,
-                        [this] { Alter(); });
-  });
+  simulator_.Schedule(simulator_.now() + 10 * kSecond, EventTag{EventKind::kClient, client.host, 0, 0}, true,
+                      [this, operation] {
+                        if (schema_client_->operation != operation) return;
+                        schema_client_->operation++;  // a late answer is stale now
+                        outcomes_["alter table unknown"]++;
+                        AlterAfter(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond);
+                      });
 }
 
 void CqlWorkload::OnAlterAnswer(const std::string& frame) {
@@ -279,8 +288,7 @@ void CqlWorkload::OnAlterAnswer(const std::string& frame) {
   // A change whose fate was unknown may make the next one refused (a DROP
   // of a column never added): outcomes, not refusals.
   outcomes_[answer.kind == CqlAnswer::Kind::kSchemaChange ? "alter table ok" : "alter table failed"]++;
-  simulator_.Schedule(simulator_.now() + static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond,
-                      EventTag{EventKind::kClient, client.host, 0, 0}, true, [this] { Alter(); });
+  AlterAfter(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond);
 }
 
 void CqlWorkload::OnDdlAnswer(const std::string& frame) {
@@ -457,9 +465,8 @@ std::optional<model::LwtOp::Outcome> CqlWorkload::FailedOutcome(const std::strin
   return unavailable ? model::LwtOp::Outcome::kFail : model::LwtOp::Outcome::kInfo;
 }
 
-model::LwtOp::Outcome CqlWorkload::Unreadable(const std::string& text, const CqlAnswer& answer) {
-  refused_.push_back(absl::StrCat(text, ": an answer the model cannot read",
-                                  answer.malformed.empty() ? "" : " (" + answer.malformed + ")"));
+model::LwtOp::Outcome CqlWorkload::Unreadable(const std::string& text, const std::string& why) {
+  refused_.push_back(absl::StrCat(text, ": an answer the model cannot read", why.empty() ? "" : " (" + why + ")"));
   return model::LwtOp::Outcome::kInfo;
 }
 
@@ -468,7 +475,7 @@ void CqlWorkload::OnPlainAnswer(Client& client, const CqlAnswer& answer) {
   if (auto failed = FailedOutcome(op.text, answer)) return CompletePlain(client, *failed);
   const bool write = op.kind == model::PlainOp::Kind::kWrite;
   if (write ? answer.kind != CqlAnswer::Kind::kVoid : !ReadPage(client, answer)) {
-    return CompletePlain(client, Unreadable(op.text, answer));
+    return CompletePlain(client, Unreadable(op.text, answer.malformed));
   }
   if (!write && answer.paging_state) {
     SendPlainPage(client, answer.paging_state);
@@ -530,16 +537,13 @@ void CqlWorkload::CompletePlain(Client& client, model::LwtOp::Outcome outcome) {
   op.return_us = simulator_.now() / kMicrosecond;
   op.clock = ClockWindow(client.sent_at, simulator_.now());
   const bool read = op.kind == model::PlainOp::Kind::kRead;
-  const char* result = outcome == model::LwtOp::Outcome::kFail   ? "failed"
-                       : outcome == model::LwtOp::Outcome::kInfo ? "unknown"
-                                                                 : "ok";
   const bool scan = client.plain->scan;
   outcomes_[absl::StrCat(!read ? "plain write " : scan ? "plain scan " : client.pages > 1 ? "plain paged read " : "plain read ",
-                         result)]++;
+                         OutcomeText(outcome))]++;
   if (!scan) {
     plain_history_.push_back(std::move(op));
   } else if (outcome == model::LwtOp::Outcome::kOk && !RecordScan(client)) {
-    Unreadable(op.text, CqlAnswer{.malformed = "a partition's rows in two runs"});
+    Unreadable(op.text, "a partition's rows in two runs");
   }
   client.plain.reset();
   client.scanned.clear();
@@ -563,7 +567,7 @@ void CqlWorkload::OnAnswer(Client& client, const std::string& frame) {
   model::LwtOp& op = client.pending.op;
   if (auto failed = FailedOutcome(client.pending.text, answer)) return Complete(client, *failed);
   if (client.logged_batch ? answer.kind != CqlAnswer::Kind::kVoid : !ReadAnswer(answer, op)) {
-    return Complete(client, Unreadable(client.pending.text, answer));
+    return Complete(client, Unreadable(client.pending.text, answer.malformed));
   }
   Complete(client, model::LwtOp::Outcome::kOk);
 }
@@ -574,9 +578,7 @@ void CqlWorkload::Complete(Client& client, model::LwtOp::Outcome outcome) {
   model::LwtOp& op = client.pending.op;
   if (client.logged_batch) {
     batches_.Record(*client.logged_batch, outcome);
-    outcomes_[absl::StrCat("logged batch ", outcome == model::LwtOp::Outcome::kOk     ? "ok"
-                                            : outcome == model::LwtOp::Outcome::kFail ? "failed"
-                                                                                      : "unknown")]++;
+    outcomes_[absl::StrCat("logged batch ", OutcomeText(outcome))]++;
     Finished(client);
     return;
   }
@@ -584,11 +586,9 @@ void CqlWorkload::Complete(Client& client, model::LwtOp::Outcome outcome) {
   op.return_us = simulator_.now() / kMicrosecond;
   op.clock = ClockWindow(client.sent_at, simulator_.now());
   const bool read = op.kind == model::LwtOp::Kind::kSerialRead;
-  const char* result = outcome == model::LwtOp::Outcome::kFail   ? "failed"
-                       : outcome == model::LwtOp::Outcome::kInfo ? "unknown"
-                       : read                                    ? "ok"
-                       : op.applied                              ? "applied"
-                                                                 : "not applied";
+  const char* result = outcome != model::LwtOp::Outcome::kOk || read ? OutcomeText(outcome)
+                       : op.applied                                  ? "applied"
+                                                                     : "not applied";
   outcomes_[absl::StrCat(read ? "serial read " : op.statements.size() > 1 ? "batch " : "statement ", result)]++;
   history_.push_back(std::move(op));
   Finished(client);

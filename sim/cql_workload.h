@@ -57,8 +57,9 @@ class CqlWorkload final : public Workload {
   // An error's outcome (a refusal is recorded as one), or nullopt when
   // the answer is not an error.
   std::optional<model::LwtOp::Outcome> FailedOutcome(const std::string& text, const CqlAnswer& answer);
-  // Records an answer the operation cannot have; its outcome is unknown.
-  model::LwtOp::Outcome Unreadable(const std::string& text, const CqlAnswer& answer);
+  // Records an answer the operation cannot have (`why`, if known); its
+  // outcome is unknown.
+  model::LwtOp::Outcome Unreadable(const std::string& text, const std::string& why);
   // Sends a frame on the client's connection as its next operation;
   // returns the operation's number, whose stream its answer carries.
   uint64_t SendFrame(Client& client, cql::Opcode opcode, const std::string& body);
@@ -73,6 +74,7 @@ class CqlWorkload final : public Workload {
   bool SentAgain(Client& client, const CqlAnswer& answer);
   // The schema client's ALTER TABLE k (spec alter_table_every_ms).
   void Alter();
+  void AlterAfter(Nanos delay);
   void OnAlterAnswer(const std::string& frame);
   void Complete(Client& client, model::LwtOp::Outcome outcome);
   // Plain operations (spec plain_fraction): sent a page at a time, and

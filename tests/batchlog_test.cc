@@ -65,6 +65,12 @@ class BatchlogTest : public ::testing::Test {
     fake_.storage.CompleteAll();
   }
 
+  // Ticks until the replay of the stored entry starts (it is due twice
+  // the write timeout after it was stored), or long after.
+  void TickUntilReplayed() {
+    while (runs_.empty() && fake_.clock.Now() < 10 * config_.coordinator.write_timeout) Tick();
+  }
+
   void Answer(size_t run, ClientResponse::Code code) {
     ClientResponse response;
     response.set_code(code);
@@ -86,7 +92,7 @@ TEST_F(BatchlogTest, AnEntryIsReplayedOnlyOnceDueAtOneWithTheBatchsTimestamp) {
   Store("b1", 2);
   Tick();  // stored a tick ago: its coordinator may still be writing it
   EXPECT_TRUE(runs_.empty());
-  while (runs_.empty() && fake_.clock.Now() < 10 * config_.coordinator.write_timeout) Tick();
+  TickUntilReplayed();
   ASSERT_EQ(runs_.size(), 2u);
   EXPECT_GE(fake_.clock.Now(), 2 * config_.coordinator.write_timeout);
   for (const RunCall& run : runs_) {
@@ -102,7 +108,7 @@ TEST_F(BatchlogTest, AnEntryIsReplayedOnlyOnceDueAtOneWithTheBatchsTimestamp) {
 
 TEST_F(BatchlogTest, AReplayWhoseWriteFailedKeepsTheEntryAndIsTriedAgain) {
   Store("b1", 2);
-  while (runs_.empty() && fake_.clock.Now() < 10 * config_.coordinator.write_timeout) Tick();
+  TickUntilReplayed();
   ASSERT_EQ(runs_.size(), 2u);
   Answer(0, ClientResponse::OK);
   Answer(1, ClientResponse::UNAVAILABLE);
@@ -116,7 +122,7 @@ TEST_F(BatchlogTest, AReplayWhoseWriteFailedKeepsTheEntryAndIsTriedAgain) {
 
 TEST_F(BatchlogTest, AReplayRunsOnceAtATimeAndADroppedTablesMutationCountsAsDone) {
   Store("b1", 1);
-  while (runs_.empty() && fake_.clock.Now() < 10 * config_.coordinator.write_timeout) Tick();
+  TickUntilReplayed();
   ASSERT_EQ(runs_.size(), 1u);
   Tick();
   EXPECT_EQ(runs_.size(), 1u) << "replayed again while the first replay runs";
