@@ -206,8 +206,7 @@ void Cluster::Clog(NodeId id, Nanos duration) {
 void Cluster::SkewClock(NodeId id, Nanos step, int32_t drift_ppm) {
   Log(absl::StrCat("clock of node ", id, " steps ", step / kMillisecond, "ms, drift ",
                    drift_ppm, "ppm"));
-  node(id).clock().Step(step);
-  node(id).clock().set_drift_ppm(drift_ppm);
+  node(id).clock().Adjust(simulator_.now(), step, drift_ppm);
 }
 
 void Cluster::FailDisk(NodeId id, DiskFaults faults, Nanos duration) {

@@ -66,6 +66,8 @@ class StatementGenerator {
   const GeneratedSchema& schema() const { return schema_; }
   // The clustering key of row `index` of a partition.
   model::Key RowKey(uint32_t index) const;
+  // " WHERE ..." naming one row.
+  std::string WhereRow(int64_t partition, const model::Key& key) const;
 
  private:
   GeneratedOp SerialRead(Random& random, int64_t partition) const;
@@ -86,7 +88,6 @@ class StatementGenerator {
   static std::string ConditionText(const std::vector<model::Condition>& conditions);
   // One or more regular columns, each with a value.
   std::map<std::string, std::optional<model::Value>> RandomAssignments(Random& random) const;
-  std::string WhereRow(int64_t partition, const model::Key& key) const;
   // INSERT of the write (kInsert) with `suffix` (IF NOT EXISTS, USING).
   std::string InsertText(int64_t partition, const model::Write& write, const std::string& suffix) const;
 

@@ -129,6 +129,9 @@ CqlWorkload::CqlWorkload(Simulator& simulator, Cluster& cluster, std::string nam
             return RandomSchema(KeyspaceName(name_), schema_random);
           }(),
           spec),
+      // The row of a partition past the conditional and plain ones.
+      column_lives_(generator_.schema().QualifiedTable(),
+                    generator_.WhereRow(spec.partitions() + spec.plain_partitions(), generator_.RowKey(0))),
       batches_(generator_.schema().keyspace + ".b") {
   CHARYBDIS_ASSERT(spec.clients() > 0);
   CHARYBDIS_ASSERT(probes != nullptr);
@@ -251,7 +254,7 @@ void CqlWorkload::StartClients() {
     client->operation++;  // past the DDL's
     After(*client, static_cast<Nanos>(random_.Below(10)) * kMillisecond);
   }
-  if (schema_client_ != nullptr) AlterAfter(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond);
+  if (schema_client_ != nullptr) AlterAfter(column_lives_.Before(spec_.alter_table_every_ms() * kMillisecond));
 }
 
 void CqlWorkload::AlterAfter(Nanos delay) {
@@ -263,21 +266,15 @@ void CqlWorkload::Alter() {
   if (finished_clients_ == clients_.size()) return;
   Client& client = *schema_client_;
   if (!Connect(client)) return AlterAfter(100 * kMillisecond);
-  // A dropped column's name may not come back (docs/cql.md): each ADD
-  // takes a new one.
-  const std::string column = absl::StrCat("x", alters_ / 2);
-  client.pending = GeneratedOp{absl::StrCat("ALTER TABLE ", generator_.schema().QualifiedTable(),
-                                            alters_ % 2 == 0 ? " ADD " : " DROP ", column, alters_ % 2 == 0 ? " int" : ""),
-                               {}};
-  alters_++;
+  client.pending = GeneratedOp{column_lives_.Statement(), {}};
   const uint64_t operation = SendQuery(client, QueryBody(client.pending.text, CL_QUORUM));
   // The next change waits for this one's answer, or its timeout.
   simulator_.Schedule(simulator_.now() + 10 * kSecond, EventTag{EventKind::kClient, client.host, 0, 0}, true,
                       [this, operation] {
                         if (schema_client_->operation != operation) return;
                         schema_client_->operation++;  // a late answer is stale now
-                        outcomes_["alter table unknown"]++;
-                        AlterAfter(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond);
+                        outcomes_[column_lives_.OnAnswer(nullptr)]++;
+                        AlterAfter(column_lives_.Before(spec_.alter_table_every_ms() * kMillisecond));
                       });
 }
 
@@ -287,8 +284,8 @@ void CqlWorkload::OnAlterAnswer(const std::string& frame) {
   const CqlAnswer answer = DecodeAnswer(frame);
   // A change whose fate was unknown may make the next one refused (a DROP
   // of a column never added): outcomes, not refusals.
-  outcomes_[answer.kind == CqlAnswer::Kind::kSchemaChange ? "alter table ok" : "alter table failed"]++;
-  AlterAfter(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond);
+  outcomes_[column_lives_.OnAnswer(&answer)]++;
+  AlterAfter(column_lives_.Before(spec_.alter_table_every_ms() * kMillisecond));
 }
 
 void CqlWorkload::OnDdlAnswer(const std::string& frame) {
@@ -598,12 +595,9 @@ model::Moment CqlWorkload::ClockWindow(Nanos from, Nanos to) const {
   CHARYBDIS_ASSERT(from <= to);
   model::Moment window{INT64_MAX, INT64_MIN};
   for (NodeId node = 1; node <= cluster_.size(); node++) {
-    const NodeClock& clock = cluster_.node(node).clock();
-    for (Nanos at : {from, to}) {
-      const int64_t local_us = clock.Local(at) / kMicrosecond;
-      window.earliest_us = std::min(window.earliest_us, local_us);
-      window.latest_us = std::max(window.latest_us, local_us);
-    }
+    const NodeClock::Range range = cluster_.node(node).clock().Over(from, to);
+    window.earliest_us = std::min(window.earliest_us, range.earliest / kMicrosecond);
+    window.latest_us = std::max(window.latest_us, range.latest / kMicrosecond);
   }
   return window;
 }
@@ -716,6 +710,7 @@ std::vector<CheckResult> CqlWorkload::Checks() const {
                        refused_.empty() ? "" : absl::StrCat(refused_.size(), " refused or unreadable, the first: ", refused_[0])};
   checks.push_back(std::move(accepted));
   if (spec_.plain_fraction() > 0) checks.push_back(PlainCheck());
+  if (schema_client_ != nullptr) checks.push_back(column_lives_.Check(absl::StrCat(name_, ".dropped_columns_stay_dropped")));
   const std::string check = absl::StrCat(name_, ".model_linearizable");
   uint64_t judged = 0;
   for (const model::LwtOp& op : history_) judged += op.outcome == model::LwtOp::Outcome::kOk;

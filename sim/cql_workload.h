@@ -10,6 +10,7 @@
 #include "core/cql/connection.h"
 #include "core/cql/wire.h"
 #include "sim/cluster.h"
+#include "sim/cql_column_lives.h"
 #include "sim/cql_frames.h"
 #include "sim/cql_logged_batches.h"
 #include "sim/cql_statements.h"
@@ -72,7 +73,8 @@ class CqlWorkload final : public Workload {
   // An answer to the PREPARE of a prepared operation, or an Unprepared
   // answer to its EXECUTE: the statement goes out again, and true.
   bool SentAgain(Client& client, const CqlAnswer& answer);
-  // The schema client's ALTER TABLE k (spec alter_table_every_ms).
+  // The schema client's next step of a column's life (spec
+  // alter_table_every_ms; sim/cql_column_lives.h).
   void Alter();
   void AlterAfter(Nanos delay);
   void OnAlterAnswer(const std::string& frame);
@@ -98,8 +100,8 @@ class CqlWorkload final : public Workload {
   uint32_t ReplicasOf(ConsistencyLevel level) const;
   void After(Client& client, Nanos delay);
   // What the nodes' clocks read from true time `from` to `to`: the earliest
-  // and the latest of them, in microseconds (at the two ends: drift is
-  // linear; a clock stepped within the window is read at its ends only).
+  // and the latest of them, in microseconds, steps within the window
+  // included.
   model::Moment ClockWindow(Nanos from, Nanos to) const;
   // Fills in an ok answer's result; false if it is not one the operation
   // can have.
@@ -118,7 +120,7 @@ class CqlWorkload final : public Workload {
   const StatementGenerator generator_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::unique_ptr<Client> schema_client_;  // with alter_table_every_ms
-  uint32_t alters_ = 0;
+  ColumnLives column_lives_;
   // Each node's prepared statements, by node and its start: a restart
   // forgets them, as a node's CQL server does.
   std::map<std::pair<NodeId, uint64_t>, std::unique_ptr<cql::PreparedStatements>> node_statements_;

@@ -533,5 +533,41 @@ TEST_F(CqlSimTest, APreparedStatementOfAnAlteredTableIsPreparedAgain) {
   EXPECT_EQ(client_.Reached("cql.unprepared"), 0);
 }
 
+TEST_F(CqlSimTest, AColumnDroppedAndAddedAgainComesBackEmpty) {
+  using RowsOf = std::vector<std::vector<std::string>>;
+  const std::string one = cql::NativeInt(1), two = cql::NativeInt(2), five = cql::NativeInt(5);
+  ASSERT_EQ(SchemaChangeOf(Query("CREATE KEYSPACE shop WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}")),
+            "CREATED KEYSPACE shop");
+  ASSERT_EQ(SchemaChangeOf(Query("CREATE TABLE shop.rows (p int, c int, v int, x int, PRIMARY KEY (p, c))")),
+            "CREATED TABLE shop rows");
+  ASSERT_EQ(ErrorCodeOf(Query("INSERT INTO shop.rows (p, c, v, x) VALUES (1, 1, 1, 10)")), 0);
+  // Rows 2 and 3 have only x: no row marker, no other cell.
+  ASSERT_EQ(ErrorCodeOf(Query("UPDATE shop.rows SET x = 20 WHERE p = 1 AND c = 2")), 0);
+  ASSERT_EQ(ErrorCodeOf(Query("UPDATE shop.rows SET x = 30 WHERE p = 1 AND c = 3")), 0);
+  ASSERT_EQ(Rows(Query("SELECT c FROM shop.rows WHERE p = 1")).size(), 3u);
+
+  // Dropped: the rows that only x kept alive are gone, for reads, scans,
+  // serial reads and conditions alike.
+  ASSERT_EQ(SchemaChangeOf(Query("ALTER TABLE shop.rows DROP x")), "UPDATED TABLE shop rows");
+  EXPECT_EQ(Rows(Query("SELECT c, v FROM shop.rows WHERE p = 1")), (RowsOf{{one, one}}));
+  EXPECT_EQ(Rows(Query("SELECT c FROM shop.rows")), (RowsOf{{one}}));
+  EXPECT_TRUE(Rows(Query("SELECT c FROM shop.rows WHERE p = 1 AND c = 3", CL_SERIAL)).empty());
+  EXPECT_EQ(Rows(Query("UPDATE shop.rows SET v = 7 WHERE p = 1 AND c = 3 IF EXISTS")), (RowsOf{{cql::NativeBoolean(false)}}));
+  EXPECT_EQ(Rows(Query("INSERT INTO shop.rows (p, c, v) VALUES (1, 2, 5) IF NOT EXISTS")), (RowsOf{{cql::NativeBoolean(true)}}));
+
+  // Added again: stored afresh, so none of its old values come back.
+  ASSERT_EQ(SchemaChangeOf(Query("ALTER TABLE shop.rows ADD x int")), "UPDATED TABLE shop rows");
+  EXPECT_EQ(Rows(Query("SELECT c, v, x FROM shop.rows WHERE p = 1")), (RowsOf{{one, one, ""}, {two, five, ""}}));
+  EXPECT_EQ(Rows(Query("SELECT x FROM shop.rows WHERE p = 1 AND c = 1", CL_SERIAL)), (RowsOf{{""}}));
+  EXPECT_EQ(Rows(Query("UPDATE shop.rows SET v = 7 WHERE p = 1 AND c = 2 IF x = 20")).at(0).at(0), cql::NativeBoolean(false));
+  ASSERT_EQ(ErrorCodeOf(Query("UPDATE shop.rows SET x = 40 WHERE p = 1 AND c = 2")), 0);
+  EXPECT_EQ(Rows(Query("UPDATE shop.rows SET v = 7 WHERE p = 1 AND c = 2 IF x = 40")), (RowsOf{{cql::NativeBoolean(true)}}));
+  EXPECT_EQ(Rows(Query("SELECT c, v, x FROM shop.rows")), (RowsOf{{one, one, ""}, {two, cql::NativeInt(7), cql::NativeInt(40)}}));
+  // The column's type may change with its life, as no old value is read.
+  ASSERT_EQ(SchemaChangeOf(Query("ALTER TABLE shop.rows DROP x")), "UPDATED TABLE shop rows");
+  ASSERT_EQ(SchemaChangeOf(Query("ALTER TABLE shop.rows ADD x text")), "UPDATED TABLE shop rows");
+  EXPECT_EQ(Rows(Query("SELECT x FROM shop.rows WHERE p = 1")), (RowsOf{{""}, {""}}));
+}
+
 }  // namespace
 }  // namespace charybdis::sim

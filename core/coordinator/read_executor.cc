@@ -269,7 +269,7 @@ void ReadExecutor::ReplyWith(const Partition& result) {
   ClientResponse response;
   response.set_code(ClientResponse::OK);
   response.set_consistency(requirement_.level());
-  AddVisibleRows(result, now / kMicrosecond, nullptr, response);
+  AddVisibleRows(result, now / kMicrosecond, nullptr, ReadColumns(read_.column()), response);
   reply_(std::move(response));
   // Answers that arrived beyond those needed and disagree get repaired too.
   for (const auto& [replica, answer] : answers_) {

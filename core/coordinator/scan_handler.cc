@@ -162,7 +162,7 @@ void ScanHandler::TakeRows(const std::optional<RowPosition>& covered) {
       row = beyond ? partition.rows.erase(row) : std::next(row);
     }
     ClientResponse visible;
-    AddVisibleRows(partition, now, nullptr, visible);
+    AddVisibleRows(partition, now, nullptr, ReadColumns(scan_.column()), visible);
     for (ResultRow& row : *visible.mutable_rows()) {
       if (taken_ >= scan_.limit()) return;
       taken_++;

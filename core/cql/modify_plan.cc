@@ -73,11 +73,11 @@ class WriteBuilder {
     if (!bound.ok()) return bound.status();
     if (bound->unset) return absl::OkStatus();
     if (!bound->value) {
-      write.add_delete_column(name);
+      write.add_delete_column(column.storage);
       return absl::OkStatus();
     }
     ColumnValue* put = write.add_put();
-    put->set_column(name);
+    put->set_column(column.storage);
     put->set_value(ToComparable(column.type, *bound->value));
     return absl::OkStatus();
   }
@@ -91,7 +91,7 @@ class WriteBuilder {
       absl::StatusOr<std::string> value = bindings_.Required(condition.value, column.type, absl::StrCat("condition on ", column.name));
       if (!value.ok()) return value.status();
       charybdis::Condition* out = statement.add_condition();
-      out->set_column(column.name);
+      out->set_column(column.storage);
       out->set_value(ToComparable(column.type, *value));
       out->set_op(condition.op == Operator::kEq   ? charybdis::Condition::EQ
                   : condition.op == Operator::kNe ? charybdis::Condition::NE
@@ -133,7 +133,10 @@ class WriteBuilder {
     if (absl::Status key = Key(WhereTerms(del.where), write); !key.ok()) return key;
     if (absl::Status using_ = Using(del.using_, write); !using_.ok()) return using_;
     if (del.using_.ttl_seconds) return absl::InvalidArgumentError("A DELETE takes no TTL");
-    for (const std::string& column : del.columns) write.add_delete_column(column);
+    for (const std::string& name : del.columns) {
+      CHARYBDIS_ASSERT(table_.Find(name) != nullptr);  // Prepare refused unknown columns
+      write.add_delete_column(table_.Find(name)->storage);
+    }
     write.set_delete_row(del.columns.empty());
     return Conditions(del.if_, out);
   }
@@ -176,6 +179,7 @@ Plan Conditional(const std::shared_ptr<const Prepared>& prepared, std::vector<Ca
   const Table& table = *prepared->table;
   Plan plan;
   CasOp* cas = plan.requests.emplace_back().mutable_cas();
+  for (std::string& column : table.StorageColumns()) cas->add_column(std::move(column));
   // Paxos stamps the write with its ballot: the client's default
   // timestamp is dropped (USING TIMESTAMP was refused when prepared).
   for (CasStatement& statement : statements) {

@@ -142,6 +142,7 @@ Plan PlanScan(const std::shared_ptr<const Prepared>& prepared, const Bindings& b
     scan->set_limit(wanted);
     scan->set_consistency(options.consistency);
     scan->set_count_only(select.count);
+    for (std::string& column : table.StorageColumns()) scan->add_column(std::move(column));
     plan.requests.push_back(std::move(request));
   }
   // The statement is shared, not copied: the answer may outlive the call.

@@ -60,6 +60,16 @@ int Table::IndexOf(std::string_view column) const {
   return -1;
 }
 
+std::vector<std::string> Table::StorageColumns() const {
+  std::vector<std::string> storage{kRowMarker};
+  for (const Column& column : columns) {
+    if (column.kind != Column::Kind::kRegular) continue;
+    CHARYBDIS_ASSERT(!column.storage.empty());
+    storage.push_back(column.storage);
+  }
+  return storage;
+}
+
 absl::Status Schema::Apply(const CreateKeyspace& create) {
   if (keyspaces_.count(create.name)) {
     if (create.if_not_exists) return absl::OkStatus();
@@ -139,7 +149,7 @@ absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool al
   table.id = NameUuid(table.storage);
   const auto add = [&](const std::string& name, Column::Kind kind, int position) {
     const auto it = create.descending.find(name);
-    table.columns.push_back({name, types.at(name), kind, position, it != create.descending.end() && it->second});
+    table.columns.push_back({name, types.at(name), kind, position, it != create.descending.end() && it->second, name});
   };
   for (const std::string& name : create.partition_key) add(name, Column::Kind::kPartitionKey, table.partition_key_count++);
   for (const std::string& name : create.clustering) add(name, Column::Kind::kClustering, table.clustering_count++);
@@ -174,7 +184,7 @@ absl::Status Schema::Apply(const DropTable& drop) {
   return absl::OkStatus();
 }
 
-absl::Status Schema::Apply(const AlterTable& alter) {
+absl::Status Schema::Apply(const AlterTable& alter, uint64_t sequence) {
   auto found = tables_.find({alter.table.keyspace, alter.table.table});
   if (found == tables_.end()) {
     return absl::InvalidArgumentError(absl::StrCat("table ", alter.table.keyspace, ".", alter.table.table, " does not exist"));
@@ -184,10 +194,13 @@ absl::Status Schema::Apply(const AlterTable& alter) {
     absl::StatusOr<Type> type = ColumnType(column, /*allow_collections=*/false);
     if (!type.ok()) return type.status();
     if (table.Find(column.name)) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " already exists"));
-    if (table.dropped.count(column.name)) {
-      return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " was dropped; adding it again is not supported (its old values would come back)"));
+    // A name dropped before is stored afresh: its old cells stay unread.
+    // The bootstrap schema has no entry to name the new storage after.
+    if (table.dropped.count(column.name) && sequence == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " was dropped; only a schema change (ALTER TABLE through CQL) adds it again"));
     }
-    table.columns.push_back({column.name, *type, Column::Kind::kRegular, 0, false});
+    std::string storage = table.dropped.count(column.name) ? absl::StrCat(column.name, "@", sequence) : column.name;
+    table.columns.push_back({column.name, *type, Column::Kind::kRegular, 0, false, std::move(storage)});
   }
   for (const std::string& name : alter.drop) {
     const int index = table.IndexOf(name);
@@ -222,7 +235,8 @@ std::string Schema::Version() const {
     absl::StrAppend(&digest, "t:", key.first, ".", key.second, "@", table.storage, ";");
     for (const std::string& dropped : table.dropped) absl::StrAppend(&digest, "-", dropped, ";");
     for (const Column& column : table.columns) {
-      absl::StrAppend(&digest, column.name, ":", TypeName(column.type), ":", static_cast<int>(column.kind), column.descending, ";");
+      absl::StrAppend(&digest, column.name, ":", TypeName(column.type), ":", static_cast<int>(column.kind), column.descending,
+                      ":", column.storage, ";");
     }
   }
   return NameUuid(digest);

@@ -31,6 +31,10 @@ struct Column {
   Kind kind = Kind::kRegular;
   int position = 0;  // among the columns of its kind
   bool descending = false;
+  // The storage column of a regular column's cells: its name, or
+  // "name@N" when entry N of the schema log added it again after a drop,
+  // so that the cells of its earlier life stay unread.
+  std::string storage;
 };
 
 struct Table {
@@ -46,12 +50,15 @@ struct Table {
   std::vector<Column> columns;
   int partition_key_count = 0;
   int clustering_count = 0;
-  // Regular columns dropped by ALTER TABLE: their stored values are still
-  // there, so the name may not come back (docs/cql.md).
+  // Regular columns dropped by ALTER TABLE. Their stored cells stay, and
+  // a column added again under the name gets a storage column of its own.
   std::set<std::string> dropped;
 
   const Column* Find(std::string_view column) const;
   int IndexOf(std::string_view column) const;
+  // The storage columns of the regular columns, and the row marker: a
+  // stored row with no live cell among them does not exist in CQL.
+  std::vector<std::string> StorageColumns() const;
 };
 
 struct Keyspace {
@@ -70,7 +77,9 @@ class Schema {
   absl::Status Apply(const CreateTable& create, uint64_t sequence = 0, bool allow_collections = false);
   absl::Status Apply(const DropKeyspace& drop);
   absl::Status Apply(const DropTable& drop);
-  absl::Status Apply(const AlterTable& alter);
+  // `sequence`: the schema log entry that alters, naming the storage of
+  // a dropped column added again (0, the bootstrap schema, may not).
+  absl::Status Apply(const AlterTable& alter, uint64_t sequence);
   // A keyspace of the system tables, whatever its strategy.
   absl::Status ApplySystem(const CreateKeyspace& create);
 

@@ -203,6 +203,7 @@ ClientRequest ReadRequest(const Table& table, const std::string& partition_key, 
   read->set_table(table.storage);
   read->set_partition_key(partition_key);
   read->set_consistency(consistency);
+  for (std::string& column : table.StorageColumns()) read->add_column(std::move(column));
   if (slice.single) {
     read->set_clustering_key(slice.key);
   } else {
@@ -276,6 +277,11 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
 Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings& bindings, const QueryOptions& options) {
   const Table& table = *prepared->table;
   const Select& select = std::get<Select>(prepared->parsed.statement);
+  for (const Column& column : table.columns) {
+    if (column.storage == column.name) continue;
+    CHARYBDIS_PROBE(options.probes, "cql.read_of_column_added_again");
+    break;
+  }
   if (IsScan(table, select)) return PlanScan(prepared, bindings, options);
   SelectSpec spec;
   if (absl::Status keys = PartitionKeys(table, select, bindings, spec); !keys.ok()) return InvalidPlan(std::string(keys.message()));
@@ -348,7 +354,7 @@ ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& colum
     } else {
       std::optional<std::string> value;
       for (const ResultCell& cell : stored.cells()) {
-        if (cell.column() == column->name) value = FromComparable(column->type, cell.value());
+        if (cell.column() == column->storage) value = FromComparable(column->type, cell.value());
       }
       row.push_back(std::move(value));
     }

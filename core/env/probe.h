@@ -67,6 +67,9 @@ inline constexpr std::string_view kProbes[] = {
     // the SELECT's slices (a partition, an IN value) ends.
     "cql.page_ends_at_slice_end",
     "cql.page_resumes_after_single_row",
+    // A read of a table with a column dropped and added again
+    // (core/cql/select_plan.cc): its old cells must stay unread.
+    "cql.read_of_column_added_again",
     // The read cache (core/read_cache/read_cache.cc).
     "read_cache.fill_overtaken_by_write",
     "read_cache.evicted_for_capacity",

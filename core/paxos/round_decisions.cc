@@ -85,11 +85,8 @@ Partition CurrentPartition(const std::map<NodeId, PaxosPromise>& promises, const
   return current;
 }
 
-bool Holds(const CasStatement& statement, const Row* row, Timestamp now) {
-  bool exists = false;
-  if (row != nullptr) {
-    for (const auto& [column, cell] : row->cells) exists = exists || cell.LiveAt(now);
-  }
+bool Holds(const CasStatement& statement, const Row* row, Timestamp now, const ReadColumns& columns) {
+  const bool exists = row != nullptr && columns.Exists(*row, now);
   if (statement.if_not_exists()) return !exists;
   if (statement.if_exists() && !exists) return false;
   for (const Condition& condition : statement.condition()) {
@@ -116,12 +113,13 @@ BatchEvaluation EvaluateBatch(const std::vector<CasOp>& batch, const Partition& 
   for (const CasOp& op : batch) {
     CHARYBDIS_ASSERT(op.statement_size() > 0);
     std::set<std::string> rows;
+    const ReadColumns columns(op.column());
     bool holds = true;
     for (const CasStatement& statement : op.statement()) {
       const std::string& key = statement.write().clustering_key();
       rows.insert(key);
       auto it = working.rows.find(key);
-      holds = holds && Holds(statement, it == working.rows.end() ? nullptr : &it->second, now);
+      holds = holds && Holds(statement, it == working.rows.end() ? nullptr : &it->second, now, columns);
     }
     ClientResponse response;
     response.set_code(ClientResponse::OK);
@@ -132,7 +130,7 @@ BatchEvaluation EvaluateBatch(const std::vector<CasOp>& batch, const Partition& 
       response.set_write_timestamp(ballot_micros);
       ApplyStatements(op, ballot_micros, now, working, evaluation.mutation);
     } else {
-      AddVisibleRows(working, now, &rows, response);
+      AddVisibleRows(working, now, &rows, columns, response);
     }
     evaluation.answers.push_back(std::move(response));
   }
@@ -153,7 +151,7 @@ ClientResponse SerialReadAnswer(const ReadOp& read, const Partition& current, Ti
     if (wanted) rows.insert(key);
   }
   CHARYBDIS_ASSERT(read.range() || rows.size() <= 1);
-  AddVisibleRows(current, now, &rows, response);
+  AddVisibleRows(current, now, &rows, ReadColumns(read.column()), response);
   return response;
 }
 

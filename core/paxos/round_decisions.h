@@ -14,6 +14,7 @@
 #include "core/data/partition.h"
 #include "core/env/address.h"
 #include "core/paxos/row_spans.h"
+#include "core/request/result_rows.h"
 #include "proto/client.pb.h"
 #include "proto/messages.pb.h"
 
@@ -32,8 +33,9 @@ QuorumKnowledge Survey(const std::map<NodeId, PaxosPromise>& promises);
 Partition CurrentPartition(const std::map<NodeId, PaxosPromise>& promises, const Proposal* latest_commit);
 
 // Whether `row` (null if absent) satisfies a statement's conditions at
-// `now`. An absent column equals nothing and differs from everything.
-bool Holds(const CasStatement& statement, const Row* row, Timestamp now);
+// `now`, the row existing as `columns` see it. An absent column equals
+// nothing and differs from everything.
+bool Holds(const CasStatement& statement, const Row* row, Timestamp now, const ReadColumns& columns);
 
 // A batch of conditional writes evaluated in arrival order, each on what
 // the ones before it left.

@@ -6,8 +6,20 @@
 
 namespace charybdis {
 
+ReadColumns::ReadColumns(const google::protobuf::RepeatedPtrField<std::string>& columns)
+    : columns_(columns.begin(), columns.end()) {
+  CHARYBDIS_ASSERT(columns_.size() <= static_cast<size_t>(columns.size()));
+}
+
+bool ReadColumns::Exists(const Row& row, Timestamp now) const {
+  for (const auto& [column, cell] : row.cells) {
+    if (cell.LiveAt(now) && Includes(column)) return true;
+  }
+  return false;
+}
+
 void AddVisibleRows(const Partition& partition, Timestamp now, const std::set<std::string>* only,
-                    ClientResponse& response) {
+                    const ReadColumns& columns, ClientResponse& response) {
   Timestamp newest = 0;
   for (const auto& [key, row] : partition.rows) newest = std::max(newest, row.NewestTimestamp().value_or(0));
   response.set_newest_timestamp(newest);
@@ -18,13 +30,14 @@ void AddVisibleRows(const Partition& partition, Timestamp now, const std::set<st
     ResultRow result;
     result.set_clustering_key(key);
     for (const auto& [column, cell] : row.cells) {
-      if (!cell.LiveAt(now)) continue;
+      if (!cell.LiveAt(now) || !columns.Includes(column)) continue;
       ResultCell* out = result.add_cells();
       out->set_column(column);
       out->set_value(cell.value);
       out->set_timestamp(cell.timestamp);
     }
     CHARYBDIS_ASSERT(static_cast<size_t>(result.cells_size()) <= row.cells.size());
+    CHARYBDIS_ASSERT((result.cells_size() > 0) == columns.Exists(row, now));
     if (result.cells_size() > 0) *response.add_rows() = std::move(result);
   }
 }

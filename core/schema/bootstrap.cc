@@ -51,18 +51,15 @@ absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& data
   }
   if (auto* create = std::get_if<CreateTable>(&statement)) return ApplyToTable(*create, keyspace, schema, sequence);
   if (auto* drop = std::get_if<DropTable>(&statement)) return ApplyToTable(*drop, keyspace, schema);
-  if (auto* alter = std::get_if<AlterTable>(&statement)) return ApplyToTable(*alter, keyspace, schema);
+  if (auto* alter = std::get_if<AlterTable>(&statement)) return ApplyToTable(*alter, keyspace, schema, sequence);
   return absl::InvalidArgumentError("only CREATE, DROP and ALTER of keyspaces and tables, and USE, change the schema");
 }
 
 std::map<std::string, std::set<std::string>> StorageTables(const Schema& schema) {
   std::map<std::string, std::set<std::string>> tables;
   for (const auto& [name, table] : schema.tables()) {
-    std::set<std::string>& columns = tables[table.storage];
-    columns.insert(kRowMarker);
-    for (const Column& column : table.columns) {
-      if (column.kind == Column::Kind::kRegular) columns.insert(column.name);
-    }
+    const std::vector<std::string> columns = table.StorageColumns();
+    tables[table.storage].insert(columns.begin(), columns.end());
   }
   CHARYBDIS_ASSERT(tables.size() <= schema.tables().size());
   return tables;
