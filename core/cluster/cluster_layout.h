@@ -28,8 +28,9 @@ struct ReplicationConfig {
 };
 
 // What every node knows of the cluster's shape: its nodes, how many shards
-// each runs, how many tokens each owns and how data is replicated. Static
-// for now (no bootstrap or decommission, so no pending replicas).
+// each runs, how many tokens each owns and how data is replicated. Static:
+// the data path still runs on one layout; core/topology/ holds the
+// versions of a changing membership (docs/topology.md).
 struct ClusterLayout {
   std::vector<NodeInfo> nodes;  // by id order
   uint32_t shards_per_node = 1;

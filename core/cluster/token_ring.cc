@@ -9,31 +9,58 @@
 namespace charybdis {
 
 const NodeInfo& ClusterLayout::node(NodeId id) const {
-  CHARYBDIS_ASSERT(id >= 1);
-  CHARYBDIS_ASSERT(id <= nodes.size());
-  const NodeInfo& info = nodes[id - 1];
-  CHARYBDIS_ASSERT(info.id == id);
-  return info;
+  // By id order; ids have gaps once nodes have left (core/topology/).
+  auto it = std::lower_bound(nodes.begin(), nodes.end(), id, [](const NodeInfo& info, NodeId wanted) { return info.id < wanted; });
+  CHARYBDIS_ASSERT(it != nodes.end());
+  CHARYBDIS_ASSERT(it->id == id);
+  return *it;
 }
 
-TokenRing::TokenRing(const ClusterLayout& layout) : layout_(layout) {
-  CHARYBDIS_ASSERT(!layout.nodes.empty());
+std::vector<Token> DrawTokensOfNewNode(uint64_t token_seed, NodeId node, uint32_t count, const std::set<Token>& taken) {
+  Random random(Mix64(token_seed ^ Mix64(node)));
+  std::set<Token> drawn;
+  std::vector<Token> tokens;
+  for (uint32_t i = 0; i < count; i++) {
+    Token token;
+    do {
+      token = static_cast<Token>(random.Next());
+    } while (token == kMinimumToken || taken.count(token) || !drawn.insert(token).second);
+    tokens.push_back(token);
+  }
+  CHARYBDIS_ASSERT(tokens.size() == count);
+  return tokens;
+}
+
+std::map<NodeId, std::vector<Token>> DrawVnodeTokens(const ClusterLayout& layout) {
   CHARYBDIS_ASSERT(layout.vnodes_per_node >= 1);
-  std::set<Token> used;
+  std::map<NodeId, std::vector<Token>> tokens;
+  std::set<Token> used;  // in node order: a later node redraws what an earlier one holds
   for (const NodeInfo& node : layout.nodes) {
-    Random random(Mix64(layout.token_seed ^ Mix64(node.id)));
-    for (uint32_t i = 0; i < layout.vnodes_per_node; i++) {
-      Token token;
-      do {
-        token = static_cast<Token>(random.Next());
-      } while (token == kMinimumToken || !used.insert(token).second);
-      tokens_.push_back(VnodeToken{token, node.id});
-    }
+    tokens[node.id] = DrawTokensOfNewNode(layout.token_seed, node.id, layout.vnodes_per_node, used);
+    used.insert(tokens[node.id].begin(), tokens[node.id].end());
+  }
+  return tokens;
+}
+
+TokenRing::TokenRing(const ClusterLayout& layout) : TokenRing(layout, DrawVnodeTokens(layout)) {}
+
+TokenRing::TokenRing(const ClusterLayout& layout, const std::map<NodeId, std::vector<Token>>& tokens)
+    : layout_(layout) {
+  CHARYBDIS_ASSERT(!layout.nodes.empty());
+  CHARYBDIS_ASSERT(tokens.size() == layout.nodes.size());
+  for (const auto& [node, owned] : tokens) {
+    CHARYBDIS_ASSERT(!owned.empty());
+    CHARYBDIS_ASSERT(layout.node(node).id == node);
+    for (Token token : owned) tokens_.push_back(VnodeToken{token, node});
   }
   std::sort(tokens_.begin(), tokens_.end(),
             [](const VnodeToken& a, const VnodeToken& b) { return a.token < b.token; });
+  for (size_t i = 1; i < tokens_.size(); i++) CHARYBDIS_ASSERT(tokens_[i - 1].token < tokens_[i].token);
+  Place();
+}
 
-  const ReplicationConfig& replication = layout.replication;
+void TokenRing::Place() {
+  const ReplicationConfig& replication = layout_.replication;
   if (replication.strategy == ReplicationConfig::Strategy::kSimple) {
     total_replication_factor_ = replication.replication_factor;
   } else {

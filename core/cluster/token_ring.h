@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,11 @@ namespace charybdis {
 // the first is the primary replica.
 class TokenRing {
  public:
+  // Each node's tokens as DrawVnodeTokens draws them.
   explicit TokenRing(const ClusterLayout& layout);
+  // The tokens given: every node of the layout has at least one, no token
+  // is anyone else's (core/topology/ keeps them).
+  TokenRing(const ClusterLayout& layout, const std::map<NodeId, std::vector<Token>>& tokens);
 
   const std::vector<NodeId>& ReplicasOf(Token token) const;
   NodeId PrimaryReplicaOf(Token token) const { return ReplicasOf(token).front(); }
@@ -39,6 +45,7 @@ class TokenRing {
   const ClusterLayout& layout() const { return layout_; }
 
  private:
+  void Place();
   std::vector<NodeId> WalkSimple(size_t start) const;
   std::vector<NodeId> WalkNetworkTopology(size_t start) const;
 
@@ -47,5 +54,13 @@ class TokenRing {
   std::vector<VnodeToken> tokens_;                 // sorted by token
   std::vector<std::vector<NodeId>> replicas_;      // per entry of tokens_
 };
+
+// The vnode tokens of the layout's nodes: a function of the token seed and
+// the node ids, so every node computes every other's. A node that joins
+// later draws its own with DrawTokensOfNewNode.
+std::map<NodeId, std::vector<Token>> DrawVnodeTokens(const ClusterLayout& layout);
+// `count` tokens for node `node`, none of them in `taken`, drawn from the
+// seed and the id as DrawVnodeTokens draws a layout's.
+std::vector<Token> DrawTokensOfNewNode(uint64_t token_seed, NodeId node, uint32_t count, const std::set<Token>& taken);
 
 }  // namespace charybdis

@@ -1,0 +1,80 @@
+#include "core/topology/placement.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
+
+namespace charybdis::topology {
+
+namespace {
+
+ClusterLayout LayoutOf(const Topology& topology, const std::map<NodeId, std::vector<Token>>& owners,
+                       const ReplicationConfig& replication, uint32_t shards_per_node) {
+  ClusterLayout layout;
+  layout.shards_per_node = shards_per_node;
+  layout.replication = replication;
+  for (const auto& [id, tokens] : owners) {
+    const Member& member = topology.members().at(id);
+    layout.nodes.push_back(NodeInfo{id, member.datacenter, member.rack});
+  }
+  return layout;
+}
+
+absl::Status CheckOwners(const Topology& topology, const std::map<NodeId, std::vector<Token>>& owners,
+                         const ReplicationConfig& replication, const char* which) {
+  if (owners.empty()) return absl::FailedPreconditionError(absl::StrCat("no node would own tokens ", which));
+  if (replication.strategy == ReplicationConfig::Strategy::kSimple) {
+    if (owners.size() >= replication.replication_factor) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(owners.size(), " nodes would own tokens ", which,
+                                                      ", fewer than the replication factor ", replication.replication_factor));
+  }
+  std::map<std::string, uint32_t> per_datacenter;
+  for (const auto& [id, tokens] : owners) per_datacenter[topology.members().at(id).datacenter]++;
+  for (const auto& [datacenter, factor] : replication.per_datacenter) {
+    if (per_datacenter[datacenter] >= factor) continue;
+    return absl::FailedPreconditionError(absl::StrCat("datacenter ", datacenter, " would have ", per_datacenter[datacenter],
+                                                      " nodes ", which, ", fewer than its replication factor ", factor));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckPlaceable(const Topology& topology, const ReplicationConfig& replication) {
+  if (absl::Status now = CheckOwners(topology, topology.OwnersNow(), replication, "now"); !now.ok()) return now;
+  return CheckOwners(topology, topology.OwnersAfter(), replication, "after the operation");
+}
+
+Placement::Placement(const Topology& topology, const ReplicationConfig& replication, uint32_t shards_per_node)
+    : version_(topology.version()),
+      reads_moved_(topology.move() && topology.move()->stage == Stage::kWriteBothReadNew) {
+  CHARYBDIS_ASSERT(CheckPlaceable(topology, replication).ok());
+  const auto owners_now = topology.OwnersNow();
+  now_ = std::make_shared<const TokenRing>(LayoutOf(topology, owners_now, replication, shards_per_node), owners_now);
+  if (!topology.move()) {
+    after_ = now_;
+    return;
+  }
+  const auto owners_after = topology.OwnersAfter();
+  after_ = std::make_shared<const TokenRing>(LayoutOf(topology, owners_after, replication, shards_per_node), owners_after);
+}
+
+Placement::Replicas Placement::WriteReplicasOf(Token token) const {
+  Replicas replicas;
+  replicas.natural = now_->ReplicasOf(token);
+  for (NodeId node : after_->ReplicasOf(token)) {
+    if (std::find(replicas.natural.begin(), replicas.natural.end(), node) == replicas.natural.end()) {
+      replicas.pending.push_back(node);
+    }
+  }
+  CHARYBDIS_ASSERT(replicas.natural.size() == now_->total_replication_factor());
+  CHARYBDIS_ASSERT(replicas.pending.size() <= after_->total_replication_factor());
+  return replicas;
+}
+
+const std::vector<NodeId>& Placement::ReadReplicasOf(Token token) const {
+  return reads_moved_ ? after_->ReplicasOf(token) : now_->ReplicasOf(token);
+}
+
+}  // namespace charybdis::topology

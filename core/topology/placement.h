@@ -1,0 +1,52 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/cluster/token_ring.h"
+#include "core/topology/topology.h"
+
+namespace charybdis::topology {
+
+// Who replicates a token under one version of the topology, for one
+// replication: the ring of the owners now, and of the owners once the
+// operation in progress is done (docs/topology.md). A token's pending
+// replicas are those of the second ring that are not in the first.
+// Writes go to both; reads to the first until the operation's reads move,
+// then to the second.
+class Placement {
+ public:
+  // REQUIRES: CheckPlaceable(topology, replication) is ok.
+  Placement(const Topology& topology, const ReplicationConfig& replication, uint32_t shards_per_node);
+
+  struct Replicas {
+    std::vector<NodeId> natural;  // the owners now, in ring-walk order
+    // Owners after, not owners now. One operation at a time gives a token
+    // one at most (topology_test: random joins, decommissions and removals
+    // on random racks; a replacement keeps its node's rack, since on
+    // another one NetworkTopologyStrategy's rack-aware choice could
+    // reshuffle and give two). LWT refuses more than one, as Cassandra
+    // and ScyllaDB do.
+    std::vector<NodeId> pending;
+  };
+  Replicas WriteReplicasOf(Token token) const;
+  const std::vector<NodeId>& ReadReplicasOf(Token token) const;
+
+  uint64_t version() const { return version_; }
+  const TokenRing& now() const { return *now_; }
+  const TokenRing& after() const { return *after_; }
+
+ private:
+  uint64_t version_ = 0;
+  bool reads_moved_ = false;
+  std::shared_ptr<const TokenRing> now_;
+  std::shared_ptr<const TokenRing> after_;  // the same ring when nothing moves
+};
+
+// Whether both rings of the topology can hold the replication: enough
+// owners in each of its datacenters. A decommission or removenode that
+// would leave fewer is refused with this reason.
+absl::Status CheckPlaceable(const Topology& topology, const ReplicationConfig& replication);
+
+}  // namespace charybdis::topology

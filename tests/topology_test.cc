@@ -1,0 +1,258 @@
+// The topology log's state machine and the placement it gives
+// (core/topology/): each operation's stages, the refusals, and the pending
+// replicas during a move.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/env/random.h"
+#include "core/topology/placement.h"
+#include "core/topology/topology.h"
+
+namespace charybdis::topology {
+namespace {
+
+constexpr uint64_t kTokenSeed = 7;
+constexpr uint32_t kVnodes = 16;
+
+ReplicationConfig Rf(uint32_t factor) {
+  ReplicationConfig replication;
+  replication.per_datacenter["dc1"] = factor;
+  return replication;
+}
+
+std::set<Token> TakenTokens(const Topology& topology) {
+  std::set<Token> taken;
+  for (const auto& [id, tokens] : topology.OwnersAfter()) taken.insert(tokens.begin(), tokens.end());
+  return taken;
+}
+
+Member NewMember(NodeId id, const std::string& rack, const Topology& topology) {
+  return Member{id, "127.0.0." + std::to_string(id), "dc1", rack,
+                DrawTokensOfNewNode(kTokenSeed, id, kVnodes, TakenTokens(topology)), NodeState::kNormal};
+}
+
+// Nodes 1..count, racks r1, r2, r3 in turn, tokens as a static layout draws them.
+Topology Cluster(NodeId count) {
+  ClusterLayout layout;
+  layout.vnodes_per_node = kVnodes;
+  layout.token_seed = kTokenSeed;
+  for (NodeId id = 1; id <= count; id++) layout.nodes.push_back({id, "dc1", "r" + std::to_string(1 + (id - 1) % 3)});
+  const auto tokens = DrawVnodeTokens(layout);
+  std::vector<Member> members;
+  for (const NodeInfo& node : layout.nodes) {
+    members.push_back(Member{node.id, "127.0.0." + std::to_string(node.id), node.datacenter, node.rack, tokens.at(node.id)});
+  }
+  return Topology::Bootstrap(members);
+}
+
+Entry Begin(Operation operation, NodeId node, Member joining = {}, NodeId replaced = 0) {
+  return Entry{Entry::Kind::kBegin, operation, node, replaced, std::move(joining)};
+}
+Entry Step(Entry::Kind kind, NodeId node) { return Entry{kind, Operation::kJoin, node, 0, {}}; }
+
+Topology Must(const absl::StatusOr<Topology>& next) {
+  EXPECT_TRUE(next.ok()) << next.status();
+  return next.ok() ? *next : Topology{};
+}
+
+// Every token of the ring, probed at its vnode tokens and between them.
+std::vector<Token> Probes(const Placement& placement) {
+  std::vector<Token> probes;
+  for (const auto& vnode : placement.after().tokens()) {
+    probes.push_back(vnode.token);
+    probes.push_back(vnode.token + 1);
+  }
+  return probes;
+}
+
+TEST(TopologyTest, TheBootstrapRingIsTheStaticLayoutsRing) {
+  ClusterLayout layout;
+  layout.vnodes_per_node = kVnodes;
+  layout.token_seed = kTokenSeed;
+  layout.replication = Rf(3);
+  for (NodeId id = 1; id <= 5; id++) layout.nodes.push_back({id, "dc1", "r" + std::to_string(1 + (id - 1) % 3)});
+  const TokenRing static_ring(layout);
+  const Placement placement(Cluster(5), Rf(3), 1);
+  EXPECT_EQ(placement.version(), 1u);
+  for (const auto& vnode : static_ring.tokens()) {
+    EXPECT_EQ(placement.ReadReplicasOf(vnode.token), static_ring.ReplicasOf(vnode.token));
+    EXPECT_TRUE(placement.WriteReplicasOf(vnode.token).pending.empty());
+  }
+}
+
+TEST(TopologyTest, AJoinWritesToTheNewNodeFirstThenReadsFromIt) {
+  const Topology before = Cluster(3);
+  const Topology joining = Must(before.Apply(Begin(Operation::kJoin, 4, NewMember(4, "r1", before))));
+  EXPECT_EQ(joining.version(), 2u);
+  EXPECT_EQ(joining.Find(4)->state, NodeState::kJoining);
+  const Placement old_reads(joining, Rf(3), 1);
+  size_t pending_tokens = 0;
+  for (Token token : Probes(old_reads)) {
+    const Placement::Replicas replicas = old_reads.WriteReplicasOf(token);
+    EXPECT_EQ(replicas.natural.size(), 3u);
+    EXPECT_EQ(std::count(replicas.natural.begin(), replicas.natural.end(), 4u), 0);
+    ASSERT_LE(replicas.pending.size(), 1u);
+    if (!replicas.pending.empty()) {
+      EXPECT_EQ(replicas.pending[0], 4u);
+      pending_tokens++;
+    }
+    EXPECT_EQ(old_reads.ReadReplicasOf(token), replicas.natural);  // reads stay with the old owners
+  }
+  EXPECT_GT(pending_tokens, 0u);
+
+  const Topology reads_moved = Must(joining.Apply(Step(Entry::Kind::kReadNew, 4)));
+  const Placement new_reads(reads_moved, Rf(3), 1);
+  for (Token token : Probes(new_reads)) {
+    EXPECT_EQ(new_reads.ReadReplicasOf(token), new_reads.after().ReplicasOf(token));
+    EXPECT_EQ(new_reads.WriteReplicasOf(token).pending, old_reads.WriteReplicasOf(token).pending);
+  }
+
+  const Topology joined = Must(reads_moved.Apply(Step(Entry::Kind::kFinish, 4)));
+  EXPECT_EQ(joined.version(), 4u);
+  EXPECT_EQ(joined.Find(4)->state, NodeState::kNormal);
+  EXPECT_FALSE(joined.move().has_value());
+  const Placement after(joined, Rf(3), 1);
+  for (Token token : Probes(after)) {
+    EXPECT_TRUE(after.WriteReplicasOf(token).pending.empty());
+    EXPECT_EQ(after.ReadReplicasOf(token), new_reads.after().ReplicasOf(token));
+  }
+}
+
+TEST(TopologyTest, OneOperationRunsAtATimeAndTheRefusalSaysWhich) {
+  const Topology cluster = Cluster(4);
+  const Topology leaving = Must(cluster.Apply(Begin(Operation::kDecommission, 2)));
+  const absl::StatusOr<Topology> second = leaving.Apply(Begin(Operation::kJoin, 5, NewMember(5, "r2", leaving)));
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("decommission of node 2"), std::string::npos) << second.status();
+  EXPECT_NE(second.status().message().find("one runs at a time"), std::string::npos);
+  EXPECT_FALSE(leaving.Apply(Begin(Operation::kRemove, 3)).ok());
+  // Steps of another node's operation, and steps out of order, are refused too.
+  EXPECT_FALSE(leaving.Apply(Step(Entry::Kind::kReadNew, 3)).ok());
+  EXPECT_FALSE(leaving.Apply(Step(Entry::Kind::kFinish, 2)).ok());
+  EXPECT_FALSE(cluster.Apply(Step(Entry::Kind::kReadNew, 2)).ok());
+}
+
+TEST(TopologyTest, ADecommissionedNodeLeavesForGood) {
+  const Topology cluster = Cluster(4);
+  const Topology leaving = Must(cluster.Apply(Begin(Operation::kDecommission, 2)));
+  const Placement during(leaving, Rf(3), 1);
+  for (Token token : Probes(during)) {
+    const Placement::Replicas replicas = during.WriteReplicasOf(token);
+    const bool owned = std::count(replicas.natural.begin(), replicas.natural.end(), 2u) > 0;
+    // Whoever gains 2's ranges is pending; nothing else moves.
+    EXPECT_EQ(replicas.pending.size(), owned ? 1u : 0u);
+    EXPECT_EQ(std::count(replicas.pending.begin(), replicas.pending.end(), 2u), 0);
+  }
+  const Topology left = Must(Must(leaving.Apply(Step(Entry::Kind::kReadNew, 2))).Apply(Step(Entry::Kind::kFinish, 2)));
+  EXPECT_EQ(left.Find(2)->state, NodeState::kLeft);
+  EXPECT_TRUE(left.Find(2)->tokens.empty());
+  EXPECT_EQ(left.OwnersNow().count(2), 0u);
+  const absl::StatusOr<Topology> back = left.Apply(Begin(Operation::kJoin, 2, NewMember(2, "r2", left)));
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("never comes back"), std::string::npos) << back.status();
+}
+
+TEST(TopologyTest, AReplacementTakesTheDeadNodesTokensAndNothingElseMoves) {
+  const Topology cluster = Cluster(4);
+  Member fresh = NewMember(5, cluster.Find(3)->rack, cluster);
+  fresh.tokens.clear();
+  Member other_rack = fresh;
+  other_rack.rack = "r9";
+  EXPECT_FALSE(cluster.Apply(Begin(Operation::kReplace, 5, other_rack, 3)).ok());
+  const Topology replacing = Must(cluster.Apply(Begin(Operation::kReplace, 5, fresh, 3)));
+  EXPECT_EQ(replacing.Find(5)->tokens, cluster.Find(3)->tokens);
+  EXPECT_EQ(replacing.Find(5)->state, NodeState::kReplacing);
+  const Placement during(replacing, Rf(3), 1);
+  for (Token token : Probes(during)) {
+    const Placement::Replicas replicas = during.WriteReplicasOf(token);
+    const bool owned = std::count(replicas.natural.begin(), replicas.natural.end(), 3u) > 0;
+    EXPECT_EQ(replicas.pending, owned ? std::vector<NodeId>{5} : std::vector<NodeId>{});
+  }
+  const Topology replaced = Must(Must(replacing.Apply(Step(Entry::Kind::kReadNew, 5))).Apply(Step(Entry::Kind::kFinish, 5)));
+  EXPECT_EQ(replaced.Find(3)->state, NodeState::kLeft);
+  EXPECT_EQ(replaced.Find(5)->state, NodeState::kNormal);
+  Member elsewhere = NewMember(6, "r1", replaced);
+  elsewhere.datacenter = "dc2";
+  elsewhere.tokens.clear();
+  EXPECT_FALSE(replaced.Apply(Begin(Operation::kReplace, 6, elsewhere, 4)).ok());  // another datacenter
+  EXPECT_FALSE(replaced.Apply(Begin(Operation::kReplace, 6, NewMember(6, "r1", replaced), 3)).ok());  // 3 left
+}
+
+TEST(TopologyTest, AnOperationRollsBackOnlyBeforeItsReadsMove) {
+  const Topology cluster = Cluster(4);
+  const Topology joining = Must(cluster.Apply(Begin(Operation::kJoin, 5, NewMember(5, "r2", cluster))));
+  const Topology undone = Must(joining.Apply(Step(Entry::Kind::kRollBack, 5)));
+  EXPECT_EQ(undone.Find(5)->state, NodeState::kLeft);  // its id is spent
+  EXPECT_EQ(undone.OwnersNow(), cluster.OwnersNow());
+  const Topology leaving = Must(cluster.Apply(Begin(Operation::kRemove, 1)));
+  EXPECT_EQ(Must(leaving.Apply(Step(Entry::Kind::kRollBack, 1))).Find(1)->state, NodeState::kNormal);
+  const Topology moved = Must(leaving.Apply(Step(Entry::Kind::kReadNew, 1)));
+  const absl::StatusOr<Topology> late = moved.Apply(Step(Entry::Kind::kRollBack, 1));
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.status().message().find("can only finish"), std::string::npos);
+}
+
+TEST(TopologyTest, AClusterDoesNotShrinkBelowItsReplicationFactor) {
+  const Topology three = Cluster(3);
+  const Topology leaving = Must(three.Apply(Begin(Operation::kDecommission, 1)));
+  const absl::Status placeable = CheckPlaceable(leaving, Rf(3));
+  EXPECT_FALSE(placeable.ok());
+  EXPECT_NE(placeable.message().find("fewer than its replication factor 3"), std::string::npos) << placeable;
+  EXPECT_TRUE(CheckPlaceable(leaving, Rf(2)).ok());
+  EXPECT_FALSE(Cluster(1).Apply(Begin(Operation::kDecommission, 1)).ok());  // the last node
+}
+
+// Random operations on random racks: a token never has more than one
+// pending replica, the natural ones are always RF, and pending ones are
+// never natural.
+TEST(TopologyTest, EveryStepOfRandomOperationsGivesATokenOnePendingReplicaAtMost) {
+  Random random(11);
+  Topology topology = Cluster(5);
+  NodeId next_id = 6;
+  for (int round = 0; round < 200; round++) {
+    std::vector<NodeId> normal;
+    for (const auto& [id, member] : topology.members()) {
+      if (member.state == NodeState::kNormal) normal.push_back(id);
+    }
+    const NodeId subject = normal[random.Below(normal.size())];
+    const std::string rack = "r" + std::to_string(1 + random.Below(4));
+    Entry begin;
+    switch (random.Below(4)) {
+      case 0: begin = Begin(Operation::kJoin, next_id, NewMember(next_id, rack, topology)); break;
+      case 1: begin = Begin(Operation::kDecommission, subject); break;
+      case 2: begin = Begin(Operation::kRemove, subject); break;
+      default: {
+        Member fresh = NewMember(next_id, topology.Find(subject)->rack, topology);
+        fresh.tokens.clear();
+        begin = Begin(Operation::kReplace, next_id, fresh, subject);
+      }
+    }
+    absl::StatusOr<Topology> begun = topology.Apply(begin);
+    ASSERT_TRUE(begun.ok()) << begun.status();
+    if (!CheckPlaceable(*begun, Rf(3)).ok()) continue;  // refused by the operation's caller
+    if (begin.operation == Operation::kJoin || begin.operation == Operation::kReplace) next_id++;
+    const NodeId mover = begin.node;
+    for (Entry::Kind kind : {Entry::Kind::kReadNew, Entry::Kind::kFinish}) {
+      const Placement placement(*begun, Rf(3), 1);
+      for (Token token : Probes(placement)) {
+        const Placement::Replicas replicas = placement.WriteReplicasOf(token);
+        ASSERT_EQ(replicas.natural.size(), 3u);
+        ASSERT_LE(replicas.pending.size(), 1u) << "round " << round;
+        for (NodeId node : replicas.pending) {
+          ASSERT_EQ(std::count(replicas.natural.begin(), replicas.natural.end(), node), 0);
+        }
+      }
+      begun = begun->Apply(Step(kind, mover));
+      ASSERT_TRUE(begun.ok()) << begun.status();
+    }
+    topology = *begun;
+    ASSERT_FALSE(topology.move().has_value());
+  }
+  EXPECT_GT(topology.version(), 200u);
+}
+
+}  // namespace
+}  // namespace charybdis::topology
