@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/data/storage_codec.h"
 #include "core/data/token.h"
+#include "node/ctl/status_table.h"
 #include "node/local/local_cluster.h"
 #include "tests/requests.h"
 
@@ -158,6 +159,24 @@ TEST_F(NodeClusterTest, QuorumWritesAreSeenByQuorumReadsOnEveryNode) {
   EXPECT_EQ(Metric(1, "coordinator_writes") + Metric(2, "coordinator_writes") +
                 Metric(3, "coordinator_writes"),
             100u);
+  // ctl status: every member up and normal, each a replica of the whole
+  // ring (RF 3 on 3 nodes), each storing something.
+  std::vector<StatusAnswer> answers;
+  for (NodeId node = 1; node <= 3; node++) {
+    grpc::ClientContext context;
+    StatusResponse status;
+    ASSERT_TRUE(cluster_->Connect(node)->Status(&context, StatusRequest(), &status).ok());
+    EXPECT_GT(status.load_bytes(), 0u) << node;
+    EXPECT_EQ(status.topology_version(), 1u);
+    answers.push_back({cluster_->client_address(node), status, ""});
+  }
+  const std::string table = StatusTable(answers);
+  size_t whole_ring = 0;
+  for (size_t at = table.find("100.0%"); at != std::string::npos; at = table.find("100.0%", at + 1)) whole_ring++;
+  EXPECT_EQ(whole_ring, 3u) << table;
+  for (const Member& member : answers[0].status->member()) {
+    EXPECT_NE(table.find(absl::StrCat("UN  ", member.internode_address())), std::string::npos) << table;
+  }
 }
 
 TEST_F(NodeClusterTest, IfNotExistsAppliesExactlyOnceAmongConcurrentClients) {

@@ -86,5 +86,23 @@ TEST(TokenRingTest, SameSeedSameRingAndOwnershipIsBalanced) {
   }
 }
 
+TEST(TokenRingTest, EffectiveOwnershipSumsToTheReplicationFactor) {
+  ClusterLayout layout = Layout({{"dc1", "r1"}, {"dc1", "r2"}, {"dc1", "r3"}, {"dc1", "r1"}});
+  layout.replication.per_datacenter = {{"dc1", 3}};
+  const std::map<NodeId, double> owns = EffectiveOwnership(TokenRing(layout));
+  double total = 0;
+  for (const auto& [node, share] : owns) total += share;
+  EXPECT_NEAR(total, 3.0, 1e-9);
+  // Racks r2 and r3 hold one node each: each is a replica of every range,
+  // and nodes 1 and 4 share rack r1's replica of each.
+  EXPECT_NEAR(owns.at(2), 1.0, 1e-9);
+  EXPECT_NEAR(owns.at(3), 1.0, 1e-9);
+  EXPECT_NEAR(owns.at(1) + owns.at(4), 1.0, 1e-9);
+  EXPECT_GT(owns.at(1), 0.25);
+  EXPECT_GT(owns.at(4), 0.25);
+  layout.replication.per_datacenter = {{"dc1", 4}};
+  for (const auto& [node, share] : EffectiveOwnership(TokenRing(layout))) EXPECT_NEAR(share, 1.0, 1e-9) << node;
+}
+
 }  // namespace
 }  // namespace charybdis

@@ -40,11 +40,9 @@ Topology Cluster(NodeId count) {
   layout.vnodes_per_node = kVnodes;
   layout.token_seed = kTokenSeed;
   for (NodeId id = 1; id <= count; id++) layout.nodes.push_back({id, "dc1", "r" + std::to_string(1 + (id - 1) % 3)});
-  const auto tokens = DrawVnodeTokens(layout);
-  std::vector<Member> members;
-  for (const NodeInfo& node : layout.nodes) {
-    members.push_back(Member{node.id, "127.0.0." + std::to_string(node.id), node.datacenter, node.rack, tokens.at(node.id)});
-  }
+  layout.replication = Rf(1);
+  std::vector<Member> members = MembersOfRing(TokenRing(layout));
+  for (Member& member : members) member.address = "127.0.0." + std::to_string(member.id);
   return Topology::Bootstrap(members);
 }
 

@@ -77,6 +77,31 @@ void TokenRing::Place() {
   }
 }
 
+std::map<NodeId, double> EffectiveOwnership(const TokenRing& ring) {
+  const auto& tokens = ring.tokens();
+  CHARYBDIS_ASSERT(!tokens.empty());
+  std::map<NodeId, long double> shares;
+  for (const NodeInfo& node : ring.layout().nodes) shares[node.id] = 0;
+  for (size_t i = 0; i < tokens.size(); i++) {
+    // Vnode i's range: from its predecessor's token (exclusive) to its own;
+    // unsigned arithmetic wraps around the ring's end, and one vnode alone
+    // owns everything.
+    const Token previous = tokens[(i + tokens.size() - 1) % tokens.size()].token;
+    const uint64_t width = static_cast<uint64_t>(tokens[i].token) - static_cast<uint64_t>(previous);
+    const long double share = (tokens.size() == 1 ? 18446744073709551616.0L : static_cast<long double>(width)) /
+                              18446744073709551616.0L;
+    for (NodeId replica : ring.ReplicasOf(tokens[i].token)) shares[replica] += share;
+  }
+  std::map<NodeId, double> ownership;
+  long double total = 0;
+  for (const auto& [node, share] : shares) {
+    ownership[node] = static_cast<double>(share);
+    total += share;
+  }
+  CHARYBDIS_ASSERT(total > ring.total_replication_factor() - 1e-6L && total < ring.total_replication_factor() + 1e-6L);
+  return ownership;
+}
+
 uint32_t TokenRing::ReplicationFactorIn(const std::string& datacenter) const {
   const auto& per_datacenter = layout_.replication.per_datacenter;
   auto it = per_datacenter.find(datacenter);

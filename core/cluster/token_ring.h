@@ -55,6 +55,11 @@ class TokenRing {
   std::vector<std::vector<NodeId>> replicas_;      // per entry of tokens_
 };
 
+// The share of the token space each node replicates, 0 to 1, as
+// nodetool status's "Owns (effective)": summed over nodes, the
+// replication factor.
+std::map<NodeId, double> EffectiveOwnership(const TokenRing& ring);
+
 // The vnode tokens of the layout's nodes: a function of the token seed and
 // the node ids, so every node computes every other's. A node that joins
 // later draws its own with DrawTokensOfNewNode.

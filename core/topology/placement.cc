@@ -41,6 +41,17 @@ absl::Status CheckOwners(const Topology& topology, const std::map<NodeId, std::v
 
 }  // namespace
 
+std::vector<Member> MembersOfRing(const TokenRing& ring) {
+  std::map<NodeId, std::vector<Token>> tokens;
+  for (const auto& vnode : ring.tokens()) tokens[vnode.node].push_back(vnode.token);
+  std::vector<Member> members;
+  for (const NodeInfo& node : ring.layout().nodes) {
+    CHARYBDIS_ASSERT(tokens.count(node.id) == 1);  // every node of a ring holds tokens
+    members.push_back(Member{node.id, "", node.datacenter, node.rack, tokens.at(node.id), NodeState::kNormal});
+  }
+  return members;
+}
+
 absl::Status CheckPlaceable(const Topology& topology, const ReplicationConfig& replication) {
   if (absl::Status now = CheckOwners(topology, topology.OwnersNow(), replication, "now"); !now.ok()) return now;
   return CheckOwners(topology, topology.OwnersAfter(), replication, "after the operation");

@@ -44,6 +44,11 @@ class Placement {
   std::shared_ptr<const TokenRing> after_;  // the same ring when nothing moves
 };
 
+// The members a static ring describes (the bootstrap topology's, from a
+// node config): each node of its layout with the tokens it holds in it,
+// addresses empty.
+std::vector<Member> MembersOfRing(const TokenRing& ring);
+
 // Whether both rings of the topology can hold the replication: enough
 // owners in each of its datacenters. A decommission or removenode that
 // would leave fewer is refused with this reason.

@@ -26,8 +26,12 @@ const std::vector<Command>& Commands() {
        "  --serial SERIAL|LOCAL_SERIAL (default SERIAL): who takes part in Paxos.\n"},
       {"serial-get", "a read at SERIAL",
        "serial-get TABLE KEY\n  A linearizable read through Paxos; --serial LOCAL_SERIAL for one datacenter.\n"},
-      {"status", "the ring, shards and who is up, as each node sees it",
-       "status\n  Asks every node of the cluster (or --address) for its view.\n"},
+      {"status", "the members as nodetool status shows them, and who is up as each node sees it",
+       "status\n  Asks every node of the cluster (or --address) for its view, and prints, per\n"
+       "  datacenter, one line per member: U or D (up or down, as the first node that\n"
+       "  answers sees it), N normal, J joining or L leaving, address, load (the bytes the\n"
+       "  node stores), tokens, effective ownership (the share of the token space it\n"
+       "  replicates), host id and rack. Then each node's view of who is up.\n"},
       {"metrics", "a node's /metrics text", "metrics\n  Prints the Prometheus text of --node or --address.\n"},
       {"bench", "latency and throughput of puts, gets, LWTs or lock-step contention",
        "bench put|get|cas [--count 20000] [--prefix P] [--in-flight N] [--cl LEVEL]\n"

@@ -27,6 +27,7 @@
 #include "node/ctl/ctl_calibrate.h"
 #include "node/ctl/ctl_bench.h"
 #include "node/ctl/ctl_help.h"
+#include "node/ctl/status_table.h"
 #include "node/local/local_cluster.h"
 #include "node/server/mutex_mode.h"
 #include "node/ctl/scenario_runner.h"
@@ -241,28 +242,6 @@ int Request(const Arguments& arguments, const std::string& command) {
   return response.code() == ClientResponse::OK ? 0 : 1;
 }
 
-// "ring: node 1: 16 vnodes, 33.4% of tokens; ...": each vnode owns the
-// tokens from its predecessor (exclusive) up to its own.
-std::string RingSummary(const StatusResponse& status) {
-  std::map<uint32_t, std::pair<int, long double>> owned;  // node -> (vnodes, share)
-  const int size = status.ring_size();
-  for (int i = 0; i < size; i++) {
-    const int64_t token = status.ring(i).token();
-    const int64_t previous = status.ring((i + size - 1) % size).token();
-    // Unsigned arithmetic wraps around the ring's end.
-    const uint64_t width = static_cast<uint64_t>(token) - static_cast<uint64_t>(previous);
-    auto& [vnodes, share] = owned[status.ring(i).node()];
-    vnodes++;
-    share += static_cast<long double>(size == 1 ? UINT64_MAX : width) / 18446744073709551616.0L;
-  }
-  std::string text = "ring:";
-  for (const auto& [node, entry] : owned) {
-    absl::StrAppend(&text, " node ", node, " ", entry.first, " vnodes ",
-                    absl::StrFormat("%.1f", static_cast<double>(entry.second * 100)), "%;");
-  }
-  return text;
-}
-
 int Status(const Arguments& arguments, bool metrics) {
   // Every node of the local cluster, unless one address is given.
   std::vector<std::string> addresses;
@@ -276,7 +255,7 @@ int Status(const Arguments& arguments, bool metrics) {
     for (NodeId id : cluster->nodes()) addresses.push_back(cluster->client_address(id));
   }
   int failures = 0;
-  std::string printed_ring;
+  std::vector<StatusAnswer> answers;
   for (const std::string& address : addresses) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
@@ -285,29 +264,16 @@ int Status(const Arguments& arguments, bool metrics) {
       MetricsResponse response;
       status = ConnectClient(address)->Metrics(&context, MetricsRequest(), &response);
       if (status.ok()) std::cout << response.text();
+      if (!status.ok()) std::cout << address << ": down (" << status.error_message() << ")\n";
     } else {
       StatusResponse response;
       status = ConnectClient(address)->Status(&context, StatusRequest(), &response);
-      if (status.ok() && printed_ring.empty()) {
-        printed_ring = RingSummary(response);
-        std::cout << printed_ring << "\n";
-      }
-      if (status.ok()) {
-        std::cout << "node " << response.node_id() << " at " << address << ": " << response.shards()
-                  << " shards; sees up:";
-        for (uint32_t node : response.up()) std::cout << " " << node;
-        if (response.blocked_size() > 0) {
-          std::cout << "; drops traffic of:";
-          for (uint32_t node : response.blocked()) std::cout << " " << node;
-        }
-        std::cout << "\n";
-      }
+      answers.push_back({address, status.ok() ? std::optional<StatusResponse>(response) : std::nullopt,
+                         status.error_message()});
     }
-    if (!status.ok()) {
-      std::cout << address << ": down (" << status.error_message() << ")\n";
-      failures++;
-    }
+    failures += !status.ok();
   }
+  if (!metrics) std::cout << StatusTable(answers);
   return failures == 0 ? 0 : 1;
 }
 

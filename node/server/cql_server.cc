@@ -24,9 +24,15 @@ namespace {
 // Connections waiting for accept on each CQL port.
 constexpr int kListenBacklog = 128;
 
+}  // namespace
+
+std::string HostIdOf(NodeId id) { return cql::NameUuid(absl::StrCat("charybdis-node-", id)); }
+
+namespace {
+
 cql::HostInfo Host(const Member& member, const TokenRing& ring) {
   cql::HostInfo host;
-  host.host_id = cql::NameUuid(absl::StrCat("charybdis-node-", member.id()));
+  host.host_id = HostIdOf(member.id());
   host.datacenter = member.datacenter();
   host.rack = member.rack();
   for (const auto& vnode : ring.tokens()) {

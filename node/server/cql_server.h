@@ -17,6 +17,10 @@ namespace charybdis::node {
 
 class Node;
 
+// A node's host id (16 bytes), as system.local, system.peers and ctl
+// status give it: a name-based UUID of its id, which is never reused.
+std::string HostIdOf(NodeId id);
+
 // The CQL native protocol on a TCP port: one thread with epoll reads every
 // connection, frames it and hands the frames to core's cql::Connection;
 // answers are written by the thread that finished them (a shard's), or

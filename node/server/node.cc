@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
+#include "core/topology/placement.h"
 #include "node/server/client_service.h"
 #include "node/server/cql_server.h"
 #include "node/server/log.h"
@@ -123,7 +124,21 @@ std::string RenderMetrics(NodeId id, const std::vector<MetricsSnapshot>& snapsho
 
 }  // namespace
 
-Node::Node(LoadedConfig config) : config_(std::move(config)) {}
+namespace {
+
+topology::Topology BootstrapTopologyOf(const LoadedConfig& config) {
+  std::vector<topology::Member> members = topology::MembersOfRing(*config.node.ring);
+  for (topology::Member& member : members) {
+    for (const Member& listed : config.file.member()) {
+      if (listed.id() == member.id) member.address = listed.internode_address();
+    }
+  }
+  return topology::Topology::Bootstrap(std::move(members));
+}
+
+}  // namespace
+
+Node::Node(LoadedConfig config) : config_(std::move(config)), topology_(BootstrapTopologyOf(config_)) {}
 
 absl::StatusOr<std::unique_ptr<Node>> Node::Start(LoadedConfig config) {
   std::unique_ptr<Node> node(new Node(std::move(config)));
@@ -308,6 +323,15 @@ void Node::Status(std::function<void(StatusResponse)> done) {
     entry->set_node(vnode.node);
   }
   for (const Member& member : config_.file.member()) *status->add_member() = member;
+  status->set_topology_version(topology_.version());
+  for (const auto& [id, member] : topology_.members()) {
+    (*status->mutable_member_state())[id] = topology::NodeStateName(member.state);
+    (*status->mutable_host_id())[id] = cql::UuidText(HostIdOf(id));
+  }
+  for (const auto& [id, share] : EffectiveOwnership(*config_.node.ring)) (*status->mutable_effective_ownership())[id] = share;
+  uint64_t load_bytes = 0;
+  for (const ShardParts& parts : shards_) load_bytes += parts.storage->LoadBytes();
+  status->set_load_bytes(load_bytes);
   // Who is up is shard 0's to say; the answer goes out from its thread (or,
   // if the node stops first, without it, when the work is dropped).
   auto answer = std::make_shared<AnswerOnce<StatusResponse>>(std::move(done), *status);

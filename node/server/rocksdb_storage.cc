@@ -63,6 +63,15 @@ RocksDbStorage::~RocksDbStorage() {
   if (db_ != nullptr) db_->Close();
 }
 
+uint64_t RocksDbStorage::LoadBytes() const {
+  uint64_t live = 0;
+  uint64_t memtables = 0;
+  const bool known = db_->GetIntProperty(rocksdb::DB::Properties::kEstimateLiveDataSize, &live) &&
+                     db_->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtables);
+  CHARYBDIS_ASSERT(known);  // properties every RocksDB has
+  return live + memtables;
+}
+
 void RocksDbStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) {
   const bool sync = durability == Durability::kSynced && !periodic_;
   if (sync || with_log_writer_ > 0) {

@@ -41,6 +41,9 @@ class RocksDbStorage final : public Storage {
 
   // How many fsyncs the shard's synced writes shared (any thread).
   LogWriter::SyncCounts sync_counts() const { return log_writer_->sync_counts(); }
+  // RocksDB's estimate of the shard's live data, and its memtables (any
+  // thread): nodetool status's "Load".
+  uint64_t LoadBytes() const;
 
  private:
   // Refuses a store of another storage format (storage_codec::kFormatKey)
