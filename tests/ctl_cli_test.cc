@@ -14,8 +14,8 @@ using CtlRun = testing::CommandRun;
 
 CtlRun Ctl(const std::string& arguments) { return testing::RunCommand("node/charybdis-ctl " + arguments); }
 
-const char* const kCommands[] = {"put",    "get",   "delete",    "cas",     "serial-get",  "status",
-                                 "metrics", "bench", "calibrate", "cluster", "run-scenario"};
+const char* const kCommands[] = {"put",     "get",   "delete",    "cas",     "serial-get",   "status",
+                                 "ring",    "metrics", "bench",   "calibrate", "cluster", "run-scenario"};
 
 TEST(CtlCliTest, HelpListsEveryCommandWithALine) {
   const CtlRun run = Ctl("--help");

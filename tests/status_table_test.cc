@@ -58,6 +58,17 @@ TEST(StatusTableTest, LeftMembersAreNotListed) {
   EXPECT_NE(table.find("127.0.0.1:7001"), std::string::npos);
 }
 
+TEST(StatusTableTest, TheRingListsEveryVnodeInTokenOrderPerDatacenter) {
+  const std::string ring = RingTable({{"127.0.0.1:9001", View(1, {1, 2}, 2048), ""}});
+  EXPECT_NE(ring.find("Datacenter: dc1\n"), std::string::npos) << ring;
+  EXPECT_NE(ring.find("Address               Rack    Status State     Load        Owns      Token\n"), std::string::npos) << ring;
+  EXPECT_NE(ring.find("127.0.0.1:7001        r1      Up     Normal    2.00 KiB    50.0%     100\n"), std::string::npos) << ring;
+  EXPECT_NE(ring.find("127.0.0.1:7002        r2      Up     Leaving   ?           50.0%     203\n"), std::string::npos) << ring;
+  EXPECT_NE(ring.find("127.0.0.1:7003        r3      Down   Normal    ?           100.0%    303\n"), std::string::npos) << ring;
+  EXPECT_LT(ring.find(" 101\n"), ring.find(" 102\n"));  // in token order
+  EXPECT_LT(ring.find("Datacenter: dc1"), ring.find("Datacenter: dc2"));
+}
+
 TEST(StatusTableTest, BytesReadAsNodetoolPrintsThem) {
   EXPECT_EQ(BytesText(512), "512 B");
   EXPECT_EQ(BytesText(12800), "12.50 KiB");

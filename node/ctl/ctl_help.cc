@@ -32,6 +32,10 @@ const std::vector<Command>& Commands() {
        "  answers sees it), N normal, J joining or L leaving, address, load (the bytes the\n"
        "  node stores), tokens, effective ownership (the share of the token space it\n"
        "  replicates), host id and rack. Then each node's view of who is up.\n"},
+      {"ring", "every vnode token, as nodetool ring shows them",
+       "ring\n  Per datacenter, one line per vnode in token order: address, rack, Up or\n"
+       "  Down (as the first node that answers sees it), state, load, effective\n"
+       "  ownership and token.\n"},
       {"metrics", "a node's /metrics text", "metrics\n  Prints the Prometheus text of --node or --address.\n"},
       {"bench", "latency and throughput of puts, gets, LWTs or lock-step contention",
        "bench put|get|cas [--count 20000] [--prefix P] [--in-flight N] [--cl LEVEL]\n"

@@ -242,7 +242,10 @@ int Request(const Arguments& arguments, const std::string& command) {
   return response.code() == ClientResponse::OK ? 0 : 1;
 }
 
-int Status(const Arguments& arguments, bool metrics) {
+enum class View { kStatus, kRing, kMetrics };
+
+int Status(const Arguments& arguments, View view) {
+  const bool metrics = view == View::kMetrics;
   // Every node of the local cluster, unless one address is given.
   std::vector<std::string> addresses;
   if (arguments.flags.count("address") || arguments.flags.count("node")) {
@@ -273,7 +276,8 @@ int Status(const Arguments& arguments, bool metrics) {
     }
     failures += !status.ok();
   }
-  if (!metrics) std::cout << StatusTable(answers);
+  if (view == View::kStatus) std::cout << StatusTable(answers);
+  if (view == View::kRing) std::cout << RingTable(answers);
   return failures == 0 ? 0 : 1;
 }
 
@@ -468,8 +472,9 @@ int Main(int argc, char** argv) {
       command == "serial-get") {
     return Request(arguments, command);
   }
-  if (command == "status") return Status(arguments, /*metrics=*/false);
-  if (command == "metrics") return Status(arguments, /*metrics=*/true);
+  if (command == "status") return Status(arguments, View::kStatus);
+  if (command == "ring") return Status(arguments, View::kRing);
+  if (command == "metrics") return Status(arguments, View::kMetrics);
   if (command == "cluster") return Cluster(arguments);
   if (command == "bench") return Bench(arguments);
   if (command == "calibrate") return Calibrate(arguments);

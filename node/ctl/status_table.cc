@@ -1,5 +1,6 @@
 #include "node/ctl/status_table.h"
 
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -49,6 +50,25 @@ std::string DatacenterSection(const std::string& datacenter, const std::vector<c
   return text;
 }
 
+// The first answer's view, and each answering node's own load.
+const StatusResponse* ViewOf(const std::vector<StatusAnswer>& answers, std::map<uint32_t, uint64_t>& loads) {
+  const StatusResponse* view = nullptr;
+  for (const StatusAnswer& answer : answers) {
+    if (!answer.status) continue;
+    if (view == nullptr) view = &*answer.status;
+    loads[answer.status->node_id()] = answer.status->load_bytes();
+  }
+  return view;
+}
+
+std::string Unanswered(const std::vector<StatusAnswer>& answers) {
+  std::string text;
+  for (const StatusAnswer& answer : answers) {
+    if (!answer.status) absl::StrAppend(&text, answer.address, ": no answer (", answer.error, ")\n");
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string BytesText(uint64_t bytes) {
@@ -63,14 +83,42 @@ std::string BytesText(uint64_t bytes) {
   return absl::StrFormat("%.2f %s", value, units[unit]);
 }
 
-std::string StatusTable(const std::vector<StatusAnswer>& answers) {
-  const StatusResponse* view = nullptr;
+std::string RingTable(const std::vector<StatusAnswer>& answers) {
   std::map<uint32_t, uint64_t> loads;
-  for (const StatusAnswer& answer : answers) {
-    if (!answer.status) continue;
-    if (view == nullptr) view = &*answer.status;
-    loads[answer.status->node_id()] = answer.status->load_bytes();
+  const StatusResponse* view = ViewOf(answers, loads);
+  if (view == nullptr) return Unanswered(answers);
+  std::map<uint32_t, const Member*> members;
+  for (const Member& member : view->member()) members[member.id()] = &member;
+  const std::set<uint32_t> up(view->up().begin(), view->up().end());
+  std::map<std::string, std::string> by_datacenter;  // datacenter -> its lines
+  for (const RingEntry& entry : view->ring()) {
+    const auto member = members.find(entry.node());
+    CHARYBDIS_ASSERT(member != members.end());  // a ring's nodes are members
+    const auto state = view->member_state().find(entry.node());
+    const auto load = loads.find(entry.node());
+    const auto owns = view->effective_ownership().find(entry.node());
+    std::string state_name = state == view->member_state().end() ? "?" : state->second;
+    if (!state_name.empty()) state_name[0] = static_cast<char>(std::toupper(state_name[0]));
+    absl::StrAppend(&by_datacenter[member->second->datacenter()],
+                    absl::StrFormat("%-21s %-7s %-6s %-9s %-11s %-9s %d\n", member->second->internode_address(),
+                                    member->second->rack(), up.count(entry.node()) ? "Up" : "Down", state_name,
+                                    load == loads.end() ? "?" : BytesText(load->second),
+                                    owns == view->effective_ownership().end() ? "?" : absl::StrFormat("%.1f%%", owns->second * 100),
+                                    entry.token()));
   }
+  std::string text;
+  for (const auto& [datacenter, lines] : by_datacenter) {
+    absl::StrAppend(&text, "Datacenter: ", datacenter, "\n", std::string(12 + datacenter.size(), '='), "\n",
+                    absl::StrFormat("%-21s %-7s %-6s %-9s %-11s %-9s %s\n", "Address", "Rack", "Status", "State", "Load",
+                                    "Owns", "Token"),
+                    lines, "\n");
+  }
+  return text + Unanswered(answers);
+}
+
+std::string StatusTable(const std::vector<StatusAnswer>& answers) {
+  std::map<uint32_t, uint64_t> loads;
+  const StatusResponse* view = ViewOf(answers, loads);
   std::string text;
   if (view != nullptr) {
     std::map<std::string, std::vector<const Member*>> by_datacenter;
@@ -85,16 +133,14 @@ std::string StatusTable(const std::vector<StatusAnswer>& answers) {
     absl::StrAppend(&text, "Topology version ", view->topology_version(), ", as node ", view->node_id(), " sees it.\n");
   }
   for (const StatusAnswer& answer : answers) {
-    if (!answer.status) {
-      absl::StrAppend(&text, answer.address, ": no answer (", answer.error, ")\n");
-      continue;
-    }
+    if (!answer.status) continue;
     const StatusResponse& status = *answer.status;
     absl::StrAppend(&text, "node ", status.node_id(), " at ", answer.address, ": ", status.shards(),
                     " shards; sees up: ", absl::StrJoin(status.up(), " "));
     if (status.blocked_size() > 0) absl::StrAppend(&text, "; drops traffic of: ", absl::StrJoin(status.blocked(), " "));
     absl::StrAppend(&text, "\n");
   }
+  absl::StrAppend(&text, Unanswered(answers));
   CHARYBDIS_ASSERT(!text.empty() || answers.empty());
   return text;
 }

@@ -23,6 +23,11 @@ struct StatusAnswer {
 // up and whom it drops, and the nodes that did not answer.
 std::string StatusTable(const std::vector<StatusAnswer>& answers);
 
+// ctl ring as nodetool ring prints it: per datacenter, one line per vnode
+// in token order, "address rack status state load owns token", from the
+// same view as StatusTable.
+std::string RingTable(const std::vector<StatusAnswer>& answers);
+
 // "512 B", "12.50 KiB", "3.20 MiB", "1.07 GiB".
 std::string BytesText(uint64_t bytes);
 
