@@ -10,6 +10,7 @@
 #include "core/env/random.h"
 #include "core/topology/placement.h"
 #include "core/topology/topology.h"
+#include "core/topology/topology_log.h"
 
 namespace charybdis::topology {
 namespace {
@@ -250,6 +251,45 @@ TEST(TopologyTest, EveryStepOfRandomOperationsGivesATokenOnePendingReplicaAtMost
     ASSERT_FALSE(topology.move().has_value());
   }
   EXPECT_GT(topology.version(), 200u);
+}
+
+TEST(TopologyLogTest, EntriesSurviveTheirRowsAndAMalformedRowIsNamed) {
+  const Topology cluster = Cluster(3);
+  Member fresh = NewMember(5, cluster.Find(2)->rack, cluster);
+  fresh.tokens.clear();
+  for (const Entry& entry : {Begin(Operation::kJoin, 4, NewMember(4, "r1", cluster)), Begin(Operation::kReplace, 5, fresh, 2),
+                             Begin(Operation::kDecommission, 1), Step(Entry::Kind::kReadNew, 4),
+                             Step(Entry::Kind::kFinish, 4), Step(Entry::Kind::kRollBack, 1)}) {
+    const absl::StatusOr<Entry> back = EntryOfColumns(EntryColumns(entry));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(EntryColumns(*back), EntryColumns(entry));
+    EXPECT_EQ(back->joining.tokens, entry.joining.tokens);
+  }
+  std::map<std::string, std::string> columns = EntryColumns(Begin(Operation::kJoin, 4, NewMember(4, "r1", cluster)));
+  columns["tokens"] = "12,x";
+  EXPECT_NE(EntryOfColumns(columns).status().message().find("not a number: x"), std::string::npos);
+  columns.erase("rack");
+  EXPECT_NE(EntryOfColumns(columns).status().message().find("without rack"), std::string::npos);
+  columns = EntryColumns(Step(Entry::Kind::kFinish, 4));
+  columns["kind"] = "explode";
+  EXPECT_FALSE(EntryOfColumns(columns).ok());
+}
+
+TEST(TopologyLogTest, ARefusedEntryIsKeptAndChangesNothing) {
+  TopologyLog log(Cluster(4));
+  EXPECT_EQ(log.ParticipantsOfNext(), (std::vector<NodeId>{1, 2, 3, 4}));
+  EXPECT_EQ(log.QuorumOfNext(), 3u);
+  ASSERT_TRUE(log.Append(Begin(Operation::kDecommission, 2)).ok());
+  // Two operators raced: the second begin was decided after the first.
+  EXPECT_FALSE(log.Append(Begin(Operation::kRemove, 3)).ok());
+  EXPECT_EQ(log.sequence(), 2u);
+  EXPECT_EQ(log.topology().version(), 2u);
+  ASSERT_TRUE(log.Append(Step(Entry::Kind::kReadNew, 2)).ok());
+  EXPECT_EQ(log.ParticipantsOfNext(), (std::vector<NodeId>{1, 2, 3, 4}));  // a leaving node still decides
+  ASSERT_TRUE(log.Append(Step(Entry::Kind::kFinish, 2)).ok());
+  EXPECT_EQ(log.ParticipantsOfNext(), (std::vector<NodeId>{1, 3, 4}));
+  EXPECT_EQ(log.QuorumOfNext(), 2u);
+  EXPECT_EQ(log.topology().version(), 4u);
 }
 
 }  // namespace
