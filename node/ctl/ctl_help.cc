@@ -48,8 +48,12 @@ const std::vector<Command>& Commands() {
        "  Traces puts and gets and writes the latencies as a sim profile\n"
        "  (./charybdis sim --profile=FILE).\n"},
       {"cluster", "a local cluster: up, down, kill, start, stop, partition, heal",
-       "cluster up [-n 3] [--smp 2] [--rf 3] [--cql-schema FILE]\n"
+       "cluster up [-n 3] [--smp 2] [--rf 3] [--cql-schema FILE] [--ports]\n"
        "  Starts a local cluster in --dir (FILE: CREATE KEYSPACE/TABLE statements).\n"
+       "  Each node gets an address of its own, 127.0.B.N, on the standard ports\n"
+       "  (CQL 9042, shard-aware 19042, internode 7000, client 9160, metrics 9180),\n"
+       "  B a block no other cluster uses; --ports puts every node on 127.0.0.1 on\n"
+       "  free ports of its own instead (the fallback where no block is free).\n"
        "cluster down                    stops it and deletes its directory\n"
        "cluster kill N | start N | stop N\n"
        "  One node (kill = SIGKILL; kill --power also drops what it had not fsync'd).\n"

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -378,6 +379,7 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
   if (arguments.flags.count("n") && !number(arguments.flags.at("n"), options.nodes)) return Usage("-n takes a number");
   if (arguments.flags.count("smp") && !number(arguments.flags.at("smp"), options.shards)) return Usage("--smp takes a number");
   options.replication_factor = std::min<uint32_t>(3, options.nodes);
+  options.own_addresses = !arguments.flags.count("ports");
   if (arguments.flags.count("rf") && !number(arguments.flags.at("rf"), options.replication_factor)) return Usage("--rf takes a number");
   if (arguments.flags.count("cql-schema")) {
     const std::string path = arguments.flags.at("cql-schema");
@@ -393,6 +395,10 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
   if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
   std::cout << "starting " << options.nodes << " nodes with " << options.shards << " shards in "
             << directory << "\n";
+  if (options.own_addresses && absl::StartsWith(cluster->cql_address(1), "127.0.0.1:")) {
+    std::cout << "no loopback block had the standard ports free (or 127.0.x.y cannot be bound here):"
+              << " each node takes ports of its own on 127.0.0.1\n";
+  }
   if (const absl::Status started = cluster->StartAll(); !started.ok()) {
     std::cerr << "charybdis-ctl: " << started.message() << "\n";
     return 1;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/env/assert.h"
 #include "core/schema/bootstrap.h"
 #include "node/server/power_loss_fs.h"
 #include "node/local/process.h"
@@ -66,9 +68,27 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   if (fs::exists(cluster.NodeDirectory(1) + "/node.textproto")) {
     return absl::AlreadyExistsError(absl::StrCat(directory, " holds a cluster already (cluster down first)"));
   }
-  constexpr int kPortsPerNode = 5;  // internode, client, metrics, CQL, CQL shard-aware
-  auto ports = FreePorts(kPortsPerNode * options.nodes);
-  if (!ports.ok()) return ports.status();
+  constexpr int kPortsPerNode = std::size(kStandardPorts);
+  // Node id's host and each of its ports, in kStandardPorts' order.
+  std::vector<std::string> hosts(options.nodes, "127.0.0.1");
+  std::vector<int> ports;
+  const absl::StatusOr<int> block = options.own_addresses
+                                        ? FreeLoopbackBlock(options.nodes, {std::begin(kStandardPorts), std::end(kStandardPorts)})
+                                        : absl::StatusOr<int>(absl::UnavailableError("not asked"));
+  if (block.ok()) {
+    for (NodeId id = 1; id <= options.nodes; id++) {
+      hosts[id - 1] = absl::StrCat("127.0.", *block, ".", id);
+      ports.insert(ports.end(), std::begin(kStandardPorts), std::end(kStandardPorts));
+    }
+  } else {
+    auto free = FreePorts(kPortsPerNode * options.nodes);
+    if (!free.ok()) return free.status();
+    ports = *std::move(free);
+  }
+  CHARYBDIS_ASSERT(ports.size() == kPortsPerNode * options.nodes);
+  const auto address = [&](NodeId id, int port_index) {
+    return absl::StrCat(hosts[id - 1], ":", ports[kPortsPerNode * (id - 1) + port_index]);
+  };
   NodeConfigFile shared;
   shared.set_shards(options.shards);
   ReplicationFactor* factor = shared.add_replication();
@@ -87,16 +107,16 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     member->set_id(id);
     member->set_datacenter("dc1");
     member->set_rack(absl::StrCat("r", id));
-    member->set_internode_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1)]));
-    member->set_client_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 1]));
-    member->set_cql_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 3]));
+    member->set_internode_address(address(id, 0));
+    member->set_client_address(address(id, 1));
+    member->set_cql_address(address(id, 3));
   }
   for (NodeId id = 1; id <= options.nodes; id++) {
     NodeConfigFile config = shared;
     config.set_node_id(id);
     config.set_data_directory(fs::absolute(cluster.NodeDirectory(id) + "/data").string());
-    config.set_metrics_address(absl::StrCat("127.0.0.1:", (*ports)[kPortsPerNode * (id - 1) + 2]));
-    config.set_cql_shard_aware_port((*ports)[kPortsPerNode * (id - 1) + 4]);
+    config.set_metrics_address(address(id, 2));
+    config.set_cql_shard_aware_port(ports[kPortsPerNode * (id - 1) + 4]);
     // A local cluster is for testing: `kill --power` can cut its power.
     config.set_power_loss_journal(options.power_loss_journal);
     std::string text;

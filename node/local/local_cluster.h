@@ -17,7 +17,8 @@ namespace charybdis::node {
 // A cluster of real nodes on loopback, in the spirit of Cassandra's ccm.
 // Everything lives under one directory: per node N, `nodeN/node.textproto`
 // (its config), `nodeN/data/` (its RocksDB directories), `nodeN/node.log`
-// and `nodeN/pid` while it runs. Ports are free ones picked at `Create`.
+// and `nodeN/pid` while it runs. Addresses and ports are picked at `Create`
+// (Options::own_addresses).
 class LocalCluster {
  public:
   struct Options {
@@ -34,7 +35,15 @@ class LocalCluster {
     // (node/server/power_loss_fs.h). A benchmark measures a node as deployed,
     // without it.
     bool power_loss_journal = true;
+    // Each node on an address of its own, 127.0.B.N, on the standard ports
+    // (kStandardPorts), as ccm does and as drivers that read system.peers
+    // expect. Off, or where no block is free or 127.0.B.N cannot be bound:
+    // every node on 127.0.0.1, on free ports of its own.
+    bool own_addresses = false;
   };
+  // Internode, client (gRPC), metrics, CQL and CQL shard-aware: Cassandra's
+  // storage, Thrift and native ports, ScyllaDB's Prometheus and shard-aware.
+  static constexpr int kStandardPorts[] = {7000, 9160, 9180, 9042, 19042};
 
   // Writes the configs of a new cluster into `directory` (which must not
   // hold one already).

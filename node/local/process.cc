@@ -1,5 +1,7 @@
 #include "node/local/process.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -75,6 +77,42 @@ absl::StatusOr<std::vector<int>> FreePorts(size_t count) {
   }
   for (int fd : sockets) close(fd);
   return ports;
+}
+
+namespace {
+
+// Whether every port of `ports` binds on `ip` now.
+bool PortsFree(const std::string& ip, const std::vector<int>& ports) {
+  std::vector<int> sockets;
+  bool free = true;
+  for (int port : ports) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    free = fd >= 0 && inet_pton(AF_INET, ip.c_str(), &address.sin_addr) == 1 &&
+           bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    if (fd >= 0) sockets.push_back(fd);
+    if (!free) break;
+  }
+  for (int fd : sockets) close(fd);
+  return free;
+}
+
+}  // namespace
+
+absl::StatusOr<int> FreeLoopbackBlock(size_t nodes, const std::vector<int>& ports) {
+  if (nodes == 0 || nodes > 254) return absl::InvalidArgumentError("a loopback block holds 1 to 254 nodes");
+  if (!PortsFree("127.0.255.254", {0})) return absl::UnavailableError("this machine cannot bind 127.0.x.y");
+  constexpr int kBlocks = 254;  // 127.0.1.x to 127.0.254.x; 127.0.0.x is the port-per-node mode's
+  const int first = static_cast<int>(getpid() % kBlocks);
+  for (int step = 0; step < kBlocks; step++) {
+    const int block = 1 + (first + step) % kBlocks;
+    bool free = true;
+    for (size_t node = 1; node <= nodes && free; node++) free = PortsFree(absl::StrCat("127.0.", block, ".", node), ports);
+    if (free) return block;
+  }
+  return absl::UnavailableError("no block of loopback addresses has the standard ports free");
 }
 
 absl::StatusOr<int> StartDetached(const std::string& binary, const std::vector<std::string>& arguments,

@@ -13,6 +13,14 @@ namespace charybdis::node {
 // Free loopback ports, all held until every one is picked (so they differ).
 absl::StatusOr<std::vector<int>> FreePorts(size_t count);
 
+// A block of loopback addresses for `nodes` nodes, as ccm gives them:
+// 127.0.B.1 to 127.0.B.nodes, on each of which every port of `ports` is
+// free now. Clusters started at once take different blocks: the search
+// starts at a block drawn from the process id. Unavailable when no block
+// is free, or when this machine cannot bind 127.0.B.x (then a cluster
+// takes ports on 127.0.0.1 instead).
+absl::StatusOr<int> FreeLoopbackBlock(size_t nodes, const std::vector<int>& ports);
+
 // Starts `binary` with `arguments` (argv[1..]) in its own session (so it
 // outlives us and a terminal's ^C), stdout and stderr appended to
 // `log_path`, stdin from /dev/null. Returns its pid.

@@ -88,6 +88,17 @@ def check_schema(cluster, session):
     assert len(cluster.metadata.all_hosts()) == 3
 
 
+def check_every_node_discovered(cluster, session, local):
+    # ctl cluster up gives each node an address of its own on the standard
+    # port, as ccm does: from one contact point the driver finds every node
+    # through system.peers, each at its own address, and connects to it.
+    hosts = {(h.endpoint.address, h.endpoint.port) for h in cluster.metadata.all_hosts()}
+    assert hosts == set(local.cql.values()), (hosts, local.cql)
+    assert len({address for address, port in hosts}) == 3, hosts
+    assert {port for address, port in hosts} == {9042}, hosts
+    wait_for("a pool to every node", lambda: len(session.get_pool_state()) == 3, 10)
+
+
 def check_schema_changes(cluster, session):
     # DDL through the driver: each change is a Paxos append to the schema
     # log; the driver waits until every node reports the same version.
@@ -322,12 +333,14 @@ def check_errors(cluster, session):
 
 def check_node_down(cluster, session, local, gocql_check):
     victim = 3
-    host = next(h for h in cluster.metadata.all_hosts() if h.endpoint.port == local.cql[victim][1])
+    # By address and port: nodes share the port on addresses of their own,
+    # or share the address on ports of their own (ctl cluster up --ports).
+    host = next(h for h in cluster.metadata.all_hosts() if (h.endpoint.address, h.endpoint.port) == local.cql[victim])
     session.execute("CREATE KEYSPACE single WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
     session.execute("CREATE TABLE single.t (k int PRIMARY KEY, v int)")
     events = EventListener(local.cql[1])
     local.run("kill", str(victim))
-    events.wait_for("DOWN", local.cql[victim][1], 15)
+    events.wait_for("DOWN", local.cql[victim], 15)
     wait_for("the driver to mark the killed node down", lambda: not host.is_up, 30)
     quorum = SimpleStatement("INSERT INTO users (id, name) VALUES (%s, 'q')", consistency_level=ConsistencyLevel.QUORUM)
     everyone = SimpleStatement("INSERT INTO users (id, name) VALUES (%s, 'all')", consistency_level=ConsistencyLevel.ALL)
@@ -350,7 +363,7 @@ def check_node_down(cluster, session, local, gocql_check):
     if gocql_check:
         check_gocql(local, gocql_check, "--one-node-down")
     local.run("start", str(victim))
-    events.wait_for("UP", local.cql[victim][1], 15)
+    events.wait_for("UP", local.cql[victim], 15)
     events.close()
     wait_for("the driver to mark the restarted node up", lambda: host.is_up, 60)
     wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
@@ -437,8 +450,8 @@ class EventListener:
         length = struct.unpack(">i", header[5:9])[0]
         return header[4], self.raw.recv(length, socket.MSG_WAITALL) if length else b""
 
-    def wait_for(self, change, port, timeout_s):
-        """Reads events until `change` ("UP"/"DOWN") of the node at `port`."""
+    def wait_for(self, change, address, timeout_s):
+        """Reads events until `change` ("UP"/"DOWN") of the node at `address` (host, port)."""
         deadline = time.monotonic() + timeout_s
         seen = []
         while time.monotonic() < deadline:
@@ -455,11 +468,12 @@ class EventListener:
                 fields.append(body[at + 2:at + 2 + size].decode())
                 at += 2 + size
             address_size = body[at]
+            event_host = socket.inet_ntoa(body[at + 1:at + 1 + address_size])
             event_port = struct.unpack(">i", body[at + 1 + address_size:at + 5 + address_size])[0]
-            seen.append((fields[1], event_port))
-            if fields == ["STATUS_CHANGE", change] and event_port == port:
+            seen.append((fields[1], event_host, event_port))
+            if fields == ["STATUS_CHANGE", change] and (event_host, event_port) == tuple(address):
                 return
-        raise AssertionError(f"no STATUS_CHANGE {change} for port {port} within {timeout_s} s; saw {seen}")
+        raise AssertionError(f"no STATUS_CHANGE {change} for {address} within {timeout_s} s; saw {seen}")
 
     def close(self):
         self.raw.close()
@@ -510,6 +524,7 @@ def main():
         local.up()
         cluster, session = connect(local.cql[1])
         checks = [(check.__name__, lambda check=check: check(cluster, session)) for check in CHECKS]
+        checks.append(("check_every_node_discovered", lambda: check_every_node_discovered(cluster, session, local)))
         checks.append(("check_schema_events", lambda: check_schema_events(cluster, session, local)))
         gocql_check = os.path.abspath(args.gocql) if args.gocql else None
         if gocql_check:
