@@ -92,10 +92,13 @@ def check_every_node_discovered(cluster, session, local):
     # ctl cluster up gives each node an address of its own on the standard
     # port, as ccm does: from one contact point the driver finds every node
     # through system.peers, each at its own address, and connects to it.
+    # (Where ctl fell back to ports of their own on 127.0.0.1, ctl said so
+    # and the nodes differ by port.)
     hosts = {(h.endpoint.address, h.endpoint.port) for h in cluster.metadata.all_hosts()}
     assert hosts == set(local.cql.values()), (hosts, local.cql)
-    assert len({address for address, port in hosts}) == 3, hosts
-    assert {port for address, port in hosts} == {9042}, hosts
+    if len({address for address, port in local.cql.values()}) > 1:
+        assert len({address for address, port in hosts}) == 3, hosts
+        assert {port for address, port in hosts} == {9042}, hosts
     wait_for("a pool to every node", lambda: len(session.get_pool_state()) == 3, 10)
 
 
