@@ -46,7 +46,7 @@ struct Arguments {
 // Flags that take no value.
 bool IsSwitch(const std::string& name) {
   return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep" ||
-         name == "power" || name == "trace" || name == "help" || name == "h";
+         name == "ports" || name == "power" || name == "trace" || name == "help" || name == "h";
 }
 
 Arguments Parse(int argc, char** argv) {

@@ -36,6 +36,37 @@ bool IsNode(int pid, const std::string& config) {
   return command_line.find("--config=" + config) != std::string::npos;
 }
 
+constexpr size_t kPortsPerNode = std::size(LocalCluster::kStandardPorts);
+
+// Each node's host, and its ports in kStandardPorts' order, node after node.
+struct NodeAddresses {
+  std::vector<std::string> hosts;
+  std::vector<int> ports;
+};
+
+// A loopback address per node on the standard ports when asked and
+// possible, else 127.0.0.1 and free ports of its own.
+absl::StatusOr<NodeAddresses> PickAddresses(const LocalCluster::Options& options) {
+  const std::vector<int> standard(std::begin(LocalCluster::kStandardPorts), std::end(LocalCluster::kStandardPorts));
+  NodeAddresses addresses;
+  const absl::StatusOr<int> block = options.own_addresses ? FreeLoopbackBlock(options.nodes, standard)
+                                                          : absl::StatusOr<int>(absl::UnavailableError("not asked"));
+  if (block.ok()) {
+    for (NodeId id = 1; id <= options.nodes; id++) {
+      addresses.hosts.push_back(absl::StrCat("127.0.", *block, ".", id));
+      addresses.ports.insert(addresses.ports.end(), standard.begin(), standard.end());
+    }
+  } else {
+    auto free = FreePorts(kPortsPerNode * options.nodes);
+    if (!free.ok()) return free.status();
+    addresses.hosts.assign(options.nodes, "127.0.0.1");
+    addresses.ports = *std::move(free);
+  }
+  CHARYBDIS_ASSERT(addresses.hosts.size() == options.nodes);
+  CHARYBDIS_ASSERT(addresses.ports.size() == kPortsPerNode * options.nodes);
+  return addresses;
+}
+
 }  // namespace
 
 std::string NodeBinaryBesideSelf() {
@@ -68,26 +99,10 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   if (fs::exists(cluster.NodeDirectory(1) + "/node.textproto")) {
     return absl::AlreadyExistsError(absl::StrCat(directory, " holds a cluster already (cluster down first)"));
   }
-  constexpr int kPortsPerNode = std::size(kStandardPorts);
-  // Node id's host and each of its ports, in kStandardPorts' order.
-  std::vector<std::string> hosts(options.nodes, "127.0.0.1");
-  std::vector<int> ports;
-  const absl::StatusOr<int> block = options.own_addresses
-                                        ? FreeLoopbackBlock(options.nodes, {std::begin(kStandardPorts), std::end(kStandardPorts)})
-                                        : absl::StatusOr<int>(absl::UnavailableError("not asked"));
-  if (block.ok()) {
-    for (NodeId id = 1; id <= options.nodes; id++) {
-      hosts[id - 1] = absl::StrCat("127.0.", *block, ".", id);
-      ports.insert(ports.end(), std::begin(kStandardPorts), std::end(kStandardPorts));
-    }
-  } else {
-    auto free = FreePorts(kPortsPerNode * options.nodes);
-    if (!free.ok()) return free.status();
-    ports = *std::move(free);
-  }
-  CHARYBDIS_ASSERT(ports.size() == kPortsPerNode * options.nodes);
+  absl::StatusOr<NodeAddresses> addresses = PickAddresses(options);
+  if (!addresses.ok()) return addresses.status();
   const auto address = [&](NodeId id, int port_index) {
-    return absl::StrCat(hosts[id - 1], ":", ports[kPortsPerNode * (id - 1) + port_index]);
+    return absl::StrCat(addresses->hosts[id - 1], ":", addresses->ports[kPortsPerNode * (id - 1) + port_index]);
   };
   NodeConfigFile shared;
   shared.set_shards(options.shards);
@@ -116,7 +131,7 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     config.set_node_id(id);
     config.set_data_directory(fs::absolute(cluster.NodeDirectory(id) + "/data").string());
     config.set_metrics_address(address(id, 2));
-    config.set_cql_shard_aware_port(ports[kPortsPerNode * (id - 1) + 4]);
+    config.set_cql_shard_aware_port(addresses->ports[kPortsPerNode * (id - 1) + 4]);
     // A local cluster is for testing: `kill --power` can cut its power.
     config.set_power_loss_journal(options.power_loss_journal);
     std::string text;
