@@ -43,5 +43,15 @@ TEST(CtlCliTest, NoCommandOrAnUnknownOneIsBadUsage) {
   EXPECT_EQ(Ctl("frobnicate --help").exit_code, 2);
 }
 
+TEST(CtlCliTest, SwitchesTakeNoValue) {
+  // A switch before --dir must leave --dir its value: the error names the
+  // directory given, not the default one.
+  for (const char* flag : {"--ports", "--power", "--keep"}) {
+    const CtlRun run = Ctl(std::string("cluster down ") + flag + " --dir /nonexistent/ctl-cli-test");
+    EXPECT_EQ(run.exit_code, 2) << flag << ": " << run.output;
+    EXPECT_NE(run.output.find("/nonexistent/ctl-cli-test"), std::string::npos) << flag << ": " << run.output;
+  }
+}
+
 }  // namespace
 }  // namespace charybdis
