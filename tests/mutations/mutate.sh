@@ -255,7 +255,7 @@ run_generated_mutants() {
       --seed "$seed" --out "$dir" "${paths[@]}" || exit 2
   fi
   touch "$dir/results.tsv"
-  local total done_count=0 started
+  local total done_count=0 started checked_now=0 spent=0 eta
   total=$(wc -l <"$dir/mutants.tsv")
   log "$total mutants of ${paths[*]} at ${rev:0:12}, seed $seed; results in $dir"
   while IFS=$'\t' read -r id folder path line operator original mutated; do
@@ -268,7 +268,11 @@ run_generated_mutants() {
       verdict="not built"
     fi
     printf '%s\t%s\t%s\t%s\n' "$id" "$folder" "$operator" "$verdict" >>"$dir/results.tsv"
-    log "[$done_count/$total] $id $path:$line $operator: $verdict ($((SECONDS - started)) s)"
+    # The time left, at this run's pace so far (a run takes hours).
+    checked_now=$((checked_now + 1))
+    spent=$((spent + SECONDS - started))
+    eta=$(((total - done_count) * spent / checked_now / 60))
+    log "[$done_count/$total] $id $path:$line $operator: $verdict ($((SECONDS - started)) s; about $((eta / 60)) h $((eta % 60)) min left)"
   done <"$dir/mutants.tsv"
   local table
   table=$(mutant_score_table "$dir/results.tsv" tests/mutations/equivalent.txt)
