@@ -304,6 +304,19 @@ TEST(CqlSystemTables, DescribeThemselvesAndTheUserSchema) {
   int user_columns = 0;
   for (const ResultRow& row : rows) user_columns += *row[columns.IndexOf("keyspace_name")] == "ks";
   EXPECT_EQ(user_columns, 3);
+  // The table options drivers and cqlsh's DESCRIBE show: Cassandra's
+  // defaults, and the speculative retry the coordinators run.
+  const Table& tables = *SystemSchema().FindTable("system_schema", "tables");
+  int described = 0;
+  for (const ResultRow& row : SystemRows(tables, user, ClusterView{})) {
+    if (*row[tables.IndexOf("keyspace_name")] != "ks") continue;
+    described++;
+    EXPECT_EQ(*row[tables.IndexOf("table_name")], "t");
+    EXPECT_EQ(*row[tables.IndexOf("default_time_to_live")], NativeInt(0));
+    EXPECT_EQ(*row[tables.IndexOf("gc_grace_seconds")], NativeInt(864000));  // ten days
+    EXPECT_EQ(*row[tables.IndexOf("speculative_retry")], "99PERCENTILE");
+  }
+  EXPECT_EQ(described, 1);
   EXPECT_EQ(user.Version(), MakeSchema({"CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3'}",
                                         "CREATE TABLE ks.t (k int, c int, v text, PRIMARY KEY (k, c))"})
                                 .Version());
