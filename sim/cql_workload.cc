@@ -254,7 +254,11 @@ void CqlWorkload::StartClients() {
     client->operation++;  // past the DDL's
     After(*client, static_cast<Nanos>(random_.Below(10)) * kMillisecond);
   }
-  if (schema_client_ != nullptr) AlterAfter(column_lives_.Before(spec_.alter_table_every_ms() * kMillisecond));
+  if (schema_client_ != nullptr) AlterNext();
+}
+
+void CqlWorkload::AlterNext() {
+  AlterAfter(column_lives_.Before(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond));
 }
 
 void CqlWorkload::AlterAfter(Nanos delay) {
@@ -274,7 +278,7 @@ void CqlWorkload::Alter() {
                         if (schema_client_->operation != operation) return;
                         schema_client_->operation++;  // a late answer is stale now
                         outcomes_[column_lives_.OnAnswer(nullptr)]++;
-                        AlterAfter(column_lives_.Before(spec_.alter_table_every_ms() * kMillisecond));
+                        AlterNext();
                       });
 }
 
@@ -285,7 +289,7 @@ void CqlWorkload::OnAlterAnswer(const std::string& frame) {
   // A change whose fate was unknown may make the next one refused (a DROP
   // of a column never added): outcomes, not refusals.
   outcomes_[column_lives_.OnAnswer(&answer)]++;
-  AlterAfter(column_lives_.Before(spec_.alter_table_every_ms() * kMillisecond));
+  AlterNext();
 }
 
 void CqlWorkload::OnDdlAnswer(const std::string& frame) {

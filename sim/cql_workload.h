@@ -77,6 +77,8 @@ class CqlWorkload final : public Workload {
   // alter_table_every_ms; sim/cql_column_lives.h).
   void Alter();
   void AlterAfter(Nanos delay);
+  // Alter after the pause the column's life asks for before its next step.
+  void AlterNext();
   void OnAlterAnswer(const std::string& frame);
   void Complete(Client& client, model::LwtOp::Outcome outcome);
   // Plain operations (spec plain_fraction): sent a page at a time, and

@@ -26,7 +26,7 @@ ReplicationConfig Rf(uint32_t factor) {
 
 std::set<Token> TakenTokens(const Topology& topology) {
   std::set<Token> taken;
-  for (const auto& [id, tokens] : topology.OwnersAfter()) taken.insert(tokens.begin(), tokens.end());
+  for (const auto& [token, holder] : topology.TokenHolders()) taken.insert(token);
   return taken;
 }
 
@@ -118,6 +118,16 @@ TEST(TopologyTest, AJoinWritesToTheNewNodeFirstThenReadsFromIt) {
     EXPECT_TRUE(after.WriteReplicasOf(token).pending.empty());
     EXPECT_EQ(after.ReadReplicasOf(token), new_reads.after().ReplicasOf(token));
   }
+}
+
+TEST(TopologyTest, AJoiningNodesTokensMustBeFree) {
+  const Topology cluster = Cluster(3);
+  Member greedy = NewMember(4, "r1", cluster);
+  greedy.tokens.push_back(cluster.Find(2)->tokens[0]);
+  const absl::StatusOr<Topology> refused = cluster.Apply(Begin(Operation::kJoin, 4, greedy));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("is node 2's"), std::string::npos) << refused.status();
+  EXPECT_EQ(cluster.TokenHolders().size(), 3u * kVnodes);
 }
 
 TEST(TopologyTest, OneOperationRunsAtATimeAndTheRefusalSaysWhich) {

@@ -7,6 +7,7 @@
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
 #include "core/env/assert.h"
+#include "core/request/consistency.h"
 
 namespace charybdis::cql {
 namespace {
@@ -187,8 +188,7 @@ Plan Conditional(const std::shared_ptr<const Prepared>& prepared, std::vector<Ca
     *cas->add_statement() = std::move(statement);
   }
   cas->set_serial_consistency(options.serial_consistency == CL_LOCAL_SERIAL ? CL_LOCAL_SERIAL : CL_SERIAL);
-  cas->set_commit_consistency(options.consistency == CL_SERIAL || options.consistency == CL_LOCAL_SERIAL
-                                  ? CL_QUORUM : options.consistency);
+  cas->set_commit_consistency(IsSerial(options.consistency) ? CL_QUORUM : options.consistency);
   CHARYBDIS_ASSERT(cas->statement_size() > 0);  // a conditional statement writes
   const std::vector<std::string> partition_key = DecodePartitionKey(table, cas->statement(0).write().partition_key());
   plan.finish = [prepared, partition_key](const std::vector<ClientResponse>& responses) {

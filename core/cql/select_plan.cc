@@ -9,6 +9,7 @@
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
 #include "core/env/assert.h"
+#include "core/request/consistency.h"
 
 namespace charybdis::cql {
 namespace {
@@ -296,8 +297,7 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   // A serial read is one Paxos round of one partition and one slice: IN
   // would read each slice in a round of its own, at different moments,
   // and their rows together need not be any state the partition had.
-  const bool serial = options.consistency == CL_SERIAL || options.consistency == CL_LOCAL_SERIAL;
-  if (serial && spec.entries() > 1) {
+  if (IsSerial(options.consistency) && spec.entries() > 1) {
     return InvalidPlan("SERIAL and LOCAL_SERIAL reads take one partition and no IN on clustering columns");
   }
   PagingState from;

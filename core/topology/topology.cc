@@ -108,13 +108,10 @@ absl::Status Topology::CheckBegin(const Entry& entry) const {
   const NodeId subject = entry.operation == Operation::kReplace ? entry.replaced : entry.node;
   if (entry.operation == Operation::kJoin) {
     if (entry.joining.tokens.empty()) return absl::InvalidArgumentError("a joining node needs tokens");
-    const std::map<NodeId, std::vector<Token>> owners = OwnersNow();
-    for (const auto& [owner, tokens] : owners) {
-      for (Token token : tokens) {
-        for (Token wanted : entry.joining.tokens) {
-          if (token == wanted) return absl::AlreadyExistsError(absl::StrCat("token ", token, " is node ", owner, "'s"));
-        }
-      }
+    const std::map<Token, NodeId> holders = TokenHolders();
+    for (Token wanted : entry.joining.tokens) {
+      auto held = holders.find(wanted);
+      if (held != holders.end()) return absl::AlreadyExistsError(absl::StrCat("token ", wanted, " is node ", held->second, "'s"));
     }
     return absl::OkStatus();
   }
@@ -223,6 +220,18 @@ std::map<NodeId, std::vector<Token>> Topology::OwnersAfter() const {
       break;
   }
   return owners;
+}
+
+std::map<Token, NodeId> Topology::TokenHolders() const {
+  std::map<Token, NodeId> holders;
+  // A replacement's tokens are the replaced node's now and its own after:
+  // the holder named is the one now.
+  for (const auto& owners : {OwnersNow(), OwnersAfter()}) {
+    for (const auto& [id, tokens] : owners) {
+      for (Token token : tokens) holders.emplace(token, id);
+    }
+  }
+  return holders;
 }
 
 void Topology::CheckInvariants() const {

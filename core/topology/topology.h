@@ -87,6 +87,9 @@ class Topology {
   std::map<NodeId, std::vector<Token>> OwnersNow() const;
   // The owners once the operation in progress is done (OwnersNow without one).
   std::map<NodeId, std::vector<Token>> OwnersAfter() const;
+  // Every token owned now or after, and its owner: what a new node's
+  // tokens must avoid.
+  std::map<Token, NodeId> TokenHolders() const;
 
  private:
   absl::Status CheckBegin(const Entry& entry) const;

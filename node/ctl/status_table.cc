@@ -19,6 +19,29 @@ std::string Row(const std::string& state, const std::string& address, const std:
   return absl::StrFormat("%-3s %-21s %-11s %-7s %-17s %-37s %s\n", state, address, load, tokens, owns, host, rack);
 }
 
+// "Datacenter: NAME" underlined, as nodetool heads each datacenter.
+std::string DatacenterHeading(const std::string& datacenter) {
+  return absl::StrCat("Datacenter: ", datacenter, "\n", std::string(12 + datacenter.size(), '='), "\n");
+}
+
+// A member's state in the view ("normal", "leaving", ...; empty if unknown).
+std::string StateOf(const StatusResponse& view, uint32_t id) {
+  const auto state = view.member_state().find(id);
+  return state == view.member_state().end() ? "" : state->second;
+}
+
+// A node's load as it answered it, or "?" without an answer.
+std::string LoadText(const std::map<uint32_t, uint64_t>& loads, uint32_t id) {
+  const auto load = loads.find(id);
+  return load == loads.end() ? "?" : BytesText(load->second);
+}
+
+// A node's effective ownership in the view, as a percentage.
+std::string OwnsText(const StatusResponse& view, uint32_t id) {
+  const auto owns = view.effective_ownership().find(id);
+  return owns == view.effective_ownership().end() ? "?" : absl::StrFormat("%.1f%%", owns->second * 100);
+}
+
 // nodetool's state letters; a replacing node is joining, as in ScyllaDB.
 char StateLetter(const std::string& state) {
   if (state == "normal") return 'N';
@@ -28,24 +51,17 @@ char StateLetter(const std::string& state) {
 
 std::string DatacenterSection(const std::string& datacenter, const std::vector<const Member*>& members,
                               const StatusResponse& view, const std::map<uint32_t, uint64_t>& loads) {
-  std::string text = absl::StrCat("Datacenter: ", datacenter, "\n", std::string(12 + datacenter.size(), '='), "\n",
-                                  "Status=Up/Down\n|/ State=Normal/Leaving/Joining\n");
+  std::string text = absl::StrCat(DatacenterHeading(datacenter), "Status=Up/Down\n|/ State=Normal/Leaving/Joining\n");
   absl::StrAppend(&text, Row("--", "Address", "Load", "Tokens", "Owns (effective)", "Host ID", "Rack"));
   const std::set<uint32_t> up(view.up().begin(), view.up().end());
   std::map<uint32_t, int> tokens;
   for (const RingEntry& entry : view.ring()) tokens[entry.node()]++;
   for (const Member* member : members) {
     const uint32_t id = member->id();
-    const auto state = view.member_state().find(id);
-    const std::string code = absl::StrCat(up.count(id) ? "U" : "D",
-                                          std::string(1, StateLetter(state == view.member_state().end() ? "" : state->second)));
-    const auto load = loads.find(id);
-    const auto owns = view.effective_ownership().find(id);
+    const std::string code = absl::StrCat(up.count(id) ? "U" : "D", std::string(1, StateLetter(StateOf(view, id))));
     const auto host = view.host_id().find(id);
-    absl::StrAppend(&text, Row(code, member->internode_address(),
-                                           load == loads.end() ? "?" : BytesText(load->second), absl::StrCat(tokens[id]),
-                                           owns == view.effective_ownership().end() ? "?" : absl::StrFormat("%.1f%%", owns->second * 100),
-                                           host == view.host_id().end() ? "?" : host->second, member->rack()));
+    absl::StrAppend(&text, Row(code, member->internode_address(), LoadText(loads, id), absl::StrCat(tokens[id]),
+                               OwnsText(view, id), host == view.host_id().end() ? "?" : host->second, member->rack()));
   }
   return text;
 }
@@ -94,21 +110,16 @@ std::string RingTable(const std::vector<StatusAnswer>& answers) {
   for (const RingEntry& entry : view->ring()) {
     const auto member = members.find(entry.node());
     CHARYBDIS_ASSERT(member != members.end());  // a ring's nodes are members
-    const auto state = view->member_state().find(entry.node());
-    const auto load = loads.find(entry.node());
-    const auto owns = view->effective_ownership().find(entry.node());
-    std::string state_name = state == view->member_state().end() ? "?" : state->second;
-    if (!state_name.empty()) state_name[0] = static_cast<char>(std::toupper(state_name[0]));
+    std::string state = StateOf(*view, entry.node());
+    state = state.empty() ? "?" : absl::StrCat(std::string(1, static_cast<char>(std::toupper(state[0]))), state.substr(1));
     absl::StrAppend(&by_datacenter[member->second->datacenter()],
                     absl::StrFormat("%-21s %-7s %-6s %-9s %-11s %-9s %d\n", member->second->internode_address(),
-                                    member->second->rack(), up.count(entry.node()) ? "Up" : "Down", state_name,
-                                    load == loads.end() ? "?" : BytesText(load->second),
-                                    owns == view->effective_ownership().end() ? "?" : absl::StrFormat("%.1f%%", owns->second * 100),
-                                    entry.token()));
+                                    member->second->rack(), up.count(entry.node()) ? "Up" : "Down", state,
+                                    LoadText(loads, entry.node()), OwnsText(*view, entry.node()), entry.token()));
   }
   std::string text;
   for (const auto& [datacenter, lines] : by_datacenter) {
-    absl::StrAppend(&text, "Datacenter: ", datacenter, "\n", std::string(12 + datacenter.size(), '='), "\n",
+    absl::StrAppend(&text, DatacenterHeading(datacenter),
                     absl::StrFormat("%-21s %-7s %-6s %-9s %-11s %-9s %s\n", "Address", "Rack", "Status", "State", "Load",
                                     "Owns", "Token"),
                     lines, "\n");
@@ -123,8 +134,7 @@ std::string StatusTable(const std::vector<StatusAnswer>& answers) {
   if (view != nullptr) {
     std::map<std::string, std::vector<const Member*>> by_datacenter;
     for (const Member& member : view->member()) {
-      const auto state = view->member_state().find(member.id());
-      if (state != view->member_state().end() && state->second == "left") continue;
+      if (StateOf(*view, member.id()) == "left") continue;
       by_datacenter[member.datacenter()].push_back(&member);
     }
     for (const auto& [datacenter, members] : by_datacenter) {
