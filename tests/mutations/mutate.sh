@@ -72,6 +72,19 @@ mutant_sweep_range() {
   return 1
 }
 
+# Orders the scenario paths on stdin by how many mutants each killed so
+# far in MUTANT_RESULTS (a generated run's results.tsv), most first, ties
+# in name order: a kill found by the first scenario costs one scenario's
+# run instead of a dozen. The verdicts do not depend on the order.
+scenarios_by_kills() {
+  awk -v results="${MUTANT_RESULTS:-/dev/null}" '
+    BEGIN {
+      while ((getline line < results) > 0)
+        if (match(line, /killed by sweep [^ ]+/)) kills[substr(line, RSTART + 16, RLENGTH - 16)]++
+    }
+    { printf "%d\t%s\n", kills[$0], $0 }' | sort -t$'\t' -k1,1nr -k2,2 | cut -f2
+}
+
 # The sweep in TREE, in two passes. Pass 1: a tenth of every scenario's
 # seeds (most kills come early). Pass 2: the sweep of ./charybdis test as
 # it runs there, the required probes included. Prints
@@ -79,7 +92,7 @@ mutant_sweep_range() {
 mutant_sweep() {
   local tree=$1 pass=$2 scenario seeds checked failure
   local scenarios
-  mapfile -t scenarios < <(cd "$tree" && ls scenarios/*.textproto)
+  mapfile -t scenarios < <(cd "$tree" && ls scenarios/*.textproto | scenarios_by_kills)
   for scenario in "${scenarios[@]}"; do
     read -r seeds checked < <(cd "$tree" && sweep_size "$scenario")
     if [[ $pass -eq 1 ]]; then
@@ -255,6 +268,7 @@ run_generated_mutants() {
       --seed "$seed" --out "$dir" "${paths[@]}" || exit 2
   fi
   touch "$dir/results.tsv"
+  export MUTANT_RESULTS=$dir/results.tsv
   local total done_count=0 started checked_now=0 spent=0 eta
   total=$(wc -l <"$dir/mutants.tsv")
   log "$total mutants of ${paths[*]} at ${rev:0:12}, seed $seed; results in $dir"
