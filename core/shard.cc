@@ -3,6 +3,7 @@
 #include "core/env/assert.h"
 #include "core/env/buggify_actions.h"
 #include "core/data/storage_codec.h"
+#include "core/topology/placement.h"
 
 namespace charybdis {
 
@@ -28,6 +29,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       config_(config),
       liveness_(env.clock->Now()),
       schema_log_(config.cql_bootstrap ? config.cql_bootstrap : std::make_shared<cql::Schema>(), config.ring),
+      topology_log_(topology::Topology::Bootstrap(topology::MembersOfRing(*config.ring))),
       acceptor_(env_, metrics_),
       replica_(env_, metrics_, acceptor_),
       hints_(env_, config, liveness_, metrics_),
@@ -39,7 +41,16 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
     failure_detector_ = std::make_unique<FailureDetector>(
         env_, config.peers, config.failure_detector,
         [this](const std::vector<NodeId>& live) { OnLiveNodes(live); },
-        [this](Heartbeat& heartbeat) { schema_agent_->Stamp(heartbeat); });
+        [this](Heartbeat& heartbeat) {
+          schema_agent_->Stamp(heartbeat);
+          topology_agent_->Stamp(heartbeat);
+        });
+    topology_agent_ = std::make_unique<topology::TopologyAgent>(
+        env_, topology_log_,
+        [this](std::vector<NodeId> participants, CasOp cas, ReadOp read, std::function<void(ClientResponse)> done) {
+          coordinator_.RunPaxosAmong(std::move(participants), std::move(cas), std::move(read), std::move(done));
+        },
+        [] {});
     batchlog_ = std::make_unique<Batchlog>(
         env_, config, metrics_,
         [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
@@ -54,6 +65,7 @@ void Shard::Start() {
   hints_.Start();
   if (failure_detector_) failure_detector_->Start();
   if (schema_agent_) schema_agent_->Start();
+  if (topology_agent_) topology_agent_->Start();
   if (batchlog_) batchlog_->Start();
 }
 
@@ -89,9 +101,12 @@ void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
 }
 
 void Shard::OnClientRequest(const Envelope& message) {
-  // Shard 0 runs schema changes; the coordinators of the others forward
-  // them here.
+  // Shard 0 runs schema and topology changes; the coordinators of the
+  // others forward them here.
   if (schema_agent_ && message.client_request().has_schema_change()) return schema_agent_->OnRequest(message);
+  if (topology_agent_ && message.client_request().has_topology_change()) {
+    return topology_agent_->OnRequest(message);
+  }
   coordinator_.OnClientRequest(message);
 }
 
@@ -114,6 +129,7 @@ void Shard::OnHeartbeat(const Envelope& message) {
   failure_detector_->OnHeartbeat(message.from_node(), message.heartbeat());
   schema_agent_->OnPeerSchema(message.from_node(), message.heartbeat().schema_sequence(),
                               message.heartbeat().schema_version());
+  topology_agent_->OnPeerTopology(message.from_node(), message.heartbeat().topology_sequence());
 }
 
 void Shard::OnLivenessUpdate(const Envelope& message) {

@@ -14,6 +14,7 @@
 #include "core/read_cache/read_cache.h"
 #include "core/replica/replica.h"
 #include "core/schema/schema_agent.h"
+#include "core/topology/topology_agent.h"
 #include "core/env/shard_env.h"
 #include "core/telemetry/tracing.h"
 
@@ -30,7 +31,7 @@ struct SchemaSnapshot {
 
 // One shard of a node: receives its messages and runs the services it owns
 // (replica, coordinator, hints). Shard 0 also runs the failure detector and
-// the schema agent, and tells the other shards of the node who is up and
+// the schema and topology agents, and tells the other shards of the node who is up and
 // what the schema log holds.
 class Shard {
  public:
@@ -44,6 +45,9 @@ class Shard {
   const ShardMetrics& metrics() const { return metrics_; }
   const LivenessView& liveness() const { return liveness_; }
   const cql::SchemaLog& schema_log() const { return schema_log_; }
+  // Shard 0's is kept by its topology agent; other shards' stay at the
+  // bootstrap topology until the data path follows the log (docs/topology.md).
+  const topology::TopologyLog& topology_log() const { return topology_log_; }
   // Shard 0: called (on this shard) whenever the schema or a peer's
   // version changes. Set before Start.
   void SetSchemaListener(std::function<void(const SchemaSnapshot&)> listener);
@@ -76,6 +80,7 @@ class Shard {
   const NodeConfig& config_;
   LivenessView liveness_;
   cql::SchemaLog schema_log_;
+  topology::TopologyLog topology_log_;
   Acceptor acceptor_;
   // Shard 0: the last update sent; other shards: the last one applied.
   uint64_t liveness_version_ = 0;
@@ -86,6 +91,7 @@ class Shard {
   Coordinator coordinator_;
   std::unique_ptr<FailureDetector> failure_detector_;
   std::unique_ptr<SchemaAgent> schema_agent_;
+  std::unique_ptr<topology::TopologyAgent> topology_agent_;
   std::unique_ptr<Batchlog> batchlog_;  // shard 0 only
   std::function<void(const SchemaSnapshot&)> schema_listener_;
 };

@@ -17,6 +17,7 @@
 #include "sim/kv_workload.h"
 #include "core/telemetry/percentile.h"
 #include "sim/ping_workload.h"
+#include "sim/topology_workload.h"
 #include "sim/availability_check.h"
 #include "sim/cql_workload.h"
 #include "sim/scenario_checks.h"
@@ -52,6 +53,10 @@ class Workloads {
         case scenario::Workload::kCql:
           all_.push_back(std::make_unique<CqlWorkload>(simulator, cluster, workload.name(), workload.cql(), stream,
                                                        probes));
+          break;
+        case scenario::Workload::kTopology:
+          all_.push_back(std::make_unique<TopologyWorkload>(simulator, cluster, workload.name(), workload.topology(),
+                                                            stream));
           break;
         case scenario::Workload::KIND_NOT_SET:
           CHARYBDIS_ASSERT(false && "rejected by the validator");

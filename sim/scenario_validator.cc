@@ -190,8 +190,11 @@ class Validator {
         case scenario::Workload::kCql:
           CheckCql(w, workload.cql());
           break;
+        case scenario::Workload::kTopology:
+          CheckTopology(w, workload.topology());
+          break;
         case scenario::Workload::KIND_NOT_SET:
-          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping, kv, cql)");
+          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping, kv, cql, topology)");
           break;
       }
       if (!workload.after().empty() && !names.count(workload.after())) {
@@ -218,6 +221,25 @@ class Validator {
     }
     if (ping.start_ms() >= spec_.time_limit_ms()) {
       problems_.Add({{"workload", w}, {"ping"}, {"start_ms"}}, "starts after the time limit");
+    }
+  }
+
+  void CheckTopology(int w, const scenario::TopologyWorkload& topology) {
+    if (topology.operators() == 0) {
+      problems_.Add({{"workload", w}, {"topology"}, {"operators"}}, "must be at least 1");
+    }
+    if (topology.changes_per_operator() == 0) {
+      problems_.Add({{"workload", w}, {"topology"}, {"changes_per_operator"}}, "must be at least 1");
+    }
+    if (topology.start_ms() >= spec_.time_limit_ms()) {
+      problems_.Add({{"workload", w}, {"topology"}, {"start_ms"}}, "starts after the time limit");
+    }
+    uint32_t nodes = 0;
+    for (const auto& datacenter : spec_.topology().datacenter()) {
+      for (const auto& rack : datacenter.rack()) nodes += rack.nodes();
+    }
+    if (nodes < 3) {
+      problems_.Add({{"workload", w}, {"topology"}}, "needs at least 3 nodes (the last one may leave)");
     }
   }
 

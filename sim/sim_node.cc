@@ -171,6 +171,11 @@ SchemaSnapshot SimNode::Schema() const {
   return shards_.at(0)->shard().SchemaNow();
 }
 
+const topology::TopologyLog& SimNode::TopologyLog() const {
+  CHARYBDIS_ASSERT(running());
+  return shards_.at(0)->shard().topology_log();
+}
+
 std::map<std::string, Histogram> SimNode::Histograms(ShardId shard) const {
   std::map<std::string, Histogram> histograms = retired_histograms_.at(shard);
   if (running()) {

@@ -48,6 +48,8 @@ class SimNode {
   std::vector<NodeId> LiveNodesSeenBy(ShardId shard) const;
   // The CQL schema shard 0 holds. REQUIRES: running().
   SchemaSnapshot Schema() const;
+  // The topology log shard 0 holds. REQUIRES: running().
+  const topology::TopologyLog& TopologyLog() const;
   NodeClock& clock() { return clock_; }
   const NodeClock& clock() const { return clock_; }
   const NodeConfig& config() const { return config_; }

@@ -155,8 +155,10 @@ void Coordinator::Dispatch(const Envelope& message) {
       }
       return Scan(client, request.request_id(), request.scan());
     case ClientRequest::kSchemaChange:
-      // Shard 0's schema agent runs these (core/schema/schema_agent.h); shard 0
-      // hands them to it before they reach its coordinator.
+    case ClientRequest::kTopologyChange:
+      // Shard 0's schema and topology agents run these (core/schema/schema_agent.h,
+      // core/topology/topology_agent.h); shard 0 hands them over before they
+      // reach its coordinator.
       CHARYBDIS_ASSERT(context_.env.self.shard != 0);
       if (ForwardIfNotOwner(message, client, 0)) return;
       break;

@@ -41,6 +41,12 @@ class Coordinator {
   // up): a client's write, a batch's part, or a batch log's replay.
   void RunMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
                    std::function<void(ClientResponse)> reply);
+  // A Paxos round among participants the caller chose (LwtQueue::RunAmong):
+  // the topology log's.
+  void RunPaxosAmong(std::vector<NodeId> participants, CasOp cas, ReadOp read,
+                     std::function<void(ClientResponse)> reply) {
+    lwt_.RunAmong(std::move(participants), std::move(cas), std::move(read), std::move(reply));
+  }
   // Promises, accept replies and commit acknowledgements.
   void OnPaxosReply(const Envelope& message);
 

@@ -60,6 +60,13 @@ inline constexpr std::string_view kProbes[] = {
     "schema.behind_a_peer",
     "schema.shard_behind_node",
     "schema.read_before_refusing",
+    // The topology agent (core/topology/topology_agent.cc).
+    "topology.behind_a_peer",
+    "topology.entry_read",
+    "topology.local_copy_lost",
+    "topology.proposal_lost_race",
+    "topology.read_before_refusing",
+    "topology.read_failed",
     // CQL (core/cql/connection.cc): an EXECUTE the node must refuse.
     "cql.unprepared",
     "cql.prepared_outdated_by_schema",

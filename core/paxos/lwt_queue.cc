@@ -175,20 +175,43 @@ std::shared_ptr<ProposerShell> LwtQueue::RunPaxos(Token token, const std::string
   const Requirement quorum(serial_level == CL_LOCAL_SERIAL ? CL_LOCAL_QUORUM : CL_QUORUM, *ring,
                            context_.local_datacenter);
   request.replicas = ring->ReplicasOf(token);
-  uint32_t live = 0;
   for (NodeId replica : request.replicas) {
-    if (!quorum.Counts(replica)) continue;
-    request.participants.push_back(replica);
-    live += context_.liveness.IsUp(replica);
+    if (quorum.Counts(replica)) request.participants.push_back(replica);
   }
   request.quorum = quorum.blocked_for();
+  return StartRound(std::move(request), std::move(replies), std::move(after));
+}
+
+void LwtQueue::RunAmong(std::vector<NodeId> participants, CasOp cas, ReadOp read, Reply reply) {
+  CHARYBDIS_ASSERT(!participants.empty());
+  CHARYBDIS_ASSERT(cas.statement_size() <= 1);  // one row of one instance
+  Proposer::Request request;
+  request.table = cas.statement_size() == 1 ? cas.statement(0).write().table() : read.table();
+  request.partition_key = cas.statement_size() == 1 ? cas.statement(0).write().partition_key() : read.partition_key();
+  request.token = TokenOf(request.partition_key);
+  request.serial_level = CL_SERIAL;
+  if (cas.statement_size() == 1) request.batch.push_back(std::move(cas));
+  request.read = std::move(read);
+  request.replicas = participants;
+  request.participants = std::move(participants);
+  request.quorum = static_cast<uint32_t>(request.participants.size() / 2 + 1);
+  std::vector<Reply> replies;
+  replies.push_back(std::move(reply));
+  StartRound(std::move(request), std::move(replies), nullptr);
+}
+
+std::shared_ptr<ProposerShell> LwtQueue::StartRound(Proposer::Request request, std::vector<Reply> replies,
+                                                    std::function<void()> after) {
   CHARYBDIS_ASSERT(request.quorum >= 1);
+  CHARYBDIS_ASSERT(request.quorum <= request.participants.size());
+  uint32_t live = 0;
+  for (NodeId participant : request.participants) live += context_.liveness.IsUp(participant);
   CHARYBDIS_ASSERT(live <= request.participants.size());
   if (live < request.quorum) {
     (request.batch.empty() ? context_.metrics.read_unavailable : context_.metrics.write_unavailable) +=
         replies.size();
     const ClientResponse response =
-        Unavailable(serial_level, live, request.quorum, "not enough live replicas for Paxos");
+        Unavailable(request.serial_level, live, request.quorum, "not enough live replicas for Paxos");
     for (const auto& reply : replies) reply(response);
     if (after) after();
     return nullptr;

@@ -33,6 +33,11 @@ class LwtQueue {
   void Cas(const CasOp& op, Reply reply);
   // A SERIAL or LOCAL_SERIAL read.
   void SerialRead(const ReadOp& op, Reply reply);
+  // One round among `participants` that the caller chose, not a ring: the
+  // conditional write `cas`, or when it has no statement the serial read
+  // `read`; a majority of them decides (the topology log's instances,
+  // core/topology/topology_agent.h).
+  void RunAmong(std::vector<NodeId> participants, CasOp cas, ReadOp read, Reply reply);
   // Finishes any unfinished round of a partition (a plain read met one).
   void FinishRound(Token token, const std::string& table, const std::string& partition_key,
                    std::function<void(bool ok)> done);
@@ -74,6 +79,11 @@ class LwtQueue {
                                           const std::string& partition_key, ConsistencyLevel serial_level,
                                           std::vector<CasOp> batch, ReadOp read, std::vector<Reply> replies,
                                           std::function<void()> after = nullptr);
+
+  // Starts `request`'s round, or answers Unavailable when fewer of its
+  // participants are up than its quorum.
+  std::shared_ptr<ProposerShell> StartRound(Proposer::Request request, std::vector<Reply> replies,
+                                            std::function<void()> after);
 
   CoordinatorContext& context_;
   const cql::SchemaLog& schema_log_;

@@ -69,6 +69,11 @@ absl::Status ReadJoining(const std::map<std::string, std::string>& columns, Memb
 
 }  // namespace
 
+std::string TopologyLogKey(uint64_t sequence) {
+  CHARYBDIS_ASSERT(sequence >= 1);  // entry 1 follows the bootstrap topology
+  return absl::StrCat("entry ", sequence);
+}
+
 std::map<std::string, std::string> EntryColumns(const Entry& entry) {
   std::map<std::string, std::string> columns{{"kind", KindName(entry.kind)},
                                              {"operation", OperationName(entry.operation)},

@@ -17,6 +17,10 @@ namespace charybdis::topology {
 
 inline const std::string kTopologyLogTable = "system.topology_log";
 
+// The partition of kTopologyLogTable that holds entry `sequence` (its one
+// row has an empty clustering key).
+std::string TopologyLogKey(uint64_t sequence);
+
 // An entry as the columns of its row, and back. Values are text: kinds,
 // operations and states by name, ids and tokens in decimal.
 std::map<std::string, std::string> EntryColumns(const Entry& entry);

@@ -1,0 +1,268 @@
+#include "core/topology/topology_agent.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/data/checked_value.h"
+#include "core/env/assert.h"
+
+namespace charybdis::topology {
+
+namespace {
+
+// Bounds what a burst of operator requests can hold in memory.
+constexpr size_t kMaxQueuedChanges = 100;
+
+ClientResponse Failure(ClientResponse::Code code, std::string message) {
+  ClientResponse response;
+  response.set_code(code);
+  response.set_message(std::move(message));
+  return response;
+}
+
+TopologyChangeOp OpOf(const Entry& entry) {
+  TopologyChangeOp op;
+  for (const auto& [name, value] : EntryColumns(entry)) (*op.mutable_entry())[name] = value;
+  return op;
+}
+
+absl::StatusOr<Entry> EntryOfOp(const TopologyChangeOp& op) {
+  return EntryOfColumns(std::map<std::string, std::string>(op.entry().begin(), op.entry().end()));
+}
+
+}  // namespace
+
+TopologyAgent::TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, OnChange on_change)
+    : env_(env), log_(log), paxos_(std::move(paxos)), on_change_(std::move(on_change)) {
+  CHARYBDIS_ASSERT(env.self.shard == 0);
+}
+
+void TopologyAgent::Start() {
+  env_.storage->Get(kLocalKey, [this](auto stored) { OnLoaded(std::move(stored)); });
+}
+
+void TopologyAgent::OnLoaded(absl::StatusOr<std::optional<std::string>> stored) {
+  CHARYBDIS_ASSERT(step_ == Step::kLoading);
+  CHARYBDIS_ASSERT(log_.sequence() == 0);  // loaded once, before anything is read or proposed
+  TopologyLogCopy saved;
+  const std::optional<std::string_view> payload =
+      stored.ok() && stored->has_value() ? checked_value::Open(kLocalKey, **stored) : std::nullopt;
+  if (payload && saved.ParseFromArray(payload->data(), static_cast<int>(payload->size()))) {
+    for (const TopologyChangeOp& op : saved.entries()) {
+      absl::StatusOr<Entry> entry = EntryOfOp(op);
+      CHARYBDIS_ASSERT(entry.ok());  // sealed by this node, from entries it parsed
+      (void)log_.Append(*std::move(entry));
+    }
+  } else if (!stored.ok() || stored->has_value()) {
+    // A failed disk or a corrupt copy: the log is read back from the
+    // participants of each entry, as a node that was down reads it.
+    CHARYBDIS_PROBE(env_.probes, "topology.local_copy_lost");
+    read_wanted_ = true;
+  }
+  step_ = Step::kIdle;
+  if (log_.sequence() > 0) on_change_();
+  Next();
+}
+
+void TopologyAgent::Save(std::function<void()> then) {
+  TopologyLogCopy copy;
+  for (const Entry& entry : log_.entries()) *copy.add_entries() = OpOf(entry);
+  CHARYBDIS_ASSERT(static_cast<uint64_t>(copy.entries_size()) == log_.sequence());
+  WriteBatch batch;
+  batch.Put(kLocalKey, checked_value::Seal(kLocalKey, copy.SerializeAsString()));
+  step_ = Step::kSaving;
+  // A failed write is not retried: the log is decided by Paxos among the
+  // owners, and a restart without the copy reads it back from them.
+  env_.storage->Apply(std::move(batch), Durability::kSynced, [this, then = std::move(then)](absl::Status) {
+    CHARYBDIS_ASSERT(step_ == Step::kSaving);
+    step_ = Step::kIdle;
+    then();
+  });
+}
+
+void TopologyAgent::OnRequest(const Envelope& message) {
+  const ClientRequest& request = message.client_request();
+  CHARYBDIS_ASSERT(request.has_topology_change());
+  Change change;
+  change.client = request.forwarded() ? Address{request.reply_node(), request.reply_shard()}
+                                      : Address{message.from_node(), message.from_shard()};
+  change.request_id = request.request_id();
+  absl::StatusOr<Entry> entry = EntryOfOp(request.topology_change());
+  if (!entry.ok()) {
+    return Reply(change, Failure(ClientResponse::INVALID_REQUEST,
+                                 absl::StrCat("not a topology change: ", entry.status().message())));
+  }
+  change.entry = *std::move(entry);
+  if (changes_.size() >= kMaxQueuedChanges) {
+    return Reply(change, Failure(ClientResponse::UNAVAILABLE, "too many topology changes are queued on this node"));
+  }
+  changes_.push_back(std::move(change));
+  Next();
+}
+
+void TopologyAgent::OnPeerTopology(NodeId peer, uint64_t sequence) {
+  CHARYBDIS_ASSERT(peer != env_.self.node);
+  // Buggify: as if this heartbeat's news were missed; the next one tells
+  // again, and a change checked meanwhile loses its proposal.
+  if (sequence > log_.sequence() && !read_wanted_ && !env_.buggify->Fires("topology.ignore_peer_ahead")) {
+    CHARYBDIS_PROBE(env_.probes, "topology.behind_a_peer");
+    read_wanted_ = true;
+    Next();
+  }
+}
+
+void TopologyAgent::Stamp(Heartbeat& heartbeat) const { heartbeat.set_topology_sequence(log_.sequence()); }
+
+// One round at a time: reads while the log may be longer than what this
+// node applied (a change checked against a stale topology would only lose
+// its proposal), else the first queued change.
+void TopologyAgent::Next() {
+  while (step_ == Step::kIdle) {
+    if (read_wanted_) return ReadNext();
+    if (changes_.empty()) return;
+    Propose(changes_.front());
+  }
+}
+
+void TopologyAgent::ReadNext() {
+  CHARYBDIS_ASSERT(read_wanted_);
+  for (Change& change : changes_) change.checked_after_read = true;
+  ReadOp read;
+  read.set_table(kTopologyLogTable);
+  read.set_partition_key(TopologyLogKey(log_.sequence() + 1));
+  read.set_consistency(CL_SERIAL);
+  step_ = Step::kReading;
+  paxos_(log_.ParticipantsOfNext(), CasOp(), std::move(read), [this](ClientResponse response) { OnRead(response); });
+}
+
+void TopologyAgent::OnRead(const ClientResponse& response) {
+  CHARYBDIS_ASSERT(step_ == Step::kReading);
+  step_ = Step::kIdle;
+  if (response.code() != ClientResponse::OK) {
+    CHARYBDIS_PROBE(env_.probes, "topology.read_failed");
+    FailQueued(response);
+    return WaitThenGoOn();
+  }
+  // One row per instance: entry sequence() + 1, or none decided yet.
+  CHARYBDIS_ASSERT(response.rows_size() <= 1);
+  if (response.rows_size() == 0) {
+    read_wanted_ = false;
+    return Next();
+  }
+  std::map<std::string, std::string> columns;
+  for (const ResultCell& cell : response.rows(0).cells()) columns[cell.column()] = cell.value();
+  absl::StatusOr<Entry> entry = EntryOfColumns(columns);
+  CHARYBDIS_ASSERT(entry.ok());  // only TopologyAgent::Propose writes the log's rows
+  CHARYBDIS_PROBE(env_.probes, "topology.entry_read");
+  Append(*std::move(entry));
+  // read_wanted_ stays: the next instance may be decided too.
+  Save([this] { Next(); });
+}
+
+void TopologyAgent::Propose(Change& change) {
+  CHARYBDIS_ASSERT(step_ == Step::kIdle);
+  CHARYBDIS_ASSERT(&change == &changes_.front());
+  const absl::StatusOr<Topology> after = log_.topology().Apply(change.entry);
+  if (!after.ok() && !change.checked_after_read) {
+    // Refused here, perhaps only because this node is behind: read the
+    // rest of the log, then check again (Next reads before it proposes).
+    CHARYBDIS_PROBE(env_.probes, "topology.read_before_refusing");
+    change.checked_after_read = true;
+    read_wanted_ = true;
+    return;
+  }
+  if (!after.ok()) {
+    Reply(change, Failure(ClientResponse::INVALID_REQUEST, std::string(after.status().message())));
+    changes_.pop_front();
+    return;
+  }
+  CasOp cas;
+  cas.set_serial_consistency(CL_SERIAL);
+  cas.set_commit_consistency(CL_QUORUM);
+  CasStatement* statement = cas.add_statement();
+  statement->set_if_not_exists(true);
+  WriteOp* write = statement->mutable_write();
+  write->set_table(kTopologyLogTable);
+  write->set_partition_key(TopologyLogKey(log_.sequence() + 1));
+  for (const auto& [name, value] : EntryColumns(change.entry)) {
+    ColumnValue* column = write->add_put();
+    column->set_column(name);
+    column->set_value(value);
+  }
+  step_ = Step::kProposing;
+  paxos_(log_.ParticipantsOfNext(), std::move(cas), ReadOp(),
+         [this](ClientResponse response) { OnProposed(response); });
+}
+
+void TopologyAgent::OnProposed(const ClientResponse& response) {
+  CHARYBDIS_ASSERT(step_ == Step::kProposing);
+  CHARYBDIS_ASSERT(!changes_.empty());
+  step_ = Step::kIdle;
+  Change& change = changes_.front();
+  if (response.code() == ClientResponse::OK && response.applied()) {
+    Append(change.entry);
+    // Acknowledged once this node keeps it too.
+    return Save([this] {
+      ClientResponse done;
+      done.set_topology_sequence(log_.sequence());
+      done.set_topology_version(log_.topology().version());
+      Reply(changes_.front(), std::move(done));
+      changes_.pop_front();
+      Next();
+    });
+  }
+  read_wanted_ = true;
+  if (response.code() == ClientResponse::OK) {
+    // Another node's entry took this number first: read it, check again.
+    CHARYBDIS_PROBE(env_.probes, "topology.proposal_lost_race");
+    if (++change.attempts < kMaxAttempts) return Next();
+    ClientResponse contended = Failure(
+        ClientResponse::WRITE_TIMEOUT, absl::StrCat("topology changes of other nodes won ", kMaxAttempts, " times in a row"));
+    contended.set_consistency(CL_SERIAL);
+    contended.set_write_type("CAS");
+    Reply(change, std::move(contended));
+  } else {
+    // Unavailable, or a timeout that may have decided it: the next read
+    // tells, and the operator's retry finds it done or refused.
+    Reply(change, response);
+  }
+  changes_.pop_front();
+  WaitThenGoOn();
+}
+
+void TopologyAgent::Append(Entry entry) {
+  const uint64_t before = log_.sequence();
+  const absl::Status applied = log_.Append(std::move(entry));
+  // Entry k is proposed only when it applies to the topology of entries
+  // 1 to k - 1, which every node holding them holds alike.
+  CHARYBDIS_ASSERT(applied.ok());
+  CHARYBDIS_ASSERT(log_.sequence() == before + 1);
+  on_change_();
+}
+
+void TopologyAgent::WaitThenGoOn() {
+  CHARYBDIS_ASSERT(step_ == Step::kIdle);
+  step_ = Step::kWaiting;
+  env_.clock->After(kRetryDelay, [this] {
+    CHARYBDIS_ASSERT(step_ == Step::kWaiting);
+    step_ = Step::kIdle;
+    Next();
+  });
+}
+
+void TopologyAgent::FailQueued(const ClientResponse& why) {
+  ClientResponse failure = why;
+  failure.set_message(absl::StrCat("the topology log could not be read: ", why.message()));
+  for (const Change& change : changes_) Reply(change, failure);
+  changes_.clear();
+}
+
+void TopologyAgent::Reply(const Change& change, ClientResponse response) {
+  response.set_request_id(change.request_id);
+  Envelope message;
+  *message.mutable_client_response() = std::move(response);
+  env_.network->Send(change.client, std::move(message));
+}
+
+}  // namespace charybdis::topology

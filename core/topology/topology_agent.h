@@ -1,0 +1,94 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/env/shard_env.h"
+#include "core/topology/topology_log.h"
+
+namespace charybdis::topology {
+
+// Keeps a node's topology log (topology_log.h) in step with the cluster's,
+// on shard 0 of every node, as the schema agent keeps the schema log
+// (docs/topology.md, "The topology log").
+//
+// - Entry k is a Paxos instance of its own: the partition TopologyLogKey(k)
+//   of system.topology_log, among the owners of the topology entries 1 to
+//   k - 1 make (TopologyLog::ParticipantsOfNext), a majority deciding.
+//   An entry is proposed only IF NOT EXISTS, so each k is decided once.
+// - Changes (ClientRequest.topology_change) run one at a time; one the
+//   topology refuses is answered with the refusal, and never proposed.
+// - It keeps what it applied in the node's own storage, synced before a
+//   change is acknowledged, and loads it at start.
+// - Whenever a peer's heartbeat shows a longer log, it reads the entries
+//   it lacks with serial reads, one instance at a time, each among the
+//   participants it knows from the entries before it (a serial read
+//   finishes a half-done proposal), so an entry is taken on the
+//   participants' Paxos decision, never on one peer's word.
+class TopologyAgent {
+ public:
+  // Runs one Paxos round among `participants`: the conditional write `cas`,
+  // or, when it has no statement, the serial read `read`. Answers exactly
+  // once (the coordinator's round times out).
+  using PaxosAmong = std::function<void(std::vector<NodeId> participants, CasOp cas, ReadOp read,
+                                        std::function<void(ClientResponse)> done)>;
+  // Called after the log grew.
+  using OnChange = std::function<void()>;
+
+  TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, OnChange on_change);
+  TopologyAgent(const TopologyAgent&) = delete;
+  TopologyAgent& operator=(const TopologyAgent&) = delete;
+
+  void Start();
+  // A topology_change request from a client (perhaps forwarded by a shard).
+  void OnRequest(const Envelope& message);
+  // What a peer's heartbeat says of its topology log.
+  void OnPeerTopology(NodeId peer, uint64_t sequence);
+  // What this node's heartbeats say of its topology log.
+  void Stamp(Heartbeat& heartbeat) const;
+
+  static constexpr const char* kLocalKey = "system/topology_log";
+  static constexpr Nanos kRetryDelay = 1 * kSecond;
+  // Proposals lost to other nodes' before a change gives up.
+  static constexpr int kMaxAttempts = 5;
+
+ private:
+  struct Change {
+    Address client;
+    uint64_t request_id = 0;
+    Entry entry;
+    int attempts = 0;
+    // Checked against a log read after it arrived: a refusal then is the
+    // cluster's, not this node's lag.
+    bool checked_after_read = false;
+  };
+  enum class Step { kLoading, kIdle, kReading, kProposing, kWaiting, kSaving };
+
+  void OnLoaded(absl::StatusOr<std::optional<std::string>> stored);
+  void Save(std::function<void()> then);
+  void Next();
+  void ReadNext();
+  void OnRead(const ClientResponse& response);
+  void Propose(Change& change);
+  void OnProposed(const ClientResponse& response);
+  // Applies entry sequence() + 1 as Paxos decided it.
+  void Append(Entry entry);
+  void WaitThenGoOn();
+  // Without the rest of the log no change can be checked: fails what waits
+  // rather than hold its operators.
+  void FailQueued(const ClientResponse& why);
+  void Reply(const Change& change, ClientResponse response);
+
+  ShardEnv env_;
+  TopologyLog& log_;
+  PaxosAmong paxos_;
+  OnChange on_change_;
+  std::deque<Change> changes_;
+  bool read_wanted_ = false;  // the log may be longer than what we applied
+  Step step_ = Step::kLoading;
+};
+
+}  // namespace charybdis::topology
