@@ -13,6 +13,9 @@ namespace {
 // Reads need a few hundred samples before a percentile means anything.
 constexpr uint64_t kSamplesBeforeSpeculating = 100;
 
+// Between attempts to finish a partition's unfinished Paxos round.
+constexpr Nanos kFinishPaxosRetryDelay = 20 * kMillisecond;
+
 }  // namespace
 
 ReadExecutor::ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement requirement,
@@ -47,22 +50,50 @@ void ReadExecutor::FinishPaxosThenRestart() {
   phase_ = Phase::kFinishingPaxos;
   paxos_finished_ = true;
   CHARYBDIS_PROBE(context_.env.probes, "read.finish_paxos_first");
+  TryFinishingPaxos();
+}
+
+void ReadExecutor::TryFinishingPaxos() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kFinishingPaxos);
   std::weak_ptr<ReadExecutor> self = weak_from_this();
   context_.finish_paxos(token_, read_.table(), read_.partition_key(), [self](bool ok) {
     auto executor = self.lock();
     if (!executor || executor->phase_ != Phase::kFinishingPaxos) return;
-    if (!ok) return;  // the read times out: it cannot vouch for the value
-    executor->phase_ = Phase::kCollecting;
-    executor->answers_.clear();
-    executor->asked_.clear();
-    executor->refused_.clear();  // a refuser has dropped what it could not read
-    // A new id: answers of the first pass still on the wire must not count.
-    executor->id_ = executor->context_.NextRequestId();
-    executor->ids_.push_back(executor->id_);
-    CHARYBDIS_ASSERT(executor->ids_.size() == 2);  // the first pass and this one
-    executor->context_.track(executor->id_, executor);
-    executor->SendFirstRequests();
+    if (!ok) {
+      // The round lost to other proposers or timed out: try again while
+      // the read has time (its timeout answers the client). Giving up here
+      // failed a read with every replica well (scenarios/lwt_available,
+      // seed 29).
+      CHARYBDIS_PROBE(executor->context_.env.probes, "read.finish_paxos_again");
+      executor->context_.env.clock->After(kFinishPaxosRetryDelay, [self] {
+        auto again = self.lock();
+        if (again && again->phase_ == Phase::kFinishingPaxos) again->TryFinishingPaxos();
+      });
+      return;
+    }
+    executor->ReadAgain();
   });
+}
+
+void ReadExecutor::ReadAgain() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kFinishingPaxos);
+  phase_ = Phase::kCollecting;
+  // The replicas that answered the first pass are asked first: one that
+  // did not may have died before the failure detector noticed.
+  std::stable_partition(targets_.begin(), targets_.end(), [this](NodeId target) { return answers_.count(target) > 0; });
+  answers_.clear();
+  asked_.clear();
+  refused_.clear();  // a refuser has dropped what it could not read
+  // A new id: answers of the first pass still on the wire must not count.
+  id_ = context_.NextRequestId();
+  ids_.push_back(id_);
+  CHARYBDIS_ASSERT(ids_.size() == 2);  // the first pass and this one
+  context_.track(id_, shared_from_this());
+  SendFirstRequests();
+  // The first pass's speculation is spent: without a new one, a replica
+  // that died before the failure detector noticed failed the read
+  // (scenarios/lwt_available, seed 39).
+  ArmSpeculation();
 }
 
 void ReadExecutor::Start() {
@@ -74,6 +105,11 @@ void ReadExecutor::Start() {
   timeout_timer_ = context_.env.clock->After(context_.config.coordinator.read_timeout, [self] {
     if (auto executor = self.lock()) executor->OnTimeout();
   });
+  ArmSpeculation();
+}
+
+void ReadExecutor::ArmSpeculation() {
+  CHARYBDIS_ASSERT(phase_ == Phase::kCollecting);
   const double percentile = context_.config.coordinator.speculative_retry_percentile;
   const Histogram& latency = context_.metrics.read_latency_us;
   // Speculating at once only asks one replica more than needed.
@@ -89,6 +125,8 @@ void ReadExecutor::Start() {
         at_once   ? kMicrosecond
         : sampled ? std::max<Nanos>(latency.Percentile(percentile) * kMicrosecond, kMillisecond)
                   : context_.config.coordinator.read_timeout / 2;
+    context_.env.clock->Cancel(speculation_timer_);
+    std::weak_ptr<ReadExecutor> self = weak_from_this();
     speculation_timer_ = context_.env.clock->After(after, [self] {
       if (auto executor = self.lock()) executor->Speculate();
     });

@@ -50,7 +50,13 @@ class ReadExecutor final : public PendingRequest,
   void Ask(NodeId replica, bool digest_only);
   // An answer flagged an unfinished Paxos round: finish it, then read anew.
   void FinishPaxosThenRestart();
+  // One attempt to finish the round; on success the read starts again.
+  void TryFinishingPaxos();
+  // Once the round is finished: the read's second pass.
+  void ReadAgain();
   void SendFirstRequests();
+  // Asks one replica more than needed if the answers are slow to come.
+  void ArmSpeculation();
   void Collected();
   void StartRepair();
   void RepairWrites();
@@ -78,7 +84,7 @@ class ReadExecutor final : public PendingRequest,
   const Requirement requirement_;
   const Token token_;
   const ReadOp read_;
-  const std::vector<NodeId> targets_;
+  std::vector<NodeId> targets_;  // reordered only by ReadAgain
   Reply reply_;
   std::function<void(const std::vector<uint64_t>&)> done_;
 

@@ -40,6 +40,7 @@ inline constexpr std::string_view kProbes[] = {
     "read.repair.late_digest",
     "read.repair.spare_write",
     "read.finish_paxos_first",
+    "read.finish_paxos_again",
     // Writes and hints (core/coordinator/write_handler.cc, core/hints/).
     "write.hint_on_timeout",
     "hints.expired_window",
