@@ -17,6 +17,18 @@ ShardEnv Traced(ShardEnv env, Network& network, Storage& storage) {
   return env;
 }
 
+// The bootstrap topology (docs/topology.md): the config's members, each
+// with its tokens on the config's ring, at version 1.
+topology::Topology BootstrapTopologyOf(const NodeConfig& config) {
+  std::vector<topology::Member> members = topology::MembersOfRing(*config.ring);
+  for (topology::Member& member : members) {
+    if (auto it = config.member_addresses.find(member.id); it != config.member_addresses.end()) {
+      member.address = it->second;
+    }
+  }
+  return topology::Topology::Bootstrap(std::move(members));
+}
+
 }  // namespace
 
 Shard::Shard(ShardEnv env, const NodeConfig& config)
@@ -29,7 +41,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       config_(config),
       liveness_(env.clock->Now()),
       schema_log_(config.cql_bootstrap ? config.cql_bootstrap : std::make_shared<cql::Schema>(), config.ring),
-      topology_log_(topology::Topology::Bootstrap(topology::MembersOfRing(*config.ring))),
+      topology_log_(BootstrapTopologyOf(config)),
       acceptor_(env_, metrics_),
       replica_(env_, metrics_, acceptor_),
       hints_(env_, config, liveness_, metrics_),

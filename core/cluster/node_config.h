@@ -47,6 +47,9 @@ struct NodeConfig {
   FailureDetectorOptions failure_detector;
   // The ring (with the cluster layout), shared by every shard of every node.
   std::shared_ptr<const TokenRing> ring;
+  // Each member's internode address, for the bootstrap topology (real
+  // nodes; empty in the simulator, where ids are addresses).
+  std::map<NodeId, std::string> member_addresses;
   std::map<std::string, TableSchema> tables;
   // The CQL schema the cluster starts with (cql_schema); the schema log
   // changes it from there (core/schema/schema_agent.h). Null: none.

@@ -160,6 +160,7 @@ void BuildNodeConfig(const NodeConfigFile& file, const std::set<NodeId>& ids, Cl
       if (member.id() != id) continue;
       layout.nodes.push_back(NodeInfo{id, member.datacenter(), member.rack()});
       if (id != file.node_id()) loaded.peer_internode_addresses[id] = member.internode_address();
+      loaded.node.member_addresses[id] = member.internode_address();
     }
   }
   layout.shards_per_node = file.shards();

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
-#include "core/topology/placement.h"
+#include "core/topology/topology_log.h"
 #include "node/server/client_service.h"
 #include "node/server/cql_server.h"
 #include "node/server/log.h"
@@ -124,21 +124,7 @@ std::string RenderMetrics(NodeId id, const std::vector<MetricsSnapshot>& snapsho
 
 }  // namespace
 
-namespace {
-
-topology::Topology BootstrapTopologyOf(const LoadedConfig& config) {
-  std::vector<topology::Member> members = topology::MembersOfRing(*config.node.ring);
-  for (topology::Member& member : members) {
-    for (const Member& listed : config.file.member()) {
-      if (listed.id() == member.id) member.address = listed.internode_address();
-    }
-  }
-  return topology::Topology::Bootstrap(std::move(members));
-}
-
-}  // namespace
-
-Node::Node(LoadedConfig config) : config_(std::move(config)), topology_(BootstrapTopologyOf(config_)) {}
+Node::Node(LoadedConfig config) : config_(std::move(config)) {}
 
 absl::StatusOr<std::unique_ptr<Node>> Node::Start(LoadedConfig config) {
   std::unique_ptr<Node> node(new Node(std::move(config)));
@@ -323,11 +309,6 @@ void Node::Status(std::function<void(StatusResponse)> done) {
     entry->set_node(vnode.node);
   }
   for (const Member& member : config_.file.member()) *status->add_member() = member;
-  status->set_topology_version(topology_.version());
-  for (const auto& [id, member] : topology_.members()) {
-    (*status->mutable_member_state())[id] = topology::NodeStateName(member.state);
-    (*status->mutable_host_id())[id] = cql::UuidText(HostIdOf(id));
-  }
   for (const auto& [id, share] : EffectiveOwnership(*config_.node.ring)) (*status->mutable_effective_ownership())[id] = share;
   uint64_t load_bytes = 0;
   for (const ShardParts& parts : shards_) load_bytes += parts.storage->LoadBytes();
@@ -337,6 +318,13 @@ void Node::Status(std::function<void(StatusResponse)> done) {
   auto answer = std::make_shared<AnswerOnce<StatusResponse>>(std::move(done), *status);
   Shard* first = shards_[0].shard.get();
   shards_[0].thread->Post([first, status, answer] {
+    // The topology as shard 0's agent keeps it (core/topology/topology_agent.h).
+    const topology::Topology& topology = first->topology_log().topology();
+    status->set_topology_version(topology.version());
+    for (const auto& [id, member] : topology.members()) {
+      (*status->mutable_member_state())[id] = topology::NodeStateName(member.state);
+      (*status->mutable_host_id())[id] = cql::UuidText(HostIdOf(id));
+    }
     if (first->failure_detector() != nullptr) {
       for (NodeId node : first->failure_detector()->LiveNodes()) status->add_up(node);
     }

@@ -11,7 +11,6 @@
 #include "core/env/buggify.h"
 #include "core/env/random.h"
 #include "core/shard.h"
-#include "core/topology/topology.h"
 #include "node/server/config.h"
 #include "node/server/rocksdb_storage.h"
 #include "rocksdb/env.h"
@@ -76,9 +75,6 @@ class Node {
   };
 
   LoadedConfig config_;
-  // The bootstrap topology of the config: membership does not change on
-  // real nodes yet (docs/topology.md).
-  const topology::Topology topology_;
   NeverBuggify buggify_;
   // The shards' RocksDB environment (it outlives them): sized WAL files,
   // and the power-loss journal when the config asks for it.
