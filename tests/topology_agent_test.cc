@@ -1,0 +1,137 @@
+// The topology agent (core/topology/topology_agent.h) on a simulated 3-node
+// cluster: a change is decided once and reaches every node, a second
+// operation is refused while one runs, the log outlives a power cut of
+// every node, and a node that was down reads what it missed.
+
+#include "core/topology/topology_agent.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/cluster.h"
+#include "tests/fake_env.h"
+#include "tests/scenario_text.h"
+
+namespace charybdis::sim {
+namespace {
+
+using testing::BaseScenario;
+using testing::MustParse;
+using topology::Entry;
+using topology::Operation;
+
+Entry Begin(Operation operation, NodeId node) {
+  Entry entry;
+  entry.kind = Entry::Kind::kBegin;
+  entry.operation = operation;
+  entry.node = node;
+  if (operation == Operation::kJoin) {
+    entry.joining = topology::Member{node, "10.0.0.4", "dc1", "r1", {12345, 67890}, topology::NodeState::kJoining};
+  }
+  return entry;
+}
+
+class TopologyAgentTest : public ::testing::Test {
+ protected:
+  TopologyAgentTest()
+      : scenario_(MustParse(BaseScenario())),
+        buggify_(false, Random(1)),
+        cluster_(simulator_, scenario_, Random(5), buggify_, &probes_),
+        client_(cluster_.AddClient(0)) {
+    cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
+      if (message.has_client_response()) answers_.push_back(message.client_response());
+    });
+    cluster_.StartAll();
+    RunFor(500 * kMillisecond);
+  }
+
+  // Sends a change to `node`'s shard `shard` and runs until it is answered (or 10 s).
+  ClientResponse Change(const std::map<std::string, std::string>& columns, NodeId node = 1, ShardId shard = 1) {
+    Envelope message;
+    message.mutable_client_request()->set_request_id(++sent_);
+    for (const auto& [column, value] : columns) {
+      (*message.mutable_client_request()->mutable_topology_change()->mutable_entry())[column] = value;
+    }
+    const size_t before = answers_.size();
+    cluster_.network().Send(Address{client_, 0}, Address{node, shard}, std::move(message));
+    for (int i = 0; i < 1000 && answers_.size() == before; i++) RunFor(10 * kMillisecond);
+    EXPECT_EQ(answers_.size(), before + 1) << "no answer";
+    return answers_.size() > before ? answers_.back() : ClientResponse();
+  }
+  ClientResponse Change(const Entry& entry, NodeId node = 1) { return Change(topology::EntryColumns(entry), node); }
+
+  uint64_t SequenceOf(NodeId node) { return cluster_.node(node).TopologyLog().sequence(); }
+  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
+
+  Simulator simulator_;
+  LoadedScenario scenario_;
+  SimBuggify buggify_;
+  ::charybdis::testing::CountingProbes probes_;
+  Cluster cluster_;
+  NodeId client_;
+  uint64_t sent_ = 0;
+  std::vector<ClientResponse> answers_;
+};
+
+TEST_F(TopologyAgentTest, AChangeIsDecidedOnceAndReachesEveryNode) {
+  const ClientResponse answer = Change(Begin(Operation::kDecommission, 3), 2);
+  ASSERT_EQ(answer.code(), ClientResponse::OK) << answer.message();
+  EXPECT_EQ(answer.topology_sequence(), 1u);
+  EXPECT_EQ(answer.topology_version(), 2u);  // the bootstrap topology is version 1
+  RunFor(1000 * kMillisecond);  // heartbeats tell the others
+  for (NodeId node = 1; node <= 3; node++) {
+    const topology::Topology& topology = cluster_.node(node).TopologyLog().topology();
+    EXPECT_EQ(topology.version(), 2u) << "node " << node;
+    ASSERT_TRUE(topology.move().has_value()) << "node " << node;
+    EXPECT_EQ(topology.move()->operation, Operation::kDecommission);
+    EXPECT_EQ(topology.Find(3)->state, topology::NodeState::kLeaving);
+  }
+}
+
+TEST_F(TopologyAgentTest, ASecondOperationIsRefusedWithTheFirstsReason) {
+  ASSERT_EQ(Change(Begin(Operation::kDecommission, 3)).code(), ClientResponse::OK);
+  // Asked of another node, which must not refuse on its own lag alone.
+  const ClientResponse refused = Change(Begin(Operation::kJoin, 4), 3);
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("in progress"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("decommission of node 3"), std::string::npos) << refused.message();
+  RunFor(1000 * kMillisecond);
+  for (NodeId node = 1; node <= 3; node++) EXPECT_EQ(SequenceOf(node), 1u) << "node " << node;
+}
+
+TEST_F(TopologyAgentTest, AMalformedChangeIsRefused) {
+  const ClientResponse refused = Change({{"kind", "begin"}, {"operation", "teleport"}});
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("not a topology change"), std::string::npos) << refused.message();
+  EXPECT_EQ(SequenceOf(1), 0u);
+}
+
+TEST_F(TopologyAgentTest, TheLogOutlivesAPowerCutOfEveryNode) {
+  ASSERT_EQ(Change(Begin(Operation::kDecommission, 3)).code(), ClientResponse::OK);
+  for (NodeId node = 1; node <= 3; node++) cluster_.Crash(node, CrashKind::kPowerCut);
+  for (NodeId node = 1; node <= 3; node++) cluster_.Restart(node);
+  RunFor(2000 * kMillisecond);
+  for (NodeId node = 1; node <= 3; node++) {
+    EXPECT_EQ(SequenceOf(node), 1u) << "node " << node;
+    EXPECT_EQ(cluster_.node(node).TopologyLog().topology().Find(3)->state, topology::NodeState::kLeaving);
+  }
+}
+
+TEST_F(TopologyAgentTest, ANodeThatWasDownReadsWhatItMissed) {
+  cluster_.Crash(3);
+  RunFor(1000 * kMillisecond);  // convicted: two of three decide
+  ASSERT_EQ(Change(Begin(Operation::kDecommission, 2)).code(), ClientResponse::OK);
+  Entry read_new;
+  read_new.kind = Entry::Kind::kReadNew;
+  read_new.operation = Operation::kDecommission;
+  read_new.node = 2;
+  ASSERT_EQ(Change(read_new, 2).code(), ClientResponse::OK);
+  cluster_.Restart(3);
+  RunFor(3000 * kMillisecond);
+  EXPECT_EQ(SequenceOf(3), 2u);
+  EXPECT_TRUE(probes_.Saw("topology.behind_a_peer"));
+  EXPECT_TRUE(probes_.Saw("topology.entry_read"));
+  EXPECT_EQ(cluster_.node(3).TopologyLog().entries().back().kind, Entry::Kind::kReadNew);
+}
+
+}  // namespace
+}  // namespace charybdis::sim
