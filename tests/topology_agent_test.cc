@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/cluster.h"
+#include "sim/crash_point.h"
 #include "tests/fake_env.h"
 #include "tests/scenario_text.h"
 
@@ -114,6 +115,30 @@ TEST_F(TopologyAgentTest, TheLogOutlivesAPowerCutOfEveryNode) {
     EXPECT_EQ(SequenceOf(node), 1u) << "node " << node;
     EXPECT_EQ(cluster_.node(node).TopologyLog().topology().Find(3)->state, topology::NodeState::kLeaving);
   }
+}
+
+TEST_F(TopologyAgentTest, AnAcknowledgedChangeOutlivesAPowerCutAtOnce) {
+  // The moment node 1 answers, the power fails everywhere: only what was
+  // synced before the answer is left, and the other nodes hold the entry
+  // only as Paxos state, so node 1's copy is what tells them.
+  CrashPoint point;
+  point.point = scenario::CrashPointFault::AFTER_REPLY;
+  point.reply = Envelope::kClientResponse;
+  point.fire = [this] {
+    for (NodeId node = 1; node <= 3; node++) cluster_.Crash(node, CrashKind::kPowerCut);
+  };
+  cluster_.node(1).ArmCrashPoint(std::move(point));
+  Envelope message;
+  message.mutable_client_request()->set_request_id(++sent_);
+  for (const auto& [column, value] : topology::EntryColumns(Begin(Operation::kDecommission, 3))) {
+    (*message.mutable_client_request()->mutable_topology_change()->mutable_entry())[column] = value;
+  }
+  cluster_.network().Send(Address{client_, 0}, Address{1, 0}, std::move(message));
+  RunFor(500 * kMillisecond);
+  ASSERT_FALSE(cluster_.node(1).running());
+  for (NodeId node = 1; node <= 3; node++) cluster_.Restart(node);
+  RunFor(3000 * kMillisecond);
+  for (NodeId node = 1; node <= 3; node++) EXPECT_EQ(SequenceOf(node), 1u) << "node " << node;
 }
 
 TEST_F(TopologyAgentTest, ANodeThatWasDownReadsWhatItMissed) {
