@@ -33,9 +33,14 @@ sweep_failure_reason() {
     3) echo "liveness" ;;
     4) echo "nondeterminism" ;;
     134) echo "an assertion aborted" ;;
+    124 | 137) echo "a hang: the sweep ran over ${MUTANT_SWEEP_LIMIT_S} s" ;;
     *) echo "exit $1" ;;
   esac
 }
+
+# Wall-clock seconds one sweep of one scenario may take under a mutant
+# (the slowest, kv_faults' 500 seeds, takes about a minute).
+MUTANT_SWEEP_LIMIT_S=${MUTANT_SWEEP_LIMIT_S:-900}
 
 # Runs seeds FIRST..LAST of a scenario in TREE, those up to CHECKED twice;
 # on a failure prints "seed N (reason)" and returns 1. With PROBES 0, a
@@ -45,7 +50,11 @@ sweep_failure_reason() {
 mutant_sweep_range() {
   local tree=$1 scenario=$2 first=$3 last=$4 checked=$5 probes=$6 output="" status=0 seed why
   [[ $first -le $last ]] || return 0
-  local sim=(./bazel-bin/sim/charybdis_sim --scenario="$scenario" --jobs="$(nproc)")
+  # A mutant may make a run loop forever (a PRNG stuck at one value drew
+  # the same event again and again): CI would time out on it, so a sweep
+  # that runs over the limit kills it.
+  local sim=(timeout --kill-after=10 "$MUTANT_SWEEP_LIMIT_S" ./bazel-bin/sim/charybdis_sim --scenario="$scenario"
+    --jobs="$(nproc)")
   if [[ $checked -ge $first ]]; then
     local checked_last=$((checked < last ? checked : last))
     output=$(cd "$tree" && "${sim[@]}" --seeds="$first-$checked_last" --check_determinism 2>/dev/null) ||
