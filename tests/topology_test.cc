@@ -130,6 +130,24 @@ TEST(TopologyTest, AJoiningNodesTokensMustBeFree) {
   EXPECT_EQ(cluster.TokenHolders().size(), 3u * kVnodes);
 }
 
+TEST(TopologyTest, AJoiningMembersIdIsTheEntrysNode) {
+  const Topology cluster = Cluster(3);
+  // Entries read from the log always agree (EntryOfColumns); one built
+  // otherwise must not slip a member in under another id.
+  const absl::StatusOr<Topology> refused = cluster.Apply(Begin(Operation::kJoin, 4, NewMember(5, "r1", cluster)));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("needs an id"), std::string::npos) << refused.status();
+  EXPECT_EQ(cluster.Find(5), nullptr);
+}
+
+TEST(TopologyTest, APlacementsRingsKeepTheShardCount) {
+  // Clients and ctl route to a replica's shard by the ring's count.
+  const Topology joining = Must(Cluster(3).Apply(Begin(Operation::kJoin, 4, NewMember(4, "r1", Cluster(3)))));
+  const Placement placement(joining, Rf(3), 7);
+  EXPECT_EQ(placement.now().layout().shards_per_node, 7u);
+  EXPECT_EQ(placement.after().layout().shards_per_node, 7u);
+}
+
 TEST(TopologyTest, OneOperationRunsAtATimeAndTheRefusalSaysWhich) {
   const Topology cluster = Cluster(4);
   const Topology leaving = Must(cluster.Apply(Begin(Operation::kDecommission, 2)));
@@ -137,6 +155,7 @@ TEST(TopologyTest, OneOperationRunsAtATimeAndTheRefusalSaysWhich) {
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("decommission of node 2"), std::string::npos) << second.status();
   EXPECT_NE(second.status().message().find("one runs at a time"), std::string::npos);
+  EXPECT_NE(second.status().message().find("since version 2"), std::string::npos) << second.status();
   EXPECT_FALSE(leaving.Apply(Begin(Operation::kRemove, 3)).ok());
   // Steps of another node's operation, and steps out of order, are refused too.
   EXPECT_FALSE(leaving.Apply(Step(Entry::Kind::kReadNew, 3)).ok());
