@@ -29,6 +29,17 @@ TEST(TextProtoTest, FieldsAreLocated) {
   EXPECT_EQ(where.column, 2);
 }
 
+TEST(TextProtoTest, AProblemInARepeatedFieldsFirstElementIsLocatedThere) {
+  scenario::Scenario spec;
+  google::protobuf::TextFormat::ParseInfoTree locations;
+  const std::string text = "name: \"x\"\nworkload {\n  name: \"a\"\n  kv {\n    clients: 0\n  }\n}\n";
+  ASSERT_TRUE(ParseTextProto("s.textproto", text, spec, locations).ok());
+  TextProtoProblems problems("s.textproto", scenario::Scenario::descriptor(), locations);
+  // Index 0 is an element like any other, not "the field as a whole".
+  problems.Add({{"workload", 0}, {"kv"}, {"clients"}}, "must be at least 1");
+  EXPECT_EQ(problems.text(), "s.textproto:5:5: workload[0].kv.clients: must be at least 1");
+}
+
 TEST(TextProtoTest, NodeConfigsUseTheSameParser) {
   const auto syntax = node::ParseConfig("n.conf", "node_id: 1\nshards: x\n");
   EXPECT_EQ(syntax.status().code(), absl::StatusCode::kInvalidArgument);
