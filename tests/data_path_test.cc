@@ -25,8 +25,8 @@ using testing::MustParse;
 
 class DataPathTest : public ::testing::Test {
  protected:
-  DataPathTest()
-      : scenario_(MustParse(BaseScenario("schema { table { name: \"t\" column: \"a\" column: \"b\" } }"))),
+  explicit DataPathTest(const std::string& extra = "")
+      : scenario_(MustParse(BaseScenario("schema { table { name: \"t\" column: \"a\" column: \"b\" } }" + extra))),
         buggify_(false, Random(1)),
         cluster_(simulator_, scenario_, Random(7), buggify_) {
     client_ = cluster_.AddClient(0);
@@ -209,6 +209,25 @@ TEST_F(DataPathTest, SilentReplicasTimeOutWithCountsAndGetHints) {
   cluster_.Restart(3);
   RunFor(3 * kSecond);
   EXPECT_EQ(Metric("hints_sent"), 2u);
+  EXPECT_EQ(ValueOf(Call(Get("k", CL_ONE), 3, ShardOf(TokenOf("k"), 2))), "v");
+}
+
+// Hint replay ticks once a minute here: a hint must go out when its target
+// comes back, not at the next tick.
+class HintReplayTest : public DataPathTest {
+ protected:
+  HintReplayTest() : DataPathTest("coordinator { hint_replay_interval_ms: 60000 }") {}
+};
+
+TEST_F(HintReplayTest, HintsGoOutWhenTheirTargetComesBack) {
+  cluster_.Crash(3);
+  RunFor(1000 * kMillisecond);  // convicted: writes leave it a hint
+  ASSERT_EQ(Call(Put("k", "v", CL_QUORUM)).code(), ClientResponse::OK);
+  RunFor(100 * kMillisecond);
+  ASSERT_EQ(Metric("hints_written"), 1u);
+  cluster_.Restart(3);
+  RunFor(3 * kSecond);  // seen up again within a second or so; the tick is a minute away
+  EXPECT_EQ(Metric("hints_sent"), 1u);
   EXPECT_EQ(ValueOf(Call(Get("k", CL_ONE), 3, ShardOf(TokenOf("k"), 2))), "v");
 }
 
