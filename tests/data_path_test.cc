@@ -231,6 +231,36 @@ TEST_F(HintReplayTest, HintsGoOutWhenTheirTargetComesBack) {
   EXPECT_EQ(ValueOf(Call(Get("k", CL_ONE), 3, ShardOf(TokenOf("k"), 2))), "v");
 }
 
+TEST_F(DataPathTest, AHintWhoseReplayWasLostIsSentAgain) {
+  cluster_.Crash(3);
+  RunFor(1000 * kMillisecond);  // convicted: writes leave it a hint
+  ASSERT_EQ(Call(Put("k", "v", CL_QUORUM)).code(), ClientResponse::OK);
+  RunFor(100 * kMillisecond);
+  ASSERT_EQ(Metric("hints_written"), 1u);
+  cluster_.Restart(3);
+  cluster_.Partition({1}, {3}, /*one_way=*/true);  // 1 hears 3 is up; its replays are lost
+  RunFor(3 * kSecond);                             // the first replay times out
+  EXPECT_EQ(Metric("hints_sent"), 0u);
+  cluster_.Heal();
+  RunFor(3 * kSecond);
+  EXPECT_EQ(Metric("hints_sent"), 1u);
+}
+
+// Hints are kept for targets down less than 300 ms here.
+class HintWindowTest : public DataPathTest {
+ protected:
+  HintWindowTest() : DataPathTest("coordinator { max_hint_window_ms: 300 }") {}
+};
+
+TEST_F(HintWindowTest, ATargetDownLongerThanTheWindowGetsNoHintsAndTheDropIsCounted) {
+  cluster_.Crash(3);
+  RunFor(1500 * kMillisecond);  // convicted, and down longer than the window
+  ASSERT_EQ(Call(Put("k", "v", CL_QUORUM)).code(), ClientResponse::OK);
+  RunFor(100 * kMillisecond);
+  EXPECT_EQ(Metric("hints_written"), 0u);
+  EXPECT_EQ(Metric("hints_dropped"), 1u);
+}
+
 TEST_F(DataPathTest, ARequestOnTheWrongShardIsForwarded) {
   const ShardId owner = ShardOf(TokenOf("k"), 2);
   const ClientResponse response = Call(Put("k", "v", CL_ONE), 1, 1 - owner);
