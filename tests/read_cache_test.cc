@@ -229,6 +229,25 @@ TEST(ReadCacheTest, AWriteDoneDuringTheFillIsKeptWhenStorageReadsAtTheStart) { W
 
 TEST(ReadCacheTest, AWriteDoneDuringTheFillIsKeptWhenStorageReadsAtTheEnd) { WriteDoneDuringTheFill(false); }
 
+// A range's end is not in it: a write at that very key while the range
+// fills belongs to whatever range holds the key, and must not linger in
+// memory outside every range, where a later write cannot reach it.
+TEST(ReadCacheTest, AWriteAtAFillsEndKeyIsNotKeptWithTheRange) {
+  Fixture f;
+  f.Store({{"p1/a", "1"}, {"p1/c", "old"}});
+  std::optional<std::vector<KeyValue>> first;
+  f.StartScan("p1/a", "p1/c", &first);
+  f.Put("p1/c", "mid");
+  ASSERT_TRUE(f.storage.CompleteWrite());
+  ASSERT_TRUE(f.storage.CompleteScan());
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(*first, Rows({{"p1/a", "1"}}));
+  f.Put("p1/c", "new");
+  f.storage.CompleteAll();
+  EXPECT_EQ(f.ScanNow("p1/", "p1/~"), Rows({{"p1/a", "1"}, {"p1/c", "new"}}));  // a fill, from storage
+  EXPECT_EQ(f.ScanNow("p1/", "p1/~"), Rows({{"p1/a", "1"}, {"p1/c", "new"}}));  // from memory
+}
+
 TEST(ReadCacheTest, UnderTheTinyCapacitySiteEveryRangeLeavesAndScansGoToStorage) {
   Fixture f;
   f.Store({{"p1/a", "1"}, {"p2/a", "2"}});
