@@ -48,6 +48,14 @@ TEST(ConsistencyTest, EachQuorumNeedsAQuorumInEveryDatacenter) {
   EXPECT_FALSE(quorum.SatisfiedBy({1, 2, 3}));
 }
 
+TEST(ConsistencyTest, AnUnsetSerialLevelIsSerialAndASetOneIsKept) {
+  EXPECT_EQ(SerialOrDefault(CL_UNSET), CL_SERIAL);
+  EXPECT_EQ(SerialOrDefault(CL_SERIAL), CL_SERIAL);
+  // LOCAL_SERIAL must stay local: as SERIAL it would need a remote
+  // datacenter's replicas, and fail while that datacenter is down.
+  EXPECT_EQ(SerialOrDefault(CL_LOCAL_SERIAL), CL_LOCAL_SERIAL);
+}
+
 TEST(ConsistencyTest, LevelsValidForEachOperation) {
   EXPECT_TRUE(ValidForWrite(CL_ANY).ok());
   EXPECT_TRUE(ValidForWrite(CL_EACH_QUORUM).ok());
