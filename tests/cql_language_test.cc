@@ -272,6 +272,16 @@ TEST(CqlReplication, KeyspacesReplicateAsTheyAskWithinTheClustersDatacenters) {
   }
 }
 
+TEST(CqlBootstrap, AUseStatementNamesTheKeyspaceOfTheTablesAfterIt) {
+  const BootstrapSchema bootstrap = BuildBootstrapSchema(
+      {"CREATE KEYSPACE shop WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 1}", "USE shop",
+       "CREATE TABLE carts (id int PRIMARY KEY, total bigint)"},
+      DatacentersOf(TwoDatacenterRing()->layout()));
+  EXPECT_TRUE(bootstrap.problems.empty());
+  ASSERT_NE(bootstrap.schema, nullptr);
+  EXPECT_NE(bootstrap.schema->FindTable("shop", "carts"), nullptr);
+}
+
 TEST(CqlReplication, EachTableIsReplicatedByItsKeyspacesRing) {
   const std::shared_ptr<const TokenRing> cluster = TwoDatacenterRing();
   SchemaLog log(std::make_shared<Schema>(), cluster);

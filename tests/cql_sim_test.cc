@@ -496,6 +496,37 @@ TEST_F(CqlSimTest, ANodeThatWasDownCatchesUpWithTheLog) {
   EXPECT_NE(cluster_.node(1).Schema().schema->FindTable("app", "late"), nullptr);
 }
 
+TEST_F(CqlSimTest, SchemaChangesQueuedOnOneNodeAreAllAnswered) {
+  // Two connections to node 1 ask at once: its agent runs them one after
+  // the other, and must go on to the second once the first is done.
+  SimCqlClient second(simulator_, cluster_, 1);
+  second.Startup();
+  client_.Submit(cql::Opcode::kQuery, QueryBody("CREATE TABLE app.first (id int PRIMARY KEY)", CL_QUORUM));
+  second.Submit(cql::Opcode::kQuery, QueryBody("CREATE TABLE app.second (id int PRIMARY KEY)", CL_QUORUM));
+  const size_t before = client_.answers().size();
+  RunFor(3000 * kMillisecond);
+  ASSERT_EQ(client_.answers().size(), before + 1);
+  ASSERT_EQ(second.answers().size(), 2u);  // READY, then the change
+  EXPECT_EQ(SchemaChangeOf(client_.answers().back().substr(cql::kHeaderBytes)), "CREATED TABLE app first");
+  EXPECT_EQ(SchemaChangeOf(second.answers().back().substr(cql::kHeaderBytes)), "CREATED TABLE app second");
+}
+
+TEST_F(CqlSimTest, EveryNodeKnowsItsPeersSchemaVersions) {
+  EXPECT_EQ(SchemaChangeOf(Query("CREATE TABLE app.known (id int PRIMARY KEY)")), "CREATED TABLE app known");
+  RunFor(2000 * kMillisecond);  // heartbeats carry each node's version
+  const std::string version = cluster_.node(1).Schema().version;
+  for (NodeId node = 1; node <= 3; node++) {
+    const SchemaSnapshot schema = cluster_.node(node).Schema();
+    EXPECT_EQ(schema.version, version) << "node " << node;
+    // What drivers read in system.peers to wait for schema agreement.
+    for (NodeId peer = 1; peer <= 3; peer++) {
+      if (peer == node) continue;
+      ASSERT_TRUE(schema.peer_versions.count(peer)) << "node " << node << " peer " << peer;
+      EXPECT_EQ(schema.peer_versions.at(peer), version) << "node " << node << " peer " << peer;
+    }
+  }
+}
+
 TEST_F(CqlSimTest, ASchemaChangeOutlivesARestartOfEveryNode) {
   EXPECT_EQ(SchemaChangeOf(Query("CREATE TABLE app.kept (id int PRIMARY KEY)")), "CREATED TABLE app kept");
   RunFor(1000 * kMillisecond);
