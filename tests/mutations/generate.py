@@ -18,8 +18,9 @@ Operators (docs/mutations.md): relational (< to <=, == to !=, ...),
 logical (&& to ||), min_max, off_by_one (n to n+1 or n-1), constant
 (n to 0, true to false), negate (if (c) to if (!(c))), remove (an
 expression statement), return_early (return; inside a void function).
-Comments, string literals, preprocessor lines and assertions are never
-mutated: a mutated assertion tests the assertion, not the code.
+Comments, string literals, preprocessor lines, assertions, probes and
+calls of CheckInvariants (which only assert) are never mutated: a mutated
+assertion tests the assertion, not the code, and a probe only counts.
 
 The generator has no dependency beyond Python's standard library, and no
 randomness beyond its own seeded generator, so one seed on one tree
@@ -51,7 +52,7 @@ EXPRESSION_STATEMENT = re.compile(
     r"(\(.*\)|(\+\+|--)| (=|\+=|-=|\*=|/=|\|=|&=|<<=|>>=) .*);$")
 NOT_STATEMENTS = ("return", "break", "continue", "case", "default", "goto", "delete",
                   "throw", "using", "typedef", "co_return")
-SKIPPED_CALLS = ("CHARYBDIS_ASSERT", "static_assert", "assert")
+SKIPPED_CALLS = ("CHARYBDIS_ASSERT", "CHARYBDIS_PROBE", "CheckInvariants", "static_assert", "assert")
 
 
 @dataclasses.dataclass
@@ -130,7 +131,8 @@ def masked_lines(lines):
 
 def skipped_lines(masked):
     """Indices of lines never mutated: preprocessor lines, and every line of
-    an assertion or a static_assert, which may span several lines."""
+    an assertion, a static_assert, a probe or a call of CheckInvariants,
+    which may span several lines."""
     skipped, depth = set(), 0
     for index, text in enumerate(masked):
         opens_assertion = any(re.search(r"\b" + call + r"\(", text) for call in SKIPPED_CALLS)

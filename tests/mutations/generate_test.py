@@ -26,6 +26,11 @@ void Tick(State& state) {
   int local = 2;
 }
 
+void Check(State& state) {
+  CHARYBDIS_PROBE(state.probes, "x.checked");
+  state.CheckInvariants();
+}
+
 }  // namespace x
 """
 
@@ -64,10 +69,11 @@ class SiteTest(unittest.TestCase):
         self.assertIn(("remove", ";"), mutated)
         self.assertIn(("return_early", "return;\n  Touch(state);"), mutated)
 
-    def test_assertions_comments_strings_and_includes_are_never_mutated(self):
+    def test_assertions_probes_comments_strings_and_includes_are_never_mutated(self):
         lines = {m.line_number for m in sites_of(SOURCE)}
         for number, line in enumerate(SOURCE.split("\n"), start=1):
-            if "CHARYBDIS_ASSERT" in line or line.startswith(("//", "#")) or '"a == b"' in line:
+            if any(word in line for word in ("CHARYBDIS_ASSERT", "CHARYBDIS_PROBE", "CheckInvariants", '"a == b"')) \
+                    or line.startswith(("//", "#")):
                 self.assertNotIn(number, lines, line)
 
     def test_declarations_are_not_removed(self):
