@@ -70,6 +70,14 @@ class DataPathTest : public ::testing::Test {
     return ::charybdis::testing::FirstValue(response);
   }
   uint64_t Metric(const std::string& name) { return MetricTotals(cluster_)[name]; }
+  // Node 3 goes down and is convicted; a QUORUM write of k leaves it a hint.
+  void LeaveNode3AHint() {
+    cluster_.Crash(3);
+    RunFor(1000 * kMillisecond);
+    ASSERT_EQ(Call(Put("k", "v", CL_QUORUM)).code(), ClientResponse::OK);
+    RunFor(100 * kMillisecond);
+    ASSERT_EQ(Metric("hints_written"), 1u);
+  }
 
   Simulator simulator_;
   LoadedScenario scenario_;
@@ -220,11 +228,8 @@ class HintReplayTest : public DataPathTest {
 };
 
 TEST_F(HintReplayTest, HintsGoOutWhenTheirTargetComesBack) {
-  cluster_.Crash(3);
-  RunFor(1000 * kMillisecond);  // convicted: writes leave it a hint
-  ASSERT_EQ(Call(Put("k", "v", CL_QUORUM)).code(), ClientResponse::OK);
-  RunFor(100 * kMillisecond);
-  ASSERT_EQ(Metric("hints_written"), 1u);
+  LeaveNode3AHint();
+  if (HasFatalFailure()) return;
   cluster_.Restart(3);
   RunFor(3 * kSecond);  // seen up again within a second or so; the tick is a minute away
   EXPECT_EQ(Metric("hints_sent"), 1u);
@@ -232,11 +237,8 @@ TEST_F(HintReplayTest, HintsGoOutWhenTheirTargetComesBack) {
 }
 
 TEST_F(DataPathTest, AHintWhoseReplayWasLostIsSentAgain) {
-  cluster_.Crash(3);
-  RunFor(1000 * kMillisecond);  // convicted: writes leave it a hint
-  ASSERT_EQ(Call(Put("k", "v", CL_QUORUM)).code(), ClientResponse::OK);
-  RunFor(100 * kMillisecond);
-  ASSERT_EQ(Metric("hints_written"), 1u);
+  LeaveNode3AHint();
+  if (HasFatalFailure()) return;
   cluster_.Restart(3);
   cluster_.Partition({1}, {3}, /*one_way=*/true);  // 1 hears 3 is up; its replays are lost
   RunFor(3 * kSecond);                             // the first replay times out

@@ -45,15 +45,19 @@ class TopologyAgentTest : public ::testing::Test {
     RunFor(500 * kMillisecond);
   }
 
-  // Sends a change to `node`'s shard `shard` and runs until it is answered (or 10 s).
-  ClientResponse Change(const std::map<std::string, std::string>& columns, NodeId node = 1, ShardId shard = 1) {
+  // Sends a change to `node`'s shard `shard`, without running the simulation.
+  void Submit(const std::map<std::string, std::string>& columns, NodeId node, ShardId shard) {
     Envelope message;
     message.mutable_client_request()->set_request_id(++sent_);
     for (const auto& [column, value] : columns) {
       (*message.mutable_client_request()->mutable_topology_change()->mutable_entry())[column] = value;
     }
-    const size_t before = answers_.size();
     cluster_.network().Send(Address{client_, 0}, Address{node, shard}, std::move(message));
+  }
+  // Submits a change and runs until it is answered (or 10 s).
+  ClientResponse Change(const std::map<std::string, std::string>& columns, NodeId node = 1, ShardId shard = 1) {
+    const size_t before = answers_.size();
+    Submit(columns, node, shard);
     for (int i = 0; i < 1000 && answers_.size() == before; i++) RunFor(10 * kMillisecond);
     EXPECT_EQ(answers_.size(), before + 1) << "no answer";
     return answers_.size() > before ? answers_.back() : ClientResponse();
@@ -128,12 +132,7 @@ TEST_F(TopologyAgentTest, AnAcknowledgedChangeOutlivesAPowerCutAtOnce) {
     for (NodeId node = 1; node <= 3; node++) cluster_.Crash(node, CrashKind::kPowerCut);
   };
   cluster_.node(1).ArmCrashPoint(std::move(point));
-  Envelope message;
-  message.mutable_client_request()->set_request_id(++sent_);
-  for (const auto& [column, value] : topology::EntryColumns(Begin(Operation::kDecommission, 3))) {
-    (*message.mutable_client_request()->mutable_topology_change()->mutable_entry())[column] = value;
-  }
-  cluster_.network().Send(Address{client_, 0}, Address{1, 0}, std::move(message));
+  Submit(topology::EntryColumns(Begin(Operation::kDecommission, 3)), 1, 0);
   RunFor(500 * kMillisecond);
   ASSERT_FALSE(cluster_.node(1).running());
   for (NodeId node = 1; node <= 3; node++) cluster_.Restart(node);

@@ -33,8 +33,8 @@ absl::StatusOr<Entry> EntryOfOp(const TopologyChangeOp& op) {
 
 }  // namespace
 
-TopologyAgent::TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, OnChange on_change)
-    : env_(env), log_(log), paxos_(std::move(paxos)), on_change_(std::move(on_change)) {
+TopologyAgent::TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos)
+    : env_(env), log_(log), paxos_(std::move(paxos)) {
   CHARYBDIS_ASSERT(env.self.shard == 0);
 }
 
@@ -61,7 +61,6 @@ void TopologyAgent::OnLoaded(absl::StatusOr<std::optional<std::string>> stored) 
     read_wanted_ = true;
   }
   step_ = Step::kIdle;
-  if (log_.sequence() > 0) on_change_();
   Next();
 }
 
@@ -238,7 +237,6 @@ void TopologyAgent::Append(Entry entry) {
   // 1 to k - 1, which every node holding them holds alike.
   CHARYBDIS_ASSERT(applied.ok());
   CHARYBDIS_ASSERT(log_.sequence() == before + 1);
-  on_change_();
 }
 
 void TopologyAgent::WaitThenGoOn() {

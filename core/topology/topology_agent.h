@@ -35,10 +35,7 @@ class TopologyAgent {
   // once (the coordinator's round times out).
   using PaxosAmong = std::function<void(std::vector<NodeId> participants, CasOp cas, ReadOp read,
                                         std::function<void(ClientResponse)> done)>;
-  // Called after the log grew.
-  using OnChange = std::function<void()>;
-
-  TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, OnChange on_change);
+  TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos);
   TopologyAgent(const TopologyAgent&) = delete;
   TopologyAgent& operator=(const TopologyAgent&) = delete;
 
@@ -85,7 +82,6 @@ class TopologyAgent {
   ShardEnv env_;
   TopologyLog& log_;
   PaxosAmong paxos_;
-  OnChange on_change_;
   std::deque<Change> changes_;
   bool read_wanted_ = false;  // the log may be longer than what we applied
   Step step_ = Step::kLoading;
