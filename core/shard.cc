@@ -3,6 +3,7 @@
 #include "core/env/assert.h"
 #include "core/env/buggify_actions.h"
 #include "core/data/storage_codec.h"
+#include "core/replica/stream_source.h"
 #include "core/topology/placement.h"
 
 namespace charybdis {
@@ -219,6 +220,9 @@ void Shard::OnDataPathMessage(const Envelope& message) {
       return;
     case Envelope::kReplicaScanResponse:
       coordinator_.OnScanResponse(message);
+      return;
+    case Envelope::kStreamRequest:
+      AnswerStreamRequest(env_, message);
       return;
     case Envelope::kReplicaWriteAck:
       if (HintManager::IsHintRequest(message.replica_write_ack().request_id())) {

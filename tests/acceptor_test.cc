@@ -97,6 +97,17 @@ TEST_F(AcceptorTest, TheFirstPromiseIsSentOnlyOnceItAndARaisedHorizonAreDurable)
   EXPECT_EQ(sent[0].to_node(), 1u);
 }
 
+TEST_F(AcceptorTest, APromiseSaysWhatBecameOfAnOriginOnlyWhenAsked) {
+  acceptor_.OnPrepare(Prepare(At(100)));
+  fake_.storage.CompleteAll();
+  EXPECT_EQ(fake_.network.TakeSent().at(0).paxos_promise().origin_fate(), PaxosPromise::ORIGIN_NOT_ASKED);
+  Envelope asked = Prepare(At(200));
+  *asked.mutable_paxos_prepare()->mutable_uncertain_origin() = At(150);
+  acceptor_.OnPrepare(asked);
+  fake_.storage.CompleteAll();
+  EXPECT_EQ(fake_.network.TakeSent().at(0).paxos_promise().origin_fate(), PaxosPromise::ORIGIN_NOT_COMMITTED);
+}
+
 TEST_F(AcceptorTest, APromiseBelowTheHorizonIsKeptInMemoryAndSentWithoutAWrite) {
   acceptor_.OnPrepare(Prepare(At(100)));
   fake_.storage.CompleteAll();

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "core/data/cell.h"
@@ -187,6 +188,31 @@ TEST(StorageCodecTest, PrefixesDoNotCaptureOtherKeys) {
     const std::string key = storage_codec::RowPrefix("t", other, "r");
     EXPECT_FALSE(key >= a && key < storage_codec::PrefixEnd(a)) << other.size();
   }
+}
+
+// Keys order partitions by token, negative tokens first, as a token
+// range scan needs (the token's sign bit is flipped).
+TEST(StorageCodecTest, KeysOrderAsTokens) {
+  const Token tokens[] = {kMinimumToken, kMinimumToken + 1, -(Token{1} << 62) - 1, -(Token{1} << 62), -1, 0, 1,
+                          Token{1} << 62, std::numeric_limits<Token>::max()};
+  for (Token a : tokens) {
+    for (Token b : tokens) {
+      EXPECT_EQ(storage_codec::TokenPrefix("t", a) < storage_codec::TokenPrefix("t", b), a < b) << a << " " << b;
+    }
+  }
+}
+
+TEST(StorageCodecTest, RowOfKeyFindsTheRowOfDataKeysOnly) {
+  WriteBatch batch;
+  storage_codec::AddMutation("t", "pk", OneCell("ck", "x", Live(1, "v")), batch);
+  ASSERT_EQ(batch.operations.size(), 1u);
+  const std::optional<storage_codec::StoredRow> row = storage_codec::RowOfKey(batch.operations[0].key);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->token, TokenOf("pk"));
+  EXPECT_EQ(row->partition_key, "pk");
+  EXPECT_EQ(row->clustering_key, "ck");
+  EXPECT_FALSE(storage_codec::RowOfKey(storage_codec::PaxosKey("t", "pk")).has_value());
+  EXPECT_FALSE(storage_codec::RowOfKey("system/anything").has_value());
 }
 
 TEST(StorageCodecTest, EntriesTheCodecDidNotWriteAreCorrupt) {

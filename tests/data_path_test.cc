@@ -171,6 +171,32 @@ TEST_F(DataPathTest, ATracedScanAnswersWithItsTimeline) {
   EXPECT_GE(scans_done, 1);
 }
 
+ClientRequest ScanAll(uint32_t limit, ConsistencyLevel level) {
+  ClientRequest request;
+  ScanOp* scan = request.mutable_scan();
+  scan->set_table("t");
+  scan->set_start_token(std::numeric_limits<int64_t>::min());
+  scan->set_end_token(std::numeric_limits<int64_t>::max());
+  scan->set_limit(limit);
+  scan->set_consistency(level);
+  return request;
+}
+
+TEST_F(DataPathTest, AScanStopsAtItsLimitAndAnswersEvenWhenReplicasAreSilent) {
+  // Rows of one partition: more than the limit in one replica's answer.
+  for (int i = 0; i < 5; i++) ASSERT_EQ(Call(Put("k", "v", CL_ALL, "c" + std::to_string(i))).code(), ClientResponse::OK);
+  const ClientResponse some = Call(ScanAll(2, CL_QUORUM), 1, 0);
+  ASSERT_EQ(some.code(), ClientResponse::OK) << some.message();
+  EXPECT_EQ(some.rows_size(), 2);
+  EXPECT_EQ(Call(ScanAll(100, CL_QUORUM), 1, 0).rows_size(), 5);
+  cluster_.Crash(2);
+  cluster_.Crash(3);  // not yet convicted: the coordinator still asks them
+  const ClientResponse timed_out = Call(ScanAll(100, CL_QUORUM), 1, 0);
+  EXPECT_EQ(timed_out.code(), ClientResponse::READ_TIMEOUT) << timed_out.message();
+  EXPECT_EQ(timed_out.blocked_for(), 2u);
+  EXPECT_LE(timed_out.received(), 1u);
+}
+
 TEST_F(DataPathTest, BadRequestsAreRejectedWithAReason) {
   auto rejected = [&](ClientRequest request, const std::string& why) {
     const ClientResponse response = Call(request);

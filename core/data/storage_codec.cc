@@ -1,5 +1,6 @@
 #include "core/data/storage_codec.h"
 
+#include <limits>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -100,6 +101,11 @@ std::string TokenPrefix(const std::string& table, Token token) {
   AppendBigEndian(prefix, Biased(token), 8);
   CHARYBDIS_ASSERT(prefix.size() >= table.size() + 11);
   return prefix;
+}
+
+std::string TokenRangeEnd(const std::string& table, Token token) {
+  if (token == std::numeric_limits<Token>::max()) return PrefixEnd(TablePrefix(table));
+  return TokenPrefix(table, token + 1);
 }
 
 std::string PartitionPrefix(const std::string& table, const std::string& partition_key) {

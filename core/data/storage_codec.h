@@ -44,6 +44,9 @@ inline constexpr char kFormatVersion[] = "2";
 std::string TablePrefix(const std::string& table);
 // The first key of a table's partitions whose token is `token` or above.
 std::string TokenPrefix(const std::string& table, Token token);
+// The first key after every key of a table's partitions whose token is
+// `token` or below.
+std::string TokenRangeEnd(const std::string& table, Token token);
 std::string PartitionPrefix(const std::string& table, const std::string& partition_key);
 std::string RowPrefix(const std::string& table, const std::string& partition_key,
                       const std::string& clustering_key);

@@ -54,6 +54,10 @@ inline constexpr std::string_view kProbes[] = {
     "storage.corrupt_paxos_horizon",
     "storage.corrupt_hint",
     "storage.corrupt_generation",
+    "storage.corrupt_stream_progress",
+    // Streaming (core/replica/range_stream.cc).
+    "stream.resumed",
+    "stream.asked_again",
     // The batch log and the schema agent (core/batchlog/, core/schema/,
     // core/coordinator/held_for_schema.cc).
     "batchlog.replayed",

@@ -38,13 +38,6 @@ std::string BeginOf(const ScanOp& scan) {
   return storage_codec::TokenPrefix(scan.table(), scan.start_token() + 1);
 }
 
-std::string EndOf(const ScanOp& scan) {
-  if (scan.end_token() == std::numeric_limits<Token>::max()) {
-    return storage_codec::PrefixEnd(storage_codec::TablePrefix(scan.table()));
-  }
-  return storage_codec::TokenPrefix(scan.table(), scan.end_token() + 1);
-}
-
 // Adds a batch's entries; false once a row beyond the limit shows up (the
 // rows before it are then whole).
 bool AddBatch(Progress& progress, std::vector<KeyValue> batch) {
@@ -95,7 +88,7 @@ void ScanShardRows(Storage& storage, const ScanOp& scan, std::function<void(absl
   auto progress = std::make_shared<Progress>();
   progress->storage = &storage;
   progress->begin = BeginOf(scan);
-  progress->end = EndOf(scan);
+  progress->end = storage_codec::TokenRangeEnd(scan.table(), scan.end_token());
   progress->limit = std::max<uint32_t>(scan.limit(), 1);
   progress->done = std::move(done);
   Step(std::move(progress));

@@ -1,0 +1,68 @@
+#pragma once
+
+// The receiving side of streaming (docs/topology.md, "What a stream
+// carries"): one shard copies the stored key-value pairs of a table's token
+// range from the same shard of a source node, chunk by chunk, as they are
+// stored. Each pair must check out under its own key and lie in the range;
+// a chunk is stored in one synced batch together with the stream's
+// progress (the last key stored), so a stream that a crash or power cut
+// interrupts resumes after that key, and one already done stays done.
+// Applying a pair twice changes nothing: stored keys are blind puts,
+// reconciled at read time.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/data/token.h"
+#include "core/env/shard_env.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis {
+
+struct StreamSpec {
+  std::string name;  // names its progress on this shard: one per range moved
+  std::string table;
+  Token start_token = 0;  // [start_token, end_token]
+  Token end_token = 0;
+  NodeId source = 0;
+};
+
+// Where a stream's progress is kept.
+std::string StreamProgressKey(const std::string& name);
+
+class RangeStream : public std::enable_shared_from_this<RangeStream> {
+ public:
+  // `done`: OK once every pair of the range is stored and synced, or why
+  // the stream cannot go on (a pair that does not check out, or one
+  // outside the range). A disk that refuses, or a source that does not
+  // answer, is tried again, forever: the caller decides when to give up
+  // (Stop).
+  RangeStream(ShardEnv env, uint64_t id, StreamSpec spec, std::function<void(absl::Status)> done);
+
+  void Start();
+  void OnChunk(const StreamChunk& chunk);
+  void Stop();
+
+  uint64_t id() const { return id_; }
+
+ private:
+  void OnProgressRead(absl::StatusOr<std::optional<std::string>> stored);
+  void Ask();
+  void AskLater();
+  absl::Status Check(const StreamChunk& chunk) const;
+  void Store(const StreamChunk& chunk);
+  void Finish(absl::Status status);
+
+  ShardEnv env_;
+  const uint64_t id_;
+  const StreamSpec spec_;
+  std::function<void(absl::Status)> done_;
+  std::string last_key_;  // stored and synced; empty: nothing yet
+  bool storing_ = false;  // a chunk is on its way to disk
+  bool finished_ = false;
+  TimerId retry_timer_ = 0;
+};
+
+}  // namespace charybdis

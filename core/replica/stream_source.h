@@ -1,0 +1,29 @@
+#pragma once
+
+// The sending side of streaming (docs/topology.md, "What a stream
+// carries"): answers a StreamRequest with the next stored key-value pairs
+// of a table's token range on this shard, as they are stored. Stateless:
+// the receiver says where to go on from, so a restart of either side, a
+// lost chunk or a duplicated request needs nothing here.
+
+#include <string>
+
+#include "core/data/token.h"
+#include "core/env/shard_env.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis {
+
+// The keys of `table` whose tokens are in [start, end]: [begin, end).
+struct StoredRange {
+  std::string begin;
+  std::string end;
+};
+StoredRange StoredRangeOf(const std::string& table, Token start, Token end);
+
+// Most pairs a chunk carries.
+inline constexpr uint32_t kMaxStreamPairs = 512;
+
+void AnswerStreamRequest(ShardEnv& env, const Envelope& request);
+
+}  // namespace charybdis
