@@ -62,7 +62,8 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
         env_, topology_log_,
         [this](std::vector<NodeId> participants, CasOp cas, ReadOp read, std::function<void(ClientResponse)> done) {
           coordinator_.RunPaxosAmong(std::move(participants), std::move(cas), std::move(read), std::move(done));
-        });
+        },
+        [this] { return schema_log_.Replications(); });
     batchlog_ = std::make_unique<Batchlog>(
         env_, config, metrics_,
         [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {

@@ -78,7 +78,7 @@ class TopologyAgentTest : public ::testing::Test {
 };
 
 TEST_F(TopologyAgentTest, AChangeIsDecidedOnceAndReachesEveryNode) {
-  const ClientResponse answer = Change(Begin(Operation::kDecommission, 3), 2);
+  const ClientResponse answer = Change(Begin(Operation::kJoin, 4), 2);
   ASSERT_EQ(answer.code(), ClientResponse::OK) << answer.message();
   EXPECT_EQ(answer.topology_sequence(), 1u);
   EXPECT_EQ(answer.topology_version(), 2u);  // the bootstrap topology is version 1
@@ -87,20 +87,37 @@ TEST_F(TopologyAgentTest, AChangeIsDecidedOnceAndReachesEveryNode) {
     const topology::Topology& topology = cluster_.node(node).TopologyLog().topology();
     EXPECT_EQ(topology.version(), 2u) << "node " << node;
     ASSERT_TRUE(topology.move().has_value()) << "node " << node;
-    EXPECT_EQ(topology.move()->operation, Operation::kDecommission);
-    EXPECT_EQ(topology.Find(3)->state, topology::NodeState::kLeaving);
+    EXPECT_EQ(topology.move()->operation, Operation::kJoin);
+    EXPECT_EQ(topology.Find(4)->state, topology::NodeState::kJoining);
   }
 }
 
 TEST_F(TopologyAgentTest, ASecondOperationIsRefusedWithTheFirstsReason) {
-  ASSERT_EQ(Change(Begin(Operation::kDecommission, 3)).code(), ClientResponse::OK);
+  ASSERT_EQ(Change(Begin(Operation::kJoin, 4)).code(), ClientResponse::OK);
   // Asked of another node, which must not refuse on its own lag alone.
-  const ClientResponse refused = Change(Begin(Operation::kJoin, 4), 3);
+  const ClientResponse refused = Change(Begin(Operation::kJoin, 5), 3);
   EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
   EXPECT_NE(refused.message().find("in progress"), std::string::npos) << refused.message();
-  EXPECT_NE(refused.message().find("decommission of node 3"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("join of node 4"), std::string::npos) << refused.message();
   RunFor(1000 * kMillisecond);
   for (NodeId node = 1; node <= 3; node++) EXPECT_EQ(SequenceOf(node), 1u) << "node " << node;
+}
+
+// Three nodes, RF 3: none may leave, and the refusal says which
+// replication it would break. A join first and its roll back are fine.
+TEST_F(TopologyAgentTest, AChangeThatLeavesTooFewOwnersForAReplicationIsRefused) {
+  const ClientResponse refused = Change(Begin(Operation::kDecommission, 3));
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("fewer than its replication factor 3"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("(the replication of the cluster)"), std::string::npos) << refused.message();
+  EXPECT_EQ(SequenceOf(1), 0u);
+  ASSERT_EQ(Change(Begin(Operation::kJoin, 4)).code(), ClientResponse::OK);
+  Entry roll_back;
+  roll_back.kind = Entry::Kind::kRollBack;
+  roll_back.operation = Operation::kJoin;
+  roll_back.node = 4;
+  EXPECT_EQ(Change(roll_back).code(), ClientResponse::OK);
+  EXPECT_EQ(SequenceOf(1), 2u);
 }
 
 TEST_F(TopologyAgentTest, AMalformedChangeIsRefused) {
@@ -111,13 +128,13 @@ TEST_F(TopologyAgentTest, AMalformedChangeIsRefused) {
 }
 
 TEST_F(TopologyAgentTest, TheLogOutlivesAPowerCutOfEveryNode) {
-  ASSERT_EQ(Change(Begin(Operation::kDecommission, 3)).code(), ClientResponse::OK);
+  ASSERT_EQ(Change(Begin(Operation::kJoin, 4)).code(), ClientResponse::OK);
   for (NodeId node = 1; node <= 3; node++) cluster_.Crash(node, CrashKind::kPowerCut);
   for (NodeId node = 1; node <= 3; node++) cluster_.Restart(node);
   RunFor(2000 * kMillisecond);
   for (NodeId node = 1; node <= 3; node++) {
     EXPECT_EQ(SequenceOf(node), 1u) << "node " << node;
-    EXPECT_EQ(cluster_.node(node).TopologyLog().topology().Find(3)->state, topology::NodeState::kLeaving);
+    EXPECT_EQ(cluster_.node(node).TopologyLog().topology().Find(4)->state, topology::NodeState::kJoining);
   }
 }
 
@@ -132,7 +149,7 @@ TEST_F(TopologyAgentTest, AnAcknowledgedChangeOutlivesAPowerCutAtOnce) {
     for (NodeId node = 1; node <= 3; node++) cluster_.Crash(node, CrashKind::kPowerCut);
   };
   cluster_.node(1).ArmCrashPoint(std::move(point));
-  Submit(topology::EntryColumns(Begin(Operation::kDecommission, 3)), 1, 0);
+  Submit(topology::EntryColumns(Begin(Operation::kJoin, 4)), 1, 0);
   RunFor(500 * kMillisecond);
   ASSERT_FALSE(cluster_.node(1).running());
   for (NodeId node = 1; node <= 3; node++) cluster_.Restart(node);
@@ -143,11 +160,11 @@ TEST_F(TopologyAgentTest, AnAcknowledgedChangeOutlivesAPowerCutAtOnce) {
 TEST_F(TopologyAgentTest, ANodeThatWasDownReadsWhatItMissed) {
   cluster_.Crash(3);
   RunFor(1000 * kMillisecond);  // convicted: two of three decide
-  ASSERT_EQ(Change(Begin(Operation::kDecommission, 2)).code(), ClientResponse::OK);
+  ASSERT_EQ(Change(Begin(Operation::kJoin, 4)).code(), ClientResponse::OK);
   Entry read_new;
   read_new.kind = Entry::Kind::kReadNew;
-  read_new.operation = Operation::kDecommission;
-  read_new.node = 2;
+  read_new.operation = Operation::kJoin;
+  read_new.node = 4;
   ASSERT_EQ(Change(read_new, 2).code(), ClientResponse::OK);
   cluster_.Restart(3);
   RunFor(3000 * kMillisecond);

@@ -26,6 +26,16 @@ std::shared_ptr<const TokenRing> SchemaLog::RingOf(const std::string& storage_ta
   return it == table_rings_.end() ? rings_.front() : it->second;
 }
 
+std::map<std::string, ReplicationConfig> SchemaLog::Replications() const {
+  std::map<std::string, ReplicationConfig> replications{{"the cluster", rings_.front()->layout().replication}};
+  for (const auto& [name, keyspace] : schema_->keyspaces()) {
+    if (!IsReplicatedStrategy(keyspace.replication.at("class"))) continue;
+    replications.emplace("keyspace " + name, ReplicationConfigOf(keyspace.replication));
+  }
+  CHARYBDIS_ASSERT(!replications.empty());
+  return replications;
+}
+
 std::shared_ptr<const TokenRing> SchemaLog::RingFor(const ReplicationConfig& replication) {
   CHARYBDIS_ASSERT(!rings_.empty());  // the cluster's ring comes first
   for (const std::shared_ptr<const TokenRing>& ring : rings_) {

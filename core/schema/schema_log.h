@@ -62,6 +62,10 @@ class SchemaLog {
   // the cluster's for any other (the config's tables, the schema log).
   // Shared: a request keeps the ring it started with.
   std::shared_ptr<const TokenRing> RingOf(const std::string& storage_table) const;
+  // Every replication in use, by whose it is: "the cluster" (the config's
+  // tables and the logs) and "keyspace NAME" for each replicated keyspace.
+  // A topology change must leave enough owners for each.
+  std::map<std::string, ReplicationConfig> Replications() const;
 
  private:
   absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/data/checked_value.h"
 #include "core/env/assert.h"
+#include "core/topology/placement.h"
 
 namespace charybdis::topology {
 
@@ -33,9 +34,10 @@ absl::StatusOr<Entry> EntryOfOp(const TopologyChangeOp& op) {
 
 }  // namespace
 
-TopologyAgent::TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos)
-    : env_(env), log_(log), paxos_(std::move(paxos)) {
+TopologyAgent::TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, Replications replications)
+    : env_(env), log_(log), paxos_(std::move(paxos)), replications_(std::move(replications)) {
   CHARYBDIS_ASSERT(env.self.shard == 0);
+  CHARYBDIS_ASSERT(replications_ != nullptr);
 }
 
 void TopologyAgent::Start() {
@@ -162,8 +164,8 @@ void TopologyAgent::OnRead(const ClientResponse& response) {
 void TopologyAgent::Propose(Change& change) {
   CHARYBDIS_ASSERT(step_ == Step::kIdle);
   CHARYBDIS_ASSERT(&change == &changes_.front());
-  const absl::StatusOr<Topology> after = log_.topology().Apply(change.entry);
-  if (!after.ok() && !change.checked_after_read) {
+  const absl::Status refusal = Refusal(change.entry);
+  if (!refusal.ok() && !change.checked_after_read) {
     // Refused here, perhaps only because this node is behind: read the
     // rest of the log, then check again (Next reads before it proposes).
     CHARYBDIS_PROBE(env_.probes, "topology.read_before_refusing");
@@ -171,8 +173,8 @@ void TopologyAgent::Propose(Change& change) {
     read_wanted_ = true;
     return;
   }
-  if (!after.ok()) {
-    Reply(change, Failure(ClientResponse::INVALID_REQUEST, std::string(after.status().message())));
+  if (!refusal.ok()) {
+    Reply(change, Failure(ClientResponse::INVALID_REQUEST, std::string(refusal.message())));
     changes_.pop_front();
     return;
   }
@@ -192,6 +194,17 @@ void TopologyAgent::Propose(Change& change) {
   step_ = Step::kProposing;
   paxos_(log_.ParticipantsOfNext(), std::move(cas), ReadOp(),
          [this](ClientResponse response) { OnProposed(response); });
+}
+
+absl::Status TopologyAgent::Refusal(const Entry& entry) const {
+  const absl::StatusOr<Topology> after = log_.topology().Apply(entry);
+  if (!after.ok()) return after.status();
+  for (const auto& [whose, replication] : replications_()) {
+    if (absl::Status placeable = CheckPlaceable(*after, replication); !placeable.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(placeable.message(), " (the replication of ", whose, ")"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 void TopologyAgent::OnProposed(const ClientResponse& response) {

@@ -3,9 +3,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "core/cluster/cluster_layout.h"
 #include "core/env/shard_env.h"
 #include "core/topology/topology_log.h"
 
@@ -20,7 +23,9 @@ namespace charybdis::topology {
 //   k - 1 make (TopologyLog::ParticipantsOfNext), a majority deciding.
 //   An entry is proposed only IF NOT EXISTS, so each k is decided once.
 // - Changes (ClientRequest.topology_change) run one at a time; one the
-//   topology refuses is answered with the refusal, and never proposed.
+//   topology refuses, or one that would leave fewer owners than a
+//   replication in use needs, is answered with the refusal, and never
+//   proposed.
 // - It keeps what it applied in the node's own storage, synced before a
 //   change is acknowledged, and loads it at start.
 // - Whenever a peer's heartbeat shows a longer log, it reads the entries
@@ -35,7 +40,9 @@ class TopologyAgent {
   // once (the coordinator's round times out).
   using PaxosAmong = std::function<void(std::vector<NodeId> participants, CasOp cas, ReadOp read,
                                         std::function<void(ClientResponse)> done)>;
-  TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos);
+  // Every replication in use, by whose it is (cql::SchemaLog::Replications).
+  using Replications = std::function<std::map<std::string, ReplicationConfig>()>;
+  TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, Replications replications);
   TopologyAgent(const TopologyAgent&) = delete;
   TopologyAgent& operator=(const TopologyAgent&) = delete;
 
@@ -71,6 +78,9 @@ class TopologyAgent {
   void OnRead(const ClientResponse& response);
   void Propose(Change& change);
   void OnProposed(const ClientResponse& response);
+  // Why `entry` cannot follow the log: the topology refuses it, or it would
+  // leave too few owners for a replication in use (CheckPlaceable).
+  absl::Status Refusal(const Entry& entry) const;
   // Applies entry sequence() + 1 as Paxos decided it.
   void Append(Entry entry);
   void WaitThenGoOn();
@@ -82,6 +92,7 @@ class TopologyAgent {
   ShardEnv env_;
   TopologyLog& log_;
   PaxosAmong paxos_;
+  Replications replications_;
   std::deque<Change> changes_;
   bool read_wanted_ = false;  // the log may be longer than what we applied
   Step step_ = Step::kLoading;
