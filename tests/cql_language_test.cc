@@ -151,6 +151,11 @@ TEST(CqlTypes, LiteralsEncodeAsTheProtocolSays) {
   EXPECT_EQ(value("tinyint", Term::Kind::kInteger, "-128"), std::string("\x80", 1));
   EXPECT_EQ(value("text", Term::Kind::kString, "a'b"), "a'b");
   EXPECT_EQ(value("blob", Term::Kind::kHex, "0a0b"), std::string("\x0a\x0b", 2));
+  // A date is days since the epoch, centered at 2^31 (m564fb1538c).
+  EXPECT_EQ(value("date", Term::Kind::kString, "1970-01-01"), std::string("\x80\0\0\0", 4));
+  EXPECT_EQ(value("date", Term::Kind::kString, "1970-01-03"), std::string("\x80\0\0\x02", 4));
+  EXPECT_EQ(value("date", Term::Kind::kString, "1969-12-31"), std::string("\x7f\xff\xff\xff", 4));
+  EXPECT_EQ(value("timestamp", Term::Kind::kString, "1970-01-01 00:00:01+0000"), std::string("\0\0\0\0\0\0\x03\xe8", 8));
   EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kNull, "", -1})->has_value());
 }
 
