@@ -45,6 +45,14 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       topology_log_(BootstrapTopologyOf(config)),
       acceptor_(env_, metrics_),
       replica_(env_, metrics_, acceptor_),
+      stream_jobs_(env_,
+                   [this] {
+                     // The config's tables, then the CQL ones and the schema log's.
+                     std::vector<std::string> tables;
+                     for (const auto& [table, schema] : config_.tables) tables.push_back(table);
+                     for (const auto& [table, columns] : schema_log_.storage_tables()) tables.push_back(table);
+                     return tables;
+                   }),
       hints_(env_, config, liveness_, metrics_),
       coordinator_(env_, config, schema_log_, liveness_, metrics_, hints_) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
@@ -224,6 +232,12 @@ void Shard::OnDataPathMessage(const Envelope& message) {
       return;
     case Envelope::kStreamRequest:
       AnswerStreamRequest(env_, message);
+      return;
+    case Envelope::kStreamRanges:
+      stream_jobs_.OnRequest(message);
+      return;
+    case Envelope::kStreamChunk:
+      stream_jobs_.OnChunk(message.stream_chunk());
       return;
     case Envelope::kReplicaWriteAck:
       if (HintManager::IsHintRequest(message.replica_write_ack().request_id())) {

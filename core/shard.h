@@ -13,6 +13,7 @@
 #include "core/paxos/acceptor.h"
 #include "core/read_cache/read_cache.h"
 #include "core/replica/replica.h"
+#include "core/replica/stream_jobs.h"
 #include "core/schema/schema_agent.h"
 #include "core/topology/topology_agent.h"
 #include "core/env/shard_env.h"
@@ -87,6 +88,7 @@ class Shard {
   // Shard 0: the schema log's length the other shards were last sent.
   uint64_t shards_told_sequence_ = 0;
   Replica replica_;
+  StreamJobs stream_jobs_;
   HintManager hints_;
   Coordinator coordinator_;
   std::unique_ptr<FailureDetector> failure_detector_;

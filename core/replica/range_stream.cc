@@ -104,8 +104,12 @@ absl::Status RangeStream::Check(const StreamChunk& chunk) const {
 
 void RangeStream::OnChunk(const StreamChunk& chunk) {
   CHARYBDIS_ASSERT(chunk.stream_id() == id_);
-  // A late or duplicated chunk: the one awaited continues from last_key_.
-  if (finished_ || storing_ || chunk.after_key() != last_key_) return;
+  // A late or duplicated chunk, or one of an earlier life's stream with
+  // this id: the one awaited is of this range and continues from last_key_.
+  if (finished_ || storing_ || chunk.after_key() != last_key_ || chunk.table() != spec_.table ||
+      chunk.start_token() != spec_.start_token || chunk.end_token() != spec_.end_token) {
+    return;
+  }
   if (!chunk.ok()) return;  // the source's disk refused: the retry asks again
   if (absl::Status checked = Check(chunk); !checked.ok()) return Finish(checked);
   Store(chunk);
@@ -119,13 +123,15 @@ void RangeStream::Store(const StreamChunk& chunk) {
   batch.Put(key, checked_value::Seal(key, std::string(1, chunk.exhausted() ? kDone : kInProgress) + last));
   storing_ = true;
   const bool exhausted = chunk.exhausted();
+  const int pairs = chunk.pair_size();
   env_.storage->Apply(std::move(batch), Durability::kSynced,
-                      [self = shared_from_this(), last, exhausted](absl::Status stored) {
+                      [self = shared_from_this(), last, exhausted, pairs](absl::Status stored) {
                         self->storing_ = false;
                         if (self->finished_) return;
                         if (!stored.ok()) return self->AskLater();  // nothing of it was stored
                         CHARYBDIS_ASSERT(last >= self->last_key_);
                         self->last_key_ = last;
+                        self->pairs_stored_ += pairs;
                         if (exhausted) return self->Finish(absl::OkStatus());
                         self->Ask();
                       });

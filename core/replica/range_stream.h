@@ -46,6 +46,8 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   void Stop();
 
   uint64_t id() const { return id_; }
+  // Pairs this stream stored in this life.
+  uint64_t pairs_stored() const { return pairs_stored_; }
 
  private:
   void OnProgressRead(absl::StatusOr<std::optional<std::string>> stored);
@@ -60,6 +62,7 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   const StreamSpec spec_;
   std::function<void(absl::Status)> done_;
   std::string last_key_;  // stored and synced; empty: nothing yet
+  uint64_t pairs_stored_ = 0;
   bool storing_ = false;  // a chunk is on its way to disk
   bool finished_ = false;
   TimerId retry_timer_ = 0;

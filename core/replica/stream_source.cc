@@ -21,6 +21,9 @@ void AnswerStreamRequest(ShardEnv& env, const Envelope& message) {
   StreamChunk& chunk = *reply.mutable_stream_chunk();
   chunk.set_stream_id(request.stream_id());
   chunk.set_after_key(request.after_key());
+  chunk.set_table(request.table());
+  chunk.set_start_token(request.start_token());
+  chunk.set_end_token(request.end_token());
   if (request.table().empty() || request.start_token() > request.end_token() || request.max_pairs() == 0 ||
       request.max_pairs() > kMaxStreamPairs) {
     return env.network->Send(receiver, std::move(reply));  // not ok: a sender bug, never served

@@ -1,0 +1,102 @@
+#include "core/replica/stream_jobs.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
+
+namespace charybdis {
+
+namespace {
+
+absl::Status RequestProblem(const StreamRanges& request, NodeId self) {
+  if (request.name().empty()) return absl::InvalidArgumentError("a stream request needs a name");
+  if (request.source() == 0 || request.source() == self) {
+    return absl::InvalidArgumentError("a stream request needs a source other than the receiver");
+  }
+  if (request.range_size() == 0) return absl::InvalidArgumentError("a stream request needs a range");
+  for (const StreamRanges::Range& range : request.range()) {
+    if (range.start_token() > range.end_token()) {
+      return absl::InvalidArgumentError("a stream request's range needs start_token <= end_token");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+StreamJobs::StreamJobs(ShardEnv env, Tables tables) : env_(env), tables_(std::move(tables)) {
+  CHARYBDIS_ASSERT(tables_ != nullptr);
+}
+
+void StreamJobs::OnRequest(const Envelope& message) {
+  const StreamRanges& request = message.stream_ranges();
+  const Address requester{message.from_node(), message.from_shard()};
+  if (absl::Status problem = RequestProblem(request, env_.self.node); !problem.ok()) {
+    return Answer(requester, request.request_id(), problem, 0);
+  }
+  for (const auto& [id, job] : jobs_) {
+    if (job.name == request.name()) {
+      return Answer(requester, request.request_id(),
+                    absl::AlreadyExistsError(absl::StrCat("streams named ", request.name(), " are running")), 0);
+    }
+  }
+  const uint64_t job_id = ++last_id_;
+  Job& job = jobs_[job_id];
+  job.requester = requester;
+  job.request_id = request.request_id();
+  job.name = request.name();
+  std::vector<std::shared_ptr<RangeStream>> started;
+  for (const std::string& table : tables_()) {
+    for (const StreamRanges::Range& range : request.range()) {
+      StreamSpec spec{absl::StrCat(request.name(), "/", table, "/", range.start_token(), "/", range.end_token()),
+                      table, range.start_token(), range.end_token(), request.source()};
+      const uint64_t stream_id = ++last_id_;
+      auto stream = std::make_shared<RangeStream>(
+          env_, stream_id, std::move(spec),
+          [this, job_id, stream_id](absl::Status status) { OnStreamDone(job_id, stream_id, std::move(status)); });
+      streams_[stream_id] = stream;
+      job.running.insert(stream_id);
+      started.push_back(std::move(stream));
+    }
+  }
+  CHARYBDIS_ASSERT(!started.empty());  // every shard knows the logs' tables
+  for (const auto& stream : started) stream->Start();
+}
+
+void StreamJobs::OnChunk(const StreamChunk& chunk) {
+  auto it = streams_.find(chunk.stream_id());
+  if (it == streams_.end()) return;  // of a stream that ended, or of an earlier life
+  const std::shared_ptr<RangeStream> stream = it->second;  // it may end, and leave streams_, in there
+  stream->OnChunk(chunk);
+}
+
+void StreamJobs::OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status status) {
+  auto stream = streams_.find(stream_id);
+  CHARYBDIS_ASSERT(stream != streams_.end());
+  auto job = jobs_.find(job_id);
+  CHARYBDIS_ASSERT(job != jobs_.end());
+  CHARYBDIS_ASSERT(job->second.running.count(stream_id) == 1);
+  job->second.pairs += stream->second->pairs_stored();
+  job->second.running.erase(stream_id);
+  streams_.erase(stream);
+  if (status.ok() && !job->second.running.empty()) return;
+  for (uint64_t other : job->second.running) {
+    streams_.at(other)->Stop();  // Stop does not call back
+    streams_.erase(other);
+  }
+  Answer(job->second.requester, job->second.request_id, status, job->second.pairs);
+  jobs_.erase(job);
+}
+
+void StreamJobs::Answer(const Address& to, uint64_t request_id, const absl::Status& status, uint64_t pairs) {
+  Envelope reply;
+  StreamRangesDone& done = *reply.mutable_stream_ranges_done();
+  done.set_request_id(request_id);
+  done.set_ok(status.ok());
+  done.set_message(std::string(status.message()));
+  done.set_pairs(pairs);
+  env_.network->Send(to, std::move(reply));
+}
+
+}  // namespace charybdis

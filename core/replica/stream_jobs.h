@@ -1,0 +1,52 @@
+#pragma once
+
+// A shard's streams (range_stream.h), run for StreamRanges requests: one
+// stream per table the shard knows and range asked for, all at once. The
+// requester is answered once every stream is done, or the first one
+// failed (the others then stop). Streams are named after the request's
+// name, the table and the range, so the same request sent again after a
+// crash resumes them, and one that is done answers at once.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/env/shard_env.h"
+#include "core/replica/range_stream.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis {
+
+class StreamJobs {
+ public:
+  // The tables whose data streams: every storage table the shard knows.
+  using Tables = std::function<std::vector<std::string>()>;
+  StreamJobs(ShardEnv env, Tables tables);
+
+  void OnRequest(const Envelope& message);
+  void OnChunk(const StreamChunk& chunk);
+
+ private:
+  struct Job {
+    Address requester;
+    uint64_t request_id = 0;
+    std::string name;
+    std::set<uint64_t> running;  // stream ids
+    uint64_t pairs = 0;
+  };
+  void OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status status);
+  void Answer(const Address& to, uint64_t request_id, const absl::Status& status, uint64_t pairs);
+
+  ShardEnv env_;
+  Tables tables_;
+  uint64_t last_id_ = 0;  // streams and jobs
+  std::map<uint64_t, std::shared_ptr<RangeStream>> streams_;
+  std::map<uint64_t, Job> jobs_;
+};
+
+}  // namespace charybdis
