@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "core/data/storage_codec.h"
 #include "core/data/token.h"
 #include "sim/cluster.h"
 #include "sim/convergence_check.h"
@@ -307,6 +308,28 @@ TEST_F(StreamingTest, ANodeThatMissedWritesGetsThemByStreaming) {
   ASSERT_EQ(streams_done_.size(), 1u);
   EXPECT_FALSE(streams_done_[0].ok());
   EXPECT_NE(streams_done_[0].message().find("a source other than the receiver"), std::string::npos);
+}
+
+// A pair on the source that does not check out fails its shard's job,
+// whatever the other streams of the job do; the other shard's job is done.
+TEST_F(StreamingTest, AStreamOfACorruptPairFailsItsShardsJob) {
+  for (int i = 0; i < 20; i++) ASSERT_EQ(Call(Put("k" + std::to_string(i), "v", CL_ALL)).code(), ClientResponse::OK);
+  const ShardId broken = ShardOf(TokenOf("k7"), 2);
+  Partition partition;
+  partition.rows[""].cells["a"] = Cell{1, false, "x", 0, 0};
+  WriteBatch batch;
+  storage_codec::AddMutation("t", "k7", partition, batch);
+  batch.operations[0].value = "not sealed";
+  cluster_.node(1).storage(broken).Apply(std::move(batch), Durability::kSynced, [](absl::Status) {});
+  RunFor(100 * kMillisecond);
+  for (const StreamRangesDone& done : StreamEverythingTo3("broken")) {
+    if (done.request_id() == 100 + broken) {
+      EXPECT_FALSE(done.ok());
+      EXPECT_NE(done.message().find("does not check out"), std::string::npos) << done.message();
+    } else {
+      EXPECT_TRUE(done.ok()) << done.message();
+    }
+  }
 }
 
 // Hint replay ticks once a minute here: a hint must go out when its target
