@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/data/storage_codec.h"
+#include "core/replica/replica.h"
+#include "core/telemetry/metrics.h"
 #include "tests/fake_env.h"
 
 namespace charybdis {
@@ -81,6 +83,41 @@ TEST_F(ShardScanTest, ReadsEveryEntryOnceWhenTheLimitIsNotReached) {
   const auto partitions = GroupByPartition(all.entries);
   ASSERT_EQ(partitions.size(), 3u);
   for (const auto& [partition_key, entries] : partitions) EXPECT_EQ(entries.size(), 300u) << partition_key;
+}
+
+class NoRounds final : public UnfinishedRounds {
+ public:
+  bool InProgress(const std::string&, const std::string&) const override { return false; }
+};
+
+// A replica never serves bytes it cannot vouch for, and says so at once:
+// its coordinator asks another replica instead of waiting out a timeout.
+TEST(ReplicaScanTest, AScanThatMeetsACorruptEntryAnswersNotOk) {
+  testing::FakeEnv fake(Address{2, 0});
+  ShardMetrics metrics;
+  NoRounds rounds;
+  Replica replica(fake.env, metrics, rounds);
+  Partition partition;
+  partition.rows["r"].cells["a"] = Cell{1, false, "x", 0, 0};
+  WriteBatch batch;
+  storage_codec::AddMutation("t", "p", partition, batch);
+  fake.storage.contents()[batch.operations[0].key] = "not sealed";
+
+  Envelope message;
+  message.set_from_node(1);
+  ReplicaScan& request = *message.mutable_replica_scan();
+  request.set_request_id(9);
+  request.mutable_scan()->set_table("t");
+  request.mutable_scan()->set_start_token(kMinimumToken);
+  request.mutable_scan()->set_end_token(std::numeric_limits<Token>::max());
+  request.mutable_scan()->set_limit(10);
+  replica.OnScan(message);
+  fake.storage.CompleteAll();
+  const std::vector<Envelope> sent = fake.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].replica_scan_response().request_id(), 9u);
+  EXPECT_FALSE(sent[0].replica_scan_response().ok());
+  EXPECT_EQ(sent[0].replica_scan_response().partitions_size(), 0);
 }
 
 }  // namespace
