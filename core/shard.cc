@@ -71,7 +71,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
         [this](std::vector<NodeId> participants, CasOp cas, ReadOp read, std::function<void(ClientResponse)> done) {
           coordinator_.RunPaxosAmong(std::move(participants), std::move(cas), std::move(read), std::move(done));
         },
-        [this] { return schema_log_.Replications(); });
+        [this] { return schema_log_.Replications(); }, [this] { OnTopologyChange(); });
     batchlog_ = std::make_unique<Batchlog>(
         env_, config, metrics_,
         [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
@@ -113,6 +113,15 @@ void Shard::OnSchemaChange() {
     shards_told_sequence_ = schema_log_.sequence();
   }
   if (schema_listener_) schema_listener_(SchemaNow());
+}
+
+void Shard::OnTopologyChange() {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  Envelope update;
+  *update.mutable_topology_update() = topology::CopyOf(topology_log_);
+  for (ShardId shard = 1; shard < config_.shards; shard++) {
+    SendPerhapsLate(env_, "shard.topology_update_late", Address{env_.self.node, shard}, update);
+  }
 }
 
 void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
@@ -185,6 +194,10 @@ void Shard::OnMessage(const Envelope& message) {
     case Envelope::kSchemaUpdate:
       CHARYBDIS_ASSERT(message.from_node() == env_.self.node);
       OnSchemaUpdate(message.schema_update());
+      return;
+    case Envelope::kTopologyUpdate:
+      CHARYBDIS_ASSERT(message.from_node() == env_.self.node && env_.self.shard != 0);
+      topology::AppendNewEntries(message.topology_update(), topology_log_);
       return;
     case Envelope::kPaxosPrepare:
       acceptor_.OnPrepare(message);

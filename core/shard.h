@@ -46,8 +46,8 @@ class Shard {
   const ShardMetrics& metrics() const { return metrics_; }
   const LivenessView& liveness() const { return liveness_; }
   const cql::SchemaLog& schema_log() const { return schema_log_; }
-  // Shard 0's is kept by its topology agent; other shards' stay at the
-  // bootstrap topology until the data path follows the log (docs/topology.md).
+  // Shard 0's is kept by its topology agent, which tells the other shards
+  // whenever it grows.
   const topology::TopologyLog& topology_log() const { return topology_log_; }
   // Shard 0: called (on this shard) whenever the schema or a peer's
   // version changes. Set before Start.
@@ -67,6 +67,8 @@ class Shard {
   // Shard 0: the log grew, or a peer's version changed.
   void OnSchemaChange();
   void OnSchemaUpdate(const SchemaUpdate& update);
+  // Shard 0: tells the other shards the topology log.
+  void OnTopologyChange();
 
   // Before the read cache, which counts into them.
   ShardMetrics metrics_;

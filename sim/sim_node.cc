@@ -171,9 +171,9 @@ SchemaSnapshot SimNode::Schema() const {
   return shards_.at(0)->shard().SchemaNow();
 }
 
-const topology::TopologyLog& SimNode::TopologyLog() const {
+const topology::TopologyLog& SimNode::TopologyLog(ShardId shard) const {
   CHARYBDIS_ASSERT(running());
-  return shards_.at(0)->shard().topology_log();
+  return shards_.at(shard)->shard().topology_log();
 }
 
 std::map<std::string, Histogram> SimNode::Histograms(ShardId shard) const {

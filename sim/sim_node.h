@@ -49,7 +49,7 @@ class SimNode {
   // The CQL schema shard 0 holds. REQUIRES: running().
   SchemaSnapshot Schema() const;
   // The topology log shard 0 holds. REQUIRES: running().
-  const topology::TopologyLog& TopologyLog() const;
+  const topology::TopologyLog& TopologyLog(ShardId shard = 0) const;
   NodeClock& clock() { return clock_; }
   const NodeClock& clock() const { return clock_; }
   const NodeConfig& config() const { return config_; }

@@ -152,7 +152,26 @@ std::vector<CheckResult> TopologyWorkload::Checks() const {
     if (log.size() > longest.size()) longest = log;
   }
   return {CheckTopologyLogsAgree(name_, logs), CheckTopologyLogsConverge(name_, logs),
-          CheckAcknowledgedTopologyChanges(name_, longest, acknowledged_)};
+          CheckAcknowledgedTopologyChanges(name_, longest, acknowledged_), CheckShardsFollow()};
+}
+
+// Every shard of a running node holds shard 0's log: the data path of
+// each shard will follow the topology.
+CheckResult TopologyWorkload::CheckShardsFollow() const {
+  const std::string check = absl::StrCat(name_, ".shards_follow_topology_log");
+  uint32_t shards_checked = 0;
+  for (NodeId id = 1; id <= cluster_.size(); id++) {
+    const SimNode& node = cluster_.node(id);
+    if (!node.running()) continue;
+    const uint64_t sequence = node.TopologyLog().sequence();
+    for (ShardId shard = 1; shard < node.config().shards; shard++, shards_checked++) {
+      if (node.TopologyLog(shard).sequence() == sequence) continue;
+      return CheckResult{check, false,
+                         absl::StrCat("node ", id, "'s shard ", shard, " holds ", node.TopologyLog(shard).sequence(),
+                                      " entries of the topology log, shard 0 ", sequence)};
+    }
+  }
+  return CheckResult{check, true, absl::StrCat(shards_checked, " shards other than 0 hold their shard 0's log")};
 }
 
 }  // namespace charybdis::sim

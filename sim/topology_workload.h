@@ -31,6 +31,7 @@ class TopologyWorkload final : public Workload {
   std::vector<CheckResult> Checks() const override;
 
  private:
+  CheckResult CheckShardsFollow() const;
   struct Operator;
 
   topology::Entry DrawEntry();

@@ -89,6 +89,7 @@ TEST_F(TopologyAgentTest, AChangeIsDecidedOnceAndReachesEveryNode) {
     ASSERT_TRUE(topology.move().has_value()) << "node " << node;
     EXPECT_EQ(topology.move()->operation, Operation::kJoin);
     EXPECT_EQ(topology.Find(4)->state, topology::NodeState::kJoining);
+    EXPECT_EQ(cluster_.node(node).TopologyLog(1).topology().version(), 2u) << "shard 1 of node " << node;
   }
 }
 
@@ -135,6 +136,7 @@ TEST_F(TopologyAgentTest, TheLogOutlivesAPowerCutOfEveryNode) {
   for (NodeId node = 1; node <= 3; node++) {
     EXPECT_EQ(SequenceOf(node), 1u) << "node " << node;
     EXPECT_EQ(cluster_.node(node).TopologyLog().topology().Find(4)->state, topology::NodeState::kJoining);
+    EXPECT_EQ(cluster_.node(node).TopologyLog(1).sequence(), 1u) << "shard 1, from the copy loaded at start";
   }
 }
 

@@ -34,10 +34,30 @@ absl::StatusOr<Entry> EntryOfOp(const TopologyChangeOp& op) {
 
 }  // namespace
 
-TopologyAgent::TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, Replications replications)
-    : env_(env), log_(log), paxos_(std::move(paxos)), replications_(std::move(replications)) {
+TopologyLogCopy CopyOf(const TopologyLog& log) {
+  TopologyLogCopy copy;
+  for (const Entry& entry : log.entries()) *copy.add_entries() = OpOf(entry);
+  CHARYBDIS_ASSERT(static_cast<uint64_t>(copy.entries_size()) == log.sequence());
+  return copy;
+}
+
+void AppendNewEntries(const TopologyLogCopy& copy, TopologyLog& log) {
+  for (int i = static_cast<int>(log.sequence()); i < copy.entries_size(); i++) {
+    absl::StatusOr<Entry> entry = EntryOfOp(copy.entries(i));
+    CHARYBDIS_ASSERT(entry.ok());  // made by CopyOf from entries the agent parsed
+    (void)log.Append(*std::move(entry));  // a refused entry is kept, as on shard 0
+  }
+}
+
+TopologyAgent::TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, Replications replications,
+                             std::function<void()> on_change)
+    : env_(env),
+      log_(log),
+      paxos_(std::move(paxos)),
+      replications_(std::move(replications)),
+      on_change_(std::move(on_change)) {
   CHARYBDIS_ASSERT(env.self.shard == 0);
-  CHARYBDIS_ASSERT(replications_ != nullptr);
+  CHARYBDIS_ASSERT(replications_ != nullptr && on_change_ != nullptr);
 }
 
 void TopologyAgent::Start() {
@@ -51,11 +71,8 @@ void TopologyAgent::OnLoaded(absl::StatusOr<std::optional<std::string>> stored) 
   const std::optional<std::string_view> payload =
       stored.ok() && stored->has_value() ? checked_value::Open(kLocalKey, **stored) : std::nullopt;
   if (payload && saved.ParseFromArray(payload->data(), static_cast<int>(payload->size()))) {
-    for (const TopologyChangeOp& op : saved.entries()) {
-      absl::StatusOr<Entry> entry = EntryOfOp(op);
-      CHARYBDIS_ASSERT(entry.ok());  // sealed by this node, from entries it parsed
-      (void)log_.Append(*std::move(entry));
-    }
+    AppendNewEntries(saved, log_);  // sealed by this node, from entries it parsed
+    if (log_.sequence() > 0) on_change_();
   } else if (!stored.ok() || stored->has_value()) {
     // A failed disk or a corrupt copy: the log is read back from the
     // participants of each entry, as a node that was down reads it.
@@ -67,11 +84,8 @@ void TopologyAgent::OnLoaded(absl::StatusOr<std::optional<std::string>> stored) 
 }
 
 void TopologyAgent::Save(std::function<void()> then) {
-  TopologyLogCopy copy;
-  for (const Entry& entry : log_.entries()) *copy.add_entries() = OpOf(entry);
-  CHARYBDIS_ASSERT(static_cast<uint64_t>(copy.entries_size()) == log_.sequence());
   WriteBatch batch;
-  batch.Put(kLocalKey, checked_value::Seal(kLocalKey, copy.SerializeAsString()));
+  batch.Put(kLocalKey, checked_value::Seal(kLocalKey, CopyOf(log_).SerializeAsString()));
   step_ = Step::kSaving;
   // A failed write is not retried: the log is decided by Paxos among the
   // owners, and a restart without the copy reads it back from them.
@@ -250,6 +264,7 @@ void TopologyAgent::Append(Entry entry) {
   // 1 to k - 1, which every node holding them holds alike.
   CHARYBDIS_ASSERT(applied.ok());
   CHARYBDIS_ASSERT(log_.sequence() == before + 1);
+  on_change_();
 }
 
 void TopologyAgent::WaitThenGoOn() {

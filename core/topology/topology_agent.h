@@ -33,6 +33,13 @@ namespace charybdis::topology {
 //   participants it knows from the entries before it (a serial read
 //   finishes a half-done proposal), so an entry is taken on the
 //   participants' Paxos decision, never on one peer's word.
+// The whole log, as a node keeps its copy and as shard 0 tells the node's
+// other shards.
+TopologyLogCopy CopyOf(const TopologyLog& log);
+// Appends the entries of `copy` that `log` lacks. A copy is always a prefix
+// of the log Paxos decided, so a late one appends nothing.
+void AppendNewEntries(const TopologyLogCopy& copy, TopologyLog& log);
+
 class TopologyAgent {
  public:
   // Runs one Paxos round among `participants`: the conditional write `cas`,
@@ -42,7 +49,9 @@ class TopologyAgent {
                                         std::function<void(ClientResponse)> done)>;
   // Every replication in use, by whose it is (cql::SchemaLog::Replications).
   using Replications = std::function<std::map<std::string, ReplicationConfig>()>;
-  TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, Replications replications);
+  // `on_change`: the log grew (loaded at start, or an entry appended).
+  TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, Replications replications,
+                std::function<void()> on_change);
   TopologyAgent(const TopologyAgent&) = delete;
   TopologyAgent& operator=(const TopologyAgent&) = delete;
 
@@ -93,6 +102,7 @@ class TopologyAgent {
   TopologyLog& log_;
   PaxosAmong paxos_;
   Replications replications_;
+  std::function<void()> on_change_;
   std::deque<Change> changes_;
   bool read_wanted_ = false;  // the log may be longer than what we applied
   Step step_ = Step::kLoading;
