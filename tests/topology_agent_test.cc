@@ -174,6 +174,7 @@ TEST_F(TopologyAgentTest, ANodeThatWasDownReadsWhatItMissed) {
   EXPECT_TRUE(probes_.Saw("topology.behind_a_peer"));
   EXPECT_TRUE(probes_.Saw("topology.entry_read"));
   EXPECT_EQ(cluster_.node(3).TopologyLog().entries().back().kind, Entry::Kind::kReadNew);
+  EXPECT_EQ(cluster_.node(3).TopologyLog(1).sequence(), 2u) << "shard 1 follows as each entry is read";
 }
 
 }  // namespace
