@@ -155,25 +155,6 @@ TEST_F(DataPathTest, ATracedWriteAnswersWithItsTimelineAcrossReplicas) {
   EXPECT_EQ(Call(Put("k2", "v", CL_QUORUM)).trace_size(), 0) << "untraced requests carry nothing";
 }
 
-TEST_F(DataPathTest, ATracedScanAnswersWithItsTimeline) {
-  ASSERT_EQ(Call(Put("k", "v", CL_QUORUM)).code(), ClientResponse::OK);
-  ClientRequest request;
-  ScanOp* scan = request.mutable_scan();
-  scan->set_table("t");
-  scan->set_start_token(std::numeric_limits<int64_t>::min());
-  scan->set_end_token(std::numeric_limits<int64_t>::max());
-  scan->set_limit(100);
-  scan->set_consistency(CL_QUORUM);
-  request.set_trace(true);
-  // A traced scan reads the replicas' storage through the tracing wrapper.
-  const ClientResponse response = Call(request, 1, 0);
-  ASSERT_EQ(response.code(), ClientResponse::OK) << response.message();
-  EXPECT_EQ(response.rows_size(), 1);
-  int scans_done = 0;
-  for (const TraceEvent& step : response.trace()) scans_done += step.what() == "scan done";
-  EXPECT_GE(scans_done, 1);
-}
-
 ClientRequest ScanAll(uint32_t limit, ConsistencyLevel level) {
   ClientRequest request;
   ScanOp* scan = request.mutable_scan();
@@ -183,6 +164,19 @@ ClientRequest ScanAll(uint32_t limit, ConsistencyLevel level) {
   scan->set_limit(limit);
   scan->set_consistency(level);
   return request;
+}
+
+TEST_F(DataPathTest, ATracedScanAnswersWithItsTimeline) {
+  ASSERT_EQ(Call(Put("k", "v", CL_QUORUM)).code(), ClientResponse::OK);
+  ClientRequest request = ScanAll(100, CL_QUORUM);
+  request.set_trace(true);
+  // A traced scan reads the replicas' storage through the tracing wrapper.
+  const ClientResponse response = Call(request, 1, 0);
+  ASSERT_EQ(response.code(), ClientResponse::OK) << response.message();
+  EXPECT_EQ(response.rows_size(), 1);
+  int scans_done = 0;
+  for (const TraceEvent& step : response.trace()) scans_done += step.what() == "scan done";
+  EXPECT_GE(scans_done, 1);
 }
 
 TEST_F(DataPathTest, AScanStopsAtItsLimitAndAnswersEvenWhenReplicasAreSilent) {

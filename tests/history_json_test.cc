@@ -9,35 +9,20 @@
 
 #include <sstream>
 
+#include "tests/history_builder.h"
+
 namespace charybdis {
 namespace {
 
-HistoryOp Op(HistoryOp::Type type, HistoryOp::Function function, const std::string& key, Nanos time) {
-  HistoryOp op;
-  op.process = 3;
-  op.type = type;
-  op.function = function;
-  op.table = "t";
-  op.key = key;
-  op.time = time;
-  op.consistency = CL_QUORUM;
-  op.datacenter = "dc1";
-  return op;
-}
-
 TEST(HistoryJsonTest, AWrittenHistoryReadsBackWithItsCoordinators) {
-  History history;
-  HistoryOp invoke = Op(HistoryOp::Type::kInvoke, HistoryOp::Function::kWrite, "k1", 1000);
-  invoke.has_value = true;
-  invoke.value = "v1";
-  HistoryOp ok = invoke;
-  ok.type = HistoryOp::Type::kOk;
-  ok.time = 2000;
-  ok.timestamp = 1500;
+  sim::testing::HistoryBuilder builder;
+  builder.Invoke(3, HistoryOp::Function::kWrite, CL_QUORUM, "v1");
+  HistoryOp& ok = builder.Ok(3, HistoryOp::Function::kWrite, CL_QUORUM, 1500, "v1");
   ok.coordinator_node = 2;
   ok.coordinator_shard = 1;
   ok.coordinator_life = 77;
-  history = {invoke, ok};
+  History history = builder.history_;
+  for (HistoryOp& op : history) op.table = "t";
   std::stringstream file;
   WriteHistoryJson(history, file);
   const absl::StatusOr<History> read = ReadHistoryJson(file, "t", "dc1");

@@ -14,6 +14,13 @@
 
 namespace charybdis::topology {
 
+// The whole log, as a node keeps its copy and as shard 0 tells the node's
+// other shards.
+TopologyLogCopy CopyOf(const TopologyLog& log);
+// Appends the entries of `copy` that `log` lacks. A copy is always a prefix
+// of the log Paxos decided, so a late one appends nothing.
+void AppendNewEntries(const TopologyLogCopy& copy, TopologyLog& log);
+
 // Keeps a node's topology log (topology_log.h) in step with the cluster's,
 // on shard 0 of every node, as the schema agent keeps the schema log
 // (docs/topology.md, "The topology log").
@@ -33,13 +40,6 @@ namespace charybdis::topology {
 //   participants it knows from the entries before it (a serial read
 //   finishes a half-done proposal), so an entry is taken on the
 //   participants' Paxos decision, never on one peer's word.
-// The whole log, as a node keeps its copy and as shard 0 tells the node's
-// other shards.
-TopologyLogCopy CopyOf(const TopologyLog& log);
-// Appends the entries of `copy` that `log` lacks. A copy is always a prefix
-// of the log Paxos decided, so a late one appends nothing.
-void AppendNewEntries(const TopologyLogCopy& copy, TopologyLog& log);
-
 class TopologyAgent {
  public:
   // Runs one Paxos round among `participants`: the conditional write `cas`,
