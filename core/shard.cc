@@ -43,6 +43,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       liveness_(env.clock->Now()),
       schema_log_(config.cql_bootstrap ? config.cql_bootstrap : std::make_shared<cql::Schema>(), config.ring),
       topology_log_(BootstrapTopologyOf(config)),
+      placements_(topology_log_, config.ring->layout().shards_per_node),
       acceptor_(env_, metrics_),
       replica_(env_, metrics_, acceptor_),
       stream_jobs_(env_,
@@ -54,7 +55,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                      return tables;
                    }),
       hints_(env_, config, liveness_, metrics_),
-      coordinator_(env_, config, schema_log_, liveness_, metrics_, hints_) {
+      coordinator_(env_, config, schema_log_, placements_, liveness_, metrics_, hints_) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
   CHARYBDIS_ASSERT(env.self.shard < config.shards);
   if (env.self.shard == 0) {

@@ -84,6 +84,7 @@ class Shard {
   LivenessView liveness_;
   cql::SchemaLog schema_log_;
   topology::TopologyLog topology_log_;
+  topology::Placements placements_;  // of topology_log_
   Acceptor acceptor_;
   // Shard 0: the last update sent; other shards: the last one applied.
   uint64_t liveness_version_ = 0;

@@ -11,7 +11,7 @@ namespace {
 
 // Whether the operation had what its level needs: its coordinator and
 // enough replicas well throughout.
-bool HadWhatItNeeds(const CompletedOp& op, const HealthLog& health, const TokenRing& ring, const Topology& topology,
+bool HadWhatItNeeds(const CompletedOp& op, const HealthLog& health, const std::shared_ptr<const TokenRing>& ring, const Topology& topology,
                     Nanos recovery, Nanos end) {
   const NodeId coordinator = op.invoke->coordinator_node;
   CHARYBDIS_ASSERT(coordinator >= 1);
@@ -20,7 +20,7 @@ bool HadWhatItNeeds(const CompletedOp& op, const HealthLog& health, const TokenR
   const Nanos to = op.completion != nullptr ? op.completion->time : end;
   if (!health.WellThroughout(coordinator, from, to, recovery)) return false;
   std::vector<NodeId> well;
-  for (NodeId replica : ring.ReplicasOf(TokenOf(op.invoke->key))) {
+  for (NodeId replica : ring->ReplicasOf(TokenOf(op.invoke->key))) {
     if (health.WellThroughout(replica, from, to, recovery)) well.push_back(replica);
   }
   const std::string& datacenter = topology.datacenters[topology.nodes[coordinator - 1].datacenter];
@@ -29,7 +29,7 @@ bool HadWhatItNeeds(const CompletedOp& op, const HealthLog& health, const TokenR
 
 }  // namespace
 
-CheckResult CheckAvailableWhenWell(const History& history, const HealthLog& health, const TokenRing& ring,
+CheckResult CheckAvailableWhenWell(const History& history, const HealthLog& health, const std::shared_ptr<const TokenRing>& ring,
                                    const Topology& topology, Nanos recovery, Nanos end) {
   const std::string name = "available_when_well";
   uint64_t owed = 0, failed = 0;

@@ -15,7 +15,7 @@ namespace charybdis::sim {
 // plain read, write or delete must succeed (ok) within its timeout. LWTs
 // and serial reads are left out: contention may time them out with every
 // node well. An operation the run ended before counts as failed.
-CheckResult CheckAvailableWhenWell(const History& history, const HealthLog& health, const TokenRing& ring,
+CheckResult CheckAvailableWhenWell(const History& history, const HealthLog& health, const std::shared_ptr<const TokenRing>& ring,
                                    const Topology& topology, Nanos recovery, Nanos end);
 
 }  // namespace charybdis::sim

@@ -36,7 +36,7 @@ class Cluster {
   SimNetwork& network() { return network_; }
   const SimNetwork& network() const { return network_; }
   const Topology& topology() const { return topology_; }
-  const TokenRing& ring() const { return *ring_; }
+  const std::shared_ptr<const TokenRing>& ring() const { return ring_; }
   // The scenario's CQL schema (schema.cql), for simulated CQL clients.
   // Crashed or paused nodes.
   uint32_t nodes_down() const;

@@ -63,7 +63,7 @@ CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history
     std::optional<uint64_t> agreed;
     bool differs = false;
     std::string copies;
-    for (NodeId replica : cluster.ring().ReplicasOf(token)) {
+    for (NodeId replica : cluster.ring()->ReplicasOf(token)) {
       const SimNode& node = cluster.node(replica);
       if (!node.running()) continue;
       const auto [partition, corrupt] = OnDisk(node.storage(ShardOf(token, shards)), table, key);
@@ -101,7 +101,7 @@ CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& h
     }
     const Token token = TokenOf(invoke.key);
     bool running = false, kept = false;
-    for (NodeId replica : cluster.ring().ReplicasOf(token)) {
+    for (NodeId replica : cluster.ring()->ReplicasOf(token)) {
       const SimNode& node = cluster.node(replica);
       if (!node.running()) continue;
       running = true;

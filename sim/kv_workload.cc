@@ -163,27 +163,27 @@ Address KvWorkload::CoordinatorFor(Client& client, const std::string& key) {
   // requests meet on one coordinator shard), else any local node; hosts
   // that just timed out are avoided.
   std::vector<NodeId> candidates;
-  const NodeId primary = cluster_.ring().PrimaryReplicaOf(token);
+  const NodeId primary = cluster_.ring()->PrimaryReplicaOf(token);
   const bool paxos = client.op.lwt || IsSerial(client.op.consistency);
   if (spec_.shard_aware() && paxos && usable(primary) && allowed(primary)) {
     candidates.push_back(primary);
   }
-  for (NodeId node : spec_.shard_aware() && candidates.empty() ? cluster_.ring().ReplicasOf(token)
+  for (NodeId node : spec_.shard_aware() && candidates.empty() ? cluster_.ring()->ReplicasOf(token)
                                                                 : std::vector<NodeId>{}) {
-    if (cluster_.ring().layout().node(node).datacenter == datacenter_ && usable(node) &&
+    if (cluster_.ring()->layout().node(node).datacenter == datacenter_ && usable(node) &&
         allowed(node)) {
       candidates.push_back(node);
     }
   }
   if (candidates.empty()) {
-    for (const NodeInfo& node : cluster_.ring().layout().nodes) {
+    for (const NodeInfo& node : cluster_.ring()->layout().nodes) {
       if (node.datacenter == datacenter_ && usable(node.id) && allowed(node.id)) {
         candidates.push_back(node.id);
       }
     }
   }
   if (candidates.empty()) {
-    for (const NodeInfo& node : cluster_.ring().layout().nodes) {
+    for (const NodeInfo& node : cluster_.ring()->layout().nodes) {
       if (allowed(node.id)) candidates.push_back(node.id);
     }
   }

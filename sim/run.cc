@@ -222,7 +222,7 @@ std::vector<CheckResult> EndOfRunChecks(const scenario::Scenario& spec, const Cl
   std::vector<CheckResult> checks;
   if (spec.checks().views_converge()) checks.push_back(CheckViewsConverge(cluster));
   // The same history checks as for histories recorded on real nodes.
-  for (CheckResult& check : CheckHistory(spec.checks(), cluster.ring(), history)) {
+  for (CheckResult& check : CheckHistory(spec.checks(), *cluster.ring(), history)) {
     checks.push_back(std::move(check));
   }
   if (spec.checks().replicas_converge()) {

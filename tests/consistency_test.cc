@@ -15,7 +15,7 @@ ClusterLayout TwoDatacenters() {
 }
 
 TEST(ConsistencyTest, BlockedForFollowsTheTable) {
-  const TokenRing ring(TwoDatacenters());
+  const auto ring = std::make_shared<const TokenRing>(TwoDatacenters());
   auto blocked = [&](ConsistencyLevel level) { return Requirement(level, ring, "dc1").blocked_for(); };
   EXPECT_EQ(blocked(CL_ANY), 1u);
   EXPECT_EQ(blocked(CL_ONE), 1u);
@@ -29,7 +29,7 @@ TEST(ConsistencyTest, BlockedForFollowsTheTable) {
 }
 
 TEST(ConsistencyTest, LocalLevelsCountOnlyTheLocalDatacenter) {
-  const TokenRing ring(TwoDatacenters());
+  const auto ring = std::make_shared<const TokenRing>(TwoDatacenters());
   const Requirement local(CL_LOCAL_QUORUM, ring, "dc1");
   EXPECT_TRUE(local.Counts(2));
   EXPECT_FALSE(local.Counts(5));
@@ -39,7 +39,7 @@ TEST(ConsistencyTest, LocalLevelsCountOnlyTheLocalDatacenter) {
 }
 
 TEST(ConsistencyTest, EachQuorumNeedsAQuorumInEveryDatacenter) {
-  const TokenRing ring(TwoDatacenters());
+  const auto ring = std::make_shared<const TokenRing>(TwoDatacenters());
   const Requirement each(CL_EACH_QUORUM, ring, "dc1");
   EXPECT_FALSE(each.SatisfiedBy({1, 2, 3, 4}));  // 4 answers, but one from dc2
   EXPECT_TRUE(each.SatisfiedBy({1, 2, 4, 5}));
@@ -72,10 +72,41 @@ TEST(ConsistencyTest, SimpleStrategyTreatsLocalLevelsAsClusterWide) {
   layout.replication.strategy = ReplicationConfig::Strategy::kSimple;
   layout.replication.per_datacenter.clear();
   layout.replication.replication_factor = 3;
-  const TokenRing ring(layout);
+  const auto ring = std::make_shared<const TokenRing>(layout);
   const Requirement local(CL_LOCAL_QUORUM, ring, "dc1");
   EXPECT_EQ(local.blocked_for(), 2u);
   EXPECT_TRUE(local.Counts(5));
+}
+
+// Cassandra's block_for + pending: node 7 (dc1) and node 8 (dc2) are
+// pending replicas of a range that nodes 1-6 own now.
+TEST(ConsistencyTest, PendingReplicasRaiseWhatAWriteWaitsFor) {
+  ClusterLayout after_layout = TwoDatacenters();
+  after_layout.nodes.push_back({7, "dc1", "r7"});
+  after_layout.nodes.push_back({8, "dc2", "r8"});
+  const auto now = std::make_shared<const TokenRing>(TwoDatacenters());
+  const auto after = std::make_shared<const TokenRing>(after_layout);
+  auto with_pending = [&](ConsistencyLevel level, std::vector<NodeId> pending) {
+    Requirement requirement(level, now, "dc1");
+    requirement.AddPending(pending, after);
+    return requirement;
+  };
+  EXPECT_EQ(with_pending(CL_QUORUM, {7}).blocked_for(), 5u);
+  EXPECT_EQ(with_pending(CL_ONE, {7}).blocked_for(), 2u);
+  EXPECT_EQ(with_pending(CL_ALL, {7, 8}).blocked_for(), 8u);
+  EXPECT_EQ(with_pending(CL_ANY, {7}).blocked_for(), 1u);  // a hint still serves
+  // A local level counts a pending replica of its own datacenter only.
+  EXPECT_EQ(with_pending(CL_LOCAL_QUORUM, {7}).blocked_for(), 3u);
+  EXPECT_EQ(with_pending(CL_LOCAL_QUORUM, {8}).blocked_for(), 2u);
+  EXPECT_TRUE(with_pending(CL_LOCAL_QUORUM, {7}).Counts(7));
+  EXPECT_FALSE(with_pending(CL_LOCAL_QUORUM, {8}).Counts(8));
+  EXPECT_FALSE(with_pending(CL_LOCAL_QUORUM, {7}).SatisfiedBy({1, 2}));
+  EXPECT_TRUE(with_pending(CL_LOCAL_QUORUM, {7}).SatisfiedBy({1, 2, 7}));
+  // EACH_QUORUM: the pending replica's datacenter needs one answer more.
+  const Requirement each = with_pending(CL_EACH_QUORUM, {8});
+  EXPECT_EQ(each.blocked_for(), 5u);
+  EXPECT_FALSE(each.SatisfiedBy({1, 2, 4, 5}));
+  EXPECT_TRUE(each.SatisfiedBy({1, 2, 4, 5, 8}));
 }
 
 }  // namespace

@@ -287,7 +287,7 @@ TEST(CqlBootstrap, AUseStatementNamesTheKeyspaceOfTheTablesAfterIt) {
   EXPECT_NE(bootstrap.schema->FindTable("shop", "carts"), nullptr);
 }
 
-TEST(CqlReplication, EachTableIsReplicatedByItsKeyspacesRing) {
+TEST(CqlReplication, EachTableIsReplicatedAsItsKeyspace) {
   const std::shared_ptr<const TokenRing> cluster = TwoDatacenterRing();
   SchemaLog log(std::make_shared<Schema>(), cluster);
   for (const char* statement : {"CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
@@ -299,15 +299,21 @@ TEST(CqlReplication, EachTableIsReplicatedByItsKeyspacesRing) {
     log.Append({"", statement});
   }
   const std::string one = log.schema()->FindTable("one", "t")->storage, west = log.schema()->FindTable("west", "t")->storage;
+  EXPECT_EQ(log.ReplicationOf(one).strategy, ReplicationConfig::Strategy::kSimple);
+  EXPECT_EQ(log.ReplicationOf(one).replication_factor, 1u);
+  EXPECT_EQ(log.ReplicationOf(west).per_datacenter, (std::map<std::string, uint32_t>{{"dc2", 2}}));
+  // Under it, the cluster's nodes place a table's replicas: dc2's only for west.
+  ClusterLayout layout = cluster->layout();
+  layout.replication = log.ReplicationOf(west);
+  const TokenRing west_ring(layout);
   for (charybdis::Token token : {int64_t{-7}, int64_t{0}, int64_t{123456789}}) {
-    EXPECT_EQ(log.RingOf(one)->ReplicasOf(token).size(), 1u);
-    for (NodeId replica : log.RingOf(west)->ReplicasOf(token)) EXPECT_GE(replica, 4u);  // dc2's nodes
-    EXPECT_EQ(log.RingOf(west)->ReplicasOf(token).size(), 2u);
+    for (NodeId replica : west_ring.ReplicasOf(token)) EXPECT_GE(replica, 4u);  // dc2's nodes
+    EXPECT_EQ(west_ring.ReplicasOf(token).size(), 2u);
   }
-  // The cluster's replication shares the cluster's ring; other tables use it.
-  EXPECT_EQ(log.RingOf(log.schema()->FindTable("same", "t")->storage), cluster);
-  EXPECT_EQ(log.RingOf(kSchemaLogTable), cluster);
-  EXPECT_EQ(log.RingOf("kv"), cluster);
+  // Tables outside CQL keyspaces are replicated as the cluster.
+  EXPECT_EQ(log.ReplicationOf(log.schema()->FindTable("same", "t")->storage), cluster->layout().replication);
+  EXPECT_EQ(log.ReplicationOf(kSchemaLogTable), cluster->layout().replication);
+  EXPECT_EQ(log.ReplicationOf("kv"), cluster->layout().replication);
 }
 
 TEST(CqlSystemTables, DescribeThemselvesAndTheUserSchema) {

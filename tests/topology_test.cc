@@ -60,7 +60,7 @@ Topology Must(const absl::StatusOr<Topology>& next) {
 // Every token of the ring, probed at its vnode tokens and between them.
 std::vector<Token> Probes(const Placement& placement) {
   std::vector<Token> probes;
-  for (const auto& vnode : placement.after().tokens()) {
+  for (const auto& vnode : placement.after()->tokens()) {
     probes.push_back(vnode.token);
     probes.push_back(vnode.token + 1);
   }
@@ -105,7 +105,7 @@ TEST(TopologyTest, AJoinWritesToTheNewNodeFirstThenReadsFromIt) {
   const Topology reads_moved = Must(joining.Apply(Step(Entry::Kind::kReadNew, 4)));
   const Placement new_reads(reads_moved, Rf(3), 1);
   for (Token token : Probes(new_reads)) {
-    EXPECT_EQ(new_reads.ReadReplicasOf(token), new_reads.after().ReplicasOf(token));
+    EXPECT_EQ(new_reads.ReadReplicasOf(token), new_reads.after()->ReplicasOf(token));
     EXPECT_EQ(new_reads.WriteReplicasOf(token).pending, old_reads.WriteReplicasOf(token).pending);
   }
 
@@ -116,7 +116,7 @@ TEST(TopologyTest, AJoinWritesToTheNewNodeFirstThenReadsFromIt) {
   const Placement after(joined, Rf(3), 1);
   for (Token token : Probes(after)) {
     EXPECT_TRUE(after.WriteReplicasOf(token).pending.empty());
-    EXPECT_EQ(after.ReadReplicasOf(token), new_reads.after().ReplicasOf(token));
+    EXPECT_EQ(after.ReadReplicasOf(token), new_reads.after()->ReplicasOf(token));
   }
 }
 
@@ -144,8 +144,8 @@ TEST(TopologyTest, APlacementsRingsKeepTheShardCount) {
   // Clients and ctl route to a replica's shard by the ring's count.
   const Topology joining = Must(Cluster(3).Apply(Begin(Operation::kJoin, 4, NewMember(4, "r1", Cluster(3)))));
   const Placement placement(joining, Rf(3), 7);
-  EXPECT_EQ(placement.now().layout().shards_per_node, 7u);
-  EXPECT_EQ(placement.after().layout().shards_per_node, 7u);
+  EXPECT_EQ(placement.now()->layout().shards_per_node, 7u);
+  EXPECT_EQ(placement.after()->layout().shards_per_node, 7u);
 }
 
 TEST(TopologyTest, OneOperationRunsAtATimeAndTheRefusalSaysWhich) {

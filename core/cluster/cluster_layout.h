@@ -40,6 +40,7 @@ struct ClusterLayout {
   ReplicationConfig replication;
 
   const NodeInfo& node(NodeId id) const;
+  const NodeInfo* Find(NodeId id) const;  // nullptr when not a node of the layout
 };
 
 }  // namespace charybdis

@@ -8,12 +8,16 @@
 
 namespace charybdis {
 
-const NodeInfo& ClusterLayout::node(NodeId id) const {
+const NodeInfo* ClusterLayout::Find(NodeId id) const {
   // By id order; ids have gaps once nodes have left (core/topology/).
   auto it = std::lower_bound(nodes.begin(), nodes.end(), id, [](const NodeInfo& info, NodeId wanted) { return info.id < wanted; });
-  CHARYBDIS_ASSERT(it != nodes.end());
-  CHARYBDIS_ASSERT(it->id == id);
-  return *it;
+  return it != nodes.end() && it->id == id ? &*it : nullptr;
+}
+
+const NodeInfo& ClusterLayout::node(NodeId id) const {
+  const NodeInfo* found = Find(id);
+  CHARYBDIS_ASSERT(found != nullptr);
+  return *found;
 }
 
 std::vector<Token> DrawTokensOfNewNode(uint64_t token_seed, NodeId node, uint32_t count, const std::set<Token>& taken) {

@@ -11,12 +11,14 @@
 namespace charybdis {
 
 Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, const cql::SchemaLog& schema_log,
-                         LivenessView& liveness, ShardMetrics& metrics, HintManager& hints)
+                         topology::Placements& placements, LivenessView& liveness, ShardMetrics& metrics,
+                         HintManager& hints)
     : context_{.env = env,
                .config = config,
                .liveness = liveness,
                .metrics = metrics,
                .hints = hints,
+               .placements = placements,
                .local_datacenter = config.ring->layout().node(env.self.node).datacenter,
                // 31 random bits: the top bit marks hint replays (HintManager).
                .request_id_base = (env.random->Next() >> 33) << 32,
@@ -297,19 +299,35 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
   });
 }
 
+absl::StatusOr<Coordinator::WritePlan> Coordinator::PlanWrite(const std::string& table, Token token,
+                                                               ConsistencyLevel level) {
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement =
+      context_.placements.For(schema_log_.ReplicationOf(table));
+  if (!placement.ok()) return placement.status();
+  const topology::Placement::Replicas replicas = (*placement)->WriteReplicasOf(token);
+  WritePlan plan{Requirement(level, (*placement)->now(), context_.local_datacenter), replicas.natural};
+  if (!replicas.pending.empty()) {
+    plan.requirement.AddPending(replicas.pending, (*placement)->after());
+    plan.replicas.insert(plan.replicas.end(), replicas.pending.begin(), replicas.pending.end());
+  }
+  CHARYBDIS_ASSERT(plan.replicas.size() == replicas.natural.size() + replicas.pending.size());
+  return plan;
+}
+
 std::optional<ClientResponse> Coordinator::UnavailableFor(const std::string& table, const std::string& partition_key,
-                                                          ConsistencyLevel level) const {
-  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(table);
-  const Requirement requirement(level, *ring, context_.local_datacenter);
+                                                          ConsistencyLevel level) {
+  const absl::StatusOr<WritePlan> plan = PlanWrite(table, TokenOf(partition_key), level);
+  if (!plan.ok()) return Unplaceable(level, plan.status());
   std::vector<NodeId> live;
-  for (NodeId replica : ring->ReplicasOf(TokenOf(partition_key))) {
+  for (NodeId replica : plan->replicas) {
     if (context_.liveness.IsUp(replica)) live.push_back(replica);
   }
-  CHARYBDIS_ASSERT(requirement.blocked_for() >= 1);
-  CHARYBDIS_ASSERT(live.size() <= ring->total_replication_factor());
+  CHARYBDIS_ASSERT(plan->requirement.blocked_for() >= 1);
+  CHARYBDIS_ASSERT(live.size() <= plan->replicas.size());
   const bool hints_can_serve = level == CL_ANY && context_.config.coordinator.hinted_handoff;
-  if (requirement.SatisfiedBy(live) || hints_can_serve) return std::nullopt;
-  return Unavailable(level, requirement.Counted(live), requirement.blocked_for(), "not enough live replicas");
+  if (plan->requirement.SatisfiedBy(live) || hints_can_serve) return std::nullopt;
+  return Unavailable(level, plan->requirement.Counted(live), plan->requirement.blocked_for(),
+                     "not enough live replicas");
 }
 
 void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
@@ -332,13 +350,13 @@ void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, Consi
 void Coordinator::StartWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
                              std::function<void(ClientResponse)> reply) {
   const Token token = TokenOf(mutation.partition_key());
-  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(mutation.table());
+  absl::StatusOr<WritePlan> plan = PlanWrite(mutation.table(), token, level);
+  CHARYBDIS_ASSERT(plan.ok());  // UnavailableFor planned it in this same step
   const uint64_t id = context_.NextRequestId();
-  CHARYBDIS_ASSERT(ring != nullptr);
   CHARYBDIS_ASSERT(id != 0);
   auto handler = std::make_shared<WriteHandler>(
-      context_, id, Requirement(level, *ring, context_.local_datacenter), token, ring->ReplicasOf(token),
-      std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); });
+      context_, id, std::move(plan->requirement), token, std::move(plan->replicas), std::move(mutation), timestamp,
+      std::move(reply), [this, id] { pending_.erase(id); });
   Track(id, handler);
   CHARYBDIS_ASSERT(pending_.count(id) == 1);
   handler->Start();
@@ -356,7 +374,7 @@ std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas
         !requirement.Counts(replica)) {
       continue;
     }
-    const bool same_dc = context_.config.ring->layout().node(replica).datacenter == context_.local_datacenter;
+    const bool same_dc = context_.placements.DatacenterOf(replica) == context_.local_datacenter;
     (same_dc ? local : remote).push_back(replica);
   }
   Shuffle(local, *context_.env.random);
@@ -388,8 +406,14 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
   context_.metrics.coordinator_reads++;
   CHARYBDIS_ASSERT(!IsSerial(op.consistency()));
   const Token token = TokenOf(op.partition_key());
-  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());
-  Requirement requirement(op.consistency(), *ring, context_.local_datacenter);
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement =
+      context_.placements.For(schema_log_.ReplicationOf(op.table()));
+  if (!placement.ok()) {
+    context_.metrics.read_unavailable++;
+    return Reply(client, client_request_id, Unplaceable(op.consistency(), placement.status()));
+  }
+  const std::shared_ptr<const TokenRing>& ring = (*placement)->reads();
+  Requirement requirement(op.consistency(), ring, context_.local_datacenter);
   std::vector<NodeId> targets = ReadTargets(ring->ReplicasOf(token), requirement);
   if (targets.size() < requirement.blocked_for()) {
     context_.metrics.read_unavailable++;
@@ -464,10 +488,10 @@ std::vector<NodeId> Coordinator::BatchlogNodes() {
   // Cassandra's choice: two live nodes of this datacenter other than this
   // one (in random order), or this one when no other is up.
   std::vector<NodeId> candidates;
-  for (const NodeInfo& node : context_.config.ring->layout().nodes) {
-    if (node.id != context_.env.self.node && node.datacenter == context_.local_datacenter &&
-        context_.liveness.IsUp(node.id)) {
-      candidates.push_back(node.id);
+  for (const auto& [id, member] : context_.placements.topology().members()) {
+    if (id != context_.env.self.node && member.datacenter == context_.local_datacenter &&
+        member.state == topology::NodeState::kNormal && context_.liveness.IsUp(id)) {
+      candidates.push_back(id);
     }
   }
   Shuffle(candidates, *context_.env.random);
@@ -493,9 +517,15 @@ void Coordinator::Scan(const Address& client, uint64_t client_request_id, const 
   CHARYBDIS_ASSERT(op.start_token() <= op.end_token());
   CHARYBDIS_ASSERT(!IsSerial(op.consistency()));
   context_.metrics.coordinator_reads++;
-  std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(op.table());
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement =
+      context_.placements.For(schema_log_.ReplicationOf(op.table()));
+  if (!placement.ok()) {
+    context_.metrics.read_unavailable++;
+    return Reply(client, client_request_id, Unplaceable(op.consistency(), placement.status()));
+  }
+  std::shared_ptr<const TokenRing> ring = (*placement)->reads();
   CHARYBDIS_ASSERT(ring != nullptr);
-  Requirement requirement(op.consistency(), *ring, context_.local_datacenter);
+  Requirement requirement(op.consistency(), ring, context_.local_datacenter);
   auto handler = std::make_shared<ScanHandler>(
       context_, std::move(ring), requirement, op,
       [this, requirement](const std::vector<NodeId>& replicas) { return ReadTargets(replicas, requirement); },

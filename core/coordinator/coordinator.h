@@ -26,8 +26,9 @@ class Coordinator {
  public:
   // `schema_log`: the CQL tables (and the log's own), which change with
   // DDL; the config's tables do not.
-  Coordinator(ShardEnv env, const NodeConfig& config, const cql::SchemaLog& schema_log, LivenessView& liveness,
-              ShardMetrics& metrics, HintManager& hints);
+  // `placements`: who replicates what, at the shard's topology version.
+  Coordinator(ShardEnv env, const NodeConfig& config, const cql::SchemaLog& schema_log,
+              topology::Placements& placements, LivenessView& liveness, ShardMetrics& metrics, HintManager& hints);
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
 
@@ -58,8 +59,16 @@ class Coordinator {
   void Write(const Address& client, uint64_t client_request_id, const WriteOp& op);
   // Why a write is malformed, or "". REQUIRES: its table exists.
   std::string WriteProblem(const WriteOp& op) const;
+  // Who a write goes to and what it waits for: the natural replicas and the
+  // pending ones, block_for + pending (docs/topology.md). Refused when the
+  // topology cannot place the table's replication.
+  struct WritePlan {
+    Requirement requirement;
+    std::vector<NodeId> replicas;  // natural, then pending
+  };
+  absl::StatusOr<WritePlan> PlanWrite(const std::string& table, Token token, ConsistencyLevel level);
   std::optional<ClientResponse> UnavailableFor(const std::string& table, const std::string& partition_key,
-                                               ConsistencyLevel level) const;
+                                               ConsistencyLevel level);
   // RunMutation once the table and the live replicas are checked.
   void StartWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
                   std::function<void(ClientResponse)> reply);

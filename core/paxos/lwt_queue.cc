@@ -171,10 +171,28 @@ std::shared_ptr<ProposerShell> LwtQueue::RunPaxos(Token token, const std::string
   request.serial_level = serial_level;
   request.batch = std::move(batch);
   request.read = std::move(read);
-  const std::shared_ptr<const TokenRing> ring = schema_log_.RingOf(table);
-  const Requirement quorum(serial_level == CL_LOCAL_SERIAL ? CL_LOCAL_QUORUM : CL_QUORUM, *ring,
-                           context_.local_datacenter);
-  request.replicas = ring->ReplicasOf(token);
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement =
+      context_.placements.For(schema_log_.ReplicationOf(table));
+  if (!placement.ok()) return Refuse(request, Unplaceable(serial_level, placement.status()), replies, after);
+  // During a topology change the pending replica takes part, and a quorum
+  // is ScyllaDB's natural/2 + 1 + pending: a majority of the owners before
+  // and of the owners after (docs/topology.md). More than one pending
+  // replica is refused, as Cassandra and ScyllaDB do.
+  const topology::Placement::Replicas replicas = (*placement)->WriteReplicasOf(token);
+  if (replicas.pending.size() > 1) {
+    const uint32_t involved = static_cast<uint32_t>(replicas.natural.size() + replicas.pending.size());
+    return Refuse(request,
+                  Unavailable(serial_level, involved, involved + 1,
+                              "more than one pending replica: Paxos cannot run during this topology change"),
+                  replies, after);
+  }
+  Requirement quorum(serial_level == CL_LOCAL_SERIAL ? CL_LOCAL_QUORUM : CL_QUORUM, (*placement)->now(),
+                     context_.local_datacenter);
+  request.replicas = replicas.natural;
+  if (!replicas.pending.empty()) {
+    quorum.AddPending(replicas.pending, (*placement)->after());
+    request.replicas.push_back(replicas.pending.front());
+  }
   for (NodeId replica : request.replicas) {
     if (quorum.Counts(replica)) request.participants.push_back(replica);
   }
@@ -208,18 +226,22 @@ std::shared_ptr<ProposerShell> LwtQueue::StartRound(Proposer::Request request, s
   for (NodeId participant : request.participants) live += context_.liveness.IsUp(participant);
   CHARYBDIS_ASSERT(live <= request.participants.size());
   if (live < request.quorum) {
-    (request.batch.empty() ? context_.metrics.read_unavailable : context_.metrics.write_unavailable) +=
-        replies.size();
-    const ClientResponse response =
-        Unavailable(request.serial_level, live, request.quorum, "not enough live replicas for Paxos");
-    for (const auto& reply : replies) reply(response);
-    if (after) after();
-    return nullptr;
+    return Refuse(request, Unavailable(request.serial_level, live, request.quorum, "not enough live replicas for Paxos"),
+                  replies, after);
   }
   auto proposer = std::make_shared<ProposerShell>(context_, ballots_, std::move(request), std::move(replies),
                                                   std::move(after));
   proposer->Start();
   return proposer;
+}
+
+std::shared_ptr<ProposerShell> LwtQueue::Refuse(const Proposer::Request& request, const ClientResponse& response,
+                                                const std::vector<Reply>& replies, const std::function<void()>& after) {
+  CHARYBDIS_ASSERT(response.code() != ClientResponse::OK);
+  (request.batch.empty() ? context_.metrics.read_unavailable : context_.metrics.write_unavailable) += replies.size();
+  for (const auto& reply : replies) reply(response);
+  if (after) after();
+  return nullptr;
 }
 
 }  // namespace charybdis

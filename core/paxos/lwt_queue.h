@@ -73,8 +73,8 @@ class LwtQueue {
   // Runs one Paxos round for a partition: the conditional writes of
   // `batch` (one reply each), or a serial read when it is empty (one or
   // more replies). `after` runs once the round has answered its clients.
-  // Returns the round's proposer, or null when too few replicas are up to
-  // start it.
+  // Returns the round's proposer, or null when it could not start: too few
+  // replicas up, or a topology change that Paxos cannot run during.
   std::shared_ptr<ProposerShell> RunPaxos(Token token, const std::string& table,
                                           const std::string& partition_key, ConsistencyLevel serial_level,
                                           std::vector<CasOp> batch, ReadOp read, std::vector<Reply> replies,
@@ -84,6 +84,9 @@ class LwtQueue {
   // participants are up than its quorum.
   std::shared_ptr<ProposerShell> StartRound(Proposer::Request request, std::vector<Reply> replies,
                                             std::function<void()> after);
+  // Answers every reply of a round that cannot start with `response`.
+  std::shared_ptr<ProposerShell> Refuse(const Proposer::Request& request, const ClientResponse& response,
+                                        const std::vector<Reply>& replies, const std::function<void()>& after);
 
   CoordinatorContext& context_;
   const cql::SchemaLog& schema_log_;

@@ -57,12 +57,14 @@ absl::Status ValidForRead(ConsistencyLevel level) {
 
 bool IsSerial(ConsistencyLevel level) { return level == CL_SERIAL || level == CL_LOCAL_SERIAL; }
 
-Requirement::Requirement(ConsistencyLevel level, const TokenRing& ring,
+Requirement::Requirement(ConsistencyLevel level, std::shared_ptr<const TokenRing> ring,
                          const std::string& local_datacenter)
-    : level_(level), layout_(ring.layout()), local_datacenter_(local_datacenter) {
-  const bool simple = layout_.replication.strategy == ReplicationConfig::Strategy::kSimple;
-  const uint32_t all = ring.total_replication_factor();
-  const uint32_t local = simple ? all : ring.ReplicationFactorIn(local_datacenter);
+    : level_(level), ring_(std::move(ring)), local_datacenter_(local_datacenter) {
+  CHARYBDIS_ASSERT(ring_ != nullptr);
+  const ClusterLayout& layout = ring_->layout();
+  const bool simple = layout.replication.strategy == ReplicationConfig::Strategy::kSimple;
+  const uint32_t all = ring_->total_replication_factor();
+  const uint32_t local = simple ? all : ring_->ReplicationFactorIn(local_datacenter);
   switch (level) {
     case CL_ANY:
     case CL_ONE: blocked_for_ = 1; break;
@@ -83,7 +85,7 @@ Requirement::Requirement(ConsistencyLevel level, const TokenRing& ring,
         blocked_for_ = all / 2 + 1;
         break;
       }
-      for (const auto& [datacenter, factor] : layout_.replication.per_datacenter) {
+      for (const auto& [datacenter, factor] : layout.replication.per_datacenter) {
         if (factor == 0) continue;
         per_datacenter_[datacenter] = factor / 2 + 1;
         blocked_for_ += factor / 2 + 1;
@@ -98,8 +100,29 @@ Requirement::Requirement(ConsistencyLevel level, const TokenRing& ring,
   CHARYBDIS_ASSERT(!local_only_ || !simple);
 }
 
+void Requirement::AddPending(const std::vector<NodeId>& pending, std::shared_ptr<const TokenRing> after) {
+  CHARYBDIS_ASSERT(after != nullptr);
+  CHARYBDIS_ASSERT(after_ == nullptr);  // once
+  after_ = std::move(after);
+  if (level_ == CL_ANY) return;  // a hint anywhere still serves
+  const uint32_t before = blocked_for_;
+  for (NodeId replica : pending) {
+    if (!Counts(replica)) continue;
+    blocked_for_++;
+    if (!per_datacenter_.empty()) per_datacenter_[DatacenterOf(replica)]++;
+  }
+  CHARYBDIS_ASSERT(blocked_for_ >= before);
+  CHARYBDIS_ASSERT(blocked_for_ <= before + pending.size());
+}
+
+const std::string& Requirement::DatacenterOf(NodeId replica) const {
+  if (const NodeInfo* natural = ring_->layout().Find(replica)) return natural->datacenter;
+  CHARYBDIS_ASSERT(after_ != nullptr);  // not a replica of the ring: a pending one
+  return after_->layout().node(replica).datacenter;
+}
+
 bool Requirement::Counts(NodeId replica) const {
-  return !local_only_ || layout_.node(replica).datacenter == local_datacenter_;
+  return !local_only_ || DatacenterOf(replica) == local_datacenter_;
 }
 
 uint32_t Requirement::Counted(const std::vector<NodeId>& answered) const {
@@ -113,7 +136,7 @@ bool Requirement::SatisfiedBy(const std::vector<NodeId>& answered) const {
   CHARYBDIS_ASSERT(blocked_for_ >= 1);
   if (per_datacenter_.empty()) return Counted(answered) >= blocked_for_;
   std::map<std::string, uint32_t> per_datacenter;
-  for (NodeId replica : answered) per_datacenter[layout_.node(replica).datacenter]++;
+  for (NodeId replica : answered) per_datacenter[DatacenterOf(replica)]++;
   for (const auto& [datacenter, needed] : per_datacenter_) {
     if (per_datacenter[datacenter] < needed) return false;
   }
@@ -135,6 +158,13 @@ ClientResponse Unavailable(ConsistencyLevel level, uint32_t alive, uint32_t bloc
   response.set_alive(alive);
   response.set_blocked_for(blocked_for);
   response.set_message(why);
+  return response;
+}
+
+ClientResponse Unplaceable(ConsistencyLevel level, const absl::Status& why) {
+  CHARYBDIS_ASSERT(!why.ok());
+  ClientResponse response = Unavailable(level, 0, 1, "the topology cannot place the replication");
+  response.set_message(absl::StrCat(response.message(), ": ", why.message()));
   return response;
 }
 

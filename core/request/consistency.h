@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ inline ConsistencyLevel SerialLevelOf(const CasOp& op) { return SerialOrDefault(
 
 // Too few live replicas: refused before anything was sent.
 ClientResponse Unavailable(ConsistencyLevel level, uint32_t alive, uint32_t blocked_for, const char* why);
+// The topology cannot place the replication at all (fewer owners in a
+// datacenter than its factor): Unavailable, no replica alive, saying why.
+ClientResponse Unplaceable(ConsistencyLevel level, const absl::Status& why);
 
 // How many replica answers a consistency level blocks for, and which
 // answers count (Cassandra's db/ConsistencyLevel.java):
@@ -35,7 +39,15 @@ ClientResponse Unavailable(ConsistencyLevel level, uint32_t alive, uint32_t bloc
 // every replica (as if the cluster were one datacenter).
 class Requirement {
  public:
-  Requirement(ConsistencyLevel level, const TokenRing& ring, const std::string& local_datacenter);
+  // `ring`: the ring of the replicas asked (shared: a request keeps the
+  // ring it started with, also once the topology moved on).
+  Requirement(ConsistencyLevel level, std::shared_ptr<const TokenRing> ring, const std::string& local_datacenter);
+
+  // Cassandra's block_for + pending: during a topology change a write also
+  // waits for each pending replica its level counts (of `after`, the ring
+  // once the change is done), so that it is on enough owners of the ring
+  // before and of the ring after (docs/topology.md). ANY stays at one.
+  void AddPending(const std::vector<NodeId>& pending, std::shared_ptr<const TokenRing> after);
 
   ConsistencyLevel level() const { return level_; }
   uint32_t blocked_for() const { return blocked_for_; }
@@ -47,8 +59,11 @@ class Requirement {
   uint32_t Counted(const std::vector<NodeId>& answered) const;
 
  private:
+  const std::string& DatacenterOf(NodeId replica) const;
+
   ConsistencyLevel level_;
-  const ClusterLayout& layout_;
+  std::shared_ptr<const TokenRing> ring_;
+  std::shared_ptr<const TokenRing> after_;  // set by AddPending
   std::string local_datacenter_;
   bool local_only_ = false;
   uint32_t blocked_for_ = 0;

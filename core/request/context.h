@@ -10,6 +10,7 @@
 #include "core/cluster/node_config.h"
 #include "core/env/shard_env.h"
 #include "core/data/token.h"
+#include "core/topology/placements.h"
 #include "proto/data.pb.h"
 
 namespace charybdis {
@@ -24,6 +25,8 @@ struct CoordinatorContext {
   LivenessView& liveness;
   ShardMetrics& metrics;
   HintManager& hints;
+  // Who replicates what, at the newest topology version the shard holds.
+  topology::Placements& placements;
   std::string local_datacenter;
   // Ids are (nonce of this life << 32 | counter): answers to an earlier life
   // of the shard (still on the wire after a restart) match no request.

@@ -16,34 +16,24 @@ std::string SchemaLogKey(uint64_t sequence) {
 uint64_t SchemaLogSequence(std::string_view key) { return key.size() == 8 ? ReadBigEndian(key, 8) : 0; }
 
 SchemaLog::SchemaLog(std::shared_ptr<const Schema> bootstrap, std::shared_ptr<const TokenRing> cluster_ring)
-    : datacenters_(DatacentersOf(cluster_ring->layout())), rings_{std::move(cluster_ring)} {
+    : datacenters_(DatacentersOf(cluster_ring->layout())), cluster_replication_(cluster_ring->layout().replication) {
   CHARYBDIS_ASSERT(bootstrap != nullptr);
   SetSchema(std::move(bootstrap));
 }
 
-std::shared_ptr<const TokenRing> SchemaLog::RingOf(const std::string& storage_table) const {
-  auto it = table_rings_.find(storage_table);
-  return it == table_rings_.end() ? rings_.front() : it->second;
+const ReplicationConfig& SchemaLog::ReplicationOf(const std::string& storage_table) const {
+  auto it = table_replications_.find(storage_table);
+  return it == table_replications_.end() ? cluster_replication_ : it->second;
 }
 
 std::map<std::string, ReplicationConfig> SchemaLog::Replications() const {
-  std::map<std::string, ReplicationConfig> replications{{"the cluster", rings_.front()->layout().replication}};
+  std::map<std::string, ReplicationConfig> replications{{"the cluster", cluster_replication_}};
   for (const auto& [name, keyspace] : schema_->keyspaces()) {
     if (!IsReplicatedStrategy(keyspace.replication.at("class"))) continue;
     replications.emplace("keyspace " + name, ReplicationConfigOf(keyspace.replication));
   }
   CHARYBDIS_ASSERT(!replications.empty());
   return replications;
-}
-
-std::shared_ptr<const TokenRing> SchemaLog::RingFor(const ReplicationConfig& replication) {
-  CHARYBDIS_ASSERT(!rings_.empty());  // the cluster's ring comes first
-  for (const std::shared_ptr<const TokenRing>& ring : rings_) {
-    if (ring->layout().replication == replication) return ring;
-  }
-  ClusterLayout layout = rings_.front()->layout();
-  layout.replication = replication;
-  return rings_.emplace_back(std::make_shared<const TokenRing>(layout));
 }
 
 absl::Status SchemaLog::ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const {
@@ -70,12 +60,12 @@ void SchemaLog::SetSchema(std::shared_ptr<const Schema> schema) {
   version_ = schema_->Version();
   storage_tables_ = StorageTables(*schema_);
   storage_tables_[kSchemaLogTable] = {kSchemaLogKeyspaceColumn, kSchemaLogStatementColumn};
-  table_rings_.clear();
+  table_replications_.clear();
   for (const auto& [name, table] : schema_->tables()) {
     CHARYBDIS_ASSERT(schema_->FindKeyspace(table.keyspace) != nullptr);  // a table's keyspace exists
     const Keyspace& keyspace = *schema_->FindKeyspace(table.keyspace);
     if (!IsReplicatedStrategy(keyspace.replication.at("class"))) continue;
-    table_rings_[table.storage] = RingFor(ReplicationConfigOf(keyspace.replication));
+    table_replications_[table.storage] = ReplicationConfigOf(keyspace.replication);
   }
 }
 

@@ -39,8 +39,8 @@ uint64_t SchemaLogSequence(std::string_view key);
 class SchemaLog {
  public:
   // `cluster_ring`: the ring of the cluster's own replication, for
-  // tables outside CQL keyspaces; its layout (nodes, tokens) is every
-  // keyspace's, under the keyspace's replication.
+  // tables outside CQL keyspaces; its layout's datacenters are those
+  // CREATE KEYSPACE checks replication factors against.
   SchemaLog(std::shared_ptr<const Schema> bootstrap, std::shared_ptr<const TokenRing> cluster_ring);
 
   // Whether `entry` would apply after every entry so far: true when it
@@ -58,10 +58,10 @@ class SchemaLog {
   // The storage tables of the CQL tables, and the log's own: name ->
   // columns (with the row marker), for the coordinators' checks.
   const std::map<std::string, std::set<std::string>>& storage_tables() const { return storage_tables_; }
-  // Who replicates a storage table: its keyspace's ring for a CQL table,
-  // the cluster's for any other (the config's tables, the schema log).
-  // Shared: a request keeps the ring it started with.
-  std::shared_ptr<const TokenRing> RingOf(const std::string& storage_table) const;
+  // How a storage table is replicated: as its keyspace for a CQL table,
+  // as the cluster for any other (the config's tables, the schema log).
+  // Who the replicas are is the topology's (core/topology/placements.h).
+  const ReplicationConfig& ReplicationOf(const std::string& storage_table) const;
   // Every replication in use, by whose it is: "the cluster" (the config's
   // tables and the logs) and "keyspace NAME" for each replicated keyspace.
   // A topology change must leave enough owners for each.
@@ -70,14 +70,9 @@ class SchemaLog {
  private:
   absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const;
   void SetSchema(std::shared_ptr<const Schema> schema);
-  // The ring of a replication: one per distinct replication ever seen (a
-  // handful), the cluster's first. Never dropped, so that what a request
-  // took from a ring outlives a schema change.
-  std::shared_ptr<const TokenRing> RingFor(const ReplicationConfig& replication);
-
   Datacenters datacenters_;
-  std::vector<std::shared_ptr<const TokenRing>> rings_;
-  std::map<std::string, std::shared_ptr<const TokenRing>> table_rings_;  // CQL storage table -> ring
+  ReplicationConfig cluster_replication_;
+  std::map<std::string, ReplicationConfig> table_replications_;  // CQL storage table -> its keyspace's
   std::vector<SchemaLogEntry> entries_;
   std::shared_ptr<const Schema> schema_;
   std::string version_;

@@ -84,8 +84,6 @@ Placement::Replicas Placement::WriteReplicasOf(Token token) const {
   return replicas;
 }
 
-const std::vector<NodeId>& Placement::ReadReplicasOf(Token token) const {
-  return reads_moved_ ? after_->ReplicasOf(token) : now_->ReplicasOf(token);
-}
+const std::vector<NodeId>& Placement::ReadReplicasOf(Token token) const { return reads()->ReplicasOf(token); }
 
 }  // namespace charybdis::topology

@@ -34,8 +34,12 @@ class Placement {
   const std::vector<NodeId>& ReadReplicasOf(Token token) const;
 
   uint64_t version() const { return version_; }
-  const TokenRing& now() const { return *now_; }
-  const TokenRing& after() const { return *after_; }
+  const ReplicationConfig& replication() const { return now_->layout().replication; }
+  // Shared: a request keeps the rings it started with.
+  const std::shared_ptr<const TokenRing>& now() const { return now_; }
+  const std::shared_ptr<const TokenRing>& after() const { return after_; }
+  // The ring reads go to: now's until the operation's reads move.
+  const std::shared_ptr<const TokenRing>& reads() const { return reads_moved_ ? after_ : now_; }
 
  private:
   uint64_t version_ = 0;

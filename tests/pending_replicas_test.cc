@@ -1,0 +1,172 @@
+// The data path during a topology change (docs/topology.md), on a
+// simulated 4-node cluster (RF 3) whose node 4 has begun to decommission:
+// writes go to the pending replica too and wait for block_for + pending
+// answers, Paxos quorums are natural/2 + 1 + pending, and reads move to
+// the new owners only when the operation says so.
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_replace.h"
+#include "core/data/token.h"
+#include "core/topology/placement.h"
+#include "core/topology/topology_log.h"
+#include "sim/cluster.h"
+#include "tests/requests.h"
+#include "tests/scenario_text.h"
+
+namespace charybdis::sim {
+namespace {
+
+using testing::BaseScenario;
+using testing::MustParse;
+using topology::Entry;
+using topology::Operation;
+
+std::string FourNodes() {
+  return absl::StrReplaceAll(BaseScenario("schema { table { name: \"t\" column: \"a\" } }"),
+                             {{"rack { name: \"r3\" nodes: 1 }", "rack { name: \"r3\" nodes: 1 } rack { name: \"r4\" nodes: 1 }"}});
+}
+
+class PendingReplicasTest : public ::testing::Test {
+ protected:
+  PendingReplicasTest()
+      : scenario_(MustParse(FourNodes())),
+        buggify_(false, Random(1)),
+        cluster_(simulator_, scenario_, Random(11), buggify_),
+        client_(cluster_.AddClient(0)) {
+    cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
+      answers_[message.client_response().request_id()] = message.client_response();
+    });
+    cluster_.StartAll();
+    RunFor(500 * kMillisecond);
+  }
+
+  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
+
+  // Sends to `node`'s shard that owns `key` (shard 0 for a topology
+  // change) and waits up to 6 s for the answer.
+  ClientResponse Call(ClientRequest request, const std::string& key, NodeId node = 1) {
+    request.set_request_id(++sent_);
+    const ShardId shard = request.has_topology_change() ? 0 : ShardOf(TokenOf(key), 2);
+    Envelope message;
+    *message.mutable_client_request() = std::move(request);
+    cluster_.network().Send(Address{client_, 0}, Address{node, shard}, std::move(message));
+    const uint64_t id = sent_;
+    for (int i = 0; i < 600 && !answers_.count(id); i++) RunFor(10 * kMillisecond);
+    EXPECT_TRUE(answers_.count(id)) << "no answer";
+    return answers_[id];
+  }
+
+  // Appends a step of node 4's decommission, and lets every node hear of it.
+  void Step(Entry::Kind kind) {
+    Entry entry;
+    entry.kind = kind;
+    entry.operation = Operation::kDecommission;
+    entry.node = 4;
+    ClientRequest request;
+    for (const auto& [column, value] : topology::EntryColumns(entry)) {
+      (*request.mutable_topology_change()->mutable_entry())[column] = value;
+    }
+    const ClientResponse answer = Call(request, "");
+    ASSERT_EQ(answer.code(), ClientResponse::OK) << answer.message();
+    RunFor(1000 * kMillisecond);
+    for (NodeId node = 1; node <= 4; node++) {
+      ASSERT_EQ(cluster_.node(node).TopologyLog(1).topology().version(), answer.topology_version()) << node;
+    }
+  }
+
+  // A key node 4 replicates now, and the node that takes it over.
+  struct Moving {
+    std::string key;
+    std::vector<NodeId> natural;
+    NodeId pending = 0;
+  };
+  Moving KeyThatMoves() {
+    const topology::Placement placement(cluster_.node(1).TopologyLog().topology(),
+                                        cluster_.ring()->layout().replication, 2);
+    for (int i = 0;; i++) {
+      const std::string key = "k" + std::to_string(i);
+      const topology::Placement::Replicas replicas = placement.WriteReplicasOf(TokenOf(key));
+      if (replicas.pending.empty()) continue;
+      EXPECT_EQ(replicas.pending.size(), 1u);
+      return Moving{key, replicas.natural, replicas.pending.front()};
+    }
+  }
+
+  Simulator simulator_;
+  LoadedScenario scenario_;
+  SimBuggify buggify_;
+  Cluster cluster_;
+  NodeId client_;
+  uint64_t sent_ = 0;
+  std::map<uint64_t, ClientResponse> answers_;
+};
+
+TEST_F(PendingReplicasTest, AWriteDuringAMoveReachesThePendingReplica) {
+  Step(Entry::Kind::kBegin);
+  const Moving moving = KeyThatMoves();
+  ASSERT_NE(std::find(moving.natural.begin(), moving.natural.end(), NodeId{4}), moving.natural.end());
+  ASSERT_EQ(Call(::charybdis::testing::PutRequest("t", "a", moving.key, "v", CL_ONE), moving.key).code(),
+            ClientResponse::OK);
+  RunFor(500 * kMillisecond);
+  Step(Entry::Kind::kReadNew);
+  // Reads now go to the owners after the move. With every other node down,
+  // a read at ONE can only be answered by the pending replica, which holds
+  // the write only if the coordinator sent it there.
+  NodeId coordinator = 0;
+  for (NodeId node = 1; node <= 4; node++) {
+    if (node != moving.pending && coordinator == 0) coordinator = node;
+  }
+  for (NodeId node = 1; node <= 4; node++) {
+    if (node != moving.pending && node != coordinator) cluster_.Crash(node);
+  }
+  RunFor(1500 * kMillisecond);  // convicted
+  const ClientResponse read = Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, coordinator);
+  ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+  ASSERT_EQ(read.rows_size(), 1) << "the pending replica did not get the write";
+  EXPECT_EQ(::charybdis::testing::FirstValue(read), "v");
+}
+
+TEST_F(PendingReplicasTest, AWriteWaitsForBlockForPlusPending) {
+  Step(Entry::Kind::kBegin);
+  const Moving moving = KeyThatMoves();
+  cluster_.Crash(moving.pending);
+  RunFor(1500 * kMillisecond);
+  const NodeId coordinator = moving.natural.front();
+  // ALL: the three natural replicas and the pending one.
+  const ClientResponse all = Call(::charybdis::testing::PutRequest("t", "a", moving.key, "v", CL_ALL), moving.key, coordinator);
+  EXPECT_EQ(all.code(), ClientResponse::UNAVAILABLE);
+  EXPECT_EQ(all.alive(), 3u);
+  EXPECT_EQ(all.blocked_for(), 4u);
+  // QUORUM: 2 + 1 of 4, and three are up.
+  const ClientResponse quorum =
+      Call(::charybdis::testing::PutRequest("t", "a", moving.key, "v", CL_QUORUM), moving.key, coordinator);
+  EXPECT_EQ(quorum.code(), ClientResponse::OK) << quorum.message();
+}
+
+TEST_F(PendingReplicasTest, PaxosDuringAMoveNeedsAQuorumOfTheOwnersBeforeAndAfter) {
+  Step(Entry::Kind::kBegin);
+  const Moving moving = KeyThatMoves();
+  NodeId natural_down = 0;  // a natural replica other than node 4
+  for (NodeId node : moving.natural) {
+    if (node != 4 && natural_down == 0) natural_down = node;
+  }
+  cluster_.Crash(moving.pending);
+  cluster_.Crash(natural_down);
+  RunFor(1500 * kMillisecond);
+  // Two of the three owners now are up, a quorum of them; but only one of
+  // the owners after is (node 4 leaves), so natural/2 + 1 + pending = 3.
+  const ClientResponse refused = Call(
+      ::charybdis::testing::IfNotExistsRequest("t", "a", moving.key, "v"), moving.key, 4);
+  EXPECT_EQ(refused.code(), ClientResponse::UNAVAILABLE) << refused.message();
+  EXPECT_EQ(refused.alive(), 2u);
+  EXPECT_EQ(refused.blocked_for(), 3u);
+  cluster_.Restart(moving.pending);
+  RunFor(1500 * kMillisecond);
+  const ClientResponse written = Call(
+      ::charybdis::testing::IfNotExistsRequest("t", "a", moving.key, "v"), moving.key, 4);
+  EXPECT_EQ(written.code(), ClientResponse::OK) << written.message();
+}
+
+}  // namespace
+}  // namespace charybdis::sim
