@@ -110,21 +110,51 @@ TEST_F(PendingReplicasTest, AWriteDuringAMoveReachesThePendingReplica) {
             ClientResponse::OK);
   RunFor(500 * kMillisecond);
   Step(Entry::Kind::kReadNew);
-  // Reads now go to the owners after the move. With every other node down,
-  // a read at ONE can only be answered by the pending replica, which holds
-  // the write only if the coordinator sent it there.
-  NodeId coordinator = 0;
-  for (NodeId node = 1; node <= 4; node++) {
-    if (node != moving.pending && coordinator == 0) coordinator = node;
-  }
-  for (NodeId node = 1; node <= 4; node++) {
-    if (node != moving.pending && node != coordinator) cluster_.Crash(node);
+  // Reads now go to the owners after the move. With the other two down, a
+  // read at ONE that node 4 (no owner after) coordinates can only be
+  // answered by the pending replica, which holds the write only if the
+  // coordinator sent it there.
+  for (NodeId node : moving.natural) {
+    if (node != 4) cluster_.Crash(node);
   }
   RunFor(1500 * kMillisecond);  // convicted
-  const ClientResponse read = Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, coordinator);
+  const ClientResponse read = Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, 4);
   ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
   ASSERT_EQ(read.rows_size(), 1) << "the pending replica did not get the write";
   EXPECT_EQ(::charybdis::testing::FirstValue(read), "v");
+}
+
+// Nothing streams in these tests, so what was written before the move is
+// on the owners now only: a read shows which ring it went to.
+TEST_F(PendingReplicasTest, ReadsMoveToTheOwnersAfterOnlyWithTheirStage) {
+  const Moving moving = [this] {
+    Step(Entry::Kind::kBegin);
+    return KeyThatMoves();
+  }();
+  Step(Entry::Kind::kRollBack);
+  ASSERT_EQ(Call(::charybdis::testing::PutRequest("t", "a", moving.key, "old", CL_ALL), moving.key).code(),
+            ClientResponse::OK);
+  Step(Entry::Kind::kBegin);
+  // Node 4 coordinates, the pending replica is up, the two other owners are down.
+  for (NodeId node : moving.natural) {
+    if (node != 4) cluster_.Crash(node);
+  }
+  RunFor(1500 * kMillisecond);
+  const ClientResponse before = Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, 4);
+  ASSERT_EQ(before.code(), ClientResponse::OK) << before.message();
+  EXPECT_EQ(before.rows_size(), 1) << "read old: node 4 answers";
+  for (NodeId node : moving.natural) {
+    if (node != 4) cluster_.Restart(node);
+  }
+  RunFor(1500 * kMillisecond);
+  Step(Entry::Kind::kReadNew);
+  for (NodeId node : moving.natural) {
+    if (node != 4) cluster_.Crash(node);
+  }
+  RunFor(1500 * kMillisecond);
+  const ClientResponse after = Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, 4);
+  ASSERT_EQ(after.code(), ClientResponse::OK) << after.message();
+  EXPECT_EQ(after.rows_size(), 0) << "read new: only the pending replica may answer, and nothing streamed to it";
 }
 
 TEST_F(PendingReplicasTest, AWriteWaitsForBlockForPlusPending) {
