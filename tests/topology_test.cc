@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "core/env/random.h"
 #include "core/topology/placement.h"
+#include "core/topology/stream_plan.h"
 #include "core/topology/topology.h"
 #include "core/topology/topology_log.h"
 
@@ -280,6 +282,78 @@ TEST(TopologyTest, EveryStepOfRandomOperationsGivesATokenOnePendingReplicaAtMost
     ASSERT_FALSE(topology.move().has_value());
   }
   EXPECT_GT(topology.version(), 200u);
+}
+
+// The (to, from) pairs of a plan whose spans hold `token`.
+std::set<std::pair<NodeId, NodeId>> PlannedAt(const std::vector<Transfer>& plan, Token token) {
+  std::set<std::pair<NodeId, NodeId>> pairs;
+  for (const Transfer& transfer : plan) {
+    for (const TokenSpan& span : transfer.spans) {
+      if (span.first <= token && token <= span.last) pairs.insert({transfer.to, transfer.from});
+    }
+  }
+  return pairs;
+}
+
+// Checks a plan at every probe: each pending replica gets the token from
+// exactly the sources `sources_of(natural, after)` names, and nothing else
+// streams; spans are ascending, disjoint and merged.
+void ExpectPlan(const Topology& topology, const std::function<std::vector<NodeId>(const std::vector<NodeId>&,
+                                                                                  const std::vector<NodeId>&)>& sources_of) {
+  const Placement placement(topology, Rf(3), 1);
+  const std::vector<Transfer> plan = PlanStreams(topology, Rf(3));
+  ASSERT_FALSE(plan.empty());
+  for (const Transfer& transfer : plan) {
+    for (size_t i = 1; i < transfer.spans.size(); i++) {
+      EXPECT_LT(transfer.spans[i - 1].last + 1, transfer.spans[i].first) << "unmerged or overlapping spans";
+    }
+  }
+  for (Token token : Probes(placement)) {
+    const Placement::Replicas replicas = placement.WriteReplicasOf(token);
+    std::set<std::pair<NodeId, NodeId>> expected;
+    for (NodeId to : replicas.pending) {
+      for (NodeId from : sources_of(replicas.natural, placement.after()->ReplicasOf(token))) expected.insert({to, from});
+    }
+    EXPECT_EQ(PlannedAt(plan, token), expected) << "token " << token;
+  }
+}
+
+TEST(StreamPlanTest, AJoiningNodeGetsEachRangeFromTheReplicaItDisplaces) {
+  const Topology cluster = Cluster(5);
+  const Topology joining = Must(cluster.Apply(Begin(Operation::kJoin, 6, NewMember(6, "r3", cluster))));
+  ExpectPlan(joining, [](const std::vector<NodeId>& natural, const std::vector<NodeId>& after) {
+    std::vector<NodeId> displaced;
+    for (NodeId node : natural) {
+      if (std::find(after.begin(), after.end(), node) == after.end()) displaced.push_back(node);
+    }
+    return displaced;
+  });
+  for (const Transfer& transfer : PlanStreams(joining, Rf(3))) EXPECT_EQ(transfer.to, 6u);
+}
+
+TEST(StreamPlanTest, ALeavingNodeSendsEveryRangeItGivesUp) {
+  const Topology leaving = Must(Cluster(5).Apply(Begin(Operation::kDecommission, 2)));
+  ExpectPlan(leaving, [](const std::vector<NodeId>&, const std::vector<NodeId>&) { return std::vector<NodeId>{2}; });
+}
+
+// The node that loses the ranges is dead: every survivor sends, so that a
+// write acknowledged by it and one other is not lost.
+TEST(StreamPlanTest, ADeadNodesRangesComeFromEverySurvivor) {
+  const Topology removing = Must(Cluster(5).Apply(Begin(Operation::kRemove, 4)));
+  auto survivors = [](const std::vector<NodeId>& natural, const std::vector<NodeId>&) {
+    std::vector<NodeId> alive;
+    for (NodeId node : natural) {
+      if (node != 4) alive.push_back(node);
+    }
+    return alive;
+  };
+  ExpectPlan(removing, survivors);
+  const Topology cluster = Cluster(5);
+  Member fresh = NewMember(6, cluster.Find(4)->rack, cluster);
+  fresh.tokens.clear();
+  const Topology replacing = Must(cluster.Apply(Begin(Operation::kReplace, 6, fresh, 4)));
+  ExpectPlan(replacing, survivors);
+  for (const Transfer& transfer : PlanStreams(replacing, Rf(3))) EXPECT_EQ(transfer.to, 6u);
 }
 
 TEST(TopologyLogTest, EntriesSurviveTheirRowsAndAMalformedRowIsNamed) {

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/cluster/cluster_layout.h"
+#include "core/data/token.h"
+#include "core/topology/topology.h"
+
+namespace charybdis::topology {
+
+// A token range, both ends inclusive (as StreamRanges carries it).
+struct TokenSpan {
+  Token first = 0;
+  Token last = 0;
+  bool operator==(const TokenSpan&) const = default;
+};
+
+// What one pending replica must receive from one source before the
+// operation's reads move.
+struct Transfer {
+  NodeId to = 0;
+  NodeId from = 0;
+  std::vector<TokenSpan> spans;  // ascending, disjoint, adjacent ones merged
+};
+
+// The streaming an operation in progress needs, for one replication
+// (docs/topology.md "Streaming"): every token range gains a pending
+// replica, which receives it
+// - from the one owner that loses the range, when that owner is alive by
+//   design (join: the displaced replica; decommission: the leaving node),
+//   so that a write acknowledged at QUORUM before the move cannot be
+//   missed by a stale source;
+// - from every surviving owner of the range when the owner that loses it
+//   is dead (removenode, replace), merged on arrival.
+// Ordered by (to, from). REQUIRES: an operation in progress, and
+// CheckPlaceable(topology, replication).
+std::vector<Transfer> PlanStreams(const Topology& topology, const ReplicationConfig& replication);
+
+}  // namespace charybdis::topology
