@@ -54,7 +54,11 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                      for (const auto& [table, columns] : schema_log_.storage_tables()) tables.push_back(table);
                      return tables;
                    }),
-      hints_(env_, config, liveness_, metrics_),
+      hints_(env_, config, liveness_, metrics_,
+             [this](NodeId node) {
+               const topology::Member* member = topology_log_.topology().Find(node);
+               return member != nullptr && member->state == topology::NodeState::kLeft;
+             }),
       coordinator_(env_, config, schema_log_, placements_, liveness_, metrics_, hints_) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
   CHARYBDIS_ASSERT(env.self.shard < config.shards);

@@ -47,6 +47,7 @@ inline constexpr std::string_view kProbes[] = {
     "hints.replayed",
     "hints.replay_timed_out",
     "hints.replay_refused_by_disk",
+    "hints.dropped_for_left_node",
     // Storage (core/replica/stored_partition.cc, core/paxos/acceptor.cc,
     // core/hints/hint_manager.cc, core/cluster/failure_detector.cc).
     "storage.corrupt_entry",

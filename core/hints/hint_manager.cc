@@ -23,12 +23,13 @@ constexpr size_t kHintKeySize = 1 + 4 + 8;
 
 }  // namespace
 
-HintManager::HintManager(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
-                         ShardMetrics& metrics)
+HintManager::HintManager(ShardEnv env, const NodeConfig& config, LivenessView& liveness, ShardMetrics& metrics,
+                         std::function<bool(NodeId)> has_left)
     : env_(env),
       config_(config),
       liveness_(liveness),
       metrics_(metrics),
+      has_left_(std::move(has_left)),
       // A nonce per life, as for the coordinator's ids; the top bit set.
       request_id_base_((uint64_t{1} << 63) | ((env.random->Next() >> 33) << 32)) {}
 
@@ -54,9 +55,15 @@ void HintManager::Start() {
 void HintManager::Tick() {
   // A busy shard may miss a tick: replays only come later.
   if (!env_.buggify->Fires("hints.skip_replay_tick")) {
+    std::vector<NodeId> left;
     for (NodeId target : targets_) {
-      if (liveness_.IsUp(target)) ReplayTo(target);
+      if (has_left_(target)) {
+        left.push_back(target);
+      } else if (liveness_.IsUp(target)) {
+        ReplayTo(target);
+      }
     }
+    for (NodeId target : left) Excise(target);
   }
   env_.clock->After(config_.coordinator.hint_replay_interval, [this] { Tick(); });
 }
@@ -64,7 +71,7 @@ void HintManager::Tick() {
 void HintManager::Store(NodeId target, const PartitionData& mutation,
                         std::function<void(bool)> done) {
   const Nanos down_for = liveness_.DownFor(target, env_.clock->Now());
-  if (!started_ || down_for >= config_.coordinator.max_hint_window) {
+  if (!started_ || down_for >= config_.coordinator.max_hint_window || has_left_(target)) {
     if (started_) CHARYBDIS_PROBE(env_.probes, "hints.expired_window");
     metrics_.hints_dropped++;
     done(false);
@@ -87,6 +94,31 @@ void HintManager::Store(NodeId target, const PartitionData& mutation,
                         stored_for_[target]++;
                         done(true);
                       });
+}
+
+void HintManager::Excise(NodeId target) {
+  // As Cassandra excises a removed endpoint's hints: the node never comes
+  // back under its id, and its ranges were streamed to their new owners.
+  if (!excising_.insert(target).second) return;  // already under way
+  const std::string prefix = TargetPrefix(target);
+  const uint64_t stored_before = stored_for_[target];
+  env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), SIZE_MAX, [this, target, stored_before](auto hints) {
+    if (!hints.ok()) {
+      excising_.erase(target);  // the next tick tries again
+      return;
+    }
+    WriteBatch batch;
+    for (const KeyValue& hint : *hints) batch.Delete(hint.key);
+    const uint64_t count = hints->size();
+    env_.storage->Apply(std::move(batch), Durability::kSynced, [this, target, stored_before, count](absl::Status status) {
+      excising_.erase(target);
+      if (!status.ok()) return;
+      metrics_.hints_dropped += count;
+      CHARYBDIS_PROBE(env_.probes, "hints.dropped_for_left_node");
+      // Unless a hint stored before the node left arrived meanwhile.
+      if (stored_for_[target] == stored_before) targets_.erase(target);
+    });
+  });
 }
 
 void HintManager::OnTargetUp(NodeId target) {

@@ -25,8 +25,10 @@ namespace charybdis {
 // Stored as  'h' be32(target) be64(sequence) -> PartitionData.
 class HintManager {
  public:
-  HintManager(ShardEnv env, const NodeConfig& config, LivenessView& liveness,
-              ShardMetrics& metrics);
+  // `has_left`: whether a node left the cluster for good (the topology
+  // says `left`); its hints are dropped (docs/topology.md).
+  HintManager(ShardEnv env, const NodeConfig& config, LivenessView& liveness, ShardMetrics& metrics,
+              std::function<bool(NodeId)> has_left);
   HintManager(const HintManager&) = delete;
   HintManager& operator=(const HintManager&) = delete;
 
@@ -55,12 +57,15 @@ class HintManager {
   void OnScanned(NodeId target, uint64_t stored_before,
                  absl::StatusOr<std::vector<KeyValue>> hints);
   void Send(NodeId target, const KeyValue& hint);
+  // Deletes every hint for a target that left, and counts them dropped.
+  void Excise(NodeId target);
   void OnReplayTimeout(NodeId target, uint64_t request_id);
 
   ShardEnv env_;
   const NodeConfig& config_;
   LivenessView& liveness_;
   ShardMetrics& metrics_;
+  const std::function<bool(NodeId)> has_left_;
   bool started_ = false;
   uint64_t next_sequence_ = 1;
   const uint64_t request_id_base_;
@@ -68,6 +73,7 @@ class HintManager {
   std::set<NodeId> targets_;  // may have hints stored
   std::map<NodeId, uint64_t> stored_for_;  // hints stored per target, this life
   std::map<NodeId, Replay> replays_;
+  std::set<NodeId> excising_;
 };
 
 }  // namespace charybdis

@@ -67,7 +67,7 @@ struct ShardMetrics {
   // Hinted handoff.
   uint64_t hints_written = 0;
   uint64_t hints_sent = 0;
-  uint64_t hints_dropped = 0;  // not stored: the target was down too long
+  uint64_t hints_dropped = 0;  // not stored (the target was down too long), or the target left
   // Logged batches: stored in batch logs by this coordinator, and replayed
   // from this node's batch log (their coordinator did not finish them).
   uint64_t batches_logged = 0;
