@@ -95,6 +95,20 @@ class PendingReplicasTest : public ::testing::Test {
     }
   }
 
+  // Crashes (or restarts) the owners now other than node 4, those that stay
+  // owners after its decommission, and waits for the others to see it.
+  void SetStayingOwnersDown(const Moving& moving, bool down) {
+    for (NodeId node : moving.natural) {
+      if (node == 4) continue;
+      if (down) {
+        cluster_.Crash(node);
+      } else {
+        cluster_.Restart(node);
+      }
+    }
+    RunFor(1500 * kMillisecond);
+  }
+
   Simulator simulator_;
   LoadedScenario scenario_;
   SimBuggify buggify_;
@@ -116,10 +130,7 @@ TEST_F(PendingReplicasTest, AWriteDuringAMoveReachesThePendingReplica) {
   // read at ONE that node 4 (no owner after) coordinates can only be
   // answered by the pending replica, which holds the write only if the
   // coordinator sent it there.
-  for (NodeId node : moving.natural) {
-    if (node != 4) cluster_.Crash(node);
-  }
-  RunFor(1500 * kMillisecond);  // convicted
+  SetStayingOwnersDown(moving, true);
   const ClientResponse read = Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, 4);
   ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
   ASSERT_EQ(read.rows_size(), 1) << "the pending replica did not get the write";
@@ -138,22 +149,13 @@ TEST_F(PendingReplicasTest, ReadsMoveToTheOwnersAfterOnlyWithTheirStage) {
             ClientResponse::OK);
   Step(Entry::Kind::kBegin);
   // Node 4 coordinates, the pending replica is up, the two other owners are down.
-  for (NodeId node : moving.natural) {
-    if (node != 4) cluster_.Crash(node);
-  }
-  RunFor(1500 * kMillisecond);
+  SetStayingOwnersDown(moving, true);
   const ClientResponse before = Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, 4);
   ASSERT_EQ(before.code(), ClientResponse::OK) << before.message();
   EXPECT_EQ(before.rows_size(), 1) << "read old: node 4 answers";
-  for (NodeId node : moving.natural) {
-    if (node != 4) cluster_.Restart(node);
-  }
-  RunFor(1500 * kMillisecond);
+  SetStayingOwnersDown(moving, false);
   Step(Entry::Kind::kReadNew);
-  for (NodeId node : moving.natural) {
-    if (node != 4) cluster_.Crash(node);
-  }
-  RunFor(1500 * kMillisecond);
+  SetStayingOwnersDown(moving, true);
   const ClientResponse after = Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, 4);
   ASSERT_EQ(after.code(), ClientResponse::OK) << after.message();
   EXPECT_EQ(after.rows_size(), 0) << "read new: only the pending replica may answer, and nothing streamed to it";

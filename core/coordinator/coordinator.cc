@@ -284,7 +284,8 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
   }
   context_.metrics.coordinator_writes++;
   // Checked before the timestamp is drawn: a refused write draws none.
-  if (std::optional<ClientResponse> unavailable = UnavailableFor(op.table(), op.partition_key(), op.consistency())) {
+  absl::StatusOr<WritePlan> plan = PlanWrite(op.table(), TokenOf(op.partition_key()), op.consistency());
+  if (std::optional<ClientResponse> unavailable = UnavailableFor(plan, op.consistency())) {
     context_.metrics.write_unavailable++;
     return Reply(client, client_request_id, *std::move(unavailable));
   }
@@ -294,15 +295,18 @@ void Coordinator::Write(const Address& client, uint64_t client_request_id, const
   mutation.set_partition_key(op.partition_key());
   CHARYBDIS_ASSERT(timestamp > 0);
   MutationOf(op, timestamp).ToProto(&mutation);
-  StartWrite(std::move(mutation), timestamp, op.consistency(), [this, client, client_request_id](ClientResponse response) {
+  StartWrite(*std::move(plan), std::move(mutation), timestamp, [this, client, client_request_id](ClientResponse response) {
     Reply(client, client_request_id, std::move(response));
   });
 }
 
+absl::StatusOr<std::shared_ptr<const topology::Placement>> Coordinator::PlacementOf(const std::string& table) const {
+  return context_.placements.For(schema_log_.ReplicationOf(table));
+}
+
 absl::StatusOr<Coordinator::WritePlan> Coordinator::PlanWrite(const std::string& table, Token token,
                                                                ConsistencyLevel level) {
-  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement =
-      context_.placements.For(schema_log_.ReplicationOf(table));
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement = PlacementOf(table);
   if (!placement.ok()) return placement.status();
   const topology::Placement::Replicas replicas = (*placement)->WriteReplicasOf(token);
   WritePlan plan{Requirement(level, (*placement)->now(), context_.local_datacenter), replicas.natural};
@@ -314,9 +318,8 @@ absl::StatusOr<Coordinator::WritePlan> Coordinator::PlanWrite(const std::string&
   return plan;
 }
 
-std::optional<ClientResponse> Coordinator::UnavailableFor(const std::string& table, const std::string& partition_key,
-                                                          ConsistencyLevel level) {
-  const absl::StatusOr<WritePlan> plan = PlanWrite(table, TokenOf(partition_key), level);
+std::optional<ClientResponse> Coordinator::UnavailableFor(const absl::StatusOr<WritePlan>& plan,
+                                                          ConsistencyLevel level) const {
   if (!plan.ok()) return Unplaceable(level, plan.status());
   std::vector<NodeId> live;
   for (NodeId replica : plan->replicas) {
@@ -340,22 +343,22 @@ void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, Consi
     return reply(std::move(invalid));
   }
   context_.metrics.coordinator_writes++;
-  if (std::optional<ClientResponse> unavailable = UnavailableFor(mutation.table(), mutation.partition_key(), level)) {
+  absl::StatusOr<WritePlan> plan = PlanWrite(mutation.table(), TokenOf(mutation.partition_key()), level);
+  if (std::optional<ClientResponse> unavailable = UnavailableFor(plan, level)) {
     context_.metrics.write_unavailable++;
     return reply(*std::move(unavailable));
   }
-  StartWrite(std::move(mutation), timestamp, level, std::move(reply));
+  StartWrite(*std::move(plan), std::move(mutation), timestamp, std::move(reply));
 }
 
-void Coordinator::StartWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
+void Coordinator::StartWrite(WritePlan plan, PartitionData mutation, Timestamp timestamp,
                              std::function<void(ClientResponse)> reply) {
   const Token token = TokenOf(mutation.partition_key());
-  absl::StatusOr<WritePlan> plan = PlanWrite(mutation.table(), token, level);
-  CHARYBDIS_ASSERT(plan.ok());  // UnavailableFor planned it in this same step
   const uint64_t id = context_.NextRequestId();
   CHARYBDIS_ASSERT(id != 0);
+  CHARYBDIS_ASSERT(!plan.replicas.empty());
   auto handler = std::make_shared<WriteHandler>(
-      context_, id, std::move(plan->requirement), token, std::move(plan->replicas), std::move(mutation), timestamp,
+      context_, id, std::move(plan.requirement), token, std::move(plan.replicas), std::move(mutation), timestamp,
       std::move(reply), [this, id] { pending_.erase(id); });
   Track(id, handler);
   CHARYBDIS_ASSERT(pending_.count(id) == 1);
@@ -406,8 +409,7 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
   context_.metrics.coordinator_reads++;
   CHARYBDIS_ASSERT(!IsSerial(op.consistency()));
   const Token token = TokenOf(op.partition_key());
-  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement =
-      context_.placements.For(schema_log_.ReplicationOf(op.table()));
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement = PlacementOf(op.table());
   if (!placement.ok()) {
     context_.metrics.read_unavailable++;
     return Reply(client, client_request_id, Unplaceable(op.consistency(), placement.status()));
@@ -457,7 +459,8 @@ void Coordinator::Batch(const Address& client, uint64_t client_request_id, const
   std::vector<PartitionData> mutations;
   for (const auto& [key, partition] : partitions) {
     // Refused before anything is logged or written, as Cassandra does.
-    if (std::optional<ClientResponse> unavailable = UnavailableFor(key.first, key.second, op.consistency())) {
+    if (std::optional<ClientResponse> unavailable =
+            UnavailableFor(PlanWrite(key.first, TokenOf(key.second), op.consistency()), op.consistency())) {
       context_.metrics.write_unavailable++;
       return Reply(client, client_request_id, *std::move(unavailable));
     }
@@ -517,8 +520,7 @@ void Coordinator::Scan(const Address& client, uint64_t client_request_id, const 
   CHARYBDIS_ASSERT(op.start_token() <= op.end_token());
   CHARYBDIS_ASSERT(!IsSerial(op.consistency()));
   context_.metrics.coordinator_reads++;
-  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement =
-      context_.placements.For(schema_log_.ReplicationOf(op.table()));
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> placement = PlacementOf(op.table());
   if (!placement.ok()) {
     context_.metrics.read_unavailable++;
     return Reply(client, client_request_id, Unplaceable(op.consistency(), placement.status()));

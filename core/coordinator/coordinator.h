@@ -67,11 +67,13 @@ class Coordinator {
     std::vector<NodeId> replicas;  // natural, then pending
   };
   absl::StatusOr<WritePlan> PlanWrite(const std::string& table, Token token, ConsistencyLevel level);
-  std::optional<ClientResponse> UnavailableFor(const std::string& table, const std::string& partition_key,
-                                               ConsistencyLevel level);
-  // RunMutation once the table and the live replicas are checked.
-  void StartWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
+  // Unavailable when the plan was refused or too few of its replicas are up.
+  std::optional<ClientResponse> UnavailableFor(const absl::StatusOr<WritePlan>& plan, ConsistencyLevel level) const;
+  // A write once its table and its plan's live replicas are checked.
+  void StartWrite(WritePlan plan, PartitionData mutation, Timestamp timestamp,
                   std::function<void(ClientResponse)> reply);
+  // Who replicates a table, at the shard's topology version.
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> PlacementOf(const std::string& table) const;
   void Batch(const Address& client, uint64_t client_request_id, const BatchOp& op);
   // Where a logged batch goes first (core/batchlog/batchlog.h).
   std::vector<NodeId> BatchlogNodes();

@@ -72,7 +72,11 @@ void HintManager::Store(NodeId target, const PartitionData& mutation,
                         std::function<void(bool)> done) {
   const Nanos down_for = liveness_.DownFor(target, env_.clock->Now());
   if (!started_ || down_for >= config_.coordinator.max_hint_window || has_left_(target)) {
-    if (started_) CHARYBDIS_PROBE(env_.probes, "hints.expired_window");
+    if (started_ && has_left_(target)) {
+      CHARYBDIS_PROBE(env_.probes, "hints.dropped_for_left_node");
+    } else if (started_) {
+      CHARYBDIS_PROBE(env_.probes, "hints.expired_window");
+    }
     metrics_.hints_dropped++;
     done(false);
     return;

@@ -52,11 +52,10 @@ std::vector<Transfer> PlanStreams(const Topology& topology, const ReplicationCon
   CHARYBDIS_ASSERT(!bounds.empty());
   std::map<std::pair<NodeId, NodeId>, std::vector<TokenSpan>> spans;  // by (to, from), ascending
   auto plan = [&](Token owner_token, TokenSpan span) {
-    const std::vector<NodeId>& now = placement.now()->ReplicasOf(owner_token);
+    const Placement::Replicas replicas = placement.WriteReplicasOf(owner_token);
     const std::vector<NodeId>& after = placement.after()->ReplicasOf(owner_token);
-    for (NodeId to : after) {
-      if (std::find(now.begin(), now.end(), to) != now.end()) continue;
-      for (NodeId from : SourcesOf(*topology.move(), now, after)) AddSpan(spans[{to, from}], span);
+    for (NodeId to : replicas.pending) {
+      for (NodeId from : SourcesOf(*topology.move(), replicas.natural, after)) AddSpan(spans[{to, from}], span);
     }
   };
   // The wrapping range first, split in two: [min, first token] ...
