@@ -77,6 +77,11 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
           coordinator_.RunPaxosAmong(std::move(participants), std::move(cas), std::move(read), std::move(done));
         },
         [this] { return schema_log_.Replications(); }, [this] { OnTopologyChange(); });
+    operation_driver_ = std::make_unique<topology::OperationDriver>(
+        env_, config.ring->layout().shards_per_node, topology_log_, [this] { return schema_log_.Replications(); },
+        [this](topology::Entry entry, std::function<void(ClientResponse)> answer) {
+          topology_agent_->Submit(std::move(entry), std::move(answer));
+        });
     batchlog_ = std::make_unique<Batchlog>(
         env_, config, metrics_,
         [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
@@ -127,6 +132,7 @@ void Shard::OnTopologyChange() {
   for (ShardId shard = 1; shard < config_.shards; shard++) {
     SendPerhapsLate(env_, "shard.topology_update_late", Address{env_.self.node, shard}, update);
   }
+  operation_driver_->OnTopologyChange();
 }
 
 void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
@@ -256,6 +262,10 @@ void Shard::OnDataPathMessage(const Envelope& message) {
       return;
     case Envelope::kStreamChunk:
       stream_jobs_.OnChunk(message.stream_chunk());
+      return;
+    case Envelope::kStreamRangesDone:
+      CHARYBDIS_ASSERT(operation_driver_ != nullptr);  // only drivers ask, from shard 0
+      operation_driver_->OnStreamDone(message);
       return;
     case Envelope::kReplicaWriteAck:
       if (HintManager::IsHintRequest(message.replica_write_ack().request_id())) {

@@ -28,8 +28,10 @@ TopologyWorkload::TopologyWorkload(Simulator& simulator, Cluster& cluster, std::
   CHARYBDIS_ASSERT(layout.nodes.size() == cluster.size());
   const NodeInfo& last = layout.nodes.back();
   movable_ = topology::Member{last.id, "", last.datacenter, last.rack, {}, topology::NodeState::kNormal};
-  new_ids_[0] = static_cast<NodeId>(cluster.size() + 1);
-  new_ids_[1] = static_cast<NodeId>(cluster.size() + 2);
+  // Ids no simulated host has (clients take those after the nodes'): the
+  // newcomers never start, and what is sent to them is lost.
+  new_ids_[0] = kNewcomerIds;
+  new_ids_[1] = kNewcomerIds + 1;
   for (uint32_t i = 0; i < spec.operators(); i++) {
     auto op = std::make_unique<Operator>();
     op->id = cluster.AddClient(0);
@@ -67,6 +69,9 @@ topology::Entry TopologyWorkload::DrawEntry() {
   const bool arrives = entry.operation == Operation::kJoin || entry.operation == Operation::kReplace;
   entry.node = arrives ? newcomer : movable_.id;
   if (entry.operation == Operation::kReplace) entry.replaced = movable_.id;
+  // Any node drives it (operation_driver.h), or none, and the operators'
+  // own later stages race the driver's.
+  if (entry.kind == Entry::Kind::kBegin) entry.driver = static_cast<NodeId>(random_.Below(cluster_.size() + 1));
   if (entry.kind == Entry::Kind::kBegin && arrives) {
     entry.joining = movable_;
     entry.joining.id = newcomer;

@@ -50,6 +50,7 @@ class TopologyWorkload final : public Workload {
   // The node that may leave or be replaced (the last), and the new ids
   // that may join or replace it.
   topology::Member movable_;
+  static constexpr NodeId kNewcomerIds = 100000;
   NodeId new_ids_[2] = {0, 0};
 
   std::vector<AcknowledgedTopologyChange> acknowledged_;

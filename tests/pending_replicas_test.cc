@@ -6,117 +6,16 @@
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_replace.h"
-#include "core/data/token.h"
-#include "core/topology/placement.h"
-#include "core/topology/topology_log.h"
-#include "sim/cluster.h"
 #include "sim/scenario_checks.h"
+#include "tests/four_node_test.h"
 #include "tests/requests.h"
-#include "tests/scenario_text.h"
 
 namespace charybdis::sim {
 namespace {
 
-using testing::BaseScenario;
-using testing::MustParse;
 using topology::Entry;
-using topology::Operation;
 
-std::string FourNodes() {
-  return absl::StrReplaceAll(BaseScenario("schema { table { name: \"t\" column: \"a\" } }"),
-                             {{"rack { name: \"r3\" nodes: 1 }", "rack { name: \"r3\" nodes: 1 } rack { name: \"r4\" nodes: 1 }"}});
-}
-
-class PendingReplicasTest : public ::testing::Test {
- protected:
-  PendingReplicasTest()
-      : scenario_(MustParse(FourNodes())),
-        buggify_(false, Random(1)),
-        cluster_(simulator_, scenario_, Random(11), buggify_),
-        client_(cluster_.AddClient(0)) {
-    cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
-      answers_[message.client_response().request_id()] = message.client_response();
-    });
-    cluster_.StartAll();
-    RunFor(500 * kMillisecond);
-  }
-
-  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
-
-  // Sends to `node`'s shard that owns `key` (shard 0 for a topology
-  // change) and waits up to 6 s for the answer.
-  ClientResponse Call(ClientRequest request, const std::string& key, NodeId node = 1) {
-    request.set_request_id(++sent_);
-    const ShardId shard = request.has_topology_change() ? 0 : ShardOf(TokenOf(key), 2);
-    Envelope message;
-    *message.mutable_client_request() = std::move(request);
-    cluster_.network().Send(Address{client_, 0}, Address{node, shard}, std::move(message));
-    const uint64_t id = sent_;
-    for (int i = 0; i < 600 && !answers_.count(id); i++) RunFor(10 * kMillisecond);
-    EXPECT_TRUE(answers_.count(id)) << "no answer";
-    return answers_[id];
-  }
-
-  // Appends a step of node 4's decommission, and lets every node hear of it.
-  void Step(Entry::Kind kind) {
-    Entry entry;
-    entry.kind = kind;
-    entry.operation = Operation::kDecommission;
-    entry.node = 4;
-    ClientRequest request;
-    for (const auto& [column, value] : topology::EntryColumns(entry)) {
-      (*request.mutable_topology_change()->mutable_entry())[column] = value;
-    }
-    const ClientResponse answer = Call(request, "");
-    ASSERT_EQ(answer.code(), ClientResponse::OK) << answer.message();
-    RunFor(1000 * kMillisecond);
-    for (NodeId node = 1; node <= 4; node++) {
-      if (!cluster_.node(node).running()) continue;
-      ASSERT_EQ(cluster_.node(node).TopologyLog(1).topology().version(), answer.topology_version()) << node;
-    }
-  }
-
-  // A key node 4 replicates now, and the node that takes it over.
-  struct Moving {
-    std::string key;
-    std::vector<NodeId> natural;
-    NodeId pending = 0;
-  };
-  Moving KeyThatMoves() {
-    const topology::Placement placement(cluster_.node(1).TopologyLog().topology(),
-                                        cluster_.ring()->layout().replication, 2);
-    for (int i = 0;; i++) {
-      const std::string key = "k" + std::to_string(i);
-      const topology::Placement::Replicas replicas = placement.WriteReplicasOf(TokenOf(key));
-      if (replicas.pending.empty()) continue;
-      EXPECT_EQ(replicas.pending.size(), 1u);
-      return Moving{key, replicas.natural, replicas.pending.front()};
-    }
-  }
-
-  // Crashes (or restarts) the owners now other than node 4, those that stay
-  // owners after its decommission, and waits for the others to see it.
-  void SetStayingOwnersDown(const Moving& moving, bool down) {
-    for (NodeId node : moving.natural) {
-      if (node == 4) continue;
-      if (down) {
-        cluster_.Crash(node);
-      } else {
-        cluster_.Restart(node);
-      }
-    }
-    RunFor(1500 * kMillisecond);
-  }
-
-  Simulator simulator_;
-  LoadedScenario scenario_;
-  SimBuggify buggify_;
-  Cluster cluster_;
-  NodeId client_;
-  uint64_t sent_ = 0;
-  std::map<uint64_t, ClientResponse> answers_;
-};
+using PendingReplicasTest = FourNodeTest;
 
 TEST_F(PendingReplicasTest, AWriteDuringAMoveReachesThePendingReplica) {
   Step(Entry::Kind::kBegin);

@@ -356,6 +356,42 @@ TEST(StreamPlanTest, ADeadNodesRangesComeFromEverySurvivor) {
   for (const Transfer& transfer : PlanStreams(replacing, Rf(3))) EXPECT_EQ(transfer.to, 6u);
 }
 
+// Two replications' plans: one transfer per (to, from), spans unioned.
+TEST(StreamPlanTest, MergedTransfersUniteTheSpansOfEachPair) {
+  const std::vector<Transfer> merged = MergeTransfers({Transfer{2, 1, {{0, 10}, {30, 40}}},
+                                                       Transfer{3, 1, {{0, 5}}},
+                                                       Transfer{2, 1, {{5, 20}, {21, 25}, {41, 50}, {60, 70}}}});
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].to, 2u);
+  EXPECT_EQ(merged[0].spans, (std::vector<TokenSpan>{{0, 25}, {30, 50}, {60, 70}}));
+  EXPECT_EQ(merged[1].to, 3u);
+  EXPECT_EQ(merged[1].spans, (std::vector<TokenSpan>{{0, 5}}));
+  const Token max = std::numeric_limits<Token>::max();
+  EXPECT_EQ(MergeTransfers({Transfer{2, 1, {{max - 5, max}}}, Transfer{2, 1, {{max - 1, max}}}})[0].spans,
+            (std::vector<TokenSpan>{{max - 5, max}}));
+}
+
+// An operation's own node drives it, or a normal member; a node being
+// removed is dead and drives nothing.
+TEST(TopologyTest, TheDriverOfAnOperationIsItsNodeOrANormalMember) {
+  const Topology cluster = Cluster(5);
+  Entry decommission = Begin(Operation::kDecommission, 2);
+  for (NodeId driver : {0u, 2u, 3u}) {
+    decommission.driver = driver;
+    EXPECT_EQ(Must(cluster.Apply(decommission)).move()->driver, driver);
+  }
+  decommission.driver = 9;
+  EXPECT_NE(cluster.Apply(decommission).status().message().find("cannot drive"), std::string::npos);
+  Entry remove = Begin(Operation::kRemove, 4);
+  remove.driver = 4;
+  EXPECT_FALSE(cluster.Apply(remove).ok());
+  remove.driver = 1;
+  EXPECT_EQ(Must(cluster.Apply(remove)).move()->driver, 1u);
+  Entry join = Begin(Operation::kJoin, 6, NewMember(6, "r3", cluster));
+  join.driver = 6;
+  EXPECT_EQ(Must(cluster.Apply(join)).move()->driver, 6u);
+}
+
 TEST(TopologyLogTest, EntriesSurviveTheirRowsAndAMalformedRowIsNamed) {
   const Topology cluster = Cluster(3);
   Member fresh = NewMember(5, cluster.Find(2)->rack, cluster);
@@ -368,6 +404,9 @@ TEST(TopologyLogTest, EntriesSurviveTheirRowsAndAMalformedRowIsNamed) {
     EXPECT_EQ(EntryColumns(*back), EntryColumns(entry));
     EXPECT_EQ(back->joining.tokens, entry.joining.tokens);
   }
+  Entry driven = Begin(Operation::kDecommission, 1);
+  driven.driver = 1;
+  EXPECT_EQ(EntryOfColumns(EntryColumns(driven))->driver, 1u);
   std::map<std::string, std::string> columns = EntryColumns(Begin(Operation::kJoin, 4, NewMember(4, "r1", cluster)));
   columns["tokens"] = "12,x";
   EXPECT_NE(EntryOfColumns(columns).status().message().find("not a number: x"), std::string::npos);

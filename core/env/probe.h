@@ -68,6 +68,12 @@ inline constexpr std::string_view kProbes[] = {
     "schema.read_before_refusing",
     // The topology agent (core/topology/topology_agent.cc).
     "topology.behind_a_peer",
+    "topology.driver_append_failed",
+    "topology.driver_finishes",
+    "topology.driver_resends_streams",
+    "topology.driver_stream_not_done",
+    "topology.driver_streamed",
+    "topology.driver_streams",
     "topology.entry_read",
     "topology.local_copy_lost",
     "topology.proposal_lost_race",

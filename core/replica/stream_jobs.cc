@@ -33,11 +33,11 @@ void StreamJobs::OnRequest(const Envelope& message) {
   const StreamRanges& request = message.stream_ranges();
   const Address requester{message.from_node(), message.from_shard()};
   if (absl::Status problem = RequestProblem(request, env_.self.node); !problem.ok()) {
-    return Answer(requester, request.request_id(), problem, 0);
+    return Answer(requester, request.request_id(), request.name(), problem, 0);
   }
   for (const auto& [id, job] : jobs_) {
     if (job.name == request.name()) {
-      return Answer(requester, request.request_id(),
+      return Answer(requester, request.request_id(), request.name(),
                     absl::AlreadyExistsError(absl::StrCat("streams named ", request.name(), " are running")), 0);
     }
   }
@@ -85,14 +85,16 @@ void StreamJobs::OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status 
     streams_.at(other)->Stop();  // Stop does not call back
     streams_.erase(other);
   }
-  Answer(job->second.requester, job->second.request_id, status, job->second.pairs);
+  Answer(job->second.requester, job->second.request_id, job->second.name, status, job->second.pairs);
   jobs_.erase(job);
 }
 
-void StreamJobs::Answer(const Address& to, uint64_t request_id, const absl::Status& status, uint64_t pairs) {
+void StreamJobs::Answer(const Address& to, uint64_t request_id, const std::string& name, const absl::Status& status,
+                        uint64_t pairs) {
   Envelope reply;
   StreamRangesDone& done = *reply.mutable_stream_ranges_done();
   done.set_request_id(request_id);
+  done.set_name(name);
   done.set_ok(status.ok());
   done.set_message(std::string(status.message()));
   done.set_pairs(pairs);

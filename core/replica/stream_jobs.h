@@ -40,7 +40,8 @@ class StreamJobs {
     uint64_t pairs = 0;
   };
   void OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status status);
-  void Answer(const Address& to, uint64_t request_id, const absl::Status& status, uint64_t pairs);
+  void Answer(const Address& to, uint64_t request_id, const std::string& name, const absl::Status& status,
+              uint64_t pairs);
 
   ShardEnv env_;
   Tables tables_;

@@ -68,4 +68,28 @@ std::vector<Transfer> PlanStreams(const Topology& topology, const ReplicationCon
   return transfers;
 }
 
+std::vector<Transfer> MergeTransfers(const std::vector<Transfer>& transfers) {
+  std::map<std::pair<NodeId, NodeId>, std::vector<TokenSpan>> spans;
+  for (const Transfer& transfer : transfers) {
+    std::vector<TokenSpan>& pair_spans = spans[{transfer.to, transfer.from}];
+    pair_spans.insert(pair_spans.end(), transfer.spans.begin(), transfer.spans.end());
+  }
+  std::vector<Transfer> merged;
+  for (auto& [pair, pair_spans] : spans) {
+    std::sort(pair_spans.begin(), pair_spans.end(),
+              [](const TokenSpan& a, const TokenSpan& b) { return a.first < b.first; });
+    Transfer& transfer = merged.emplace_back(Transfer{pair.first, pair.second, {}});
+    for (const TokenSpan& span : pair_spans) {
+      // Overlapping or adjacent to the last: extend it.
+      std::vector<TokenSpan>& out = transfer.spans;
+      if (!out.empty() && (out.back().last == kMaxToken || out.back().last + 1 >= span.first)) {
+        out.back().last = std::max(out.back().last, span.last);
+      } else {
+        out.push_back(span);
+      }
+    }
+  }
+  return merged;
+}
+
 }  // namespace charybdis::topology

@@ -37,4 +37,9 @@ struct Transfer {
 // CheckPlaceable(topology, replication).
 std::vector<Transfer> PlanStreams(const Topology& topology, const ReplicationConfig& replication);
 
+// One transfer per (to, from) of all of `transfers` (the plans of several
+// replications), each span list their union: every table streams it, so a
+// table may receive ranges only another replication needs, never fewer.
+std::vector<Transfer> MergeTransfers(const std::vector<Transfer>& transfers);
+
 }  // namespace charybdis::topology

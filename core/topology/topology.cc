@@ -93,6 +93,7 @@ absl::Status Topology::CheckBegin(const Entry& entry) const {
         busy.address, "), ", StageName(move_->stage), ", since version ", move_->since_version,
         "; one runs at a time"));
   }
+  if (absl::Status driver = CheckDriver(entry); !driver.ok()) return driver;
   const bool takes_new_node = entry.operation == Operation::kJoin || entry.operation == Operation::kReplace;
   if (takes_new_node) {
     const Member& joining = entry.joining;
@@ -133,10 +134,23 @@ absl::Status Topology::CheckBegin(const Entry& entry) const {
   return absl::OkStatus();
 }
 
+absl::Status Topology::CheckDriver(const Entry& entry) const {
+  if (entry.driver == 0) return absl::OkStatus();
+  // A node being removed is dead: it cannot drive its own removal.
+  if (entry.driver == entry.node && entry.operation != Operation::kRemove) return absl::OkStatus();
+  const Member* driver = Find(entry.driver);
+  if (driver == nullptr || driver->state != NodeState::kNormal || entry.driver == entry.node) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node ", entry.driver, " cannot drive the ", OperationName(entry.operation), " of node ", entry.node,
+                     ": a driver is the operation's own node or a normal member, never a node being removed"));
+  }
+  return absl::OkStatus();
+}
+
 Topology Topology::Begun(const Entry& entry) const {
   Topology next = *this;
   next.version_++;
-  next.move_ = Move{entry.operation, entry.node, entry.replaced, Stage::kWriteBothReadOld, next.version_};
+  next.move_ = Move{entry.operation, entry.node, entry.replaced, Stage::kWriteBothReadOld, next.version_, entry.driver};
   switch (entry.operation) {
     case Operation::kJoin:
       next.members_[entry.node] = entry.joining;

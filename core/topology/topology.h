@@ -49,6 +49,9 @@ struct Move {
   NodeId replaced = 0;  // kReplace: the dead node whose tokens it takes
   Stage stage = Stage::kWriteBothReadOld;
   uint64_t since_version = 0;  // the version that began it
+  // The node that streams and appends the later stages (operation_driver.h);
+  // 0: none, an operator appends each stage by hand.
+  NodeId driver = 0;
 };
 
 // One entry of the topology log.
@@ -66,6 +69,9 @@ struct Entry {
   // kBegin of a join or a replace: the new node (its tokens empty for a
   // replace, which takes the replaced node's).
   Member joining;
+  // kBegin: who drives the operation (Move::driver): the operation's own
+  // node or a normal member; 0 for none.
+  NodeId driver = 0;
 };
 
 class Topology {
@@ -93,6 +99,7 @@ class Topology {
 
  private:
   absl::Status CheckBegin(const Entry& entry) const;
+  absl::Status CheckDriver(const Entry& entry) const;
   Topology Begun(const Entry& entry) const;
   Topology Finished() const;
   Topology RolledBack() const;

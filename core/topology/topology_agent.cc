@@ -116,6 +116,16 @@ void TopologyAgent::OnRequest(const Envelope& message) {
   Next();
 }
 
+void TopologyAgent::Submit(Entry entry, std::function<void(ClientResponse)> answer) {
+  CHARYBDIS_ASSERT(answer != nullptr);
+  Change change;
+  change.entry = std::move(entry);
+  change.answer = std::move(answer);
+  changes_.push_back(std::move(change));
+  // Posted: Submit may be called while a round is being answered.
+  env_.reactor->Post([this] { Next(); });
+}
+
 void TopologyAgent::OnPeerTopology(NodeId peer, uint64_t sequence) {
   CHARYBDIS_ASSERT(peer != env_.self.node);
   // Buggify: as if this heartbeat's news were missed; the next one tells
@@ -285,6 +295,11 @@ void TopologyAgent::FailQueued(const ClientResponse& why) {
 }
 
 void TopologyAgent::Reply(const Change& change, ClientResponse response) {
+  if (change.answer) {
+    // Posted: the driver may submit again from its answer.
+    env_.reactor->Post([answer = change.answer, response = std::move(response)] { answer(response); });
+    return;
+  }
   response.set_request_id(change.request_id);
   Envelope message;
   *message.mutable_client_response() = std::move(response);

@@ -58,6 +58,9 @@ class TopologyAgent {
   void Start();
   // A topology_change request from a client (perhaps forwarded by a shard).
   void OnRequest(const Envelope& message);
+  // A change from this node's operation driver, answered through `answer`
+  // exactly once, as a client would be, and never from inside this call.
+  void Submit(Entry entry, std::function<void(ClientResponse)> answer);
   // What a peer's heartbeat says of its topology log.
   void OnPeerTopology(NodeId peer, uint64_t sequence);
   // What this node's heartbeats say of its topology log.
@@ -72,6 +75,7 @@ class TopologyAgent {
   struct Change {
     Address client;
     uint64_t request_id = 0;
+    std::function<void(ClientResponse)> answer;  // set: answers this node's driver, not a client
     Entry entry;
     int attempts = 0;
     // Checked against a log read after it arrived: a refusal then is the

@@ -79,6 +79,7 @@ std::map<std::string, std::string> EntryColumns(const Entry& entry) {
                                              {"operation", OperationName(entry.operation)},
                                              {"node", absl::StrCat(entry.node)},
                                              {"replaced", absl::StrCat(entry.replaced)}};
+  if (entry.kind == Entry::Kind::kBegin) columns["driver"] = absl::StrCat(entry.driver);
   if (entry.kind == Entry::Kind::kBegin &&
       (entry.operation == Operation::kJoin || entry.operation == Operation::kReplace)) {
     columns["address"] = entry.joining.address;
@@ -109,6 +110,11 @@ absl::StatusOr<Entry> EntryOfColumns(const std::map<std::string, std::string>& c
   if (!replaced.ok()) return replaced.status();
   entry.node = *node;
   entry.replaced = *replaced;
+  if (entry.kind == Entry::Kind::kBegin) {
+    absl::StatusOr<NodeId> driver = IdColumn(columns, "driver");
+    if (!driver.ok()) return driver.status();
+    entry.driver = *driver;
+  }
   if (entry.kind == Entry::Kind::kBegin &&
       (entry.operation == Operation::kJoin || entry.operation == Operation::kReplace)) {
     entry.joining.id = entry.node;

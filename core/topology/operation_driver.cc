@@ -1,0 +1,146 @@
+#include "core/topology/operation_driver.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
+#include "core/env/probe.h"
+#include "core/topology/placement.h"
+#include "core/topology/stream_plan.h"
+
+namespace charybdis::topology {
+
+OperationDriver::OperationDriver(ShardEnv env, uint32_t shards_per_node, const TopologyLog& log,
+                                 Replications replications, Append append)
+    : env_(env),
+      shards_per_node_(shards_per_node),
+      log_(log),
+      replications_(std::move(replications)),
+      append_(std::move(append)) {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  CHARYBDIS_ASSERT(shards_per_node_ >= 1);
+  CHARYBDIS_ASSERT(replications_ != nullptr && append_ != nullptr);
+}
+
+void OperationDriver::OnTopologyChange() {
+  // Posted: the agent tells of a change from inside its own round.
+  env_.reactor->Post([this] { Drive(); });
+}
+
+void OperationDriver::Drive() {
+  const Topology& topology = log_.topology();
+  if (!topology.move() || topology.move()->driver != env_.self.node) return Reset();
+  if (topology.version() == working_version_) return;  // this stage is in hand
+  Reset();
+  working_version_ = topology.version();
+  if (topology.move()->stage == Stage::kWriteBothReadOld) {
+    CHARYBDIS_PROBE(env_.probes, "topology.driver_streams");
+    return StartStreams();
+  }
+  CHARYBDIS_ASSERT(topology.move()->stage == Stage::kWriteBothReadNew);
+  CHARYBDIS_PROBE(env_.probes, "topology.driver_finishes");
+  AppendStep(Entry::Kind::kFinish);
+}
+
+void OperationDriver::StartStreams() {
+  const Topology& topology = log_.topology();
+  std::vector<Transfer> planned;
+  for (const auto& [whose, replication] : replications_()) {
+    // One the topology cannot hold is Unavailable, not written: nothing of
+    // it needs to move (docs/topology.md).
+    if (!CheckPlaceable(topology, replication).ok()) continue;
+    for (Transfer& transfer : PlanStreams(topology, replication)) planned.push_back(std::move(transfer));
+  }
+  for (const Transfer& transfer : MergeTransfers(planned)) {
+    CHARYBDIS_ASSERT(transfer.to != transfer.from && !transfer.spans.empty());
+    StreamRanges request;
+    // Named after the operation, so that asking again after any crash
+    // resumes the receiver's streams rather than starting others.
+    request.set_name(absl::StrCat("topology-", topology.move()->since_version, "-from-", transfer.from));
+    request.set_source(transfer.from);
+    for (const TokenSpan& span : transfer.spans) {
+      StreamRanges::Range& range = *request.add_range();
+      range.set_start_token(span.first);
+      range.set_end_token(span.last);
+    }
+    for (ShardId shard = 0; shard < shards_per_node_; shard++) {
+      streams_.push_back(Stream{Address{transfer.to, shard}, request, false});
+    }
+  }
+  if (streams_.empty()) return AppendStep(Entry::Kind::kReadNew);
+  for (size_t i = 0; i < streams_.size(); i++) SendStream(i);
+  ResendLater();
+}
+
+void OperationDriver::SendStream(size_t index) {
+  CHARYBDIS_ASSERT(!streams_.at(index).done);
+  Envelope message;
+  *message.mutable_stream_ranges() = streams_[index].request;
+  message.mutable_stream_ranges()->set_request_id(++last_request_id_);
+  env_.network->Send(streams_[index].receiver, std::move(message));
+}
+
+void OperationDriver::ResendLater() {
+  timer_ = env_.clock->After(kStreamResendInterval, [this] {
+    timer_ = 0;
+    CHARYBDIS_PROBE(env_.probes, "topology.driver_resends_streams");
+    for (size_t i = 0; i < streams_.size(); i++) {
+      if (!streams_[i].done) SendStream(i);
+    }
+    ResendLater();
+  });
+}
+
+void OperationDriver::OnStreamDone(const Envelope& message) {
+  const StreamRangesDone& done = message.stream_ranges_done();
+  const Address receiver{message.from_node(), message.from_shard()};
+  for (size_t i = 0; i < streams_.size(); i++) {
+    Stream& stream = streams_[i];
+    if (stream.done || !(stream.receiver == receiver) || stream.request.name() != done.name()) continue;
+    if (!done.ok()) {
+      // Still running (asked twice), or a pair that did not check out: the
+      // next resend tells again; an operation that cannot stream is the
+      // operator's to roll back.
+      CHARYBDIS_PROBE(env_.probes, "topology.driver_stream_not_done");
+      return;
+    }
+    stream.done = true;
+    streams_done_++;
+    CHARYBDIS_ASSERT(streams_done_ <= streams_.size());
+    if (streams_done_ < streams_.size()) return;
+    env_.clock->Cancel(timer_);
+    timer_ = 0;
+    CHARYBDIS_PROBE(env_.probes, "topology.driver_streamed");
+    return AppendStep(Entry::Kind::kReadNew);
+  }
+}
+
+void OperationDriver::AppendStep(Entry::Kind kind) {
+  const Move& move = *log_.topology().move();
+  Entry entry;
+  entry.kind = kind;
+  entry.operation = move.operation;
+  entry.node = move.node;
+  entry.replaced = move.replaced;
+  const uint64_t version = working_version_;
+  append_(std::move(entry), [this, kind, version](ClientResponse answer) {
+    // Appended: the log grows and Drive takes the next stage. Refused or
+    // failed: try again while the stage is still the one in hand.
+    if (answer.code() == ClientResponse::OK || version != working_version_) return;
+    CHARYBDIS_PROBE(env_.probes, "topology.driver_append_failed");
+    timer_ = env_.clock->After(kRetryDelay, [this, kind, version] {
+      timer_ = 0;
+      if (version == working_version_ && log_.topology().version() == version) AppendStep(kind);
+    });
+  });
+}
+
+void OperationDriver::Reset() {
+  env_.clock->Cancel(timer_);
+  timer_ = 0;
+  working_version_ = 0;
+  streams_.clear();
+  streams_done_ = 0;
+}
+
+}  // namespace charybdis::topology

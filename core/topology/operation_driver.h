@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/cluster/cluster_layout.h"
+#include "core/env/shard_env.h"
+#include "core/topology/topology_log.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis::topology {
+
+// Drives the topology operation whose begin entry named this node its
+// driver, stage by stage (docs/topology.md, "Who drives an operation"), on
+// shard 0:
+// - write both, read old: asks every shard of each pending replica to
+//   stream what it gains from its source (PlanStreams of every replication
+//   in use, one StreamRanges per transfer and shard), and once every
+//   stream answered done, appends read_new;
+// - write both, read new: appends finish.
+// Its progress is the log and the receivers' stream progress, both
+// durable, so after a crash it picks the stage up from the log, and the
+// receivers' streams resume where they stopped (they are named after the
+// operation's starting version and the source).
+class OperationDriver {
+ public:
+  // Every replication in use, by whose it is (cql::SchemaLog::Replications).
+  using Replications = std::function<std::map<std::string, ReplicationConfig>()>;
+  // Appends an entry through the topology agent (TopologyAgent::Submit).
+  using Append = std::function<void(Entry entry, std::function<void(ClientResponse)> answer)>;
+  OperationDriver(ShardEnv env, uint32_t shards_per_node, const TopologyLog& log, Replications replications,
+                  Append append);
+  OperationDriver(const OperationDriver&) = delete;
+  OperationDriver& operator=(const OperationDriver&) = delete;
+
+  // The log grew, or was loaded.
+  void OnTopologyChange();
+  // A receiver's answer, of this life's requests or an earlier one's: a
+  // stream is known by its receiver and name.
+  void OnStreamDone(const Envelope& message);
+
+  // How often streams not yet done are asked for again: a receiver that
+  // restarted resumes them, one still running answers that they run.
+  static constexpr Nanos kStreamResendInterval = 10 * kSecond;
+  // After an append that failed (unavailable, or lost to another entry).
+  static constexpr Nanos kRetryDelay = 1 * kSecond;
+
+ private:
+  struct Stream {
+    Address receiver;
+    StreamRanges request;  // without its request id
+    bool done = false;
+  };
+
+  void Drive();
+  void StartStreams();
+  void SendStream(size_t index);
+  void ResendLater();
+  void AppendStep(Entry::Kind kind);
+  // Forgets the stage in hand: its answers and timers no longer count.
+  void Reset();
+
+  ShardEnv env_;
+  const uint32_t shards_per_node_;
+  const TopologyLog& log_;
+  Replications replications_;
+  Append append_;
+  // The topology version whose stage is in hand; 0: none.
+  uint64_t working_version_ = 0;
+  std::vector<Stream> streams_;
+  size_t streams_done_ = 0;
+  uint64_t last_request_id_ = 0;
+  TimerId timer_ = 0;
+};
+
+}  // namespace charybdis::topology

@@ -1,0 +1,94 @@
+// A topology operation that drives itself (core/topology/operation_driver.h),
+// on a simulated 4-node cluster (RF 3) where node 4 decommissions and
+// drives it: the pending replicas stream what they gain from node 4, then
+// reads move, then the operation finishes, and a crash of any of them
+// only delays it.
+
+#include <gtest/gtest.h>
+
+#include "tests/four_node_test.h"
+#include "tests/requests.h"
+
+namespace charybdis::sim {
+namespace {
+
+using topology::Entry;
+using topology::NodeState;
+using topology::Stage;
+
+class OperationDriverTest : public FourNodeTest {
+ protected:
+  // Hints would bring a pending replica what it missed: only streaming may.
+  OperationDriverTest() : FourNodeTest("coordinator { disable_hinted_handoff: true }") {}
+
+  // A key node 4's decommission moves, written at ALL before it begins:
+  // only the owners now hold it.
+  Moving WriteAKeyThatMoves() {
+    const absl::StatusOr<topology::Topology> begun =
+        cluster_.node(1).TopologyLog().topology().Apply(Decommission4(Entry::Kind::kBegin, 4));
+    EXPECT_TRUE(begun.ok()) << begun.status();
+    const Moving moving = KeyThatMovesIn(*begun);
+    EXPECT_EQ(Call(::charybdis::testing::PutRequest("t", "a", moving.key, "v", CL_ALL), moving.key).code(),
+              ClientResponse::OK);
+    return moving;
+  }
+
+  ClientResponse BeginDrivenBy4() { return Call(ChangeRequest(Decommission4(Entry::Kind::kBegin, 4)), "", 4); }
+
+  const topology::Topology& TopologyOf(NodeId node) { return cluster_.node(node).TopologyLog().topology(); }
+  bool Left(NodeId observer) {
+    const topology::Member* member = TopologyOf(observer).Find(4);
+    return member != nullptr && member->state == NodeState::kLeft;
+  }
+
+  // With the other owners after down, the pending replica coordinates a
+  // read at ONE that only it can answer: the key is there only if it
+  // streamed.
+  void ExpectStreamedTo(const Moving& moving) {
+    SetStayingOwnersDown(moving, true);
+    const ClientResponse read =
+        Call(::charybdis::testing::GetRequest("t", moving.key, CL_ONE), moving.key, moving.pending);
+    ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+    ASSERT_EQ(read.rows_size(), 1) << "node " << moving.pending << " did not stream the key";
+    EXPECT_EQ(::charybdis::testing::FirstValue(read), "v");
+  }
+};
+
+TEST_F(OperationDriverTest, ADecommissionStreamsThenMovesReadsThenFinishes) {
+  const Moving moving = WriteAKeyThatMoves();
+  const uint64_t version = TopologyOf(1).version();
+  const ClientResponse begun = BeginDrivenBy4();
+  ASSERT_EQ(begun.code(), ClientResponse::OK) << begun.message();
+  ASSERT_TRUE(RunUntil([this] { return Left(1); }, 20 * kSecond)) << "the decommission did not finish";
+  // Begin, read new, finish: three versions, each entry applied.
+  EXPECT_EQ(TopologyOf(1).version(), version + 3);
+  const std::vector<Entry>& entries = cluster_.node(1).TopologyLog().entries();
+  ASSERT_GE(entries.size(), 3u);
+  EXPECT_EQ(entries[entries.size() - 3].kind, Entry::Kind::kBegin);
+  EXPECT_EQ(entries[entries.size() - 2].kind, Entry::Kind::kReadNew);
+  EXPECT_EQ(entries[entries.size() - 1].kind, Entry::Kind::kFinish);
+  ExpectStreamedTo(moving);
+}
+
+TEST_F(OperationDriverTest, ReadsWaitForTheStreamsAndTheDriverResumesAfterACrash) {
+  const Moving moving = WriteAKeyThatMoves();
+  cluster_.Crash(moving.pending);
+  RunFor(1500 * kMillisecond);
+  ASSERT_EQ(BeginDrivenBy4().code(), ClientResponse::OK);
+  RunFor(5 * kSecond);
+  // A receiver is down: its streams cannot be done, so reads stay.
+  ASSERT_TRUE(TopologyOf(1).move().has_value());
+  EXPECT_EQ(TopologyOf(1).move()->stage, Stage::kWriteBothReadOld);
+  // The driver crashes too, and the receiver comes back meanwhile.
+  cluster_.Crash(4);
+  cluster_.Restart(moving.pending);
+  RunFor(15 * kSecond);
+  EXPECT_EQ(TopologyOf(1).move()->stage, Stage::kWriteBothReadOld) << "no driver: nothing moves";
+  // Back from its log, the driver asks again, and the streams resume.
+  cluster_.Restart(4);
+  ASSERT_TRUE(RunUntil([this] { return Left(1); }, 30 * kSecond)) << "the decommission did not finish";
+  ExpectStreamedTo(moving);
+}
+
+}  // namespace
+}  // namespace charybdis::sim
