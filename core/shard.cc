@@ -81,13 +81,17 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
         env_, config.ring->layout().shards_per_node, topology_log_, [this] { return schema_log_.Replications(); },
         [this](topology::Entry entry, std::function<void(ClientResponse)> answer) {
           topology_agent_->Submit(std::move(entry), std::move(answer));
-        });
+        },
+        [this](NodeId node) { return liveness_.IsUp(node); });
     batchlog_ = std::make_unique<Batchlog>(
         env_, config, metrics_,
         [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
           coordinator_.RunMutation(std::move(mutation), timestamp, level, std::move(reply));
         });
   }
+  barrier_answerer_ = std::make_unique<topology::BarrierAnswerer>(
+      env_, config.shards, topology_log_, config.coordinator.write_timeout,
+      env.self.shard == 0 ? std::function<void()>([this] { topology_agent_->CatchUp(); }) : nullptr);
   env_.network->SetReceiver([this](const Envelope& message) { OnMessage(message); });
 }
 
@@ -133,6 +137,7 @@ void Shard::OnTopologyChange() {
     SendPerhapsLate(env_, "shard.topology_update_late", Address{env_.self.node, shard}, update);
   }
   operation_driver_->OnTopologyChange();
+  barrier_answerer_->OnTopologyChange();
 }
 
 void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
@@ -209,6 +214,7 @@ void Shard::OnMessage(const Envelope& message) {
     case Envelope::kTopologyUpdate:
       CHARYBDIS_ASSERT(message.from_node() == env_.self.node && env_.self.shard != 0);
       topology::AppendNewEntries(message.topology_update(), topology_log_);
+      barrier_answerer_->OnTopologyChange();
       return;
     case Envelope::kPaxosPrepare:
       acceptor_.OnPrepare(message);
@@ -262,6 +268,19 @@ void Shard::OnDataPathMessage(const Envelope& message) {
       return;
     case Envelope::kStreamChunk:
       stream_jobs_.OnChunk(message.stream_chunk());
+      return;
+    case Envelope::kTopologyBarrier:
+      barrier_answerer_->OnBarrier(message);
+      return;
+    case Envelope::kTopologyBarrierDone:
+      // From another shard of this node to shard 0's answerer, else from
+      // a member to this node's driver.
+      if (message.from_node() == env_.self.node && message.from_shard() != 0) {
+        barrier_answerer_->OnShardDone(message);
+      } else {
+        CHARYBDIS_ASSERT(operation_driver_ != nullptr);
+        operation_driver_->OnBarrierDone(message);
+      }
       return;
     case Envelope::kStreamRangesDone:
       CHARYBDIS_ASSERT(operation_driver_ != nullptr);  // only drivers ask, from shard 0

@@ -15,6 +15,7 @@
 #include "core/replica/replica.h"
 #include "core/replica/stream_jobs.h"
 #include "core/schema/schema_agent.h"
+#include "core/topology/barrier_answerer.h"
 #include "core/topology/operation_driver.h"
 #include "core/topology/topology_agent.h"
 #include "core/env/shard_env.h"
@@ -98,7 +99,8 @@ class Shard {
   std::unique_ptr<FailureDetector> failure_detector_;
   std::unique_ptr<SchemaAgent> schema_agent_;
   std::unique_ptr<topology::TopologyAgent> topology_agent_;
-  std::unique_ptr<topology::OperationDriver> operation_driver_;
+  std::unique_ptr<topology::OperationDriver> operation_driver_;  // shard 0 only
+  std::unique_ptr<topology::BarrierAnswerer> barrier_answerer_;
   std::unique_ptr<Batchlog> batchlog_;  // shard 0 only
   std::function<void(const SchemaSnapshot&)> schema_listener_;
 };

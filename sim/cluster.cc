@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/env/assert.h"
+#include "core/topology/placement.h"
 
 namespace charybdis::sim {
 
@@ -222,6 +223,22 @@ void Cluster::FailDisk(NodeId id, DiskFaults faults, Nanos duration) {
                       [this, id, epoch] {
                         if (disk_fault_epochs_[id] == epoch) node(id).set_disk_faults(DiskFaults{});
                       });
+}
+
+topology::Topology Cluster::NewestTopology() const {
+  const SimNode* newest = nullptr;
+  for (const auto& node : nodes_) {
+    if (!node->running()) continue;
+    if (newest == nullptr || node->TopologyLog().sequence() > newest->TopologyLog().sequence()) newest = node.get();
+  }
+  if (newest == nullptr) return topology::Topology::Bootstrap(topology::MembersOfRing(*ring_));
+  return newest->TopologyLog().topology();
+}
+
+std::shared_ptr<const TokenRing> Cluster::OwnersRing() const {
+  const topology::Topology newest = NewestTopology();
+  if (newest.version() == 1) return ring_;  // the bootstrap topology is the static ring's
+  return topology::Placement(newest, ring_->layout().replication, ring_->layout().shards_per_node).now();
 }
 
 }  // namespace charybdis::sim

@@ -37,6 +37,13 @@ class Cluster {
   const SimNetwork& network() const { return network_; }
   const Topology& topology() const { return topology_; }
   const std::shared_ptr<const TokenRing>& ring() const { return ring_; }
+  // The topology of the longest log a running node holds (the bootstrap
+  // one when none runs).
+  topology::Topology NewestTopology() const;
+  // Who owns what now in NewestTopology (the scenario's replication):
+  // where the end-of-run checks look for a key's copies once operations
+  // moved it. The static ring until an operation ran.
+  std::shared_ptr<const TokenRing> OwnersRing() const;
   // The scenario's CQL schema (schema.cql), for simulated CQL clients.
   // Crashed or paused nodes.
   uint32_t nodes_down() const;

@@ -56,6 +56,7 @@ CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history
     if (op.function != HistoryOp::Function::kRead) keys.insert({op.table, op.key});
   }
   CheckResult result{"replicas_converge", true, ""};
+  const std::shared_ptr<const TokenRing> owners = cluster.OwnersRing();
   uint64_t diverged = 0;
   const uint32_t shards = cluster.topology().shards_per_node;
   for (const auto& [table, key] : keys) {
@@ -63,7 +64,7 @@ CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history
     std::optional<uint64_t> agreed;
     bool differs = false;
     std::string copies;
-    for (NodeId replica : cluster.ring()->ReplicasOf(token)) {
+    for (NodeId replica : owners->ReplicasOf(token)) {
       const SimNode& node = cluster.node(replica);
       if (!node.running()) continue;
       const auto [partition, corrupt] = OnDisk(node.storage(ShardOf(token, shards)), table, key);
@@ -89,6 +90,7 @@ CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history
 
 CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& history) {
   CheckResult result{"acknowledged_writes_kept", true, ""};
+  const std::shared_ptr<const TokenRing> owners = cluster.OwnersRing();
   const uint32_t shards = cluster.topology().shards_per_node;
   uint64_t checked = 0, unchecked = 0, lost = 0;
   for (const CompletedOp& op : PairOperations(history)) {
@@ -101,7 +103,7 @@ CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& h
     }
     const Token token = TokenOf(invoke.key);
     bool running = false, kept = false;
-    for (NodeId replica : cluster.ring()->ReplicasOf(token)) {
+    for (NodeId replica : owners->ReplicasOf(token)) {
       const SimNode& node = cluster.node(replica);
       if (!node.running()) continue;
       running = true;

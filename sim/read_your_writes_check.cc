@@ -78,7 +78,7 @@ bool LevelsOverlap(const TokenRing& ring, ConsistencyLevel write, const std::str
 }
 
 CheckResult CheckReadYourWrites(const TokenRing& ring, const History& history) {
-  using GroupKey = std::tuple<std::string, ConsistencyLevel, std::string>;  // key, level, dc
+  using GroupKey = std::tuple<std::string, ConsistencyLevel, std::string>;  // register, level, dc
   std::map<GroupKey, WriteGroup> groups;
   std::vector<CompletedOp> reads;
   for (const CompletedOp& op : PairOperations(history)) {
@@ -87,7 +87,7 @@ CheckResult CheckReadYourWrites(const TokenRing& ring, const History& history) {
       reads.push_back(op);
       continue;
     }
-    WriteGroup& group = groups[{op.invoke->key, op.invoke->consistency, op.invoke->datacenter}];
+    WriteGroup& group = groups[{op.invoke->Register(), op.invoke->consistency, op.invoke->datacenter}];
     group.writes.push_back(op.completion);
   }
   // Order each group by completion (pairs come in invocation order), then
@@ -106,8 +106,8 @@ CheckResult CheckReadYourWrites(const TokenRing& ring, const History& history) {
   uint64_t checked = 0;
   uint64_t violations = 0;
   for (const CompletedOp& read : reads) {
-    auto first = groups.lower_bound({read.invoke->key, CL_UNSET, ""});
-    for (auto it = first; it != groups.end() && std::get<0>(it->first) == read.invoke->key; ++it) {
+    auto first = groups.lower_bound({read.invoke->Register(), CL_UNSET, ""});
+    for (auto it = first; it != groups.end() && std::get<0>(it->first) == read.invoke->Register(); ++it) {
       const auto& [key, level, datacenter] = it->first;
       if (!LevelsOverlap(ring, level, datacenter, read.invoke->consistency, read.invoke->datacenter)) {
         continue;

@@ -17,6 +17,7 @@
 #include "sim/kv_workload.h"
 #include "core/telemetry/percentile.h"
 #include "sim/ping_workload.h"
+#include "sim/operations_workload.h"
 #include "sim/topology_workload.h"
 #include "sim/availability_check.h"
 #include "sim/cql_workload.h"
@@ -57,6 +58,10 @@ class Workloads {
         case scenario::Workload::kTopology:
           all_.push_back(std::make_unique<TopologyWorkload>(simulator, cluster, workload.name(), workload.topology(),
                                                             stream));
+          break;
+        case scenario::Workload::kOperations:
+          all_.push_back(
+              std::make_unique<OperationsWorkload>(simulator, cluster, workload.name(), workload.operations()));
           break;
         case scenario::Workload::KIND_NOT_SET:
           CHARYBDIS_ASSERT(false && "rejected by the validator");

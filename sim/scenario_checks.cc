@@ -138,7 +138,7 @@ CheckResult CheckLinearizableHistory(const History& history) {
     const HistoryOp& invoke = *op.invoke;
     if (!IsSerial(invoke.consistency)) continue;  // plain operations are not in the register
     RegisterOp reg;
-    reg.key = invoke.key;
+    reg.key = invoke.Register();
     reg.process = invoke.process;
     reg.call = static_cast<uint64_t>(op.invoke - history.data());
     if (op.completion == nullptr || op.completion->type == HistoryOp::Type::kInfo) {

@@ -193,8 +193,11 @@ class Validator {
         case scenario::Workload::kTopology:
           CheckTopology(w, workload.topology());
           break;
+        case scenario::Workload::kOperations:
+          CheckOperations(w, workload.operations());
+          break;
         case scenario::Workload::KIND_NOT_SET:
-          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping, kv, cql, topology)");
+          problems_.Add({{"workload", w}}, "say which kind of workload this is (ping, kv, cql, topology, operations)");
           break;
       }
       if (!workload.after().empty() && !names.count(workload.after())) {
@@ -240,6 +243,34 @@ class Validator {
     }
     if (nodes < 3) {
       problems_.Add({{"workload", w}, {"topology"}}, "needs at least 3 nodes (the last one may leave)");
+    }
+  }
+
+  void CheckOperations(int w, const scenario::OperationsWorkload& operations) {
+    if (operations.operation_size() == 0) {
+      problems_.Add({{"workload", w}, {"operations"}}, "name at least one operation");
+    }
+    uint32_t nodes = 0;
+    for (const auto& datacenter : spec_.topology().datacenter()) {
+      for (const auto& rack : datacenter.rack()) nodes += rack.nodes();
+    }
+    for (int i = 0; i < operations.operation_size(); i++) {
+      const auto& operation = operations.operation(i);
+      const bool remove = operation.kind() == "removenode";
+      if (operation.kind() != "decommission" && !remove) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}}, "must be \"decommission\" or \"removenode\"");
+      }
+      if (operation.node() < 1 || operation.node() > nodes) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}}, absl::StrCat("must be a node of the scenario, 1 to ", nodes));
+      }
+      if (operation.driver() > nodes || (remove && (operation.driver() == 0 || operation.driver() == operation.node()))) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}},
+                      remove ? "a removenode needs a live driver other than the node removed"
+                             : absl::StrCat("must be a node of the scenario, 1 to ", nodes, ", or 0 for the node itself"));
+      }
+      if (operation.at_ms() >= spec_.time_limit_ms()) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"at_ms"}}, "starts after the time limit");
+      }
     }
   }
 

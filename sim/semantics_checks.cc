@@ -89,8 +89,8 @@ CheckResult CheckReadsReflect(const std::string& name, const std::string& source
     reads++;
     const Version seen = VersionOf(*read.completion);
     const size_t invoked = PositionOf(history, read.invoke);
-    for (auto it = groups.lower_bound({read.invoke->key, CL_UNSET, ""});
-         it != groups.end() && std::get<0>(it->first) == read.invoke->key; ++it) {
+    for (auto it = groups.lower_bound({read.invoke->Register(), CL_UNSET, ""});
+         it != groups.end() && std::get<0>(it->first) == read.invoke->Register(); ++it) {
       const auto& [key, level, datacenter] = it->first;
       if (!LevelsOverlap(ring, level, datacenter, read.invoke->consistency,
                          read.invoke->datacenter)) {
@@ -127,7 +127,7 @@ CheckResult CheckMonotonicReads(const TokenRing& ring, const History& history) {
   SourceGroups groups;
   for (const CompletedOp& op : PairOperations(history)) {
     if (!IsOkRead(op)) continue;
-    groups[{op.invoke->key, op.invoke->consistency, op.invoke->datacenter}].unsorted.emplace_back(
+    groups[{op.invoke->Register(), op.invoke->consistency, op.invoke->datacenter}].unsorted.emplace_back(
         PositionOf(history, op.completion), VersionOf(*op.completion));
   }
   SortByCompletion(groups);
@@ -141,7 +141,7 @@ CheckResult CheckLastWriteWins(const TokenRing& ring, const History& history) {
     const HistoryOp::Function function = op.invoke->function;
     if (function == HistoryOp::Function::kRead) continue;
     if (function == HistoryOp::Function::kCas && !op.completion->applied) continue;
-    groups[{op.invoke->key, op.invoke->consistency, op.invoke->datacenter}].unsorted.emplace_back(
+    groups[{op.invoke->Register(), op.invoke->consistency, op.invoke->datacenter}].unsorted.emplace_back(
         PositionOf(history, op.completion), VersionOf(*op.completion));
   }
   SortByCompletion(groups);

@@ -31,7 +31,7 @@ WrittenValues CollectWrites(const std::vector<CompletedOp>& operations) {
     const bool writes = invoke.function == HistoryOp::Function::kWrite ||
                         invoke.function == HistoryOp::Function::kCas;
     if (!writes || !invoke.has_value || !MayHaveTakenEffect(op)) continue;
-    Written& entry = written[{invoke.key, invoke.value}];
+    Written& entry = written[{invoke.Register(), invoke.value}];
     // A Paxos write's cells take the ballot of the round that commits them,
     // which may be a later proposer's that finished it.
     const bool paxos = invoke.consistency == CL_SERIAL || invoke.consistency == CL_LOCAL_SERIAL;
@@ -49,7 +49,7 @@ WrittenValues CollectWrites(const std::vector<CompletedOp>& operations) {
 
 // Why the value this read returned was never written, or "".
 std::string Invented(const WrittenValues& written, const HistoryOp& invoke, const HistoryOp& read) {
-  auto it = written.find({invoke.key, read.value});
+  auto it = written.find({invoke.Register(), read.value});
   if (it == written.end()) {
     return absl::StrCat("key ", invoke.key, ": a read at ", invoke.time, "ns returned \"",
                         read.value, "\", which no write wrote");

@@ -67,6 +67,8 @@ inline constexpr std::string_view kProbes[] = {
     "schema.shard_behind_node",
     "schema.read_before_refusing",
     // The topology agent (core/topology/topology_agent.cc).
+    "topology.barrier_answered",
+    "topology.barrier_behind",
     "topology.behind_a_peer",
     "topology.driver_append_failed",
     "topology.driver_finishes",

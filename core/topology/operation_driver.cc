@@ -11,15 +11,16 @@
 namespace charybdis::topology {
 
 OperationDriver::OperationDriver(ShardEnv env, uint32_t shards_per_node, const TopologyLog& log,
-                                 Replications replications, Append append)
+                                 Replications replications, Append append, std::function<bool(NodeId)> is_alive)
     : env_(env),
       shards_per_node_(shards_per_node),
       log_(log),
       replications_(std::move(replications)),
-      append_(std::move(append)) {
+      append_(std::move(append)),
+      is_alive_(std::move(is_alive)) {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
   CHARYBDIS_ASSERT(shards_per_node_ >= 1);
-  CHARYBDIS_ASSERT(replications_ != nullptr && append_ != nullptr);
+  CHARYBDIS_ASSERT(replications_ != nullptr && append_ != nullptr && is_alive_ != nullptr);
 }
 
 void OperationDriver::OnTopologyChange() {
@@ -33,11 +34,52 @@ void OperationDriver::Drive() {
   if (topology.version() == working_version_) return;  // this stage is in hand
   Reset();
   working_version_ = topology.version();
-  if (topology.move()->stage == Stage::kWriteBothReadOld) {
+  StartBarrier();
+}
+
+void OperationDriver::StartBarrier() {
+  CHARYBDIS_ASSERT(!barrier_passed_ && barrier_waiting_.empty());
+  for (const auto& [id, member] : log_.topology().members()) {
+    if (member.state != NodeState::kLeft) barrier_waiting_.insert(id);
+  }
+  AskBarrier();
+}
+
+// Asks the members yet to answer, letting go those the failure detector
+// holds down: a node down now reads the log before it serves again.
+void OperationDriver::AskBarrier() {
+  for (auto it = barrier_waiting_.begin(); it != barrier_waiting_.end();) {
+    it = *it != env_.self.node && !is_alive_(*it) ? barrier_waiting_.erase(it) : std::next(it);
+  }
+  if (barrier_waiting_.empty()) return BarrierPassed();
+  for (NodeId member : barrier_waiting_) {
+    Envelope message;
+    message.mutable_topology_barrier()->set_request_id(++last_request_id_);
+    message.mutable_topology_barrier()->set_version(working_version_);
+    env_.network->Send(Address{member, 0}, std::move(message));
+  }
+  timer_ = env_.clock->After(kBarrierResendInterval, [this] {
+    timer_ = 0;
+    AskBarrier();
+  });
+}
+
+void OperationDriver::OnBarrierDone(const Envelope& message) {
+  if (barrier_passed_ || message.topology_barrier_done().version() != working_version_) return;
+  if (barrier_waiting_.erase(message.from_node()) == 0 || !barrier_waiting_.empty()) return;
+  env_.clock->Cancel(timer_);
+  timer_ = 0;
+  BarrierPassed();
+}
+
+void OperationDriver::BarrierPassed() {
+  barrier_passed_ = true;
+  const Move& move = *log_.topology().move();
+  if (move.stage == Stage::kWriteBothReadOld) {
     CHARYBDIS_PROBE(env_.probes, "topology.driver_streams");
     return StartStreams();
   }
-  CHARYBDIS_ASSERT(topology.move()->stage == Stage::kWriteBothReadNew);
+  CHARYBDIS_ASSERT(move.stage == Stage::kWriteBothReadNew);
   CHARYBDIS_PROBE(env_.probes, "topology.driver_finishes");
   AppendStep(Entry::Kind::kFinish);
 }
@@ -139,6 +181,8 @@ void OperationDriver::Reset() {
   env_.clock->Cancel(timer_);
   timer_ = 0;
   working_version_ = 0;
+  barrier_passed_ = false;
+  barrier_waiting_.clear();
   streams_.clear();
   streams_done_ = 0;
 }

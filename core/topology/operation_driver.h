@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,10 @@ namespace charybdis::topology {
 
 // Drives the topology operation whose begin entry named this node its
 // driver, stage by stage (docs/topology.md, "Who drives an operation"), on
-// shard 0:
+// shard 0. Each stage starts with a barrier: every member that has not
+// left and that the failure detector holds alive must answer that all its
+// shards hold the stage's version and that requests begun under an older
+// one have ended (barrier_answerer.h). Then:
 // - write both, read old: asks every shard of each pending replica to
 //   stream what it gains from its source (PlanStreams of every replication
 //   in use, one StreamRanges per transfer and shard), and once every
@@ -32,7 +36,7 @@ class OperationDriver {
   // Appends an entry through the topology agent (TopologyAgent::Submit).
   using Append = std::function<void(Entry entry, std::function<void(ClientResponse)> answer)>;
   OperationDriver(ShardEnv env, uint32_t shards_per_node, const TopologyLog& log, Replications replications,
-                  Append append);
+                  Append append, std::function<bool(NodeId)> is_alive);
   OperationDriver(const OperationDriver&) = delete;
   OperationDriver& operator=(const OperationDriver&) = delete;
 
@@ -41,12 +45,17 @@ class OperationDriver {
   // A receiver's answer, of this life's requests or an earlier one's: a
   // stream is known by its receiver and name.
   void OnStreamDone(const Envelope& message);
+  // A member's answer to the barrier.
+  void OnBarrierDone(const Envelope& message);
 
   // How often streams not yet done are asked for again: a receiver that
   // restarted resumes them, one still running answers that they run.
   static constexpr Nanos kStreamResendInterval = 10 * kSecond;
   // After an append that failed (unavailable, or lost to another entry).
   static constexpr Nanos kRetryDelay = 1 * kSecond;
+  // How often the barrier is asked again of the members that have not
+  // answered, and those found down are let go.
+  static constexpr Nanos kBarrierResendInterval = 2 * kSecond;
 
  private:
   struct Stream {
@@ -56,6 +65,9 @@ class OperationDriver {
   };
 
   void Drive();
+  void StartBarrier();
+  void AskBarrier();
+  void BarrierPassed();
   void StartStreams();
   void SendStream(size_t index);
   void ResendLater();
@@ -68,8 +80,11 @@ class OperationDriver {
   const TopologyLog& log_;
   Replications replications_;
   Append append_;
+  std::function<bool(NodeId)> is_alive_;
   // The topology version whose stage is in hand; 0: none.
   uint64_t working_version_ = 0;
+  bool barrier_passed_ = false;
+  std::set<NodeId> barrier_waiting_;  // members yet to answer
   std::vector<Stream> streams_;
   size_t streams_done_ = 0;
   uint64_t last_request_id_ = 0;

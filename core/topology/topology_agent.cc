@@ -137,6 +137,12 @@ void TopologyAgent::OnPeerTopology(NodeId peer, uint64_t sequence) {
   }
 }
 
+void TopologyAgent::CatchUp() {
+  if (read_wanted_) return;
+  read_wanted_ = true;
+  Next();
+}
+
 void TopologyAgent::Stamp(Heartbeat& heartbeat) const { heartbeat.set_topology_sequence(log_.sequence()); }
 
 // One round at a time: reads while the log may be longer than what this

@@ -63,6 +63,8 @@ class TopologyAgent {
   void Submit(Entry entry, std::function<void(ClientResponse)> answer);
   // What a peer's heartbeat says of its topology log.
   void OnPeerTopology(NodeId peer, uint64_t sequence);
+  // Someone knows of a newer topology (a driver's barrier): read the log.
+  void CatchUp();
   // What this node's heartbeats say of its topology log.
   void Stamp(Heartbeat& heartbeat) const;
 

@@ -45,6 +45,10 @@ struct HistoryOp {
   uint32_t coordinator_node = 0;
   uint32_t coordinator_shard = 0;
   uint64_t coordinator_life = 0;
+
+  // What the checkers tell registers apart by: the same key in two tables
+  // is two registers.
+  std::string Register() const { return table + "/" + key; }
 };
 
 using History = std::vector<HistoryOp>;

@@ -1,0 +1,97 @@
+#include "core/topology/barrier_answerer.h"
+
+#include <utility>
+
+#include "core/env/assert.h"
+#include "core/env/probe.h"
+
+namespace charybdis::topology {
+
+namespace {
+
+void SendDone(ShardEnv& env, const Address& to, uint64_t request_id, uint64_t version) {
+  Envelope reply;
+  reply.mutable_topology_barrier_done()->set_request_id(request_id);
+  reply.mutable_topology_barrier_done()->set_version(version);
+  env.network->Send(to, std::move(reply));
+}
+
+}  // namespace
+
+BarrierAnswerer::BarrierAnswerer(ShardEnv env, uint32_t shards, const TopologyLog& log, Nanos drain,
+                                 std::function<void()> catch_up)
+    : env_(env), shards_(shards), log_(log), drain_(drain), catch_up_(std::move(catch_up)) {
+  CHARYBDIS_ASSERT(shards_ >= 1 && env_.self.shard < shards_);
+  CHARYBDIS_ASSERT(drain_ >= 0);
+  CHARYBDIS_ASSERT((env_.self.shard == 0) == (catch_up_ != nullptr));
+}
+
+void BarrierAnswerer::OnBarrier(const Envelope& message) {
+  const TopologyBarrier& barrier = message.topology_barrier();
+  if (env_.self.shard != 0) {
+    // Shard 0 of this node asks.
+    CHARYBDIS_ASSERT(message.from_node() == env_.self.node && message.from_shard() == 0);
+    waiting_[barrier.version()].insert(barrier.request_id());
+    return OnTopologyChange();
+  }
+  const Address driver{message.from_node(), message.from_shard()};
+  for (auto& [id, asked] : asked_) {
+    if (asked.driver == driver && asked.version == barrier.version()) {
+      asked.request_id = barrier.request_id();  // asked again: answer the newest
+      return;
+    }
+  }
+  const uint64_t id = ++last_id_;
+  asked_[id] = Asked{driver, barrier.request_id(), barrier.version(), {}, false};
+  for (ShardId shard = 1; shard < shards_; shard++) {
+    Envelope ask;
+    ask.mutable_topology_barrier()->set_request_id(id);
+    ask.mutable_topology_barrier()->set_version(barrier.version());
+    env_.network->Send(Address{env_.self.node, shard}, std::move(ask));
+  }
+  if (log_.topology().version() < barrier.version()) {
+    CHARYBDIS_PROBE(env_.probes, "topology.barrier_behind");
+    catch_up_();
+  }
+  AnswerHeld();
+}
+
+void BarrierAnswerer::OnShardDone(const Envelope& message) {
+  CHARYBDIS_ASSERT(env_.self.shard == 0 && message.from_node() == env_.self.node);
+  auto it = asked_.find(message.topology_barrier_done().request_id());
+  if (it == asked_.end()) return;  // answered already (a shard told twice)
+  it->second.holding.insert(message.from_shard());
+  AnswerHeld();
+}
+
+void BarrierAnswerer::OnTopologyChange() {
+  if (env_.self.shard == 0) return AnswerHeld();
+  const uint64_t version = log_.topology().version();
+  while (!waiting_.empty() && waiting_.begin()->first <= version) {
+    for (uint64_t request_id : waiting_.begin()->second) {
+      SendDone(env_, Address{env_.self.node, 0}, request_id, waiting_.begin()->first);
+    }
+    waiting_.erase(waiting_.begin());
+  }
+}
+
+void BarrierAnswerer::AnswerHeld() {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  for (auto& [id, asked] : asked_) {
+    if (asked.draining || log_.topology().version() < asked.version) continue;
+    asked.holding.insert(0);
+    if (asked.holding.size() < shards_) continue;
+    asked.draining = true;
+    env_.clock->After(drain_, [this, id = id] { Drained(id); });
+  }
+}
+
+void BarrierAnswerer::Drained(uint64_t asked_id) {
+  auto it = asked_.find(asked_id);
+  CHARYBDIS_ASSERT(it != asked_.end() && it->second.draining);
+  CHARYBDIS_PROBE(env_.probes, "topology.barrier_answered");
+  SendDone(env_, it->second.driver, it->second.request_id, it->second.version);
+  asked_.erase(it);
+}
+
+}  // namespace charybdis::topology

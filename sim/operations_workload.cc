@@ -1,0 +1,153 @@
+#include "sim/operations_workload.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
+#include "core/topology/topology_log.h"
+
+namespace charybdis::sim {
+
+namespace {
+
+constexpr Nanos kRetryDelay = 1 * kSecond;
+
+topology::Operation OperationOf(const std::string& kind) {
+  if (kind == "decommission") return topology::Operation::kDecommission;
+  CHARYBDIS_ASSERT(kind == "removenode");  // the validator allows no other
+  return topology::Operation::kRemove;
+}
+
+}  // namespace
+
+OperationsWorkload::OperationsWorkload(Simulator& simulator, Cluster& cluster, std::string name,
+                                       const scenario::OperationsWorkload& spec)
+    : simulator_(simulator),
+      cluster_(cluster),
+      name_(std::move(name)),
+      spec_(spec),
+      progress_(static_cast<size_t>(spec.operation_size())) {
+  client_ = cluster_.AddClient(0);
+  cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) { OnReply(message); });
+}
+
+OperationsWorkload::~OperationsWorkload() { cluster_.network().ClearReceivers(SimNetwork::HostOf(client_)); }
+
+void OperationsWorkload::Start() { StartNext(); }
+
+topology::Entry OperationsWorkload::BeginOf(const scenario::OperationsWorkload::Operation& operation) const {
+  topology::Entry entry;
+  entry.kind = topology::Entry::Kind::kBegin;
+  entry.operation = OperationOf(operation.kind());
+  entry.node = operation.node();
+  entry.driver = operation.driver() != 0 ? operation.driver() : operation.node();
+  return entry;
+}
+
+void OperationsWorkload::StartNext() {
+  if (done()) return;
+  const Nanos at = static_cast<Nanos>(spec_.operation(next_).at_ms()) * kMillisecond;
+  Schedule(std::max<Nanos>(0, at - simulator_.now()), [this] { SendBegin(); });
+}
+
+void OperationsWorkload::SendBegin() {
+  if (Begun()) return Watch();
+  const topology::Entry begin = BeginOf(spec_.operation(next_));
+  progress_[next_].attempts++;
+  Envelope message;
+  ClientRequest& request = *message.mutable_client_request();
+  request.set_request_id(++last_request_id_);
+  for (const auto& [column, value] : topology::EntryColumns(begin)) {
+    (*request.mutable_topology_change()->mutable_entry())[column] = value;
+  }
+  outstanding_ = last_request_id_;
+  cluster_.network().Send(Address{client_, 0}, Address{begin.driver, 0}, std::move(message));
+  Schedule(kBeginTimeout, [this, id = outstanding_] {
+    if (outstanding_ != id) return;  // answered
+    outstanding_ = 0;
+    SendBegin();
+  });
+}
+
+void OperationsWorkload::OnReply(const Envelope& message) {
+  CHARYBDIS_ASSERT(message.has_client_response());
+  const ClientResponse& response = message.client_response();
+  if (response.request_id() != outstanding_ || outstanding_ == 0) return;  // late, or duplicated
+  outstanding_ = 0;
+  if (response.code() == ClientResponse::OK || Begun()) return Watch();
+  if (response.code() == ClientResponse::INVALID_REQUEST) {
+    // Refused by the cluster's topology (the agent read the log first):
+    // this operation cannot run, and the next one may.
+    progress_[next_].refusal = response.message();
+    next_++;
+    return StartNext();
+  }
+  Schedule(kRetryDelay, [this] { SendBegin(); });
+}
+
+void OperationsWorkload::Watch() {
+  Progress& progress = progress_[next_];
+  if (Finished()) {
+    if (progress.begun_at < 0) progress.begun_at = simulator_.now();
+    progress.finished_at = simulator_.now();
+    next_++;
+    return StartNext();
+  }
+  if (!Begun()) return SendBegin();  // rolled back: begin again
+  if (progress.begun_at < 0) progress.begun_at = simulator_.now();
+  Schedule(kWatchInterval, [this] { Watch(); });
+}
+
+bool OperationsWorkload::Begun() const {
+  const topology::Topology newest = cluster_.NewestTopology();
+  const topology::Member* member = newest.Find(spec_.operation(next_).node());
+  return member != nullptr && member->state != topology::NodeState::kNormal;
+}
+
+bool OperationsWorkload::Finished() const {
+  const topology::Topology newest = cluster_.NewestTopology();
+  const topology::Member* member = newest.Find(spec_.operation(next_).node());
+  return member != nullptr && member->state == topology::NodeState::kLeft;
+}
+
+void OperationsWorkload::Schedule(Nanos delay, std::function<void()> fn) {
+  simulator_.Schedule(simulator_.now() + delay, EventTag{EventKind::kClient, SimNetwork::HostOf(client_), 0, 0},
+                      true, std::move(fn));
+}
+
+nlohmann::json OperationsWorkload::Results() const {
+  nlohmann::json operations = nlohmann::json::array();
+  for (int i = 0; i < spec_.operation_size(); i++) {
+    const Progress& progress = progress_[static_cast<size_t>(i)];
+    operations.push_back({{"kind", spec_.operation(i).kind()},
+                          {"node", spec_.operation(i).node()},
+                          {"attempts", progress.attempts},
+                          {"begun_ms", progress.begun_at < 0 ? -1 : progress.begun_at / kMillisecond},
+                          {"finished_ms", progress.finished_at < 0 ? -1 : progress.finished_at / kMillisecond},
+                          {"refusal", progress.refusal}});
+  }
+  return nlohmann::json{{"name", name_}, {"kind", "operations"}, {"done", done()}, {"operations", operations}};
+}
+
+std::vector<CheckResult> OperationsWorkload::Checks() const {
+  CheckResult result{absl::StrCat(name_, ".operations_finished"), true, ""};
+  for (int i = 0; i < spec_.operation_size(); i++) {
+    const Progress& progress = progress_[static_cast<size_t>(i)];
+    const std::string what = absl::StrCat(spec_.operation(i).kind(), " of node ", spec_.operation(i).node());
+    std::string outcome;
+    if (progress.finished_at >= 0) {
+      outcome = absl::StrCat(what, " finished ", (progress.finished_at - progress.begun_at) / kMillisecond,
+                             " ms after it began");
+    } else {
+      result.passed = false;
+      result.liveness = progress.refusal.empty();
+      outcome = progress.refusal.empty() ? absl::StrCat(what, progress.begun_at < 0 ? " never began" : " never finished")
+                                         : absl::StrCat(what, " was refused: ", progress.refusal);
+    }
+    absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", outcome);
+  }
+  return {result};
+}
+
+}  // namespace charybdis::sim
