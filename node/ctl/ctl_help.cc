@@ -36,6 +36,22 @@ const std::vector<Command>& Commands() {
        "ring\n  Per datacenter, one line per vnode in token order: address, rack, Up or\n"
        "  Down (as the first node that answers sees it), state, load, effective\n"
        "  ownership and token.\n"},
+      {"decommission", "a node streams its data away, then leaves the cluster",
+       "decommission N [--timeout 600]\n"
+       "  Node N of the local cluster (--dir; or --address, N's client address)\n"
+       "  begins its decommission and drives it: the nodes that take over its\n"
+       "  ranges stream them from it, reads move to them, and N leaves for good (its\n"
+       "  id never comes back). Prints each change of the topology it sees, and\n"
+       "  returns once N has left (exit 0), or the cluster refused or rolled it back,\n"
+       "  or --timeout seconds passed while it goes on (exit 1). One operation runs at\n"
+       "  a time; the refusal names the one in progress. docs/topology.md.\n"},
+      {"removenode", "the others restore a dead node's replicas, and it leaves",
+       "removenode N [--driver M] [--timeout 600]\n"
+       "  Node N is dead for good: node M (default the first other node of the local\n"
+       "  cluster; with --address, the address is M's and --driver is needed) drives\n"
+       "  its removal: each range N held streams to its new owner from every replica\n"
+       "  that survives, then N leaves for good. Progress and exit status as\n"
+       "  decommission.\n"},
       {"metrics", "a node's /metrics text", "metrics\n  Prints the Prometheus text of --node or --address.\n"},
       {"bench", "latency and throughput of puts, gets, LWTs or lock-step contention",
        "bench put|get|cas [--count 20000] [--prefix P] [--in-flight N] [--cl LEVEL]\n"

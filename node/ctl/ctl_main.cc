@@ -29,6 +29,7 @@
 #include "node/ctl/ctl_bench.h"
 #include "node/ctl/ctl_help.h"
 #include "node/ctl/status_table.h"
+#include "node/ctl/topology_operation.h"
 #include "node/local/local_cluster.h"
 #include "node/server/mutex_mode.h"
 #include "node/ctl/scenario_runner.h"
@@ -282,6 +283,52 @@ int Status(const Arguments& arguments, View view) {
   return failures == 0 ? 0 : 1;
 }
 
+// ctl decommission N, ctl removenode N [--driver M]: begins the operation
+// at its driver and watches it to the end (node/ctl/topology_operation.h).
+int Operation(const Arguments& arguments, topology::Operation operation) {
+  const std::string command = operation == topology::Operation::kRemove ? "removenode" : "decommission";
+  OperationRequest request;
+  request.operation = operation;
+  if (arguments.words.size() != 2 || !absl::SimpleAtoi(arguments.words[1], &request.node) || request.node == 0) {
+    return Usage(absl::StrCat(command, " takes one node number"));
+  }
+  uint32_t seconds = 600;
+  if (arguments.flags.count("timeout") && (!absl::SimpleAtoi(arguments.flags.at("timeout"), &seconds) || seconds == 0)) {
+    return Usage("--timeout takes a positive number of seconds");
+  }
+  request.timeout = std::chrono::seconds(seconds);
+  request.driver = request.node;
+  if (operation == topology::Operation::kRemove) {
+    request.driver = 0;
+    if (arguments.flags.count("driver") && !absl::SimpleAtoi(arguments.flags.at("driver"), &request.driver)) {
+      return Usage("--driver takes a node number");
+    }
+    if (request.driver == request.node) return Usage("a removed node is dead: another node drives its removal");
+  }
+  if (arguments.flags.count("address")) {
+    if (request.driver == 0) return Usage("removenode --address A needs --driver M, the node at A");
+    request.driver_address = arguments.flags.at("address");
+  } else {
+    auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+    if (request.driver == 0) request.driver = request.node == 1 ? 2 : 1;
+    const auto& nodes = cluster->nodes();
+    for (NodeId id : {request.node, request.driver}) {
+      if (std::find(nodes.begin(), nodes.end(), id) == nodes.end()) {
+        return Usage(absl::StrCat("the cluster has no node ", id));
+      }
+    }
+    request.driver_address = cluster->client_address(request.driver);
+  }
+  const absl::Status done = RunOperation(request, [](const std::string& line) { std::cout << line << std::endl; });
+  if (!done.ok()) {
+    std::cerr << "charybdis-ctl: " << done.message() << "\n";
+    return 1;
+  }
+  std::cout << command << " of node " << request.node << " done" << std::endl;
+  return 0;
+}
+
 int Calibrate(const Arguments& arguments) {
   uint32_t count = 300;
   if (arguments.flags.count("count") && (!absl::SimpleAtoi(arguments.flags.at("count"), &count) || count == 0)) {
@@ -482,6 +529,8 @@ int Main(int argc, char** argv) {
   if (command == "ring") return Status(arguments, View::kRing);
   if (command == "metrics") return Status(arguments, View::kMetrics);
   if (command == "cluster") return Cluster(arguments);
+  if (command == "decommission") return Operation(arguments, topology::Operation::kDecommission);
+  if (command == "removenode") return Operation(arguments, topology::Operation::kRemove);
   if (command == "bench") return Bench(arguments);
   if (command == "calibrate") return Calibrate(arguments);
   if (command == "run-scenario") return RunScenarioCommand(arguments);

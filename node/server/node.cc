@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
+#include "core/topology/placement.h"
 #include "core/topology/topology_log.h"
 #include "node/server/client_service.h"
 #include "node/server/cql_server.h"
@@ -303,13 +304,7 @@ void Node::Status(std::function<void(StatusResponse)> done) {
   status->set_node_id(config_.node.id);
   status->set_shards(config_.node.shards);
   for (NodeId node : transport_->blocked()) status->add_blocked(node);
-  for (const auto& vnode : config_.node.ring->tokens()) {
-    RingEntry* entry = status->add_ring();
-    entry->set_token(vnode.token);
-    entry->set_node(vnode.node);
-  }
   for (const Member& member : config_.file.member()) *status->add_member() = member;
-  for (const auto& [id, share] : EffectiveOwnership(*config_.node.ring)) (*status->mutable_effective_ownership())[id] = share;
   uint64_t load_bytes = 0;
   for (const ShardParts& parts : shards_) load_bytes += parts.storage->LoadBytes();
   status->set_load_bytes(load_bytes);
@@ -317,10 +312,20 @@ void Node::Status(std::function<void(StatusResponse)> done) {
   // if the node stops first, without it, when the work is dropped).
   auto answer = std::make_shared<AnswerOnce<StatusResponse>>(std::move(done), *status);
   Shard* first = shards_[0].shard.get();
-  shards_[0].thread->Post([first, status, answer] {
-    // The topology as shard 0's agent keeps it (core/topology/topology_agent.h).
+  const ReplicationConfig replication = config_.node.ring->layout().replication;
+  const uint32_t shards_per_node = config_.node.ring->layout().shards_per_node;
+  shards_[0].thread->Post([first, status, answer, replication, shards_per_node] {
+    // The topology as shard 0's agent keeps it (core/topology/topology_agent.h),
+    // and the ring of its owners now.
     const topology::Topology& topology = first->topology_log().topology();
     status->set_topology_version(topology.version());
+    const std::shared_ptr<const TokenRing> owners = topology::Placement(topology, replication, shards_per_node).now();
+    for (const auto& vnode : owners->tokens()) {
+      RingEntry* entry = status->add_ring();
+      entry->set_token(vnode.token);
+      entry->set_node(vnode.node);
+    }
+    for (const auto& [id, share] : EffectiveOwnership(*owners)) (*status->mutable_effective_ownership())[id] = share;
     for (const auto& [id, member] : topology.members()) {
       (*status->mutable_member_state())[id] = topology::NodeStateName(member.state);
       (*status->mutable_host_id())[id] = cql::UuidText(HostIdOf(id));

@@ -1,0 +1,69 @@
+#include "node/ctl/topology_operation.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "core/topology/topology_log.h"
+#include "node/local/local_cluster.h"
+
+namespace charybdis::node {
+
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(200);
+constexpr auto kRequestDeadline = std::chrono::seconds(30);
+
+absl::Status Begin(const OperationRequest& request) {
+  topology::Entry begin;
+  begin.kind = topology::Entry::Kind::kBegin;
+  begin.operation = request.operation;
+  begin.node = request.node;
+  begin.driver = request.driver;
+  ExecuteRequest execute;
+  for (const auto& [column, value] : topology::EntryColumns(begin)) {
+    (*execute.mutable_request()->mutable_topology_change()->mutable_entry())[column] = value;
+  }
+  ClientResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kRequestDeadline);
+  const grpc::Status status = ConnectClient(request.driver_address)->Execute(&context, execute, &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat(request.driver_address, ": ", status.error_message()));
+  }
+  if (response.code() != ClientResponse::OK) return absl::FailedPreconditionError(response.message());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress) {
+  const std::string what = absl::StrCat(topology::OperationName(request.operation), " of node ", request.node);
+  if (absl::Status begun = Begin(request); !begun.ok()) {
+    return absl::Status(begun.code(), absl::StrCat(what, " did not begin: ", begun.message()));
+  }
+  progress(absl::StrCat(what, " began, driven by node ", request.driver));
+  const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+  std::string last_seen;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kPollInterval);
+    StatusResponse status;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    // The driver may be busy or restarting: it is asked again.
+    if (!ConnectClient(request.driver_address)->Status(&context, StatusRequest(), &status).ok()) continue;
+    auto state = status.member_state().find(request.node);
+    if (state == status.member_state().end()) continue;
+    const std::string seen = absl::StrCat("topology version ", status.topology_version(), ": node ", request.node,
+                                          " is ", state->second);
+    if (seen != last_seen) progress(seen);
+    last_seen = seen;
+    if (state->second == "left") return absl::OkStatus();
+    if (state->second == "normal") return absl::AbortedError(absl::StrCat(what, " was rolled back"));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(what, " did not finish within ", request.timeout.count(),
+                                                  " s; it goes on (ctl status shows where)"));
+}
+
+}  // namespace charybdis::node

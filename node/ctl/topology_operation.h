@@ -1,0 +1,32 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/env/address.h"
+#include "core/topology/topology.h"
+
+namespace charybdis::node {
+
+// A membership operation on a running cluster, as `ctl decommission` and
+// `ctl removenode` run it (docs/node.md): the begin goes to the driver,
+// which streams, runs its barriers and appends the later stages itself
+// (core/topology/operation_driver.h).
+struct OperationRequest {
+  topology::Operation operation = topology::Operation::kDecommission;
+  NodeId node = 0;    // the node that leaves, or is removed
+  NodeId driver = 0;  // who drives it: the node itself for a decommission
+  std::string driver_address;  // the driver's client API (host:port)
+  std::chrono::seconds timeout{600};
+};
+
+// Begins the operation and watches the driver's topology until the node
+// has left (OK). Fails with the cluster's refusal, when the operation was
+// rolled back (the node is normal again), or at the timeout (the
+// operation goes on; `ctl status` shows where). `progress` gets one line
+// per change seen: the topology version and the node's state.
+absl::Status RunOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress);
+
+}  // namespace charybdis::node
