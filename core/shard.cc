@@ -53,6 +53,9 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                      for (const auto& [table, schema] : config_.tables) tables.push_back(table);
                      for (const auto& [table, columns] : schema_log_.storage_tables()) tables.push_back(table);
                      return tables;
+                   },
+                   [this](const std::string& key, const std::string& stored, std::function<void(absl::Status)> done) {
+                     acceptor_.MergeStreamed(key, stored, std::move(done));
                    }),
       hints_(env_, config, liveness_, metrics_,
              [this](NodeId node) {

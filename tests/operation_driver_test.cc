@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/data/checked_value.h"
+#include "core/data/storage_codec.h"
 #include "tests/four_node_test.h"
 #include "tests/requests.h"
 
@@ -88,6 +90,54 @@ TEST_F(OperationDriverTest, ReadsWaitForTheStreamsAndTheDriverResumesAfterACrash
   cluster_.Restart(4);
   ASSERT_TRUE(RunUntil([this] { return Left(1); }, 30 * kSecond)) << "the decommission did not finish";
   ExpectStreamedTo(moving);
+}
+
+// ScyllaDB #5251: a value accepted by a quorum of the old owners, node 4
+// among them, but committed nowhere. Once node 4 has left and the other
+// old owner that accepted it is down, a quorum of the owners after is the
+// third old owner and the new one: the value survives only if its Paxos
+// state moved with the range, and a serial read then finishes it.
+TEST_F(OperationDriverTest, AnAcceptedValueOnTheLeavingNodeMovesWithItsRange) {
+  const absl::StatusOr<topology::Topology> begun =
+      cluster_.node(1).TopologyLog().topology().Apply(Decommission4(Entry::Kind::kBegin, 4));
+  ASSERT_TRUE(begun.ok()) << begun.status();
+  const Moving moving = KeyThatMovesIn(*begun);
+  std::vector<NodeId> staying;
+  for (NodeId node : moving.natural) {
+    if (node != 4) staying.push_back(node);
+  }
+  ASSERT_EQ(staying.size(), 2u);
+  const int64_t micros = simulator_.now() / kMicrosecond;
+  PaxosState state;
+  Proposal& accepted = *state.mutable_accepted();
+  accepted.mutable_ballot()->set_micros(micros);
+  accepted.mutable_ballot()->set_unique(77);
+  *accepted.mutable_origin() = accepted.ballot();
+  *state.mutable_promised() = accepted.ballot();
+  PartitionData& mutation = *accepted.mutable_mutation();
+  mutation.set_table("t");
+  mutation.set_partition_key(moving.key);
+  CellData& cell = *mutation.add_rows()->add_cells();
+  cell.set_column("a");
+  cell.set_timestamp(micros);
+  cell.set_value("v");
+  const std::string key = storage_codec::PaxosKey("t", moving.key);
+  for (NodeId node : {NodeId{4}, staying[0]}) {
+    WriteBatch batch;
+    batch.Put(key, checked_value::Seal(key, state.SerializeAsString()));
+    cluster_.node(node).storage(ShardOf(TokenOf(moving.key), 2)).Apply(std::move(batch), Durability::kSynced,
+                                                                        [](absl::Status) {});
+  }
+  RunFor(10 * kMillisecond);
+  ASSERT_EQ(BeginDrivenBy4().code(), ClientResponse::OK);
+  ASSERT_TRUE(RunUntil([this] { return Left(1); }, 20 * kSecond)) << "the decommission did not finish";
+  cluster_.Crash(staying[0]);
+  RunFor(1500 * kMillisecond);
+  const ClientResponse read =
+      Call(::charybdis::testing::GetRequest("t", moving.key, CL_SERIAL), moving.key, staying[1]);
+  ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+  ASSERT_EQ(read.rows_size(), 1) << "the accepted value was left behind on node 4";
+  EXPECT_EQ(::charybdis::testing::FirstValue(read), "v");
 }
 
 }  // namespace

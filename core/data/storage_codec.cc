@@ -147,6 +147,23 @@ std::string PaxosKey(const std::string& table, const std::string& partition_key)
 
 std::string PaxosPrefix() { return std::string(1, kPaxosTag); }
 
+std::string PaxosTablePrefix(const std::string& table) {
+  std::string prefix(1, kPaxosTag);
+  AppendEscaped(prefix, table);
+  return prefix;
+}
+
+std::optional<std::string> PartitionOfPaxosKey(std::string_view key, const std::string& table) {
+  KeyReader reader(key);
+  char tag = 0;
+  std::string key_table, partition_key;
+  if (!reader.Tag(&tag) || tag != kPaxosTag || !reader.Escaped(&key_table) || key_table != table ||
+      !reader.Escaped(&partition_key) || !reader.done()) {
+    return std::nullopt;
+  }
+  return partition_key;
+}
+
 bool IsPartitionRange(const std::string& begin, const std::string& end) {
   // `begin` must name a partition (its prefix, or a key inside it).
   KeyReader reader(begin);

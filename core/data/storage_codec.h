@@ -54,6 +54,10 @@ std::string RowPrefix(const std::string& table, const std::string& partition_key
 // esc(partition key)), and the prefix of all of them.
 std::string PaxosKey(const std::string& table, const std::string& partition_key);
 std::string PaxosPrefix();
+// The prefix of one table's Paxos states, and the partition a Paxos key of
+// that table names (nullopt: not one of the table's).
+std::string PaxosTablePrefix(const std::string& table);
+std::optional<std::string> PartitionOfPaxosKey(std::string_view key, const std::string& table);
 
 // The row a stored data key belongs to (nullopt: not a data key).
 struct StoredRow {

@@ -31,6 +31,7 @@ inline constexpr std::string_view kProbes[] = {
     "paxos.acceptor.refuse_prepare",
     "paxos.acceptor.refuse_accept",
     "paxos.acceptor.raise_horizon",
+    "paxos.acceptor.merge_streamed",
     // Reads (core/coordinator/read_executor.cc).
     "read.speculative_retry",
     "read.replace_refused_replica",

@@ -75,6 +75,25 @@ bool HasUncommittedAccept(const PaxosState& state) {
          BallotLess(state.committed().ballot(), state.accepted().ballot());
 }
 
+// `state` with what `streamed` knows that it does not.
+PaxosState Merged(const PaxosState& state, const PaxosState& streamed) {
+  PaxosState merged = state;
+  if (streamed.has_accepted() &&
+      (!merged.has_accepted() || BallotLess(merged.accepted().ballot(), streamed.accepted().ballot()))) {
+    *merged.mutable_accepted() = streamed.accepted();
+  }
+  if (streamed.has_committed() &&
+      (!merged.has_committed() || BallotLess(merged.committed().ballot(), streamed.committed().ballot()))) {
+    *merged.mutable_committed() = streamed.committed();
+  }
+  for (const Ballot& origin : streamed.recent_commit_origins()) RememberCommitOrigin(merged, origin);
+  if (BallotLess(merged.promised(), streamed.promised())) *merged.mutable_promised() = streamed.promised();
+  if (merged.has_accepted() && BallotLess(merged.promised(), merged.accepted().ballot())) {
+    *merged.mutable_promised() = merged.accepted().ballot();
+  }
+  return merged;
+}
+
 }  // namespace
 
 bool ParseStoredPaxosState(const std::string& key, const std::string& stored, PaxosState& state) {
@@ -518,6 +537,29 @@ void Acceptor::OnPrune(const Envelope& message) {
     next.mutable_committed()->set_pruned(true);
     decision.next = std::move(next);
     decision.durability = Durability::kUnsynced;
+    return decision;
+  });
+}
+
+void Acceptor::MergeStreamed(const std::string& key, const std::string& stored,
+                             std::function<void(absl::Status)> done) {
+  PaxosState streamed;
+  if (!ParseStoredPaxosState(key, stored, streamed)) {
+    return done(absl::DataLossError("a streamed Paxos state does not parse"));
+  }
+  Submit(key, [this, streamed = std::move(streamed), done = std::move(done)](const PaxosState& state) mutable {
+    Decision decision;  // answers no proposer
+    PaxosState next = Merged(state, streamed);
+    if (next.SerializeAsString() == state.SerializeAsString()) {
+      // Nothing new: known already (this life or a merge before a crash).
+      env_.reactor->Post([done = std::move(done)] { done(absl::OkStatus()); });
+      return decision;
+    }
+    CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.merge_streamed");
+    decision.next = std::move(next);
+    decision.written = [done = std::move(done)](bool ok) {
+      done(ok ? absl::OkStatus() : absl::UnavailableError("the disk refused a streamed Paxos state"));
+    };
     return decision;
   });
 }

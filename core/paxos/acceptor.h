@@ -65,6 +65,13 @@ class Acceptor final : public UnfinishedRounds {
   void OnAccept(const Envelope& message);
   void OnCommit(const Envelope& message);
   void OnPrune(const Envelope& message);
+  // A partition's state streamed from a replica that loses its range
+  // (core/replica/range_stream.h): merged into this shard's by the rules
+  // of Paxos (the higher promise, the accept and the commit of the higher
+  // ballot, every commit origin remembered), synced. `done` gets OK once
+  // durable, DataLoss for bytes that do not parse, Unavailable when the
+  // disk refused.
+  void MergeStreamed(const std::string& key, const std::string& stored, std::function<void(absl::Status)> done);
 
   // Whether this shard holds, for the partition, an accepted proposal newer
   // than its latest commit (true until Start has finished: a read must then

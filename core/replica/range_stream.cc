@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/data/checked_value.h"
+#include "core/data/storage_codec.h"
+#include "core/data/token.h"
 #include "core/env/assert.h"
 #include "core/env/probe.h"
 #include "core/replica/stream_source.h"
@@ -20,8 +22,10 @@ constexpr char kDone = 'd';
 
 std::string StreamProgressKey(const std::string& name) { return absl::StrCat("system/stream/", name); }
 
-RangeStream::RangeStream(ShardEnv env, uint64_t id, StreamSpec spec, std::function<void(absl::Status)> done)
-    : env_(env), id_(id), spec_(std::move(spec)), done_(std::move(done)) {
+RangeStream::RangeStream(ShardEnv env, uint64_t id, StreamSpec spec, std::function<void(absl::Status)> done,
+                         PaxosMerge merge)
+    : env_(env), id_(id), spec_(std::move(spec)), done_(std::move(done)), merge_(std::move(merge)) {
+  CHARYBDIS_ASSERT(spec_.paxos == (merge_ != nullptr));
   CHARYBDIS_ASSERT(id_ != 0);
   CHARYBDIS_ASSERT(!spec_.name.empty() && !spec_.table.empty());
   CHARYBDIS_ASSERT(spec_.start_token <= spec_.end_token);
@@ -69,6 +73,7 @@ void RangeStream::Ask() {
   request.set_start_token(spec_.start_token);
   request.set_end_token(spec_.end_token);
   request.set_after_key(last_key_);
+  request.set_paxos(spec_.paxos);
   // Small chunks now and then, so that resuming mid-range is common.
   request.set_max_pairs(env_.buggify->Fires("stream.small_chunks") ? 2 : kMaxStreamPairs);
   env_.network->Send(Address{spec_.source, env_.self.shard}, std::move(message));
@@ -85,11 +90,27 @@ void RangeStream::AskLater() {
   });
 }
 
+// Whether a streamed key belongs to this stream: a data key of the range,
+// or a Paxos key of the table whose partition lies in it.
+bool RangeStream::InRange(const std::string& key) const {
+  if (!spec_.paxos) {
+    const StoredRange range = StoredRangeOf(spec_.table, spec_.start_token, spec_.end_token);
+    return key >= range.begin && key < range.end;
+  }
+  const std::optional<std::string> partition = storage_codec::PartitionOfPaxosKey(key, spec_.table);
+  if (!partition) return false;
+  const Token token = TokenOf(*partition);
+  return token >= spec_.start_token && token <= spec_.end_token;
+}
+
 absl::Status RangeStream::Check(const StreamChunk& chunk) const {
-  const StoredRange range = StoredRangeOf(spec_.table, spec_.start_token, spec_.end_token);
   std::string previous = last_key_;
+  if (spec_.paxos && !chunk.pair().empty() && chunk.pair().rbegin()->key() > chunk.scanned_to()) {
+    return absl::InternalError(absl::StrCat("stream ", spec_.name, ": node ", spec_.source,
+                                            " sent a key beyond what it scanned"));
+  }
   for (const StoredPair& pair : chunk.pair()) {
-    if (pair.key() < range.begin || pair.key() >= range.end || pair.key() <= previous) {
+    if (!InRange(pair.key()) || pair.key() <= previous) {
       return absl::InternalError(absl::StrCat("stream ", spec_.name, ": node ", spec_.source,
                                               " sent a key outside the range or out of order"));
     }
@@ -107,11 +128,13 @@ void RangeStream::OnChunk(const StreamChunk& chunk) {
   // A late or duplicated chunk, or one of an earlier life's stream with
   // this id: the one awaited is of this range and continues from last_key_.
   if (finished_ || storing_ || chunk.after_key() != last_key_ || chunk.table() != spec_.table ||
-      chunk.start_token() != spec_.start_token || chunk.end_token() != spec_.end_token) {
+      chunk.start_token() != spec_.start_token || chunk.end_token() != spec_.end_token ||
+      chunk.paxos() != spec_.paxos) {
     return;
   }
   if (!chunk.ok()) return;  // the source's disk refused: the retry asks again
   if (absl::Status checked = Check(chunk); !checked.ok()) return Finish(checked);
+  if (spec_.paxos) return MergePaxos(chunk);
   Store(chunk);
 }
 
@@ -119,11 +142,50 @@ void RangeStream::Store(const StreamChunk& chunk) {
   WriteBatch batch;
   for (const StoredPair& pair : chunk.pair()) batch.Put(pair.key(), pair.value());
   const std::string last = chunk.pair().empty() ? last_key_ : chunk.pair().rbegin()->key();
-  const std::string key = StreamProgressKey(spec_.name);
-  batch.Put(key, checked_value::Seal(key, std::string(1, chunk.exhausted() ? kDone : kInProgress) + last));
+  WriteProgress(std::move(batch), last, chunk.exhausted(), chunk.pair_size());
+}
+
+// Each state through the acceptor, all at once; the progress is written
+// once every merge is durable (a crash before redoes them: merging a state
+// twice changes nothing).
+void RangeStream::MergePaxos(const StreamChunk& chunk) {
   storing_ = true;
-  const bool exhausted = chunk.exhausted();
-  const int pairs = chunk.pair_size();
+  const uint64_t merge = ++merges_begun_;
+  struct Pending {
+    size_t left = 0;
+    absl::Status status;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->left = static_cast<size_t>(chunk.pair_size()) + 1;  // + 1: released below
+  auto merged = [self = shared_from_this(), merge, pending, last = chunk.scanned_to(), exhausted = chunk.exhausted(),
+                 pairs = chunk.pair_size()](absl::Status status) {
+    if (!status.ok() && pending->status.ok()) pending->status = status;
+    if (--pending->left > 0 || self->finished_ || merge != self->merges_begun_) return;
+    self->merges_begun_++;  // answered: the timeout below no longer applies
+    if (absl::IsDataLoss(pending->status)) return self->Finish(pending->status);
+    if (!pending->status.ok()) {
+      self->storing_ = false;  // a disk refused: merge this chunk again
+      return self->AskLater();
+    }
+    self->WriteProgress(WriteBatch(), last, exhausted, pairs);
+  };
+  for (const StoredPair& pair : chunk.pair()) merge_(pair.key(), pair.value(), merged);
+  merged(absl::OkStatus());
+  // An acceptor that cannot load a partition's state drops the merge
+  // unanswered: merge the chunk again after a while.
+  env_.clock->After(5 * kStreamRetry, [self = weak_from_this(), merge] {
+    std::shared_ptr<RangeStream> stream = self.lock();
+    if (stream == nullptr || stream->finished_ || !stream->storing_ || merge != stream->merges_begun_) return;
+    stream->merges_begun_++;  // its answers no longer count
+    stream->storing_ = false;
+    stream->Ask();
+  });
+}
+
+void RangeStream::WriteProgress(WriteBatch batch, std::string last, bool exhausted, int pairs) {
+  const std::string key = StreamProgressKey(spec_.name);
+  batch.Put(key, checked_value::Seal(key, std::string(1, exhausted ? kDone : kInProgress) + last));
+  storing_ = true;
   env_.storage->Apply(std::move(batch), Durability::kSynced,
                       [self = shared_from_this(), last, exhausted, pairs](absl::Status stored) {
                         self->storing_ = false;

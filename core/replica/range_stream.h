@@ -27,7 +27,17 @@ struct StreamSpec {
   Token start_token = 0;  // [start_token, end_token]
   Token end_token = 0;
   NodeId source = 0;
+  // The table's Paxos states of the range rather than its rows: each is
+  // merged into the receiver's by the acceptor's rules (PaxosMerge), never
+  // put blind (docs/topology.md "Paxos state moves with its range").
+  bool paxos = false;
 };
+
+// Merges a streamed Paxos state (its key and stored bytes) into this
+// shard's acceptor; `done` gets OK once the merge is durable, DataLoss for
+// bytes that do not parse, or another error (try again).
+using PaxosMerge =
+    std::function<void(const std::string& key, const std::string& stored, std::function<void(absl::Status)> done)>;
 
 // Where a stream's progress is kept.
 std::string StreamProgressKey(const std::string& name);
@@ -39,7 +49,8 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   // outside the range). A disk that refuses, or a source that does not
   // answer, is tried again, forever: the caller decides when to give up
   // (Stop).
-  RangeStream(ShardEnv env, uint64_t id, StreamSpec spec, std::function<void(absl::Status)> done);
+  RangeStream(ShardEnv env, uint64_t id, StreamSpec spec, std::function<void(absl::Status)> done,
+              PaxosMerge merge = nullptr);
 
   void Start();
   void OnChunk(const StreamChunk& chunk);
@@ -53,14 +64,21 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   void OnProgressRead(absl::StatusOr<std::optional<std::string>> stored);
   void Ask();
   void AskLater();
+  bool InRange(const std::string& key) const;
   absl::Status Check(const StreamChunk& chunk) const;
   void Store(const StreamChunk& chunk);
+  void MergePaxos(const StreamChunk& chunk);
+  // Stores `batch` with the stream's progress (`last`), synced, then asks
+  // for more or finishes.
+  void WriteProgress(WriteBatch batch, std::string last, bool exhausted, int pairs);
   void Finish(absl::Status status);
 
   ShardEnv env_;
   const uint64_t id_;
   const StreamSpec spec_;
   std::function<void(absl::Status)> done_;
+  PaxosMerge merge_;
+  uint64_t merges_begun_ = 0;  // chunks whose merges began: an older one's answers no longer count
   std::string last_key_;  // stored and synced; empty: nothing yet
   uint64_t pairs_stored_ = 0;
   bool storing_ = false;  // a chunk is on its way to disk

@@ -25,8 +25,9 @@ absl::Status RequestProblem(const StreamRanges& request, NodeId self) {
 
 }  // namespace
 
-StreamJobs::StreamJobs(ShardEnv env, Tables tables) : env_(env), tables_(std::move(tables)) {
-  CHARYBDIS_ASSERT(tables_ != nullptr);
+StreamJobs::StreamJobs(ShardEnv env, Tables tables, PaxosMerge merge)
+    : env_(env), tables_(std::move(tables)), merge_(std::move(merge)) {
+  CHARYBDIS_ASSERT(tables_ != nullptr && merge_ != nullptr);
 }
 
 void StreamJobs::OnRequest(const Envelope& message) {
@@ -49,15 +50,19 @@ void StreamJobs::OnRequest(const Envelope& message) {
   std::vector<std::shared_ptr<RangeStream>> started;
   for (const std::string& table : tables_()) {
     for (const StreamRanges::Range& range : request.range()) {
-      StreamSpec spec{absl::StrCat(request.name(), "/", table, "/", range.start_token(), "/", range.end_token()),
-                      table, range.start_token(), range.end_token(), request.source()};
-      const uint64_t stream_id = ++last_id_;
-      auto stream = std::make_shared<RangeStream>(
-          env_, stream_id, std::move(spec),
-          [this, job_id, stream_id](absl::Status status) { OnStreamDone(job_id, stream_id, std::move(status)); });
-      streams_[stream_id] = stream;
-      job.running.insert(stream_id);
-      started.push_back(std::move(stream));
+      for (const bool paxos : {false, true}) {
+        StreamSpec spec{absl::StrCat(request.name(), paxos ? "/paxos/" : "/", table, "/", range.start_token(), "/",
+                                     range.end_token()),
+                        table, range.start_token(), range.end_token(), request.source(), paxos};
+        const uint64_t stream_id = ++last_id_;
+        auto stream = std::make_shared<RangeStream>(
+            env_, stream_id, std::move(spec),
+            [this, job_id, stream_id](absl::Status status) { OnStreamDone(job_id, stream_id, std::move(status)); },
+            paxos ? merge_ : nullptr);
+        streams_[stream_id] = stream;
+        job.running.insert(stream_id);
+        started.push_back(std::move(stream));
+      }
     }
   }
   CHARYBDIS_ASSERT(!started.empty());  // every shard knows the logs' tables

@@ -1,7 +1,8 @@
 #pragma once
 
-// A shard's streams (range_stream.h), run for StreamRanges requests: one
-// stream per table the shard knows and range asked for, all at once. The
+// A shard's streams (range_stream.h), run for StreamRanges requests: two
+// streams per table the shard knows and range asked for, its rows and its
+// Paxos states, all at once. The
 // requester is answered once every stream is done, or the first one
 // failed (the others then stop). Streams are named after the request's
 // name, the table and the range, so the same request sent again after a
@@ -26,7 +27,8 @@ class StreamJobs {
  public:
   // The tables whose data streams: every storage table the shard knows.
   using Tables = std::function<std::vector<std::string>()>;
-  StreamJobs(ShardEnv env, Tables tables);
+  // `merge`: how streamed Paxos states reach this shard's acceptor.
+  StreamJobs(ShardEnv env, Tables tables, PaxosMerge merge);
 
   void OnRequest(const Envelope& message);
   void OnChunk(const StreamChunk& chunk);
@@ -45,6 +47,7 @@ class StreamJobs {
 
   ShardEnv env_;
   Tables tables_;
+  PaxosMerge merge_;
   uint64_t last_id_ = 0;  // streams and jobs
   std::map<uint64_t, std::shared_ptr<RangeStream>> streams_;
   std::map<uint64_t, Job> jobs_;
