@@ -45,7 +45,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       topology_log_(BootstrapTopologyOf(config)),
       placements_(topology_log_, config.ring->layout().shards_per_node),
       acceptor_(env_, metrics_),
-      replica_(env_, metrics_, acceptor_),
+      replica_(env_, metrics_, acceptor_, topology_fence_),
       stream_jobs_(env_,
                    [this] {
                      // The config's tables, then the CQL ones and the schema log's.
@@ -93,7 +93,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
         });
   }
   barrier_answerer_ = std::make_unique<topology::BarrierAnswerer>(
-      env_, config.shards, topology_log_, config.coordinator.write_timeout,
+      env_, config.shards, topology_log_, config.coordinator.write_timeout, topology_fence_,
       env.self.shard == 0 ? std::function<void()>([this] { topology_agent_->CatchUp(); }) : nullptr);
   env_.network->SetReceiver([this](const Envelope& message) { OnMessage(message); });
 }

@@ -88,6 +88,9 @@ class Shard {
   topology::TopologyLog topology_log_;
   topology::Placements placements_;  // of topology_log_
   Acceptor acceptor_;
+  // The oldest topology version a routed write may carry here; raised by
+  // the barrier (core/topology/barrier_answerer.h), 0 after a restart.
+  uint64_t topology_fence_ = 0;
   // Shard 0: the last update sent; other shards: the last one applied.
   uint64_t liveness_version_ = 0;
   // Shard 0: the schema log's length the other shards were last sent.

@@ -32,7 +32,11 @@ class FourNodeTest : public ::testing::Test {
         cluster_(simulator_, scenario_, Random(11), buggify_),
         client_(cluster_.AddClient(0)) {
     cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
-      answers_[message.client_response().request_id()] = message.client_response();
+      if (message.has_client_response()) {
+        answers_[message.client_response().request_id()] = message.client_response();
+      } else {
+        others_.push_back(message);
+      }
     });
     cluster_.StartAll();
     RunFor(500 * kMillisecond);
@@ -127,6 +131,7 @@ class FourNodeTest : public ::testing::Test {
   NodeId client_;
   uint64_t sent_ = 0;
   std::map<uint64_t, ClientResponse> answers_;
+  std::vector<Envelope> others_;  // what else reached the client: replica answers
 };
 
 }  // namespace charybdis::sim

@@ -92,6 +92,40 @@ TEST_F(OperationDriverTest, ReadsWaitForTheStreamsAndTheDriverResumesAfterACrash
   ExpectStreamedTo(moving);
 }
 
+// The fence: once a barrier has passed, a replica refuses a write routed by
+// an older topology (its coordinator may have left out a replica that now
+// counts), and takes one of the current version, or one no topology
+// routed (a hint).
+TEST_F(OperationDriverTest, AReplicaRefusesAWriteRoutedByATopologyABarrierPassed) {
+  ASSERT_EQ(BeginDrivenBy4().code(), ClientResponse::OK);
+  ASSERT_TRUE(RunUntil([this] { return Left(1); }, 20 * kSecond)) << "the decommission did not finish";
+  RunFor(3 * kSecond);  // the last barrier's drain is over everywhere
+  const std::string key = "fenced";
+  auto write = [&](uint64_t version) {
+    Envelope message;
+    ReplicaWrite& write = *message.mutable_replica_write();
+    write.set_request_id(500 + version);
+    write.set_topology_version(version);
+    write.mutable_mutation()->set_table("t");
+    write.mutable_mutation()->set_partition_key(key);
+    CellData& cell = *write.mutable_mutation()->add_rows()->add_cells();
+    cell.set_column("a");
+    cell.set_timestamp(simulator_.now() / kMicrosecond);
+    cell.set_value("v");
+    others_.clear();
+    cluster_.network().Send(Address{client_, 0}, Address{1, ShardOf(TokenOf(key), 2)}, std::move(message));
+    RunFor(100 * kMillisecond);
+    EXPECT_EQ(others_.size(), 1u);
+    return others_.empty() ? ReplicaWriteAck() : others_.front().replica_write_ack();
+  };
+  const uint64_t current = TopologyOf(1).version();
+  const ReplicaWriteAck stale = write(current - 3);  // before the decommission began
+  EXPECT_TRUE(stale.fenced());
+  EXPECT_FALSE(stale.ok());
+  EXPECT_TRUE(write(current).ok());
+  EXPECT_TRUE(write(0).ok());
+}
+
 // ScyllaDB #5251: a value accepted by a quorum of the old owners, node 4
 // among them, but committed nowhere. Once node 4 has left and the other
 // old owner that accepted it is down, a quorum of the owners after is the

@@ -96,7 +96,8 @@ TEST(ReplicaScanTest, AScanThatMeetsACorruptEntryAnswersNotOk) {
   testing::FakeEnv fake(Address{2, 0});
   ShardMetrics metrics;
   NoRounds rounds;
-  Replica replica(fake.env, metrics, rounds);
+  const uint64_t no_fence = 0;
+  Replica replica(fake.env, metrics, rounds, no_fence);
   Partition partition;
   partition.rows["r"].cells["a"] = Cell{1, false, "x", 0, 0};
   WriteBatch batch;

@@ -309,7 +309,8 @@ absl::StatusOr<Coordinator::WritePlan> Coordinator::PlanWrite(const std::string&
   absl::StatusOr<std::shared_ptr<const topology::Placement>> placement = PlacementOf(table);
   if (!placement.ok()) return placement.status();
   const topology::Placement::Replicas replicas = (*placement)->WriteReplicasOf(token);
-  WritePlan plan{Requirement(level, (*placement)->now(), context_.local_datacenter), replicas.natural};
+  WritePlan plan{Requirement(level, (*placement)->now(), context_.local_datacenter), replicas.natural,
+                 (*placement)->version()};
   if (!replicas.pending.empty()) {
     plan.requirement.AddPending(replicas.pending, (*placement)->after());
     plan.replicas.insert(plan.replicas.end(), replicas.pending.begin(), replicas.pending.end());
@@ -358,8 +359,8 @@ void Coordinator::StartWrite(WritePlan plan, PartitionData mutation, Timestamp t
   CHARYBDIS_ASSERT(id != 0);
   CHARYBDIS_ASSERT(!plan.replicas.empty());
   auto handler = std::make_shared<WriteHandler>(
-      context_, id, std::move(plan.requirement), token, std::move(plan.replicas), std::move(mutation), timestamp,
-      std::move(reply), [this, id] { pending_.erase(id); });
+      context_, id, std::move(plan.requirement), token, std::move(plan.replicas), plan.topology_version,
+      std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); });
   Track(id, handler);
   CHARYBDIS_ASSERT(pending_.count(id) == 1);
   handler->Start();

@@ -65,6 +65,7 @@ class Coordinator {
   struct WritePlan {
     Requirement requirement;
     std::vector<NodeId> replicas;  // natural, then pending
+    uint64_t topology_version = 0;  // of the placement: replicas fence older ones
   };
   absl::StatusOr<WritePlan> PlanWrite(const std::string& table, Token token, ConsistencyLevel level);
   // Unavailable when the plan was refused or too few of its replicas are up.

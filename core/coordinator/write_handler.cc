@@ -9,8 +9,8 @@
 namespace charybdis {
 
 WriteHandler::WriteHandler(CoordinatorContext& context, uint64_t id, Requirement requirement,
-                           Token token, std::vector<NodeId> replicas, PartitionData mutation,
-                           Timestamp timestamp, Reply reply, std::function<void()> done)
+                           Token token, std::vector<NodeId> replicas, uint64_t topology_version,
+                           PartitionData mutation, Timestamp timestamp, Reply reply, std::function<void()> done)
     : context_(context),
       id_(id),
       requirement_(std::move(requirement)),
@@ -18,6 +18,7 @@ WriteHandler::WriteHandler(CoordinatorContext& context, uint64_t id, Requirement
       replicas_(std::move(replicas)),
       mutation_(std::move(mutation)),
       timestamp_(timestamp),
+      topology_version_(topology_version),
       reply_(std::move(reply)),
       done_(std::move(done)) {}
 
@@ -35,6 +36,7 @@ void WriteHandler::Start() {
     Envelope message;
     ReplicaWrite* write = message.mutable_replica_write();
     write->set_request_id(id_);
+    write->set_topology_version(topology_version_);
     *write->mutable_mutation() = mutation_;
     pending_.push_back(replica);
     context_.metrics.replica_writes_sent++;

@@ -21,9 +21,11 @@ class WriteHandler final : public PendingRequest,
  public:
   using Reply = std::function<void(ClientResponse)>;
 
+  // `topology_version`: what the replicas were chosen by (they refuse a
+  // version older than their fence).
   WriteHandler(CoordinatorContext& context, uint64_t id, Requirement requirement, Token token,
-               std::vector<NodeId> replicas, PartitionData mutation, Timestamp timestamp,
-               Reply reply, std::function<void()> done);
+               std::vector<NodeId> replicas, uint64_t topology_version, PartitionData mutation,
+               Timestamp timestamp, Reply reply, std::function<void()> done);
 
   void Start();
   void OnWriteAck(NodeId replica, bool ok) override;
@@ -43,6 +45,7 @@ class WriteHandler final : public PendingRequest,
   const std::vector<NodeId> replicas_;
   const PartitionData mutation_;
   const Timestamp timestamp_;
+  const uint64_t topology_version_;
   Reply reply_;
   std::function<void()> done_;
 

@@ -44,6 +44,7 @@ inline constexpr std::string_view kProbes[] = {
     "read.finish_paxos_again",
     // Writes and hints (core/coordinator/write_handler.cc, core/hints/).
     "write.hint_on_timeout",
+    "replica.write_fenced",
     "hints.expired_window",
     "hints.replayed",
     "hints.replay_timed_out",

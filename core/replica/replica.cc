@@ -19,6 +19,16 @@ Address SenderOf(const Envelope& message) {
 void Replica::OnWrite(const Envelope& message) {
   const ReplicaWrite& write = message.replica_write();
   const PartitionData& mutation = write.mutation();
+  if (write.topology_version() != 0 && write.topology_version() < fence_) {
+    // Its coordinator routed it by a topology a barrier has passed: it may
+    // have left out a replica that now counts. Refused, the write cannot
+    // be acknowledged by replicas the move no longer counts on alone.
+    CHARYBDIS_PROBE(env_.probes, "replica.write_fenced");
+    Envelope reply;
+    reply.mutable_replica_write_ack()->set_request_id(write.request_id());
+    reply.mutable_replica_write_ack()->set_fenced(true);
+    return env_.network->Send(SenderOf(message), std::move(reply));
+  }
   WriteBatch batch;
   storage_codec::AddMutation(mutation.table(), mutation.partition_key(),
                              Partition::FromProto(mutation), batch);

@@ -14,9 +14,11 @@ namespace charybdis {
 // storage.
 class Replica {
  public:
-  // `rounds` tells which partitions have an unfinished Paxos round.
-  Replica(ShardEnv env, ShardMetrics& metrics, const UnfinishedRounds& rounds)
-      : env_(env), metrics_(metrics), rounds_(rounds) {}
+  // `rounds` tells which partitions have an unfinished Paxos round;
+  // `fence` is the oldest topology version a routed write may carry
+  // (raised by the barrier, core/topology/barrier_answerer.h).
+  Replica(ShardEnv env, ShardMetrics& metrics, const UnfinishedRounds& rounds, const uint64_t& fence)
+      : env_(env), metrics_(metrics), rounds_(rounds), fence_(fence) {}
 
   void OnWrite(const Envelope& message);
   void OnRead(const Envelope& message);
@@ -28,6 +30,7 @@ class Replica {
   ShardEnv env_;
   ShardMetrics& metrics_;
   const UnfinishedRounds& rounds_;
+  const uint64_t& fence_;
 };
 
 }  // namespace charybdis

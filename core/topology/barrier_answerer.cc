@@ -1,5 +1,6 @@
 #include "core/topology/barrier_answerer.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/env/assert.h"
@@ -19,8 +20,8 @@ void SendDone(ShardEnv& env, const Address& to, uint64_t request_id, uint64_t ve
 }  // namespace
 
 BarrierAnswerer::BarrierAnswerer(ShardEnv env, uint32_t shards, const TopologyLog& log, Nanos drain,
-                                 std::function<void()> catch_up)
-    : env_(env), shards_(shards), log_(log), drain_(drain), catch_up_(std::move(catch_up)) {
+                                 uint64_t& fence, std::function<void()> catch_up)
+    : env_(env), shards_(shards), log_(log), drain_(drain), fence_(fence), catch_up_(std::move(catch_up)) {
   CHARYBDIS_ASSERT(shards_ >= 1 && env_.self.shard < shards_);
   CHARYBDIS_ASSERT(drain_ >= 0);
   CHARYBDIS_ASSERT((env_.self.shard == 0) == (catch_up_ != nullptr));
@@ -31,8 +32,9 @@ void BarrierAnswerer::OnBarrier(const Envelope& message) {
   if (env_.self.shard != 0) {
     // Shard 0 of this node asks.
     CHARYBDIS_ASSERT(message.from_node() == env_.self.node && message.from_shard() == 0);
+    if (barrier.version() <= fence_) return SendDone(env_, Address{env_.self.node, 0}, barrier.request_id(), barrier.version());
     waiting_[barrier.version()].insert(barrier.request_id());
-    return OnTopologyChange();
+    return DrainHeld();
   }
   const Address driver{message.from_node(), message.from_shard()};
   for (auto& [id, asked] : asked_) {
@@ -42,7 +44,7 @@ void BarrierAnswerer::OnBarrier(const Envelope& message) {
     }
   }
   const uint64_t id = ++last_id_;
-  asked_[id] = Asked{driver, barrier.request_id(), barrier.version(), {}, false};
+  asked_[id] = Asked{driver, barrier.request_id(), barrier.version(), {}};
   for (ShardId shard = 1; shard < shards_; shard++) {
     Envelope ask;
     ask.mutable_topology_barrier()->set_request_id(id);
@@ -53,21 +55,40 @@ void BarrierAnswerer::OnBarrier(const Envelope& message) {
     CHARYBDIS_PROBE(env_.probes, "topology.barrier_behind");
     catch_up_();
   }
-  AnswerHeld();
+  if (barrier.version() <= fence_) return AnswerDrivers();
+  waiting_[barrier.version()];
+  DrainHeld();
 }
 
 void BarrierAnswerer::OnShardDone(const Envelope& message) {
   CHARYBDIS_ASSERT(env_.self.shard == 0 && message.from_node() == env_.self.node);
   auto it = asked_.find(message.topology_barrier_done().request_id());
   if (it == asked_.end()) return;  // answered already (a shard told twice)
-  it->second.holding.insert(message.from_shard());
-  AnswerHeld();
+  it->second.fenced.insert(message.from_shard());
+  AnswerDrivers();
 }
 
-void BarrierAnswerer::OnTopologyChange() {
-  if (env_.self.shard == 0) return AnswerHeld();
-  const uint64_t version = log_.topology().version();
-  while (!waiting_.empty() && waiting_.begin()->first <= version) {
+void BarrierAnswerer::OnTopologyChange() { DrainHeld(); }
+
+void BarrierAnswerer::DrainHeld() {
+  const uint64_t held = log_.topology().version();
+  for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= held;) {
+    const uint64_t version = it->first;
+    if (draining_.insert(version).second) {
+      env_.clock->After(drain_, [this, version] { Fenced(version); });
+    }
+    // Shard 0 answers from asked_; the other shards answer shard 0's
+    // request ids once fenced.
+    it = env_.self.shard == 0 ? waiting_.erase(it) : std::next(it);
+  }
+}
+
+void BarrierAnswerer::Fenced(uint64_t version) {
+  CHARYBDIS_ASSERT(draining_.erase(version) == 1);
+  fence_ = std::max(fence_, version);
+  if (env_.self.shard == 0) return AnswerDrivers();
+  // Every version up to the fence is answered.
+  while (!waiting_.empty() && waiting_.begin()->first <= fence_) {
     for (uint64_t request_id : waiting_.begin()->second) {
       SendDone(env_, Address{env_.self.node, 0}, request_id, waiting_.begin()->first);
     }
@@ -75,23 +96,19 @@ void BarrierAnswerer::OnTopologyChange() {
   }
 }
 
-void BarrierAnswerer::AnswerHeld() {
+void BarrierAnswerer::AnswerDrivers() {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
-  for (auto& [id, asked] : asked_) {
-    if (asked.draining || log_.topology().version() < asked.version) continue;
-    asked.holding.insert(0);
-    if (asked.holding.size() < shards_) continue;
-    asked.draining = true;
-    env_.clock->After(drain_, [this, id = id] { Drained(id); });
+  for (auto it = asked_.begin(); it != asked_.end();) {
+    Asked& asked = it->second;
+    if (asked.version <= fence_) asked.fenced.insert(0);
+    if (asked.fenced.size() < shards_) {
+      ++it;
+      continue;
+    }
+    CHARYBDIS_PROBE(env_.probes, "topology.barrier_answered");
+    SendDone(env_, asked.driver, asked.request_id, asked.version);
+    it = asked_.erase(it);
   }
-}
-
-void BarrierAnswerer::Drained(uint64_t asked_id) {
-  auto it = asked_.find(asked_id);
-  CHARYBDIS_ASSERT(it != asked_.end() && it->second.draining);
-  CHARYBDIS_PROBE(env_.probes, "topology.barrier_answered");
-  SendDone(env_, it->second.driver, it->second.request_id, it->second.version);
-  asked_.erase(it);
 }
 
 }  // namespace charybdis::topology
