@@ -52,16 +52,11 @@ cql::HostInfo Host(const Member& member, const TokenRing& ring) {
 // that it skips the hop between shards.
 class NodeBackend final : public cql::Backend {
  public:
-  // `hosts`: every member, this node among them.
-  NodeBackend(Node& node, const std::map<uint32_t, cql::HostInfo>& hosts) : node_(node) {
-    for (const auto& [id, host] : hosts) {
-      if (id == node.config().node.id) {
-        cluster_.local = host;
-      } else {
-        cluster_.peers.push_back(host);
-        peer_ids_.push_back(id);
-      }
-    }
+  // `hosts`: every member, this node among them; `left`: those that left
+  // the cluster (the server keeps it).
+  NodeBackend(Node& node, const std::map<uint32_t, cql::HostInfo>& hosts, const std::set<uint32_t>& left)
+      : node_(node), hosts_(hosts), left_(left) {
+    cluster_.local = hosts.at(node.config().node.id);
   }
 
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
@@ -75,8 +70,11 @@ class NodeBackend final : public cql::Backend {
   // Called on the server's thread only, like everything of a connection.
   const cql::ClusterView& Cluster() override {
     const SchemaSnapshot schema = node_.Schema();
-    for (cql::HostInfo& peer : cluster_.peers) {
-      auto version = schema.peer_versions.find(peer_ids_.at(&peer - cluster_.peers.data()));
+    cluster_.peers.clear();
+    for (const auto& [id, host] : hosts_) {
+      if (id == node_.config().node.id || left_.count(id)) continue;
+      cql::HostInfo& peer = cluster_.peers.emplace_back(host);
+      auto version = schema.peer_versions.find(id);
       peer.schema_version = version == schema.peer_versions.end() ? "" : version->second;
     }
     return cluster_;
@@ -86,8 +84,9 @@ class NodeBackend final : public cql::Backend {
 
  private:
   Node& node_;
+  const std::map<uint32_t, cql::HostInfo>& hosts_;
+  const std::set<uint32_t>& left_;
   cql::ClusterView cluster_;
-  std::vector<uint32_t> peer_ids_;  // of cluster_.peers, in their order
 };
 
 }  // namespace
@@ -172,7 +171,7 @@ CqlServer::CqlServer(Node& node, int listener, int shard_aware_listener, int wak
     : node_(node), listener_(listener), shard_aware_listener_(shard_aware_listener), wakeup_(wakeup),
       epoll_(epoll_create1(EPOLL_CLOEXEC)) {
   for (const Member& member : node.config().file.member()) hosts_[member.id()] = Host(member, *node.config().node.ring);
-  backend_ = std::make_shared<NodeBackend>(node, hosts_);
+  backend_ = std::make_shared<NodeBackend>(node, hosts_, left_);
   announced_schema_ = node.CqlSchema();
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   for (int fd : {listener_, shard_aware_listener_, wakeup_}) {
@@ -245,10 +244,20 @@ void CqlServer::WatchStatus() {
     node_.Status([answer = status_](StatusResponse status) {
       std::lock_guard<std::mutex> lock(answer->mutex);
       answer->up = std::set<uint32_t>(status.up().begin(), status.up().end());
+      answer->left.clear();
+      for (const auto& [id, state] : status.member_state()) {
+        if (state == "left") answer->left.insert(id);
+      }
       answer->asked = false;
     });
   }
   if (!up) return;
+  std::set<uint32_t> left;
+  {
+    std::lock_guard<std::mutex> lock(status_->mutex);
+    left = status_->left;
+  }
+  AnnounceLeft(left);
   // The first answer is the baseline: drivers learn the start from
   // system.peers, not from events.
   if (announced_up_) {
@@ -261,6 +270,18 @@ void CqlServer::WatchStatus() {
     }
   }
   announced_up_ = std::move(up);
+}
+
+// A member that left is announced once, as Cassandra announces a
+// decommissioned or removed node, and leaves system.peers.
+void CqlServer::AnnounceLeft(const std::set<uint32_t>& left) {
+  for (uint32_t id : left) {
+    if (left_.count(id) || !hosts_.count(id) || id == node_.config().node.id) continue;
+    const cql::HostInfo& host = hosts_.at(id);
+    const cql::Event event = cql::NodeEvent("TOPOLOGY_CHANGE", "REMOVED_NODE", host.address, host.native_port);
+    for (auto& [fd, client] : clients_) client->connection->Push(event);
+  }
+  left_.insert(left.begin(), left.end());
 }
 
 void CqlServer::WatchSchema() {

@@ -51,9 +51,10 @@ class CqlServer {
   void OnEvent(std::shared_ptr<Client> client, uint32_t events);
   void Read(const std::shared_ptr<Client>& client);
   void Close(int fd);
-  // Asks the node who is up, at most every kStatusInterval, and tells the
-  // registered connections what changed.
+  // Asks the node who is up and who left, at most every kStatusInterval,
+  // and tells the registered connections what changed.
   void WatchStatus();
+  void AnnounceLeft(const std::set<uint32_t>& left);
   // Tells the registered connections what changed in the schema since
   // they were last told (the diff, so a change learned from a peer or
   // made through another node is announced alike).
@@ -78,9 +79,13 @@ class CqlServer {
   struct StatusAnswer {
     std::mutex mutex;
     std::optional<std::set<uint32_t>> up;
+    std::set<uint32_t> left;  // members the node's topology says have left
     bool asked = false;
   };
   std::optional<std::set<uint32_t>> announced_up_;
+  // Members that left the cluster, as last announced (TOPOLOGY_CHANGE
+  // REMOVED_NODE); system.peers leaves them out.
+  std::set<uint32_t> left_;
   std::shared_ptr<StatusAnswer> status_ = std::make_shared<StatusAnswer>();
   std::chrono::steady_clock::time_point status_asked_at_;
   std::shared_ptr<const cql::Schema> announced_schema_;

@@ -46,8 +46,8 @@ class LocalCluster:
             raise RuntimeError(f"ctl cluster {' '.join(args)}: {result.stdout}{result.stderr}")
         return result.stdout
 
-    def up(self):
-        out = self.run("up", "-n", "3", "--smp", "2", "--rf", "3", "--cql-schema", SCHEMA)
+    def up(self, nodes=3):
+        out = self.run("up", "-n", str(nodes), "--smp", "2", "--rf", "3", "--cql-schema", SCHEMA)
         # "node N: client A, cql HOST:PORT, ..."
         self.cql = {}
         for line in out.splitlines():
@@ -372,6 +372,36 @@ def check_node_down(cluster, session, local, gocql_check):
     wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
 
 
+def check_removed_node(ctl, directory):
+    # On a cluster of its own, of four: node 4 decommissions (ctl
+    # decommission, docs/topology.md). Drivers hear TOPOLOGY_CHANGE
+    # REMOVED_NODE, and system.peers no longer names it, so the driver
+    # drops the host.
+    local = LocalCluster(ctl, directory)
+    local.up(nodes=4)
+    try:
+        cluster, session = connect(local.cql[1])
+        gone = local.cql[4]
+
+        def knows_node_4():
+            return any((h.endpoint.address, h.endpoint.port) == gone for h in cluster.metadata.all_hosts())
+
+        wait_for("the driver to find node 4", knows_node_4, 30)
+        events = EventListener(local.cql[1], "TOPOLOGY_CHANGE")
+        env = dict(os.environ, CHARYBDIS_CLUSTER_DIR=directory)
+        result = subprocess.run([ctl, "decommission", "4"], env=env, capture_output=True, text=True, timeout=180)
+        assert result.returncode == 0, result.stdout + result.stderr
+        events.wait_for("REMOVED_NODE", gone, 15)
+        events.close()
+        wait_for("the driver to drop node 4", lambda: not knows_node_4(), 30)
+        peers = [row.peer for row in session.execute(SimpleStatement("SELECT peer FROM system.peers"), host=next(
+            h for h in cluster.metadata.all_hosts() if (h.endpoint.address, h.endpoint.port) == local.cql[1]))]
+        assert len(peers) == 2, peers
+        cluster.shutdown()
+    finally:
+        local.run("down")
+
+
 def check_single_replica_keyspace(cluster, session, down):
     # A keyspace of one replica, with node `down` down: a key at ALL works
     # where the driver's own SimpleStrategy places it on a live node, and
@@ -432,13 +462,14 @@ def options_over(address, source_port=0):
 
 
 class EventListener:
-    """A raw connection REGISTERed for STATUS_CHANGE, read frame by frame."""
+    """A raw connection REGISTERed for STATUS_CHANGE (or `kind`), read frame by frame."""
 
-    def __init__(self, address):
+    def __init__(self, address, kind="STATUS_CHANGE"):
+        self.kind = kind
         self.raw = socket.create_connection(address, timeout=5)
         self.send(0x01, struct.pack(">H", 1) + self.string("CQL_VERSION") + self.string("3.0.0"))  # STARTUP
         assert self.frame()[0] == 0x02  # READY
-        self.send(0x0B, struct.pack(">H", 1) + self.string("STATUS_CHANGE"))  # REGISTER
+        self.send(0x0B, struct.pack(">H", 1) + self.string(kind))  # REGISTER
         assert self.frame()[0] == 0x02
 
     @staticmethod
@@ -454,7 +485,7 @@ class EventListener:
         return header[4], self.raw.recv(length, socket.MSG_WAITALL) if length else b""
 
     def wait_for(self, change, address, timeout_s):
-        """Reads events until `change` ("UP"/"DOWN") of the node at `address` (host, port)."""
+        """Reads events until `change` ("UP", "DOWN", "REMOVED_NODE") of the node at `address` (host, port)."""
         deadline = time.monotonic() + timeout_s
         seen = []
         while time.monotonic() < deadline:
@@ -474,9 +505,9 @@ class EventListener:
             event_host = socket.inet_ntoa(body[at + 1:at + 1 + address_size])
             event_port = struct.unpack(">i", body[at + 1 + address_size:at + 5 + address_size])[0]
             seen.append((fields[1], event_host, event_port))
-            if fields == ["STATUS_CHANGE", change] and (event_host, event_port) == tuple(address):
+            if fields == [self.kind, change] and (event_host, event_port) == tuple(address):
                 return
-        raise AssertionError(f"no STATUS_CHANGE {change} for {address} within {timeout_s} s; saw {seen}")
+        raise AssertionError(f"no {self.kind} {change} for {address} within {timeout_s} s; saw {seen}")
 
     def close(self):
         self.raw.close()
@@ -534,6 +565,7 @@ def main():
             checks.append(("check_gocql", lambda: check_gocql(local, gocql_check)))
         checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
         checks.append(("check_node_down", lambda: check_node_down(cluster, session, local, gocql_check)))
+        checks.append(("check_removed_node", lambda: check_removed_node(local.ctl, local.directory + "-removed")))
         for name, run in checks:
             started = time.monotonic()
             try:
