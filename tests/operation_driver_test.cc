@@ -95,8 +95,8 @@ TEST_F(OperationDriverTest, ReadsWaitForTheStreamsAndTheDriverResumesAfterACrash
 // The fence: once a barrier has passed, a replica refuses a write routed by
 // an older topology (its coordinator may have left out a replica that now
 // counts), and takes one of the current version, or one no topology
-// routed (a hint).
-TEST_F(OperationDriverTest, AReplicaRefusesAWriteRoutedByATopologyABarrierPassed) {
+// routed (a hint); reads alike.
+TEST_F(OperationDriverTest, AReplicaRefusesAWriteOrReadRoutedByATopologyABarrierPassed) {
   ASSERT_EQ(BeginDrivenBy4().code(), ClientResponse::OK);
   ASSERT_TRUE(RunUntil([this] { return Left(1); }, 20 * kSecond)) << "the decommission did not finish";
   RunFor(3 * kSecond);  // the last barrier's drain is over everywhere
@@ -124,6 +124,23 @@ TEST_F(OperationDriverTest, AReplicaRefusesAWriteRoutedByATopologyABarrierPassed
   EXPECT_FALSE(stale.ok());
   EXPECT_TRUE(write(current).ok());
   EXPECT_TRUE(write(0).ok());
+  auto read = [&](uint64_t version) {
+    Envelope message;
+    ReplicaRead& read = *message.mutable_replica_read();
+    read.set_request_id(700 + version);
+    read.set_topology_version(version);
+    read.mutable_read()->set_table("t");
+    read.mutable_read()->set_partition_key(key);
+    others_.clear();
+    cluster_.network().Send(Address{client_, 0}, Address{1, ShardOf(TokenOf(key), 2)}, std::move(message));
+    RunFor(100 * kMillisecond);
+    EXPECT_GE(others_.size(), 1u);  // a read's answer may come twice
+    return others_.empty() ? ReplicaReadResponse() : others_.front().replica_read_response();
+  };
+  EXPECT_FALSE(read(current - 3).ok());
+  const ReplicaReadResponse fresh = read(current);
+  EXPECT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh.data().rows_size(), 1);
 }
 
 // ScyllaDB #5251: a value accepted by a quorum of the old owners, node 4

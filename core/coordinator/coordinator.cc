@@ -428,7 +428,7 @@ void Coordinator::Read(const Address& client, uint64_t client_request_id, const 
   const uint64_t id = context_.NextRequestId();
   CHARYBDIS_ASSERT(id != 0);
   auto executor = std::make_shared<ReadExecutor>(
-      context_, id, std::move(requirement), token, op, std::move(targets),
+      context_, id, std::move(requirement), token, op, std::move(targets), (*placement)->version(),
       [this, client, client_request_id](ClientResponse response) {
         Reply(client, client_request_id, std::move(response));
       },

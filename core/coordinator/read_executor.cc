@@ -19,14 +19,15 @@ constexpr Nanos kFinishPaxosRetryDelay = 20 * kMillisecond;
 }  // namespace
 
 ReadExecutor::ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement requirement,
-                           Token token, ReadOp read, std::vector<NodeId> targets, Reply reply,
-                           std::function<void(const std::vector<uint64_t>&)> done)
+                           Token token, ReadOp read, std::vector<NodeId> targets, uint64_t topology_version,
+                           Reply reply, std::function<void(const std::vector<uint64_t>&)> done)
     : context_(context),
       id_(id),
       ids_{id},
       requirement_(std::move(requirement)),
       token_(token),
       read_(std::move(read)),
+      topology_version_(topology_version),
       targets_(std::move(targets)),
       reply_(std::move(reply)),
       done_(std::move(done)) {
@@ -143,6 +144,7 @@ void ReadExecutor::Ask(NodeId replica, bool digest_only) {
   request->set_request_id(id_);
   *request->mutable_read() = read_;
   request->set_digest_only(digest_only);
+  request->set_topology_version(topology_version_);
   context_.metrics.replica_reads_sent++;
   const Address to = context_.ReplicaAddress(replica, token_);
   if (digest_only) {

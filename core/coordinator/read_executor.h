@@ -30,8 +30,10 @@ class ReadExecutor final : public PendingRequest,
   // `targets`: live replicas that count towards the level, in the order to
   // ask them; the first blocked_for are asked at once, the rest are spares
   // for speculative retry.
+  // `topology_version`: what the targets were chosen by (replicas refuse a
+  // version older than their fence).
   ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement requirement, Token token,
-               ReadOp read, std::vector<NodeId> targets, Reply reply,
+               ReadOp read, std::vector<NodeId> targets, uint64_t topology_version, Reply reply,
                std::function<void(const std::vector<uint64_t>& ids)> done);
 
   void Start();
@@ -84,6 +86,7 @@ class ReadExecutor final : public PendingRequest,
   const Requirement requirement_;
   const Token token_;
   const ReadOp read_;
+  const uint64_t topology_version_;
   std::vector<NodeId> targets_;  // reordered only by ReadAgain
   Reply reply_;
   std::function<void(const std::vector<uint64_t>&)> done_;

@@ -45,6 +45,7 @@ inline constexpr std::string_view kProbes[] = {
     // Writes and hints (core/coordinator/write_handler.cc, core/hints/).
     "write.hint_on_timeout",
     "replica.write_fenced",
+    "replica.read_fenced",
     "hints.expired_window",
     "hints.replayed",
     "hints.replay_timed_out",

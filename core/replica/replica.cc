@@ -69,6 +69,15 @@ void Replica::OnRead(const Envelope& message) {
   const Address sender = SenderOf(message);
   const uint64_t request_id = request.request_id();
   const bool digest_only = request.digest_only();
+  if (request.topology_version() != 0 && request.topology_version() < fence_) {
+    // Routed by a topology a barrier has passed: this replica may no longer
+    // get the writes of its range. Refused, the coordinator asks another.
+    CHARYBDIS_PROBE(env_.probes, "replica.read_fenced");
+    Envelope reply;
+    reply.mutable_replica_read_response()->set_request_id(request_id);
+    reply.mutable_replica_read_response()->set_digest_only(digest_only);
+    return env_.network->Send(sender, std::move(reply));
+  }
   const bool in_progress = rounds_.InProgress(read.table(), read.partition_key());
   env_.storage->Scan(
       std::move(begin), std::move(end), SIZE_MAX,

@@ -15,7 +15,7 @@ namespace charybdis {
 class Replica {
  public:
   // `rounds` tells which partitions have an unfinished Paxos round;
-  // `fence` is the oldest topology version a routed write may carry
+  // `fence` is the oldest topology version a routed write or read may carry
   // (raised by the barrier, core/topology/barrier_answerer.h).
   Replica(ShardEnv env, ShardMetrics& metrics, const UnfinishedRounds& rounds, const uint64_t& fence)
       : env_(env), metrics_(metrics), rounds_(rounds), fence_(fence) {}
