@@ -45,6 +45,8 @@ class Shard {
   void Start();
   // Null on shards other than 0.
   const FailureDetector* failure_detector() const { return failure_detector_.get(); }
+  // Shard 0: the operation this node drives, if any (operation_driver.h).
+  topology::OperationDriver::Progress operation_progress() const { return operation_driver_->progress(); }
   const ShardMetrics& metrics() const { return metrics_; }
   const LivenessView& liveness() const { return liveness_; }
   const cql::SchemaLog& schema_log() const { return schema_log_; }

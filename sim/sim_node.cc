@@ -171,6 +171,11 @@ SchemaSnapshot SimNode::Schema() const {
   return shards_.at(0)->shard().SchemaNow();
 }
 
+topology::OperationDriver::Progress SimNode::OperationProgress() const {
+  CHARYBDIS_ASSERT(running());
+  return shards_.at(0)->shard().operation_progress();
+}
+
 const topology::TopologyLog& SimNode::TopologyLog(ShardId shard) const {
   CHARYBDIS_ASSERT(running());
   return shards_.at(shard)->shard().topology_log();

@@ -50,6 +50,8 @@ class SimNode {
   SchemaSnapshot Schema() const;
   // The topology log shard 0 holds. REQUIRES: running().
   const topology::TopologyLog& TopologyLog(ShardId shard = 0) const;
+  // The topology operation this node drives, as ctl status shows it. REQUIRES: running().
+  topology::OperationDriver::Progress OperationProgress() const;
   NodeClock& clock() { return clock_; }
   const NodeClock& clock() const { return clock_; }
   const NodeConfig& config() const { return config_; }

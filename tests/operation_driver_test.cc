@@ -78,9 +78,15 @@ TEST_F(OperationDriverTest, ReadsWaitForTheStreamsAndTheDriverResumesAfterACrash
   RunFor(1500 * kMillisecond);
   ASSERT_EQ(BeginDrivenBy4().code(), ClientResponse::OK);
   RunFor(5 * kSecond);
-  // A receiver is down: its streams cannot be done, so reads stay.
+  // A receiver is down: its streams cannot be done, so reads stay, and the
+  // driver's progress (what ctl decommission prints) says so.
   ASSERT_TRUE(TopologyOf(1).move().has_value());
   EXPECT_EQ(TopologyOf(1).move()->stage, Stage::kWriteBothReadOld);
+  const topology::OperationDriver::Progress progress = cluster_.node(4).OperationProgress();
+  EXPECT_EQ(progress.version, TopologyOf(1).version());
+  EXPECT_TRUE(progress.barrier_passed);
+  EXPECT_GT(progress.streams, progress.streams_done);
+  EXPECT_GT(progress.streams_done, 0u);  // the receivers that are up are done
   // The driver crashes too, and the receiver comes back meanwhile.
   cluster_.Crash(4);
   cluster_.Restart(moving.pending);

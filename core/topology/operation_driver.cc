@@ -148,6 +148,7 @@ void OperationDriver::OnStreamDone(const Envelope& message) {
     }
     stream.done = true;
     streams_done_++;
+    pairs_streamed_ += done.pairs();
     CHARYBDIS_ASSERT(streams_done_ <= streams_.size());
     if (streams_done_ < streams_.size()) return;
     env_.clock->Cancel(timer_);
@@ -177,6 +178,10 @@ void OperationDriver::AppendStep(Entry::Kind kind) {
   });
 }
 
+OperationDriver::Progress OperationDriver::progress() const {
+  return Progress{working_version_, barrier_passed_, streams_.size(), streams_done_, pairs_streamed_};
+}
+
 void OperationDriver::Reset() {
   env_.clock->Cancel(timer_);
   timer_ = 0;
@@ -185,6 +190,7 @@ void OperationDriver::Reset() {
   barrier_waiting_.clear();
   streams_.clear();
   streams_done_ = 0;
+  pairs_streamed_ = 0;
 }
 
 }  // namespace charybdis::topology

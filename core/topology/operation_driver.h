@@ -48,6 +48,17 @@ class OperationDriver {
   // A member's answer to the barrier.
   void OnBarrierDone(const Envelope& message);
 
+  // Where the stage in hand stands, for ctl and status: streams asked of
+  // the receivers' shards, those done, and the pairs they stored.
+  struct Progress {
+    uint64_t version = 0;  // the stage's topology version; 0: driving nothing
+    bool barrier_passed = false;
+    size_t streams = 0;
+    size_t streams_done = 0;
+    uint64_t pairs = 0;
+  };
+  Progress progress() const;
+
   // How often streams not yet done are asked for again: a receiver that
   // restarted resumes them, one still running answers that they run.
   static constexpr Nanos kStreamResendInterval = 10 * kSecond;
@@ -87,6 +98,7 @@ class OperationDriver {
   std::set<NodeId> barrier_waiting_;  // members yet to answer
   std::vector<Stream> streams_;
   size_t streams_done_ = 0;
+  uint64_t pairs_streamed_ = 0;  // by the streams done, in their receivers' lives
   uint64_t last_request_id_ = 0;
   TimerId timer_ = 0;
 };

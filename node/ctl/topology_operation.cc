@@ -55,8 +55,15 @@ absl::Status RunOperation(const OperationRequest& request, const std::function<v
     if (!ConnectClient(request.driver_address)->Status(&context, StatusRequest(), &status).ok()) continue;
     auto state = status.member_state().find(request.node);
     if (state == status.member_state().end()) continue;
-    const std::string seen = absl::StrCat("topology version ", status.topology_version(), ": node ", request.node,
-                                          " is ", state->second);
+    std::string seen = absl::StrCat("topology version ", status.topology_version(), ": node ", request.node,
+                                    " is ", state->second);
+    if (status.driving_version() == status.topology_version()) {
+      absl::StrAppend(&seen, status.barrier_passed() ? "" : "; barrier: waiting for the members");
+      if (status.streams() > 0) {
+        absl::StrAppend(&seen, "; streams done: ", status.streams_done(), " of ", status.streams(), " (",
+                        status.pairs_streamed(), " pairs stored)");
+      }
+    }
     if (seen != last_seen) progress(seen);
     last_seen = seen;
     if (state->second == "left") return absl::OkStatus();

@@ -333,6 +333,12 @@ void Node::Status(std::function<void(StatusResponse)> done) {
     if (first->failure_detector() != nullptr) {
       for (NodeId node : first->failure_detector()->LiveNodes()) status->add_up(node);
     }
+    const topology::OperationDriver::Progress driving = first->operation_progress();
+    status->set_driving_version(driving.version);
+    status->set_barrier_passed(driving.barrier_passed);
+    status->set_streams(static_cast<uint32_t>(driving.streams));
+    status->set_streams_done(static_cast<uint32_t>(driving.streams_done));
+    status->set_pairs_streamed(driving.pairs);
     answer->Send(*status);
   });
 }
