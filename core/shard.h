@@ -45,6 +45,11 @@ class Shard {
   void Start();
   // Null on shards other than 0.
   const FailureDetector* failure_detector() const { return failure_detector_.get(); }
+  // Who replicates what under `replication` in the shard's newest topology:
+  // the placement its data path routes by (cached per version).
+  absl::StatusOr<std::shared_ptr<const topology::Placement>> PlacementFor(const ReplicationConfig& replication) {
+    return placements_.For(replication);
+  }
   // Shard 0: the operation this node drives, if any (operation_driver.h).
   topology::OperationDriver::Progress operation_progress() const { return operation_driver_->progress(); }
   const ShardMetrics& metrics() const { return metrics_; }

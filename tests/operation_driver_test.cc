@@ -107,6 +107,14 @@ TEST_F(OperationDriverTest, AReplicaRefusesAWriteOrReadRoutedByATopologyABarrier
   ASSERT_TRUE(RunUntil([this] { return Left(1); }, 20 * kSecond)) << "the decommission did not finish";
   RunFor(3 * kSecond);  // the last barrier's drain is over everywhere
   const std::string key = "fenced";
+  // Sends `message` to the shard of node 1 that owns the key, as a
+  // coordinator would, and returns what came back.
+  auto exchange = [&](Envelope message) {
+    others_.clear();
+    cluster_.network().Send(Address{client_, 0}, Address{1, ShardOf(TokenOf(key), 2)}, std::move(message));
+    RunFor(100 * kMillisecond);
+    return others_;
+  };
   auto write = [&](uint64_t version) {
     Envelope message;
     ReplicaWrite& write = *message.mutable_replica_write();
@@ -118,11 +126,9 @@ TEST_F(OperationDriverTest, AReplicaRefusesAWriteOrReadRoutedByATopologyABarrier
     cell.set_column("a");
     cell.set_timestamp(simulator_.now() / kMicrosecond);
     cell.set_value("v");
-    others_.clear();
-    cluster_.network().Send(Address{client_, 0}, Address{1, ShardOf(TokenOf(key), 2)}, std::move(message));
-    RunFor(100 * kMillisecond);
-    EXPECT_EQ(others_.size(), 1u);
-    return others_.empty() ? ReplicaWriteAck() : others_.front().replica_write_ack();
+    const std::vector<Envelope> answers = exchange(std::move(message));
+    EXPECT_EQ(answers.size(), 1u);
+    return answers.empty() ? ReplicaWriteAck() : answers.front().replica_write_ack();
   };
   const uint64_t current = TopologyOf(1).version();
   const ReplicaWriteAck stale = write(current - 3);  // before the decommission began
@@ -137,11 +143,9 @@ TEST_F(OperationDriverTest, AReplicaRefusesAWriteOrReadRoutedByATopologyABarrier
     read.set_topology_version(version);
     read.mutable_read()->set_table("t");
     read.mutable_read()->set_partition_key(key);
-    others_.clear();
-    cluster_.network().Send(Address{client_, 0}, Address{1, ShardOf(TokenOf(key), 2)}, std::move(message));
-    RunFor(100 * kMillisecond);
-    EXPECT_GE(others_.size(), 1u);  // a read's answer may come twice
-    return others_.empty() ? ReplicaReadResponse() : others_.front().replica_read_response();
+    const std::vector<Envelope> answers = exchange(std::move(message));
+    EXPECT_GE(answers.size(), 1u);  // a read's answer may come twice
+    return answers.empty() ? ReplicaReadResponse() : answers.front().replica_read_response();
   };
   EXPECT_FALSE(read(current - 3).ok());
   const ReplicaReadResponse fresh = read(current);

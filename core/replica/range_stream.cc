@@ -2,8 +2,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/data/checked_value.h"
-#include "core/data/storage_codec.h"
-#include "core/data/token.h"
 #include "core/env/assert.h"
 #include "core/env/probe.h"
 #include "core/replica/stream_source.h"
@@ -97,10 +95,7 @@ bool RangeStream::InRange(const std::string& key) const {
     const StoredRange range = StoredRangeOf(spec_.table, spec_.start_token, spec_.end_token);
     return key >= range.begin && key < range.end;
   }
-  const std::optional<std::string> partition = storage_codec::PartitionOfPaxosKey(key, spec_.table);
-  if (!partition) return false;
-  const Token token = TokenOf(*partition);
-  return token >= spec_.start_token && token <= spec_.end_token;
+  return IsPaxosKeyInRange(key, spec_.table, spec_.start_token, spec_.end_token);
 }
 
 absl::Status RangeStream::Check(const StreamChunk& chunk) const {

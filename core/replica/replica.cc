@@ -16,10 +16,15 @@ Address SenderOf(const Envelope& message) {
 
 }  // namespace
 
+bool Replica::Fenced(uint64_t topology_version) const {
+  // 0: not routed by a topology (a hint, a read repair, a batch log replay).
+  return topology_version != 0 && topology_version < fence_;
+}
+
 void Replica::OnWrite(const Envelope& message) {
   const ReplicaWrite& write = message.replica_write();
   const PartitionData& mutation = write.mutation();
-  if (write.topology_version() != 0 && write.topology_version() < fence_) {
+  if (Fenced(write.topology_version())) {
     // Its coordinator routed it by a topology a barrier has passed: it may
     // have left out a replica that now counts. Refused, the write cannot
     // be acknowledged by replicas the move no longer counts on alone.
@@ -69,7 +74,7 @@ void Replica::OnRead(const Envelope& message) {
   const Address sender = SenderOf(message);
   const uint64_t request_id = request.request_id();
   const bool digest_only = request.digest_only();
-  if (request.topology_version() != 0 && request.topology_version() < fence_) {
+  if (Fenced(request.topology_version())) {
     // Routed by a topology a barrier has passed: this replica may no longer
     // get the writes of its range. Refused, the coordinator asks another.
     CHARYBDIS_PROBE(env_.probes, "replica.read_fenced");

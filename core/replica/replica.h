@@ -26,6 +26,8 @@ class Replica {
   void OnScan(const Envelope& message);
 
  private:
+  // Whether a request routed by `topology_version` is older than the fence.
+  bool Fenced(uint64_t topology_version) const;
 
   ShardEnv env_;
   ShardMetrics& metrics_;

@@ -21,6 +21,11 @@ struct StoredRange {
 };
 StoredRange StoredRangeOf(const std::string& table, Token start, Token end);
 
+// Whether `key` is the Paxos state of a partition of `table` whose token
+// is in [start, end]: what a Paxos stream of that range carries (Paxos
+// keys sort by partition key, so the range is no span of keys).
+bool IsPaxosKeyInRange(const std::string& key, const std::string& table, Token start, Token end);
+
 // Most pairs a chunk carries.
 inline constexpr uint32_t kMaxStreamPairs = 512;
 

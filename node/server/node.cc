@@ -313,19 +313,20 @@ void Node::Status(std::function<void(StatusResponse)> done) {
   auto answer = std::make_shared<AnswerOnce<StatusResponse>>(std::move(done), *status);
   Shard* first = shards_[0].shard.get();
   const ReplicationConfig replication = config_.node.ring->layout().replication;
-  const uint32_t shards_per_node = config_.node.ring->layout().shards_per_node;
-  shards_[0].thread->Post([first, status, answer, replication, shards_per_node] {
+  shards_[0].thread->Post([first, status, answer, replication] {
     // The topology as shard 0's agent keeps it (core/topology/topology_agent.h),
-    // and the ring of its owners now.
+    // and the ring of its owners now, as its data path routes by them.
     const topology::Topology& topology = first->topology_log().topology();
     status->set_topology_version(topology.version());
-    const std::shared_ptr<const TokenRing> owners = topology::Placement(topology, replication, shards_per_node).now();
-    for (const auto& vnode : owners->tokens()) {
-      RingEntry* entry = status->add_ring();
-      entry->set_token(vnode.token);
-      entry->set_node(vnode.node);
+    if (const auto placement = first->PlacementFor(replication); placement.ok()) {
+      const std::shared_ptr<const TokenRing>& owners = (*placement)->now();
+      for (const auto& vnode : owners->tokens()) {
+        RingEntry* entry = status->add_ring();
+        entry->set_token(vnode.token);
+        entry->set_node(vnode.node);
+      }
+      for (const auto& [id, share] : EffectiveOwnership(*owners)) (*status->mutable_effective_ownership())[id] = share;
     }
-    for (const auto& [id, share] : EffectiveOwnership(*owners)) (*status->mutable_effective_ownership())[id] = share;
     for (const auto& [id, member] : topology.members()) {
       (*status->mutable_member_state())[id] = topology::NodeStateName(member.state);
       (*status->mutable_host_id())[id] = cql::UuidText(HostIdOf(id));
