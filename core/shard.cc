@@ -62,7 +62,8 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                const topology::Member* member = topology_log_.topology().Find(node);
                return member != nullptr && member->state == topology::NodeState::kLeft;
              }),
-      coordinator_(env_, config, schema_log_, placements_, liveness_, metrics_, hints_) {
+      coordinator_(env_, config, schema_log_, placements_, liveness_, metrics_, hints_),
+      held_until_current_([this](const Envelope& message) { coordinator_.OnClientRequest(message); }) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
   CHARYBDIS_ASSERT(env.self.shard < config.shards);
   if (env.self.shard == 0) {
@@ -86,6 +87,13 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
           topology_agent_->Submit(std::move(entry), std::move(answer));
         },
         [this](NodeId node) { return liveness_.IsUp(node); });
+    if (config.new_node) {
+      join_starter_ = std::make_unique<topology::JoinStarter>(
+          env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); },
+          [this](topology::Entry entry, std::function<void(ClientResponse)> answer) {
+            topology_agent_->Submit(std::move(entry), std::move(answer));
+          });
+    }
     batchlog_ = std::make_unique<Batchlog>(
         env_, config, metrics_,
         [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
@@ -105,6 +113,17 @@ void Shard::Start() {
   if (schema_agent_) schema_agent_->Start();
   if (topology_agent_) topology_agent_->Start();
   if (batchlog_) batchlog_->Start();
+  if (join_starter_) join_starter_->Start();
+  if (env_.self.shard == 0) {
+    // No peer heard for this long (all down, or cut off): serve by the log
+    // as loaded rather than not at all; a quorum needs the peers anyway.
+    env_.clock->After(kServeWithoutPeersAfter, [this] {
+      if (held_until_current_.current()) return;
+      CHARYBDIS_PROBE(env_.probes, "topology.serving_without_peers");
+      held_until_current_.BecomeCurrent();
+      TellShardsTopology();
+    });
+  }
 }
 
 void Shard::SetSchemaListener(std::function<void(const SchemaSnapshot&)> listener) {
@@ -132,12 +151,38 @@ void Shard::OnSchemaChange() {
   if (schema_listener_) schema_listener_(SchemaNow());
 }
 
-void Shard::OnTopologyChange() {
+void Shard::TellShardsTopology() {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
   Envelope update;
   *update.mutable_topology_update() = topology::CopyOf(topology_log_);
+  update.mutable_topology_update()->set_current(held_until_current_.current());
   for (ShardId shard = 1; shard < config_.shards; shard++) {
     SendPerhapsLate(env_, "shard.topology_update_late", Address{env_.self.node, shard}, update);
+  }
+}
+
+// Shard 0 serves clients once its log is as long as its peers' (or it has
+// no peer: a cluster of one), then tells the other shards that they may.
+void Shard::ServeOnceCurrent() {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  if (held_until_current_.current()) return;
+  bool alone = true;
+  for (const auto& [id, member] : topology_log_.topology().members()) {
+    if (id != env_.self.node && member.state != topology::NodeState::kLeft) alone = false;
+  }
+  if (!topology_agent_->HoldsPeersLog() && !(alone && topology_agent_->loaded())) return;
+  held_until_current_.BecomeCurrent();
+  TellShardsTopology();
+}
+
+void Shard::OnTopologyChange() {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  TellShardsTopology();
+  ServeOnceCurrent();
+  // Heartbeat every member the log holds, not only the bootstrap ones
+  // (a member that left is let be: it will not be back under its id).
+  for (const auto& [id, member] : topology_log_.topology().members()) {
+    if (id != env_.self.node && member.state != topology::NodeState::kLeft) failure_detector_->AddPeer(id);
   }
   operation_driver_->OnTopologyChange();
   barrier_answerer_->OnTopologyChange();
@@ -156,7 +201,7 @@ void Shard::OnClientRequest(const Envelope& message) {
   if (topology_agent_ && message.client_request().has_topology_change()) {
     return topology_agent_->OnRequest(message);
   }
-  coordinator_.OnClientRequest(message);
+  held_until_current_.Take(message);
 }
 
 void Shard::OnLiveNodes(const std::vector<NodeId>& live) {
@@ -179,6 +224,7 @@ void Shard::OnHeartbeat(const Envelope& message) {
   schema_agent_->OnPeerSchema(message.from_node(), message.heartbeat().schema_sequence(),
                               message.heartbeat().schema_version());
   topology_agent_->OnPeerTopology(message.from_node(), message.heartbeat().topology_sequence());
+  ServeOnceCurrent();
 }
 
 void Shard::OnLivenessUpdate(const Envelope& message) {
@@ -217,6 +263,7 @@ void Shard::OnMessage(const Envelope& message) {
     case Envelope::kTopologyUpdate:
       CHARYBDIS_ASSERT(message.from_node() == env_.self.node && env_.self.shard != 0);
       topology::AppendNewEntries(message.topology_update(), topology_log_);
+      if (message.topology_update().current()) held_until_current_.BecomeCurrent();
       barrier_answerer_->OnTopologyChange();
       return;
     case Envelope::kPaxosPrepare:

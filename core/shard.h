@@ -16,6 +16,8 @@
 #include "core/replica/stream_jobs.h"
 #include "core/schema/schema_agent.h"
 #include "core/topology/barrier_answerer.h"
+#include "core/topology/held_until_current.h"
+#include "core/topology/join_starter.h"
 #include "core/topology/operation_driver.h"
 #include "core/topology/topology_agent.h"
 #include "core/env/shard_env.h"
@@ -38,6 +40,10 @@ struct SchemaSnapshot {
 // what the schema log holds.
 class Shard {
  public:
+  // A node that hears no peer serves clients by the topology it loaded
+  // after this long (docs/topology.md, "A node that starts").
+  static constexpr Nanos kServeWithoutPeersAfter = 5 * kSecond;
+
   Shard(ShardEnv env, const NodeConfig& config);
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
@@ -52,6 +58,9 @@ class Shard {
   }
   // Shard 0: the operation this node drives, if any (operation_driver.h).
   topology::OperationDriver::Progress operation_progress() const { return operation_driver_->progress(); }
+  // What this new node's join waits for (JoinStarter::waiting_for); empty
+  // on a bootstrap member, and once the log holds the node. Shard 0 only.
+  std::string join_waiting_for() const { return join_starter_ ? join_starter_->waiting_for() : std::string(); }
   const ShardMetrics& metrics() const { return metrics_; }
   const LivenessView& liveness() const { return liveness_; }
   const cql::SchemaLog& schema_log() const { return schema_log_; }
@@ -76,8 +85,12 @@ class Shard {
   // Shard 0: the log grew, or a peer's version changed.
   void OnSchemaChange();
   void OnSchemaUpdate(const SchemaUpdate& update);
-  // Shard 0: tells the other shards the topology log.
+  // Shard 0: the topology log was loaded or grew.
   void OnTopologyChange();
+  // Shard 0: tells the other shards the topology log, and whether it is
+  // current.
+  void TellShardsTopology();
+  void ServeOnceCurrent();
 
   // Before the read cache, which counts into them.
   ShardMetrics metrics_;
@@ -106,11 +119,14 @@ class Shard {
   StreamJobs stream_jobs_;
   HintManager hints_;
   Coordinator coordinator_;
+  // Client requests wait here until the shard's topology is current.
+  topology::HeldUntilCurrent held_until_current_;
   std::unique_ptr<FailureDetector> failure_detector_;
   std::unique_ptr<SchemaAgent> schema_agent_;
   std::unique_ptr<topology::TopologyAgent> topology_agent_;
   std::unique_ptr<topology::OperationDriver> operation_driver_;  // shard 0 only
   std::unique_ptr<topology::BarrierAnswerer> barrier_answerer_;
+  std::unique_ptr<topology::JoinStarter> join_starter_;  // shard 0 of a new node only
   std::unique_ptr<Batchlog> batchlog_;  // shard 0 only
   std::function<void(const SchemaSnapshot&)> schema_listener_;
 };

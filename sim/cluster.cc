@@ -82,31 +82,48 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
   cql::BootstrapSchema bootstrap = cql::BuildBootstrapSchema({cql.begin(), cql.end()}, cql::DatacentersOf(ring_->layout()));
   CHARYBDIS_ASSERT(bootstrap.problems.empty());  // the scenario loader reports them
   Random clocks = random.Fork(2);
-  for (const NodePlacement& placement : topology_.nodes) {
-    NodeConfig config;
-    config.id = placement.id;
-    config.shards = topology_.shards_per_node;
-    config.failure_detector = detector;
-    config.ring = ring_;
-    config.tables = tables;
-    config.cql_bootstrap = bootstrap.schema;
-    config.coordinator = CoordinatorOptionsOf(spec.coordinator());
-    if (spec.disable_read_cache()) config.read_cache_bytes = 0;
-    for (const NodePlacement& peer : topology_.nodes) {
-      if (peer.id != placement.id) config.peers.push_back(peer.id);
+  NodeConfig common;
+  common.shards = topology_.shards_per_node;
+  common.failure_detector = detector;
+  common.ring = ring_;
+  common.tables = tables;
+  common.cql_bootstrap = bootstrap.schema;
+  common.coordinator = CoordinatorOptionsOf(spec.coordinator());
+  if (spec.disable_read_cache()) common.read_cache_bytes = 0;
+  // The members, then the new nodes: their hosts follow in id order.
+  for (const std::vector<NodePlacement>* placements : {&topology_.nodes, &topology_.new_nodes}) {
+    for (const NodePlacement& placement : *placements) {
+      NodeConfig config = common;
+      config.id = placement.id;
+      for (const NodePlacement& peer : topology_.nodes) {
+        if (peer.id != placement.id) config.peers.push_back(peer.id);
+      }
+      if (placements == &topology_.new_nodes) {
+        config.new_node = NewNode{topology_.datacenters[placement.datacenter], placement.rack, ""};
+      }
+      const uint32_t host = simulator.AddHost();
+      CHARYBDIS_ASSERT(SimNetwork::NodeOf(host) == placement.id);
+      network_.AddHost(placement.datacenter, topology_.shards_per_node);
+      nodes_.push_back(std::make_unique<SimNode>(simulator, network_, buggify,
+                                                 probes != nullptr ? *probes : *NoProbes::Instance(),
+                                                 std::move(config), host, random.Fork(100 + placement.id),
+                                                 spec.storage(), DrawClock(spec.clocks(), clocks)));
     }
-    const uint32_t host = simulator.AddHost();
-    network_.AddHost(placement.datacenter, topology_.shards_per_node);
-    nodes_.push_back(std::make_unique<SimNode>(simulator, network_, buggify,
-                                               probes != nullptr ? *probes : *NoProbes::Instance(),
-                                               std::move(config),
-                                               host, random.Fork(100 + placement.id),
-                                               spec.storage(), DrawClock(spec.clocks(), clocks)));
   }
 }
 
 void Cluster::StartAll() {
-  for (auto& node : nodes_) node->Start();
+  for (auto& node : nodes_) {
+    if (!node->config().new_node) node->Start();
+  }
+}
+
+void Cluster::StartNewNode(NodeId id) {
+  SimNode& target = node(id);
+  CHARYBDIS_ASSERT(target.config().new_node.has_value());
+  if (target.starts() > 0) return;
+  Log(absl::StrCat("start new node ", id, " (it asks to join)"));
+  target.Start();
 }
 
 NodeId Cluster::AddClient(uint32_t datacenter) {
@@ -117,7 +134,7 @@ NodeId Cluster::AddClient(uint32_t datacenter) {
 
 uint32_t Cluster::nodes_down() const {
   uint32_t down = 0;
-  for (const auto& node : nodes_) down += !node->running() || node->paused();
+  for (const auto& node : nodes_) down += node->starts() > 0 && (!node->running() || node->paused());
   return down;
 }
 
@@ -147,7 +164,8 @@ void Cluster::ArmCrashPoint(NodeId id, CrashPoint point) {
 }
 
 void Cluster::Restart(NodeId id) {
-  if (node(id).running()) return;
+  // A new node not yet started is the operations workload's to start.
+  if (node(id).running() || node(id).starts() == 0) return;
   Log(absl::StrCat("restart node ", id));
   node(id).Start();
   // A node paused when it crashed comes back running.

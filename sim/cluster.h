@@ -26,7 +26,12 @@ class Cluster {
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
+  // Starts the members; new nodes (Topology::new_nodes) wait for
+  // StartNewNode.
   void StartAll();
+  // Starts a new node, which then asks to join by itself (as `ctl cluster
+  // add` starts one). No effect once it has started.
+  void StartNewNode(NodeId id);
   // A client host in the given datacenter; returns its node id.
   NodeId AddClient(uint32_t datacenter);
 
@@ -45,7 +50,7 @@ class Cluster {
   // moved it. The static ring until an operation ran.
   std::shared_ptr<const TokenRing> OwnersRing() const;
   // The scenario's CQL schema (schema.cql), for simulated CQL clients.
-  // Crashed or paused nodes.
+  // Crashed or paused nodes (a new node not yet started is not counted).
   uint32_t nodes_down() const;
 
   void Crash(NodeId id, CrashKind kind = CrashKind::kCrash);

@@ -13,6 +13,8 @@ namespace {
 
 constexpr Nanos kRetryDelay = 1 * kSecond;
 
+bool IsJoin(const scenario::OperationsWorkload::Operation& operation) { return operation.kind() == "join"; }
+
 topology::Operation OperationOf(const std::string& kind) {
   if (kind == "decommission") return topology::Operation::kDecommission;
   CHARYBDIS_ASSERT(kind == "removenode");  // the validator allows no other
@@ -48,7 +50,14 @@ topology::Entry OperationsWorkload::BeginOf(const scenario::OperationsWorkload::
 void OperationsWorkload::StartNext() {
   if (done()) return;
   const Nanos at = static_cast<Nanos>(spec_.operation(next_).at_ms()) * kMillisecond;
-  Schedule(std::max<Nanos>(0, at - simulator_.now()), [this] { SendBegin(); });
+  Schedule(std::max<Nanos>(0, at - simulator_.now()), [this] { Launch(); });
+}
+
+void OperationsWorkload::Launch() {
+  if (!IsJoin(spec_.operation(next_))) return SendBegin();
+  progress_[next_].attempts++;
+  cluster_.StartNewNode(spec_.operation(next_).node());
+  Watch();
 }
 
 void OperationsWorkload::SendBegin() {
@@ -94,21 +103,27 @@ void OperationsWorkload::Watch() {
     next_++;
     return StartNext();
   }
-  if (!Begun()) return SendBegin();  // rolled back: begin again
-  if (progress.begun_at < 0) progress.begun_at = simulator_.now();
+  if (!Begun() && !IsJoin(spec_.operation(next_))) return SendBegin();  // rolled back: begin again
+  if (progress.begun_at < 0 && Begun()) progress.begun_at = simulator_.now();
   Schedule(kWatchInterval, [this] { Watch(); });
 }
 
+// A join has begun once the log holds its node, and finished once the
+// node is normal; the others once their node is no longer normal, and
+// once it has left.
 bool OperationsWorkload::Begun() const {
   const topology::Topology newest = cluster_.NewestTopology();
   const topology::Member* member = newest.Find(spec_.operation(next_).node());
+  if (IsJoin(spec_.operation(next_))) return member != nullptr;
   return member != nullptr && member->state != topology::NodeState::kNormal;
 }
 
 bool OperationsWorkload::Finished() const {
   const topology::Topology newest = cluster_.NewestTopology();
   const topology::Member* member = newest.Find(spec_.operation(next_).node());
-  return member != nullptr && member->state == topology::NodeState::kLeft;
+  const topology::NodeState done =
+      IsJoin(spec_.operation(next_)) ? topology::NodeState::kNormal : topology::NodeState::kLeft;
+  return member != nullptr && member->state == done;
 }
 
 void OperationsWorkload::Schedule(Nanos delay, std::function<void()> fn) {

@@ -12,8 +12,9 @@ namespace charybdis::sim {
 
 // An operator that runs a scenario's membership operations one after
 // another (scenario::OperationsWorkload): it sends each begin to the
-// operation's driver until the topology log holds it, then watches the
-// log, as `ctl status` would, until the driver has finished it. At the end
+// operation's driver until the topology log holds it (a join: starts the
+// new node, which asks by itself), then watches the log, as `ctl status`
+// would, until the driver has finished it. At the end
 // every operation must have finished.
 class OperationsWorkload final : public Workload {
  public:
@@ -40,6 +41,9 @@ class OperationsWorkload final : public Workload {
   };
   topology::Entry BeginOf(const scenario::OperationsWorkload::Operation& operation) const;
   void StartNext();
+  // A join starts its new node, which asks by itself; the others send
+  // their begin.
+  void Launch();
   void SendBegin();
   void OnReply(const Envelope& message);
   void Watch();

@@ -75,15 +75,15 @@ class Validator {
         problems_.Add({{"topology"}, {"datacenter", d}, {"rack"}}, "a datacenter needs a rack");
       }
       for (int r = 0; r < datacenter.rack_size(); r++) {
-        if (datacenter.rack(r).nodes() == 0) {
+        if (datacenter.rack(r).nodes() == 0 && datacenter.rack(r).new_nodes() == 0) {
           problems_.Add({{"topology"}, {"datacenter", d}, {"rack", r}, {"nodes"}},
-                        "a rack needs at least one node");
+                        "a rack needs at least one node (or new node)");
         }
       }
     }
     // Far below what ballots can name (BallotLayout::kMaxNodeId).
     static_assert(1000 <= BallotLayout::kMaxNodeId);
-    if (topology_.nodes.size() > 1000) {
+    if (topology_.nodes.size() + topology_.new_nodes.size() > 1000) {
       problems_.Add({{"topology"}}, "at most 1000 nodes can be simulated");
     }
   }
@@ -250,27 +250,51 @@ class Validator {
     if (operations.operation_size() == 0) {
       problems_.Add({{"workload", w}, {"operations"}}, "name at least one operation");
     }
-    uint32_t nodes = 0;
-    for (const auto& datacenter : spec_.topology().datacenter()) {
-      for (const auto& rack : datacenter.rack()) nodes += rack.nodes();
-    }
+    const auto nodes = static_cast<uint32_t>(topology_.nodes.size());
+    const auto all_nodes = static_cast<uint32_t>(nodes + topology_.new_nodes.size());
+    std::set<uint32_t> joined;
     for (int i = 0; i < operations.operation_size(); i++) {
       const auto& operation = operations.operation(i);
       const bool remove = operation.kind() == "removenode";
+      if (operation.kind() == "join") {
+        CheckJoin(w, i, operation, nodes, all_nodes, joined);
+        continue;
+      }
       if (operation.kind() != "decommission" && !remove) {
-        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}}, "must be \"decommission\" or \"removenode\"");
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}},
+                      "must be \"join\", \"decommission\" or \"removenode\"");
       }
-      if (operation.node() < 1 || operation.node() > nodes) {
-        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}}, absl::StrCat("must be a node of the scenario, 1 to ", nodes));
+      if (operation.node() < 1 || operation.node() > all_nodes) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}}, absl::StrCat("must be a node of the scenario, 1 to ", all_nodes));
       }
-      if (operation.driver() > nodes || (remove && (operation.driver() == 0 || operation.driver() == operation.node()))) {
+      if (operation.driver() > all_nodes || (remove && (operation.driver() == 0 || operation.driver() == operation.node()))) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}},
                       remove ? "a removenode needs a live driver other than the node removed"
-                             : absl::StrCat("must be a node of the scenario, 1 to ", nodes, ", or 0 for the node itself"));
+                             : absl::StrCat("must be a node of the scenario, 1 to ", all_nodes, ", or 0 for the node itself"));
       }
       if (operation.at_ms() >= spec_.time_limit_ms()) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"at_ms"}}, "starts after the time limit");
       }
+    }
+  }
+
+  // A join names a new node (Rack.new_nodes), each once, and no driver: its
+  // node drives it.
+  void CheckJoin(int w, int i, const scenario::OperationsWorkload::Operation& operation, uint32_t nodes,
+                 uint32_t all_nodes, std::set<uint32_t>& joined) {
+    if (operation.node() <= nodes || operation.node() > all_nodes) {
+      problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}},
+                    all_nodes == nodes ? "a join needs a new node: give a rack new_nodes"
+                                       : absl::StrCat("must be a new node of the scenario, ", nodes + 1, " to ", all_nodes));
+    } else if (!joined.insert(operation.node()).second) {
+      problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}},
+                    absl::StrCat("node ", operation.node(), " joins once"));
+    }
+    if (operation.driver() != 0) {
+      problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}}, "a join is driven by its new node: leave it 0");
+    }
+    if (operation.at_ms() >= spec_.time_limit_ms()) {
+      problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"at_ms"}}, "starts after the time limit");
     }
   }
 

@@ -176,6 +176,11 @@ topology::OperationDriver::Progress SimNode::OperationProgress() const {
   return shards_.at(0)->shard().operation_progress();
 }
 
+std::string SimNode::JoinWaitingFor() const {
+  CHARYBDIS_ASSERT(running());
+  return shards_.at(0)->shard().join_waiting_for();
+}
+
 const topology::TopologyLog& SimNode::TopologyLog(ShardId shard) const {
   CHARYBDIS_ASSERT(running());
   return shards_.at(shard)->shard().topology_log();

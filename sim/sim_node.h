@@ -52,6 +52,8 @@ class SimNode {
   const topology::TopologyLog& TopologyLog(ShardId shard = 0) const;
   // The topology operation this node drives, as ctl status shows it. REQUIRES: running().
   topology::OperationDriver::Progress OperationProgress() const;
+  // What this new node's join waits for (Shard::join_waiting_for). REQUIRES: running().
+  std::string JoinWaitingFor() const;
   NodeClock& clock() { return clock_; }
   const NodeClock& clock() const { return clock_; }
   const NodeConfig& config() const { return config_; }

@@ -15,6 +15,14 @@ Topology Topology::From(const scenario::Topology& topology) {
       }
     }
   }
+  for (const auto& datacenter : topology.datacenter()) {
+    const auto index = static_cast<uint32_t>(result.DatacenterIndex(datacenter.name()));
+    for (const auto& rack : datacenter.rack()) {
+      for (uint32_t i = 0; i < rack.new_nodes(); i++) {
+        result.new_nodes.push_back(NodePlacement{next++, index, rack.name()});
+      }
+    }
+  }
   return result;
 }
 

@@ -21,6 +21,8 @@ struct NodePlacement {
 struct Topology {
   std::vector<std::string> datacenters;
   std::vector<NodePlacement> nodes;
+  // Rack.new_nodes: numbered after `nodes`, not members at the start.
+  std::vector<NodePlacement> new_nodes;
   uint32_t shards_per_node = 1;
 
   static Topology From(const scenario::Topology& topology);

@@ -155,7 +155,9 @@ TEST_F(TopologyAgentTest, AnAcknowledgedChangeOutlivesAPowerCutAtOnce) {
   RunFor(500 * kMillisecond);
   ASSERT_FALSE(cluster_.node(1).running());
   for (NodeId node = 1; node <= 3; node++) cluster_.Restart(node);
-  RunFor(3000 * kMillisecond);
+  // Two nodes read the entry at once: a read may lose the duel and be
+  // tried again a second later.
+  RunFor(5000 * kMillisecond);
   for (NodeId node = 1; node <= 3; node++) EXPECT_EQ(SequenceOf(node), 1u) << "node " << node;
 }
 

@@ -93,14 +93,21 @@ void FailureDetector::SendHeartbeats() {
   }
   skipped_last_round_ = false;
   sequence_++;
-  for (const auto& [node, peer] : peers_) {
-    Envelope message;
-    Heartbeat* heartbeat = message.mutable_heartbeat();
-    heartbeat->set_generation(generation_);
-    heartbeat->set_sequence(sequence_);
-    stamp_(*heartbeat);
-    SendPerhapsTwice(env_, "failure_detector.heartbeat_duplicate", Address{node, 0}, std::move(message));
-  }
+  for (const auto& [node, peer] : peers_) SendHeartbeat(node);
+}
+
+void FailureDetector::SendHeartbeat(NodeId to) {
+  Envelope message;
+  Heartbeat* heartbeat = message.mutable_heartbeat();
+  heartbeat->set_generation(generation_);
+  heartbeat->set_sequence(sequence_);
+  stamp_(*heartbeat);
+  SendPerhapsTwice(env_, "failure_detector.heartbeat_duplicate", Address{to, 0}, std::move(message));
+}
+
+void FailureDetector::AddPeer(NodeId node) {
+  CHARYBDIS_ASSERT(node != env_.self.node);
+  peers_.try_emplace(node);  // up from its first heartbeat, as any peer
 }
 
 void FailureDetector::ConvictSilentPeers() {
@@ -117,8 +124,15 @@ void FailureDetector::ConvictSilentPeers() {
 }
 
 void FailureDetector::OnHeartbeat(NodeId from, const Heartbeat& heartbeat) {
+  CHARYBDIS_ASSERT(from != env_.self.node);
   auto it = peers_.find(from);
-  CHARYBDIS_ASSERT(it != peers_.end());
+  if (it == peers_.end()) {
+    // Not before our generation is durable: a heartbeat of generation 0
+    // would tell nothing true.
+    if (generation_ == 0) return;
+    CHARYBDIS_PROBE(env_.probes, "failure_detector.answered_stranger");
+    return SendHeartbeat(from);
+  }
   Peer& peer = it->second;
   // Late or duplicated messages from an earlier life say nothing about now.
   if (heartbeat.generation() < peer.generation) return;

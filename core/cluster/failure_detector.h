@@ -34,7 +34,13 @@ class FailureDetector {
   FailureDetector& operator=(const FailureDetector&) = delete;
 
   void Start();
+  // A heartbeat from a peer, or from a node that is not one yet (a new
+  // node reading the logs before it joins): a stranger is answered with a
+  // heartbeat of ours, so it learns what we hold, and is not watched.
   void OnHeartbeat(NodeId from, const Heartbeat& heartbeat);
+  // Watches `node` from now on (a member the topology log added); once
+  // watched, a node stays watched.
+  void AddPeer(NodeId node);
 
   bool IsUp(NodeId node) const;
   // Every node this one sees as up, itself included once started.
@@ -55,6 +61,7 @@ class FailureDetector {
   void OnGenerationRead(absl::StatusOr<std::optional<std::string>> stored);
   void Tick();
   void SendHeartbeats();
+  void SendHeartbeat(NodeId to);
   void ConvictSilentPeers();
   void NotifyIfChanged();
 

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,9 +40,21 @@ struct CoordinatorOptions {
   bool lwt_batching = true;
 };
 
+// A node that is not one of the bootstrap members (docs/topology.md,
+// "Joining"): where it stands and how others reach it. It starts with no
+// data, reads the topology and schema logs from its peers (the bootstrap
+// members, its seeds) and asks to join.
+struct NewNode {
+  std::string datacenter;
+  std::string rack;
+  std::string address;  // internode address (real nodes; empty in the simulator)
+};
+
 struct NodeConfig {
   NodeId id = 0;
-  // Every other node of the cluster.
+  // The bootstrap members, itself excepted: whom it heartbeats from the
+  // start. Members that join later are heartbeated once the topology log
+  // holds them.
   std::vector<NodeId> peers;
   uint32_t shards = 1;
   FailureDetectorOptions failure_detector;
@@ -50,6 +63,8 @@ struct NodeConfig {
   // Each member's internode address, for the bootstrap topology (real
   // nodes; empty in the simulator, where ids are addresses).
   std::map<NodeId, std::string> member_addresses;
+  // Set when this node is not one of the ring's (bootstrap) members: it joins.
+  std::optional<NewNode> new_node;
   std::map<std::string, TableSchema> tables;
   // The CQL schema the cluster starts with (cql_schema); the schema log
   // changes it from there (core/schema/schema_agent.h). Null: none.
@@ -58,5 +73,11 @@ struct NodeConfig {
   // Per shard, for the ranges reads scan (core/read_cache/read_cache.h); 0: none.
   size_t read_cache_bytes = 32 << 20;
 };
+
+// The datacenter this node stands in: its bootstrap member's, or the new
+// node's.
+inline const std::string& DatacenterOfSelf(const NodeConfig& config) {
+  return config.new_node ? config.new_node->datacenter : config.ring->layout().node(config.id).datacenter;
+}
 
 }  // namespace charybdis

@@ -19,7 +19,7 @@ Coordinator::Coordinator(ShardEnv env, const NodeConfig& config, const cql::Sche
                .metrics = metrics,
                .hints = hints,
                .placements = placements,
-               .local_datacenter = config.ring->layout().node(env.self.node).datacenter,
+               .local_datacenter = DatacenterOfSelf(config),
                // 31 random bits: the top bit marks hint replays (HintManager).
                .request_id_base = (env.random->Next() >> 33) << 32,
                .last_request_id = 0,

@@ -80,10 +80,14 @@ inline constexpr std::string_view kProbes[] = {
     "topology.driver_streamed",
     "topology.driver_streams",
     "topology.entry_read",
+    "topology.join_asked",
+    "topology.join_refused",
+    "topology.join_waits_for_schema",
     "topology.local_copy_lost",
     "topology.proposal_lost_race",
     "topology.read_before_refusing",
     "topology.read_failed",
+    "topology.serving_without_peers",
     // CQL (core/cql/connection.cc): an EXECUTE the node must refuse.
     "cql.unprepared",
     "cql.prepared_outdated_by_schema",
@@ -98,6 +102,7 @@ inline constexpr std::string_view kProbes[] = {
     "read_cache.fill_overtaken_by_write",
     "read_cache.evicted_for_capacity",
     // Failure detection (core/cluster/failure_detector.cc).
+    "failure_detector.answered_stranger",
     "failure_detector.convicted",
     "failure_detector.recovered",
 };

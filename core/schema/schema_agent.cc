@@ -1,5 +1,7 @@
 #include "core/schema/schema_agent.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
 #include "core/data/checked_value.h"
@@ -101,6 +103,7 @@ void SchemaAgent::OnPeerSchema(NodeId peer, uint64_t sequence, const std::string
     known = version;
     on_change_();
   }
+  newest_peer_sequence_ = std::max(newest_peer_sequence_, sequence);
   // Buggify: as if this heartbeat's news were missed; the next one tells
   // again, and a change checked meanwhile against the stale schema loses
   // its append and is checked again (schema.append_lost_race).

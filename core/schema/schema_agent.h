@@ -58,6 +58,11 @@ class SchemaAgent {
   // What this node's heartbeats say of its schema.
   void Stamp(Heartbeat& heartbeat) const;
 
+  // Whether this node holds as much of the log as every peer it heard
+  // from, and heard from one: a new node asks to join only then, so that
+  // it streams every table (core/topology/join_starter.h).
+  bool HoldsPeersLog() const { return !peer_versions_.empty() && log_.sequence() >= newest_peer_sequence_; }
+
   // Every peer's schema version, as its last heartbeat gave it.
   const std::map<NodeId, std::string>& peer_versions() const { return peer_versions_; }
 
@@ -99,6 +104,7 @@ class SchemaAgent {
   OnChange on_change_;
   std::deque<Change> changes_;
   std::map<NodeId, std::string> peer_versions_;
+  uint64_t newest_peer_sequence_ = 0;  // the longest log a heartbeat showed
   bool read_wanted_ = false;  // the log may be longer than what we applied
   Step step_ = Step::kLoading;
   uint64_t request_id_base_ = 0;

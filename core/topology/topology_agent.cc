@@ -1,5 +1,6 @@
 #include "core/topology/topology_agent.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -72,7 +73,6 @@ void TopologyAgent::OnLoaded(absl::StatusOr<std::optional<std::string>> stored) 
       stored.ok() && stored->has_value() ? checked_value::Open(kLocalKey, **stored) : std::nullopt;
   if (payload && saved.ParseFromArray(payload->data(), static_cast<int>(payload->size()))) {
     AppendNewEntries(saved, log_);  // sealed by this node, from entries it parsed
-    if (log_.sequence() > 0) on_change_();
   } else if (!stored.ok() || stored->has_value()) {
     // A failed disk or a corrupt copy: the log is read back from the
     // participants of each entry, as a node that was down reads it.
@@ -80,6 +80,7 @@ void TopologyAgent::OnLoaded(absl::StatusOr<std::optional<std::string>> stored) 
     read_wanted_ = true;
   }
   step_ = Step::kIdle;
+  on_change_();
   Next();
 }
 
@@ -128,6 +129,11 @@ void TopologyAgent::Submit(Entry entry, std::function<void(ClientResponse)> answ
 
 void TopologyAgent::OnPeerTopology(NodeId peer, uint64_t sequence) {
   CHARYBDIS_ASSERT(peer != env_.self.node);
+  // A new node asking to join is no measure of the log.
+  if (const Member* member = log_.topology().Find(peer); member != nullptr && member->state != NodeState::kLeft) {
+    heard_member_ = true;
+    newest_peer_sequence_ = std::max(newest_peer_sequence_, sequence);
+  }
   // Buggify: as if this heartbeat's news were missed; the next one tells
   // again, and a change checked meanwhile loses its proposal.
   if (sequence > log_.sequence() && !read_wanted_ && !env_.buggify->Fires("topology.ignore_peer_ahead")) {

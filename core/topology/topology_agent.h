@@ -49,7 +49,7 @@ class TopologyAgent {
                                         std::function<void(ClientResponse)> done)>;
   // Every replication in use, by whose it is (cql::SchemaLog::Replications).
   using Replications = std::function<std::map<std::string, ReplicationConfig>()>;
-  // `on_change`: the log grew (loaded at start, or an entry appended).
+  // `on_change`: the log was loaded at start (even empty), or grew.
   TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, Replications replications,
                 std::function<void()> on_change);
   TopologyAgent(const TopologyAgent&) = delete;
@@ -67,6 +67,13 @@ class TopologyAgent {
   void CatchUp();
   // What this node's heartbeats say of its topology log.
   void Stamp(Heartbeat& heartbeat) const;
+  // Whether the log is loaded and as long as every member whose heartbeat
+  // was heard showed, and one was heard: the node may then serve clients
+  // (held_until_current.h).
+  bool loaded() const { return step_ != Step::kLoading; }
+  bool HoldsPeersLog() const {
+    return step_ != Step::kLoading && heard_member_ && log_.sequence() >= newest_peer_sequence_;
+  }
 
   static constexpr const char* kLocalKey = "system/topology_log";
   static constexpr Nanos kRetryDelay = 1 * kSecond;
@@ -111,6 +118,8 @@ class TopologyAgent {
   std::function<void()> on_change_;
   std::deque<Change> changes_;
   bool read_wanted_ = false;  // the log may be longer than what we applied
+  bool heard_member_ = false;
+  uint64_t newest_peer_sequence_ = 0;  // the longest log a member's heartbeat showed
   Step step_ = Step::kLoading;
 };
 

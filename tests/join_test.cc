@@ -1,0 +1,183 @@
+// A new node joins a running cluster (core/topology/join_starter.h): on a
+// simulated cluster of three (RF 3) with a fourth node that starts empty,
+// node 4 reads the logs from its peers, asks to join, drives its join, and
+// ends a normal member holding the ranges it gained; until it has heard
+// its peers it waits.
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_replace.h"
+#include "core/topology/placement.h"
+#include "sim/cluster.h"
+#include "tests/requests.h"
+#include "tests/scenario_text.h"
+
+namespace charybdis::sim {
+namespace {
+
+using topology::NodeState;
+
+// Nodes 1, 2 and 3 on racks r1, r2 and r3; node 4, new, on a rack of its
+// own (it then takes ranges from every member), or beside node 1 (it
+// takes ranges from node 1 only: NetworkTopologyStrategy keeps one
+// replica per rack).
+std::string ScenarioWithNewNode(bool beside_node_1) {
+  // Hints would bring node 4 what it missed: only streaming may.
+  const std::string base = testing::BaseScenario(
+      "schema { table { name: \"t\" column: \"a\" } } coordinator { disable_hinted_handoff: true }");
+  if (beside_node_1) {
+    return absl::StrReplaceAll(base, {{"rack { name: \"r1\" nodes: 1 }", "rack { name: \"r1\" nodes: 1 new_nodes: 1 }"}});
+  }
+  return absl::StrReplaceAll(base, {{"rack { name: \"r3\" nodes: 1 }", "rack { name: \"r3\" nodes: 1 } rack { name: \"r4\" new_nodes: 1 }"}});
+}
+
+class JoinTest : public ::testing::Test {
+ protected:
+  explicit JoinTest(bool beside_node_1 = false)
+      : scenario_(testing::MustParse(ScenarioWithNewNode(beside_node_1))),
+        buggify_(false, Random(1)),
+        cluster_(simulator_, scenario_, Random(11), buggify_),
+        client_(cluster_.AddClient(0)) {
+    cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
+      if (message.has_client_response()) answers_[message.client_response().request_id()] = message.client_response();
+    });
+    cluster_.StartAll();
+    RunFor(500 * kMillisecond);
+  }
+
+  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
+  bool RunUntil(const std::function<bool()>& done, Nanos limit) {
+    for (Nanos waited = 0; waited < limit && !done(); waited += 10 * kMillisecond) RunFor(10 * kMillisecond);
+    return done();
+  }
+
+  // Waits up to 6 s for the answer, in steps of `step`.
+  ClientResponse Call(ClientRequest request, const std::string& key, NodeId node, Nanos step = 10 * kMillisecond) {
+    request.set_request_id(++sent_);
+    Envelope message;
+    *message.mutable_client_request() = std::move(request);
+    cluster_.network().Send(Address{client_, 0}, Address{node, ShardOf(TokenOf(key), 2)}, std::move(message));
+    const uint64_t id = sent_;
+    for (Nanos waited = 0; waited < 6 * kSecond && !answers_.count(id); waited += step) RunFor(step);
+    EXPECT_TRUE(answers_.count(id)) << "no answer";
+    return answers_[id];
+  }
+
+  const topology::Member* Node4SeenBy(NodeId observer) {
+    return cluster_.node(observer).TopologyLog().topology().Find(4);
+  }
+  bool Node4Normal() {
+    const topology::Member* member = Node4SeenBy(1);
+    return member != nullptr && member->state == NodeState::kNormal;
+  }
+
+  Simulator simulator_;
+  LoadedScenario scenario_;
+  SimBuggify buggify_;
+  Cluster cluster_;
+  NodeId client_;
+  uint64_t sent_ = 0;
+  std::map<uint64_t, ClientResponse> answers_;
+};
+
+TEST_F(JoinTest, ANewNodeJoinsAndHoldsTheRangesItGained) {
+  // Written at ALL before node 4 starts: on the three members only.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20; i++) {
+    keys.push_back("k" + std::to_string(i));
+    ASSERT_EQ(Call(::charybdis::testing::PutRequest("t", "a", keys.back(), "v", CL_ALL), keys.back(), 1).code(),
+              ClientResponse::OK);
+  }
+  const uint64_t version = cluster_.node(1).TopologyLog().topology().version();
+  cluster_.StartNewNode(4);
+  ASSERT_TRUE(RunUntil([this] { return Node4Normal(); }, 30 * kSecond)) << "node 4 did not join";
+  // Begin, read new, finish.
+  EXPECT_EQ(cluster_.node(1).TopologyLog().topology().version(), version + 3);
+  EXPECT_EQ(cluster_.node(4).JoinWaitingFor(), "");
+  RunFor(1 * kSecond);
+  EXPECT_TRUE(cluster_.node(1).failure_detector()->IsUp(4)) << "the members do not heartbeat the new one";
+
+  // A key node 4 now replicates: with the other owners down, node 4
+  // answers a read at ONE alone, which it can only if it streamed the key.
+  const topology::Placement placement(cluster_.node(1).TopologyLog().topology(), cluster_.ring()->layout().replication, 2);
+  std::string moved;
+  std::vector<NodeId> others;
+  for (const std::string& key : keys) {
+    const std::vector<NodeId>& replicas = placement.ReadReplicasOf(TokenOf(key));
+    if (std::find(replicas.begin(), replicas.end(), NodeId{4}) == replicas.end()) continue;
+    moved = key;
+    for (NodeId node : replicas) {
+      if (node != 4) others.push_back(node);
+    }
+    break;
+  }
+  ASSERT_FALSE(moved.empty()) << "node 4 gained none of 20 keys";
+  for (NodeId node : others) cluster_.Crash(node);
+  RunFor(1500 * kMillisecond);
+  const ClientResponse read = Call(::charybdis::testing::GetRequest("t", moved, CL_ONE), moved, 4);
+  ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+  ASSERT_EQ(read.rows_size(), 1) << "node 4 did not stream " << moved;
+  EXPECT_EQ(::charybdis::testing::FirstValue(read), "v");
+}
+
+TEST_F(JoinTest, ANewNodeWaitsUntilItHearsItsPeers) {
+  cluster_.Partition({4}, {1, 2, 3}, /*one_way=*/false);
+  cluster_.StartNewNode(4);
+  RunFor(3 * kSecond);
+  EXPECT_EQ(Node4SeenBy(1), nullptr);
+  EXPECT_EQ(cluster_.node(4).JoinWaitingFor(), "the schema log of its peers");
+  cluster_.Heal();
+  ASSERT_TRUE(RunUntil([this] { return Node4Normal(); }, 30 * kSecond)) << "node 4 did not join once healed";
+}
+
+TEST_F(JoinTest, ARestartedNewNodeGoesOnWithItsJoin) {
+  cluster_.StartNewNode(4);
+  ASSERT_TRUE(RunUntil([this] { return Node4SeenBy(1) != nullptr; }, 10 * kSecond)) << "node 4 never asked";
+  cluster_.Crash(4);
+  RunFor(2 * kSecond);
+  EXPECT_EQ(Node4SeenBy(1)->state, NodeState::kJoining) << "the join went on without its driver";
+  cluster_.Restart(4);
+  ASSERT_TRUE(RunUntil([this] { return Node4Normal(); }, 30 * kSecond)) << "node 4 did not resume its join";
+}
+
+class JoinBesideNode1Test : public JoinTest {
+ protected:
+  JoinBesideNode1Test() : JoinTest(/*beside_node_1=*/true) {}
+};
+
+// Node 2 is down for the whole join (node 4 takes ranges from node 1 only,
+// so nothing waits for node 2), and restarts with the bootstrap topology
+// it kept. A key node 4 took over from node 1 is written by an LWT while
+// node 2 is down, then node 3 goes down too. A serial read sent to node 2
+// the moment it restarts must see the write: by the topology it loaded,
+// nodes 1 and 2 are a quorum of the key's owners, and neither holds it.
+TEST_F(JoinBesideNode1Test, ARestartedNodeServesOnlyOnceItsTopologyIsCurrent) {
+  cluster_.Crash(2);
+  RunFor(1 * kSecond);
+  cluster_.StartNewNode(4);
+  ASSERT_TRUE(RunUntil([this] { return Node4Normal(); }, 30 * kSecond)) << "node 4 did not join";
+  const topology::Placement placement(cluster_.node(1).TopologyLog().topology(), cluster_.ring()->layout().replication, 2);
+  std::string key;
+  for (int i = 0; key.empty(); i++) {
+    const std::vector<NodeId>& replicas = placement.ReadReplicasOf(TokenOf("k" + std::to_string(i)));
+    if (std::find(replicas.begin(), replicas.end(), NodeId{1}) == replicas.end()) key = "k" + std::to_string(i);
+  }
+  const ClientResponse written = Call(::charybdis::testing::IfNotExistsRequest("t", "a", key, "v"), key, 3);
+  ASSERT_EQ(written.code(), ClientResponse::OK) << written.message();
+  ASSERT_TRUE(written.applied());
+  cluster_.Crash(3);
+  cluster_.Restart(2);
+  // As a client would: again at once while node 2 is unavailable (it has
+  // not heard its peers yet).
+  ClientResponse read;
+  for (int attempt = 0; attempt < 500; attempt++) {
+    read = Call(::charybdis::testing::GetRequest("t", key, CL_SERIAL), key, 2, 1 * kMillisecond);
+    if (read.code() != ClientResponse::UNAVAILABLE) break;
+  }
+  ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+  ASSERT_EQ(read.rows_size(), 1) << "node 2 read among the owners of the topology it loaded";
+  EXPECT_EQ(::charybdis::testing::FirstValue(read), "v");
+}
+
+}  // namespace
+}  // namespace charybdis::sim
