@@ -71,9 +71,10 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
     failure_detector_ = std::make_unique<FailureDetector>(
         env_, config.peers, config.failure_detector,
         [this](const std::vector<NodeId>& live) { OnLiveNodes(live); },
-        [this](Heartbeat& heartbeat) {
+        [this, address = AddressOfSelf(config)](Heartbeat& heartbeat) {
           schema_agent_->Stamp(heartbeat);
           topology_agent_->Stamp(heartbeat);
+          heartbeat.set_address(address);
         });
     topology_agent_ = std::make_unique<topology::TopologyAgent>(
         env_, topology_log_,
@@ -175,8 +176,16 @@ void Shard::ServeOnceCurrent() {
   TellShardsTopology();
 }
 
+// Every shard reaches each member at the address its log gives.
+void Shard::LearnMembersAddresses() {
+  for (const auto& [id, member] : topology_log_.topology().members()) {
+    if (id != env_.self.node && !member.address.empty()) env_.network->LearnAddress(id, member.address);
+  }
+}
+
 void Shard::OnTopologyChange() {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
+  LearnMembersAddresses();
   TellShardsTopology();
   ServeOnceCurrent();
   // Heartbeat every member the log holds, not only the bootstrap ones
@@ -220,6 +229,10 @@ void Shard::OnLiveNodes(const std::vector<NodeId>& live) {
 void Shard::OnHeartbeat(const Envelope& message) {
   // Heartbeats go to shard 0 only; anything else is a sender bug.
   CHARYBDIS_ASSERT(failure_detector_ != nullptr);
+  // Before the detector answers a stranger: the answer goes there.
+  if (!message.heartbeat().address().empty()) {
+    env_.network->LearnAddress(message.from_node(), message.heartbeat().address());
+  }
   failure_detector_->OnHeartbeat(message.from_node(), message.heartbeat());
   schema_agent_->OnPeerSchema(message.from_node(), message.heartbeat().schema_sequence(),
                               message.heartbeat().schema_version());
@@ -263,6 +276,7 @@ void Shard::OnMessage(const Envelope& message) {
     case Envelope::kTopologyUpdate:
       CHARYBDIS_ASSERT(message.from_node() == env_.self.node && env_.self.shard != 0);
       topology::AppendNewEntries(message.topology_update(), topology_log_);
+      LearnMembersAddresses();
       if (message.topology_update().current()) held_until_current_.BecomeCurrent();
       barrier_answerer_->OnTopologyChange();
       return;

@@ -90,6 +90,7 @@ class Shard {
   // Shard 0: tells the other shards the topology log, and whether it is
   // current.
   void TellShardsTopology();
+  void LearnMembersAddresses();
   void ServeOnceCurrent();
 
   // Before the read cache, which counts into them.

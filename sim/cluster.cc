@@ -99,7 +99,7 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
         if (peer.id != placement.id) config.peers.push_back(peer.id);
       }
       if (placements == &topology_.new_nodes) {
-        config.new_node = NewNode{topology_.datacenters[placement.datacenter], placement.rack, ""};
+        config.new_node = NewNode{.datacenter = topology_.datacenters[placement.datacenter], .rack = placement.rack};
       }
       const uint32_t host = simulator.AddHost();
       CHARYBDIS_ASSERT(SimNetwork::NodeOf(host) == placement.id);

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/cluster/token_ring.h"
 #include "core/data/storage_codec.h"
 #include "core/data/token.h"
 #include "node/ctl/status_table.h"
@@ -364,6 +365,57 @@ TEST_F(NodeClusterTest, ADecommissionedNodesRangesStreamToTheNodesThatStay) {
       EXPECT_EQ(stored.begin()->second, value) << "node " << node << " key " << key;
     }
   }
+}
+
+// ctl cluster add's path on real processes: node 4 starts with only the
+// three members' addresses, reads the logs from them, joins and streams
+// what it gains; then every member sees it normal and up, it takes writes
+// at ALL, and read from its own disks it holds every key written before
+// that it now replicates, which only streaming brought.
+TEST_F(NodeClusterTest, ANewNodeJoinsAndHoldsTheRangesItGained) {
+  StartCluster();
+  std::map<std::string, std::string> written;
+  for (int i = 0; i < 60; i++) {
+    const std::string key = absl::StrCat("k", i);
+    ASSERT_EQ(Execute(1 + i % 3, Put(key, absl::StrCat("v", i), CL_ALL)).code(), ClientResponse::OK);
+    written[key] = absl::StrCat("v", i);
+  }
+  const absl::StatusOr<NodeId> added = cluster_->AddNode("");
+  ASSERT_TRUE(added.ok()) << added.status();
+  ASSERT_EQ(*added, 4u);
+  ASSERT_TRUE(cluster_->Start(4).ok());
+  std::vector<std::string> progress;
+  const absl::Status joined = WatchJoin(4, cluster_->client_address(4), std::chrono::seconds(120),
+                                        [&](const std::string& line) { progress.push_back(line); });
+  ASSERT_TRUE(joined.ok()) << joined;
+  ASSERT_FALSE(progress.empty());
+  EXPECT_NE(progress.back().find("node 4 is normal"), std::string::npos) << progress.back();
+  ASSERT_TRUE(cluster_->WaitForViews(20000).ok());
+  grpc::ClientContext context;
+  StatusResponse status;
+  ASSERT_TRUE(cluster_->Connect(1)->Status(&context, StatusRequest(), &status).ok());
+  EXPECT_EQ(status.member_state().at(4), "normal");
+  // Node 4's tokens and addresses come from the topology log, not node 1's config.
+  std::map<NodeId, std::vector<Token>> tokens;
+  for (const RingEntry& entry : status.ring()) tokens[entry.node()].push_back(entry.token());
+  ASSERT_EQ(tokens.size(), 4u);
+  EXPECT_EQ(status.member_size(), 4);
+  EXPECT_EQ(Execute(4, Put("after", "joined", CL_ALL)).code(), ClientResponse::OK);
+  ClusterLayout layout;
+  for (NodeId node = 1; node <= 4; node++) layout.nodes.push_back(NodeInfo{node, "dc1", absl::StrCat("r", node)});
+  layout.replication.per_datacenter["dc1"] = 3;
+  const TokenRing ring(layout, tokens);
+  ASSERT_TRUE(cluster_->StopAll().ok());
+  int gained = 0;
+  for (const auto& [key, value] : written) {
+    const std::vector<NodeId>& replicas = ring.ReplicasOf(TokenOf(key));
+    if (std::find(replicas.begin(), replicas.end(), NodeId{4}) == replicas.end()) continue;
+    gained++;
+    const auto stored = StoredValues(*cluster_, 4, key);
+    ASSERT_EQ(stored.size(), 1u) << "node 4 lacks " << key;
+    EXPECT_EQ(stored.begin()->second, value) << "node 4 key " << key;
+  }
+  EXPECT_GT(gained, 20) << "node 4 gained few of 60 keys";
 }
 
 TEST_F(NodeClusterTest, AcknowledgedWritesSurviveAPowerCutOfEveryNodeInGroupMode) {

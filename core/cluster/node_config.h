@@ -47,7 +47,11 @@ struct CoordinatorOptions {
 struct NewNode {
   std::string datacenter;
   std::string rack;
-  std::string address;  // internode address (real nodes; empty in the simulator)
+  // Where peers, clients (gRPC) and drivers (CQL) reach it (real nodes;
+  // empty in the simulator).
+  std::string address;
+  std::string client_address;
+  std::string cql_address;
 };
 
 struct NodeConfig {
@@ -73,6 +77,14 @@ struct NodeConfig {
   // Per shard, for the ranges reads scan (core/read_cache/read_cache.h); 0: none.
   size_t read_cache_bytes = 32 << 20;
 };
+
+// This node's internode address: its bootstrap member's, or the new
+// node's (empty in the simulator).
+inline std::string AddressOfSelf(const NodeConfig& config) {
+  if (config.new_node) return config.new_node->address;
+  auto it = config.member_addresses.find(config.id);
+  return it == config.member_addresses.end() ? std::string() : it->second;
+}
 
 // The datacenter this node stands in: its bootstrap member's, or the new
 // node's.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "core/env/address.h"
 #include "proto/messages.pb.h"
@@ -19,6 +20,13 @@ class Network {
   virtual void Send(const Address& to, Envelope message) = 0;
   // Inbound messages of this shard arrive here, on its reactor.
   virtual void SetReceiver(Receiver receiver) = 0;
+  // Where `node` is reached from now on: a member the topology log holds,
+  // or a new node whose heartbeat gave its address. A node's address never
+  // changes. The simulator's ids are its addresses, so it ignores this.
+  virtual void LearnAddress(NodeId node, const std::string& address) {
+    (void)node;
+    (void)address;
+  }
 };
 
 }  // namespace charybdis

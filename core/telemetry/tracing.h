@@ -82,6 +82,7 @@ class TracingNetwork final : public Network {
   TracingNetwork(Network& network, Tracer& tracer) : network_(network), tracer_(tracer) {}
   void Send(const Address& to, Envelope message) override;
   void SetReceiver(Receiver receiver) override;
+  void LearnAddress(NodeId node, const std::string& address) override { network_.LearnAddress(node, address); }
 
  private:
   void Receive(const Receiver& receiver, const Envelope& message);

@@ -81,7 +81,9 @@ Entry JoinStarter::BeginOfJoin() const {
                          .datacenter = config_.new_node->datacenter,
                          .rack = config_.new_node->rack,
                          .tokens = DrawTokensOfNewNode(layout.token_seed, env_.self.node, layout.vnodes_per_node, taken),
-                         .state = NodeState::kJoining};
+                         .state = NodeState::kJoining,
+                         .client_address = config_.new_node->client_address,
+                         .cql_address = config_.new_node->cql_address};
   return entry;
 }
 

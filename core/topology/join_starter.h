@@ -49,7 +49,7 @@ class JoinStarter {
   std::function<bool()> holds_peers_schema_;
   Submit submit_;
   bool asking_ = false;  // a begin awaits its answer
-  std::string waiting_for_ = "the node to start";
+  std::string waiting_for_ = "the logs of its peers";
 };
 
 }  // namespace charybdis::topology

@@ -33,6 +33,10 @@ struct Member {
   std::string rack;
   std::vector<Token> tokens;
   NodeState state = NodeState::kNormal;
+  // Where its clients (gRPC) and drivers (CQL) reach it, for a member that
+  // joined (real nodes; the bootstrap members' are in every config).
+  std::string client_address;
+  std::string cql_address;
 };
 
 enum class Operation { kJoin, kDecommission, kRemove, kReplace };

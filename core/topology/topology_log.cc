@@ -52,7 +52,9 @@ absl::StatusOr<NodeId> IdColumn(const std::map<std::string, std::string>& column
 
 absl::Status ReadJoining(const std::map<std::string, std::string>& columns, Member& joining) {
   for (const auto& [name, field] : {std::pair<const char*, std::string*>{"address", &joining.address},
-                                    {"datacenter", &joining.datacenter}, {"rack", &joining.rack}}) {
+                                    {"datacenter", &joining.datacenter}, {"rack", &joining.rack},
+                                    {"client_address", &joining.client_address},
+                                    {"cql_address", &joining.cql_address}}) {
     absl::StatusOr<std::string> value = Column(columns, name);
     if (!value.ok()) return value.status();
     *field = *value;
@@ -83,6 +85,8 @@ std::map<std::string, std::string> EntryColumns(const Entry& entry) {
   if (entry.kind == Entry::Kind::kBegin &&
       (entry.operation == Operation::kJoin || entry.operation == Operation::kReplace)) {
     columns["address"] = entry.joining.address;
+    columns["client_address"] = entry.joining.client_address;
+    columns["cql_address"] = entry.joining.cql_address;
     columns["datacenter"] = entry.joining.datacenter;
     columns["rack"] = entry.joining.rack;
     columns["tokens"] = absl::StrJoin(entry.joining.tokens, ",");

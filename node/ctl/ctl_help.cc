@@ -63,13 +63,19 @@ const std::vector<Command>& Commands() {
        "calibrate [--count 300] [--out FILE]\n"
        "  Traces puts and gets and writes the latencies as a sim profile\n"
        "  (./charybdis sim --profile=FILE).\n"},
-      {"cluster", "a local cluster: up, down, kill, start, stop, partition, heal",
+      {"cluster", "a local cluster: up, add, down, kill, start, stop, partition, heal",
        "cluster up [-n 3] [--smp 2] [--rf 3] [--cql-schema FILE] [--ports]\n"
        "  Starts a local cluster in --dir (FILE: CREATE KEYSPACE/TABLE statements).\n"
        "  Each node gets an address of its own, 127.0.B.N, on the standard ports\n"
        "  (CQL 9042, shard-aware 19042, internode 7000, client 9160, metrics 9180),\n"
        "  B a block no other cluster uses; --ports puts every node on 127.0.0.1 on\n"
        "  free ports of its own instead (the fallback where no block is free).\n"
+       "cluster add [--rack R] [--timeout 600]\n"
+       "  Starts a new node, the next number, on the next address (a rack of its\n"
+       "  own unless --rack). It reads the cluster's logs from the members, asks to\n"
+       "  join and streams the ranges it gains; ctl prints what it waits for and\n"
+       "  its progress, and returns once it is normal (exit 0), or its join was\n"
+       "  rolled back or the timeout passed (exit 1; the join goes on).\n"
        "cluster down                    stops it and deletes its directory\n"
        "cluster kill N | start N | stop N\n"
        "  One node (kill = SIGKILL; kill --power also drops what it had not fsync'd).\n"

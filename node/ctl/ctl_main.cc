@@ -458,9 +458,36 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
   return 0;
 }
 
+// `cluster add`: a new node joins the cluster; the exit status.
+int ClusterAdd(const Arguments& arguments, LocalCluster& cluster) {
+  uint32_t seconds = 600;
+  if (arguments.flags.count("timeout") && (!absl::SimpleAtoi(arguments.flags.at("timeout"), &seconds) || seconds == 0)) {
+    return Usage("--timeout takes a positive number of seconds");
+  }
+  const std::string rack = arguments.flags.count("rack") ? arguments.flags.at("rack") : "";
+  const absl::StatusOr<NodeId> id = cluster.AddNode(rack);
+  if (!id.ok()) {
+    std::cerr << "charybdis-ctl: cluster add: " << id.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "node " << *id << ": client " << cluster.client_address(*id) << ", cql " << cluster.cql_address(*id)
+            << ", log " << cluster.log_path(*id) << "; it joins" << std::endl;
+  absl::Status done = cluster.Start(*id);
+  if (done.ok()) {
+    done = WatchJoin(*id, cluster.client_address(*id), std::chrono::seconds(seconds),
+                     [](const std::string& line) { std::cout << line << std::endl; });
+  }
+  if (!done.ok()) {
+    std::cerr << "charybdis-ctl: " << done.message() << "\n";
+    return 1;
+  }
+  std::cout << "node " << *id << " joined" << std::endl;
+  return 0;
+}
+
 int Cluster(const Arguments& arguments) {
   const auto& words = arguments.words;
-  if (words.size() < 2) return Usage("cluster needs up, down, kill, start, stop, partition or heal");
+  if (words.size() < 2) return Usage("cluster needs up, add, down, kill, start, stop, partition or heal");
   const std::string& action = words[1];
   const std::string directory = ClusterDirectory(arguments);
   const std::string binary =
@@ -473,6 +500,7 @@ int Cluster(const Arguments& arguments) {
   uint32_t node = 0;
   const bool needs_node = action == "kill" || action == "start" || action == "stop" || action == "partition";
   if (needs_node && (words.size() < 3 || !number(words[2], node))) return Usage(absl::StrCat("cluster ", action, " needs a node number"));
+  if (action == "add") return ClusterAdd(arguments, *cluster);
   if (action == "down") {
     result = cluster->StopAll();
     std::error_code error;

@@ -36,6 +36,51 @@ absl::Status Begin(const OperationRequest& request) {
   return absl::OkStatus();
 }
 
+// What `status` says of node `node`: its state and the stage's progress,
+// or (a new node not yet a member) what its join waits for. Empty when
+// the status says nothing of it yet.
+std::string Seen(const StatusResponse& status, NodeId node) {
+  auto state = status.member_state().find(node);
+  if (state == status.member_state().end()) {
+    return status.join_waiting_for().empty() ? "" : absl::StrCat("node ", node, " waits for ", status.join_waiting_for());
+  }
+  std::string seen = absl::StrCat("topology version ", status.topology_version(), ": node ", node, " is ", state->second);
+  if (status.driving_version() == status.topology_version()) {
+    absl::StrAppend(&seen, status.barrier_passed() ? "" : "; barrier: waiting for the members");
+    if (status.streams() > 0) {
+      absl::StrAppend(&seen, "; streams done: ", status.streams_done(), " of ", status.streams(), " (",
+                      status.pairs_streamed(), " pairs stored)");
+    }
+  }
+  return seen;
+}
+
+// Polls the driver's status until node `node` is `wanted` (OK) or `undone`
+// (Aborted: the operation was rolled back), printing each change seen.
+absl::Status WatchUntil(const std::string& what, NodeId node, const std::string& driver_address,
+                        std::chrono::seconds timeout, const std::string& wanted, const std::string& undone,
+                        const std::function<void(const std::string&)>& progress) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last_seen;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kPollInterval);
+    StatusResponse status;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    // The driver may be busy or restarting: it is asked again.
+    if (!ConnectClient(driver_address)->Status(&context, StatusRequest(), &status).ok()) continue;
+    const std::string seen = Seen(status, node);
+    if (!seen.empty() && seen != last_seen) progress(seen);
+    last_seen = seen;
+    auto state = status.member_state().find(node);
+    if (state == status.member_state().end()) continue;
+    if (state->second == wanted) return absl::OkStatus();
+    if (state->second == undone) return absl::AbortedError(absl::StrCat(what, " was rolled back"));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(what, " did not finish within ", timeout.count(),
+                                                  " s; it goes on (ctl status shows where)"));
+}
+
 }  // namespace
 
 absl::Status RunOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress) {
@@ -44,33 +89,12 @@ absl::Status RunOperation(const OperationRequest& request, const std::function<v
     return absl::Status(begun.code(), absl::StrCat(what, " did not begin: ", begun.message()));
   }
   progress(absl::StrCat(what, " began, driven by node ", request.driver));
-  const auto deadline = std::chrono::steady_clock::now() + request.timeout;
-  std::string last_seen;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(kPollInterval);
-    StatusResponse status;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    // The driver may be busy or restarting: it is asked again.
-    if (!ConnectClient(request.driver_address)->Status(&context, StatusRequest(), &status).ok()) continue;
-    auto state = status.member_state().find(request.node);
-    if (state == status.member_state().end()) continue;
-    std::string seen = absl::StrCat("topology version ", status.topology_version(), ": node ", request.node,
-                                    " is ", state->second);
-    if (status.driving_version() == status.topology_version()) {
-      absl::StrAppend(&seen, status.barrier_passed() ? "" : "; barrier: waiting for the members");
-      if (status.streams() > 0) {
-        absl::StrAppend(&seen, "; streams done: ", status.streams_done(), " of ", status.streams(), " (",
-                        status.pairs_streamed(), " pairs stored)");
-      }
-    }
-    if (seen != last_seen) progress(seen);
-    last_seen = seen;
-    if (state->second == "left") return absl::OkStatus();
-    if (state->second == "normal") return absl::AbortedError(absl::StrCat(what, " was rolled back"));
-  }
-  return absl::DeadlineExceededError(absl::StrCat(what, " did not finish within ", request.timeout.count(),
-                                                  " s; it goes on (ctl status shows where)"));
+  return WatchUntil(what, request.node, request.driver_address, request.timeout, "left", "normal", progress);
+}
+
+absl::Status WatchJoin(NodeId node, const std::string& address, std::chrono::seconds timeout,
+                       const std::function<void(const std::string&)>& progress) {
+  return WatchUntil(absl::StrCat("join of node ", node), node, address, timeout, "normal", "left", progress);
 }
 
 }  // namespace charybdis::node

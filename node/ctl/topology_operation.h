@@ -29,4 +29,13 @@ struct OperationRequest {
 // per change seen: the topology version and the node's state.
 absl::Status RunOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress);
 
+// Watches a new node (`address`: its client API) until it is a normal
+// member (OK), as `ctl cluster add` does: the node asks to join and
+// drives its join by itself (core/topology/join_starter.h). Fails when its
+// join was rolled back, or at the timeout (the join goes on). `progress`
+// gets one line per change: what it waits for before the log holds it,
+// then each version, its state and its streams.
+absl::Status WatchJoin(NodeId node, const std::string& address, std::chrono::seconds timeout,
+                       const std::function<void(const std::string&)>& progress);
+
 }  // namespace charybdis::node

@@ -146,6 +146,49 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   return cluster;
 }
 
+absl::StatusOr<NodeId> LocalCluster::AddNode(const std::string& rack) {
+  const auto id = static_cast<NodeId>(configs_.size() + 1);
+  NodeConfigFile config = configs_.front();  // the members, shared settings and extra lines
+  const Member& first = config.member(0);
+  const std::string first_host = first.internode_address().substr(0, first.internode_address().rfind(':'));
+  std::vector<std::string> addresses;
+  std::vector<int> ports;
+  if (first_host != "127.0.0.1") {
+    // Own addresses: the next one of the cluster's block, on the standard ports.
+    const std::string host = absl::StrCat(first_host.substr(0, first_host.rfind('.')), ".", id);
+    const std::vector<int> standard(std::begin(kStandardPorts), std::end(kStandardPorts));
+    if (id > 254 || !PortsFree(host, standard)) {
+      return absl::UnavailableError(absl::StrCat(host, " does not have the standard ports free for node ", id));
+    }
+    for (int port : standard) addresses.push_back(absl::StrCat(host, ":", port));
+    ports = standard;
+  } else {
+    auto free = FreePorts(kPortsPerNode);
+    if (!free.ok()) return free.status();
+    ports = *free;
+    for (int port : ports) addresses.push_back(absl::StrCat("127.0.0.1:", port));
+  }
+  config.set_node_id(id);
+  config.set_data_directory(fs::absolute(NodeDirectory(id) + "/data").string());
+  config.set_internode_address(addresses[0]);
+  config.set_client_address(addresses[1]);
+  config.set_metrics_address(addresses[2]);
+  config.set_cql_address(addresses[3]);
+  config.set_cql_shard_aware_port(static_cast<uint32_t>(ports[4]));
+  config.mutable_new_node()->set_datacenter(first.datacenter());
+  config.mutable_new_node()->set_rack(rack.empty() ? absl::StrCat("r", id) : rack);
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(config, &text);
+  std::error_code error;
+  fs::create_directories(NodeDirectory(id), error);
+  std::ofstream file(NodeDirectory(id) + "/node.textproto");
+  file << text;
+  if (!file) return absl::InternalError(absl::StrCat("cannot write the config of node ", id));
+  file.close();
+  if (absl::Status loaded = Load(); !loaded.ok()) return loaded;
+  return id;
+}
+
 absl::StatusOr<LocalCluster> LocalCluster::Open(const std::string& directory,
                                                 const std::string& node_binary) {
   LocalCluster cluster(directory, node_binary);
@@ -177,15 +220,20 @@ std::string LocalCluster::log_path(NodeId id) const { return NodeDirectory(id) +
 std::string LocalCluster::metrics_address(NodeId id) const {
   return configs_.at(id - 1).metrics_address();
 }
+// A node's own field, else its member entry's (a new node has no entry).
 std::string LocalCluster::cql_address(NodeId id) const {
-  for (const Member& member : configs_.at(id - 1).member()) {
+  const NodeConfigFile& config = configs_.at(id - 1);
+  if (!config.cql_address().empty()) return config.cql_address();
+  for (const Member& member : config.member()) {
     if (member.id() == id) return member.cql_address();
   }
   return "";
 }
 
 std::string LocalCluster::client_address(NodeId id) const {
-  for (const Member& member : configs_.at(id - 1).member()) {
+  const NodeConfigFile& config = configs_.at(id - 1);
+  if (!config.client_address().empty()) return config.client_address();
+  for (const Member& member : config.member()) {
     if (member.id() == id) return member.client_address();
   }
   return "";

@@ -49,6 +49,13 @@ class LocalCluster {
   // hold one already).
   static absl::StatusOr<LocalCluster> Create(const std::string& directory,
                                              const std::string& node_binary, Options options);
+  // Writes the config of a new node (docs/topology.md, "Joining"): the
+  // next id, the next address of the cluster's block on the standard
+  // ports (or free ports on 127.0.0.1, as the cluster has them), in the
+  // first member's datacenter, on `rack` (empty: a rack of its own). Its
+  // members are the bootstrap members, as every node's. Start it, and it
+  // joins by itself.
+  absl::StatusOr<NodeId> AddNode(const std::string& rack);
   // An existing cluster's directory.
   static absl::StatusOr<LocalCluster> Open(const std::string& directory,
                                            const std::string& node_binary);

@@ -79,9 +79,6 @@ absl::StatusOr<std::vector<int>> FreePorts(size_t count) {
   return ports;
 }
 
-namespace {
-
-// Whether every port of `ports` binds on `ip` now.
 bool PortsFree(const std::string& ip, const std::vector<int>& ports) {
   std::vector<int> sockets;
   bool free = true;
@@ -98,8 +95,6 @@ bool PortsFree(const std::string& ip, const std::vector<int>& ports) {
   for (int fd : sockets) close(fd);
   return free;
 }
-
-}  // namespace
 
 absl::StatusOr<int> FreeLoopbackBlock(size_t nodes, const std::vector<int>& ports) {
   if (nodes == 0 || nodes > 254) return absl::InvalidArgumentError("a loopback block holds 1 to 254 nodes");

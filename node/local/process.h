@@ -13,6 +13,9 @@ namespace charybdis::node {
 // Free loopback ports, all held until every one is picked (so they differ).
 absl::StatusOr<std::vector<int>> FreePorts(size_t count);
 
+// Whether every port of `ports` binds on `ip` now.
+bool PortsFree(const std::string& ip, const std::vector<int>& ports);
+
 // A block of loopback addresses for `nodes` nodes, as ccm gives them:
 // 127.0.B.1 to 127.0.B.nodes, on each of which every port of `ports` is
 // free now. Clusters started at once take different blocks: the search

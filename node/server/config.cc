@@ -77,8 +77,16 @@ void CheckAddresses(const NodeConfigFile& file, TextProtoProblems& problems, Loa
   for (const Member& member : file.member()) {
     if (member.id() == file.node_id()) self = &member;
   }
-  if (file.node_id() != 0 && file.member_size() > 0 && self == nullptr) {
-    problems.Add({{"node_id"}}, absl::StrCat("node ", file.node_id(), " is not among the members"));
+  if (file.node_id() != 0 && file.member_size() > 0 && self == nullptr && !file.has_new_node()) {
+    problems.Add({{"node_id"}}, absl::StrCat("node ", file.node_id(),
+                                             " is not among the members (a node that joins names its place in new_node)"));
+  }
+  if (self != nullptr && file.has_new_node()) {
+    problems.Add({{"new_node"}}, absl::StrCat("node ", file.node_id(), " is a member already: it does not join"));
+  }
+  if (file.has_new_node()) {
+    if (file.new_node().datacenter().empty()) problems.Add({{"new_node"}, {"datacenter"}}, "is required");
+    if (file.new_node().rack().empty()) problems.Add({{"new_node"}, {"rack"}}, "is required");
   }
   loaded.internode_address = file.internode_address();
   loaded.client_address = file.client_address();
@@ -169,6 +177,10 @@ void BuildNodeConfig(const NodeConfigFile& file, const std::set<NodeId>& ids, Cl
 
   NodeConfig& node = loaded.node;
   node.id = file.node_id();
+  if (file.has_new_node()) {
+    node.new_node = NewNode{file.new_node().datacenter(), file.new_node().rack(), loaded.internode_address,
+                            loaded.client_address, loaded.cql_address};
+  }
   for (NodeId id : ids) {
     if (id != node.id) node.peers.push_back(id);
   }

@@ -30,14 +30,12 @@ std::string HostIdOf(NodeId id) { return cql::NameUuid(absl::StrCat("charybdis-n
 
 namespace {
 
-cql::HostInfo Host(const Member& member, const TokenRing& ring) {
+cql::HostInfo Host(const Member& member, std::vector<std::string> tokens) {
   cql::HostInfo host;
   host.host_id = HostIdOf(member.id());
   host.datacenter = member.datacenter();
   host.rack = member.rack();
-  for (const auto& vnode : ring.tokens()) {
-    if (vnode.node == member.id()) host.tokens.push_back(absl::StrCat(vnode.token));
-  }
+  host.tokens = std::move(tokens);
   sockaddr_in address;
   if (ParseIpv4HostPort(member.cql_address(), address)) {
     host.address.assign(reinterpret_cast<const char*>(&address.sin_addr), 4);
@@ -52,12 +50,10 @@ cql::HostInfo Host(const Member& member, const TokenRing& ring) {
 // that it skips the hop between shards.
 class NodeBackend final : public cql::Backend {
  public:
-  // `hosts`: every member, this node among them; `left`: those that left
-  // the cluster (the server keeps it).
+  // `hosts`: this node and every member drivers may use; `left`: those
+  // that left the cluster (the server keeps both).
   NodeBackend(Node& node, const std::map<uint32_t, cql::HostInfo>& hosts, const std::set<uint32_t>& left)
-      : node_(node), hosts_(hosts), left_(left) {
-    cluster_.local = hosts.at(node.config().node.id);
-  }
+      : node_(node), hosts_(hosts), left_(left) {}
 
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
     ExecuteRequest execute;
@@ -70,6 +66,7 @@ class NodeBackend final : public cql::Backend {
   // Called on the server's thread only, like everything of a connection.
   const cql::ClusterView& Cluster() override {
     const SchemaSnapshot schema = node_.Schema();
+    cluster_.local = hosts_.at(node_.config().node.id);
     cluster_.peers.clear();
     for (const auto& [id, host] : hosts_) {
       if (id == node_.config().node.id || left_.count(id)) continue;
@@ -170,7 +167,20 @@ absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& a
 CqlServer::CqlServer(Node& node, int listener, int shard_aware_listener, int wakeup)
     : node_(node), listener_(listener), shard_aware_listener_(shard_aware_listener), wakeup_(wakeup),
       epoll_(epoll_create1(EPOLL_CLOEXEC)) {
-  for (const Member& member : node.config().file.member()) hosts_[member.id()] = Host(member, *node.config().node.ring);
+  // The bootstrap members, on the static ring, and this node if it is new
+  // (no tokens until it joined); members that join later come with the
+  // node's status (WatchStatus).
+  std::map<uint32_t, std::vector<std::string>> tokens;
+  for (const auto& vnode : node.config().node.ring->tokens()) tokens[vnode.node].push_back(absl::StrCat(vnode.token));
+  for (const Member& member : node.config().file.member()) hosts_[member.id()] = Host(member, tokens[member.id()]);
+  if (node.config().node.new_node) {
+    Member self;
+    self.set_id(node.config().node.id);
+    self.set_datacenter(node.config().node.new_node->datacenter);
+    self.set_rack(node.config().node.new_node->rack);
+    self.set_cql_address(node.config().node.new_node->cql_address);
+    hosts_[self.id()] = Host(self, {});
+  }
   backend_ = std::make_shared<NodeBackend>(node, hosts_, left_);
   announced_schema_ = node.CqlSchema();
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -248,28 +258,59 @@ void CqlServer::WatchStatus() {
       for (const auto& [id, state] : status.member_state()) {
         if (state == "left") answer->left.insert(id);
       }
+      answer->normal.clear();
+      for (const Member& member : status.member()) {
+        auto state = status.member_state().find(member.id());
+        if (state != status.member_state().end() && (state->second == "normal" || state->second == "leaving")) {
+          answer->normal.push_back(member);
+        }
+      }
+      answer->tokens.clear();
+      for (const RingEntry& entry : status.ring()) answer->tokens[entry.node()].push_back(absl::StrCat(entry.token()));
       answer->asked = false;
     });
   }
   if (!up) return;
   std::set<uint32_t> left;
+  std::vector<Member> normal;
+  std::map<uint32_t, std::vector<std::string>> tokens;
   {
     std::lock_guard<std::mutex> lock(status_->mutex);
     left = status_->left;
+    normal = status_->normal;
+    tokens = status_->tokens;
   }
+  AnnounceJoined(normal, tokens);
   AnnounceLeft(left);
   // The first answer is the baseline: drivers learn the start from
   // system.peers, not from events.
   if (announced_up_) {
-    for (const Member& member : node_.config().file.member()) {
-      const bool was = announced_up_->count(member.id()) > 0, is = up->count(member.id()) > 0;
-      if (was == is || member.id() == node_.config().node.id) continue;
-      const cql::HostInfo& host = hosts_.at(member.id());
+    for (const auto& [id, host] : hosts_) {
+      const bool was = announced_up_->count(id) > 0, is = up->count(id) > 0;
+      if (was == is || id == node_.config().node.id) continue;
       const cql::Event event = cql::NodeEvent("STATUS_CHANGE", is ? "UP" : "DOWN", host.address, host.native_port);
       for (auto& [fd, client] : clients_) client->connection->Push(event);
     }
   }
   announced_up_ = std::move(up);
+}
+
+// Each host's tokens follow the topology's owners; a member that joined is
+// announced once it is normal (TOPOLOGY_CHANGE NEW_NODE), as Cassandra
+// announces a node that finished bootstrapping, and enters system.peers.
+void CqlServer::AnnounceJoined(const std::vector<Member>& normal,
+                               const std::map<uint32_t, std::vector<std::string>>& tokens) {
+  for (auto& [id, host] : hosts_) {
+    auto owned = tokens.find(id);
+    if (owned != tokens.end()) host.tokens = owned->second;
+  }
+  for (const Member& member : normal) {
+    if (hosts_.count(member.id())) continue;
+    auto owned = tokens.find(member.id());
+    const cql::HostInfo& host = hosts_[member.id()] = Host(member, owned == tokens.end() ? std::vector<std::string>() : owned->second);
+    const cql::Event event = cql::NodeEvent("TOPOLOGY_CHANGE", "NEW_NODE", host.address, host.native_port);
+    for (auto& [fd, client] : clients_) client->connection->Push(event);
+  }
 }
 
 // A member that left is announced once, as Cassandra announces a

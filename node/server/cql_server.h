@@ -9,9 +9,11 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/cql/connection.h"
+#include "proto/node.pb.h"
 
 namespace charybdis::node {
 
@@ -54,6 +56,7 @@ class CqlServer {
   // Asks the node who is up and who left, at most every kStatusInterval,
   // and tells the registered connections what changed.
   void WatchStatus();
+  void AnnounceJoined(const std::vector<Member>& normal, const std::map<uint32_t, std::vector<std::string>>& tokens);
   void AnnounceLeft(const std::set<uint32_t>& left);
   // Tells the registered connections what changed in the schema since
   // they were last told (the diff, so a change learned from a peer or
@@ -80,6 +83,8 @@ class CqlServer {
     std::mutex mutex;
     std::optional<std::set<uint32_t>> up;
     std::set<uint32_t> left;  // members the node's topology says have left
+    std::vector<Member> normal;  // members normal or leaving, with their addresses
+    std::map<uint32_t, std::vector<std::string>> tokens;  // of the owners now, by node
     bool asked = false;
   };
   std::optional<std::set<uint32_t>> announced_up_;

@@ -327,10 +327,21 @@ void Node::Status(std::function<void(StatusResponse)> done) {
       }
       for (const auto& [id, share] : EffectiveOwnership(*owners)) (*status->mutable_effective_ownership())[id] = share;
     }
+    std::set<NodeId> listed;
+    for (const Member& member : status->member()) listed.insert(member.id());
     for (const auto& [id, member] : topology.members()) {
       (*status->mutable_member_state())[id] = topology::NodeStateName(member.state);
       (*status->mutable_host_id())[id] = cql::UuidText(HostIdOf(id));
+      if (listed.count(id)) continue;
+      Member& joined = *status->add_member();
+      joined.set_id(id);
+      joined.set_datacenter(member.datacenter);
+      joined.set_rack(member.rack);
+      joined.set_internode_address(member.address);
+      joined.set_client_address(member.client_address);
+      joined.set_cql_address(member.cql_address);
     }
+    status->set_join_waiting_for(first->join_waiting_for());
     if (first->failure_detector() != nullptr) {
       for (NodeId node : first->failure_detector()->LiveNodes()) status->add_up(node);
     }

@@ -53,9 +53,18 @@ ShardLinks::~ShardLinks() {
   for (auto& [fd, link] : inbound_) close(fd);
 }
 
+void ShardLinks::AddPeer(NodeId node, const sockaddr_in& address) {
+  CHARYBDIS_ASSERT(thread_.IsCurrent());
+  CHARYBDIS_ASSERT(node != self_.node);
+  peers_.try_emplace(node, address);  // an id's address never changes
+}
+
 void ShardLinks::Send(const Address& to, const Envelope& message) {
   CHARYBDIS_ASSERT(thread_.IsCurrent());
   CHARYBDIS_ASSERT(to.node != self_.node);
+  // Not a node whose address this shard learned: lost, as on a network
+  // that cannot route it.
+  if (!peers_.count(to.node)) return;
   Outbound& link = outbound_[to];
   if (link.fd < 0) {
     if (SteadyClock::now() - link.broke_at < kReconnectBackOff) return;  // the peer was unreachable a moment ago

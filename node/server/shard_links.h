@@ -32,15 +32,20 @@ class ShardLinks {
  public:
   using Deliver = std::function<void(const Envelope&)>;
 
-  // `peers`: every other node's internode address.
+  // `peers`: the internode address of every other node known at start.
   ShardLinks(ShardThread& thread, Address self, std::map<NodeId, sockaddr_in> peers, Deliver deliver);
   ShardLinks(const ShardLinks&) = delete;
   ShardLinks& operator=(const ShardLinks&) = delete;
   // Closes every connection: only once the shard thread has stopped.
   ~ShardLinks();
 
-  // Shard thread only.
+  // Shard thread only. A message to a node whose address is not known is
+  // dropped.
   void Send(const Address& to, const Envelope& message);
+  // Where `node` is reached: a member that joined, or a new node that
+  // heartbeats (Network::LearnAddress). Shard thread only.
+  void AddPeer(NodeId node, const sockaddr_in& address);
+  bool Knows(NodeId node) const { return peers_.count(node) > 0; }
   // Takes an inbound connection whose hello named this shard.
   void Adopt(int fd);
   // Writes what this turn queued (the thread's end of turn).
@@ -85,7 +90,7 @@ class ShardLinks {
 
   ShardThread& thread_;
   const Address self_;
-  const std::map<NodeId, sockaddr_in> peers_;
+  std::map<NodeId, sockaddr_in> peers_;  // grows as the log adds members
   const Deliver deliver_;
   std::map<Address, Outbound> outbound_;
   std::map<int, Inbound> inbound_;  // by fd

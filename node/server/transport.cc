@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
+#include "node/server/log.h"
 #include "node/server/socket_address.h"
 
 namespace charybdis::node {
@@ -26,12 +27,6 @@ class OwnedFd {
   int fd_;
 };
 
-std::set<NodeId> NodesOf(const std::map<NodeId, sockaddr_in>& peers) {
-  std::set<NodeId> nodes;
-  for (const auto& [node, address] : peers) nodes.insert(node);
-  return nodes;
-}
-
 }  // namespace
 
 // A shard's view of the transport (the core Network interface). Its
@@ -48,6 +43,9 @@ class Transport::ShardNetwork final : public Network {
     transport_.Route(std::move(message));
   }
   void SetReceiver(Receiver receiver) override { receiver_ = std::move(receiver); }
+  void LearnAddress(NodeId node, const std::string& address) override {
+    transport_.LearnAddress(self_.shard, node, address);
+  }
   void Receive(const Envelope& message) {
     if (receiver_) receiver_(message);
   }
@@ -74,7 +72,7 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Create(NodeId self, const 
 }
 
 Transport::Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vector<ShardThread*> shards)
-    : self_(self), peers_(NodesOf(peers)), shards_(std::move(shards)) {
+    : self_(self), shards_(std::move(shards)) {
   for (ShardId shard = 0; shard < shards_.size(); shard++) {
     shard_networks_.push_back(std::make_unique<ShardNetwork>(*this, Address{self, shard}));
     links_.push_back(std::make_unique<ShardLinks>(
@@ -137,11 +135,22 @@ void Transport::Route(Envelope message) {
     shards_[shard]->Post([network, message = std::move(message)] { network->Receive(message); });
     return;
   }
-  if (peers_.count(to) == 0 || IsBlocked(to)) return;
+  if (IsBlocked(to)) return;
   const ShardId from = message.from_shard();
   CHARYBDIS_ASSERT(message.from_node() == self_);
   CHARYBDIS_ASSERT(from < links_.size());
   links_[from]->Send(Address{to, message.to_shard()}, message);
+}
+
+void Transport::LearnAddress(ShardId shard, NodeId node, const std::string& address) {
+  CHARYBDIS_ASSERT(shard < links_.size());
+  if (node == self_ || node == kClientEndpoint || links_[shard]->Knows(node)) return;
+  absl::StatusOr<sockaddr_in> resolved = ResolveIpv4HostPort(address);
+  if (!resolved.ok()) {
+    Log("warn", "a peer's internode address does not resolve: not reachable", {{"node", absl::StrCat(node)}, {"address", address}});
+    return;
+  }
+  links_[shard]->AddPeer(node, *resolved);
 }
 
 void Transport::DeliverInbound(ShardId shard, const Envelope& message) {

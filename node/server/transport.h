@@ -74,11 +74,12 @@ class Transport {
   class ShardNetwork;
   Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vector<ShardThread*> shards);
   bool IsBlocked(NodeId node) const;
+  // Network::LearnAddress of `shard`, on its thread.
+  void LearnAddress(ShardId shard, NodeId node, const std::string& address);
   // A message from a peer, on `shard`'s thread.
   void DeliverInbound(ShardId shard, const Envelope& message);
 
   const NodeId self_;
-  const std::set<NodeId> peers_;
   std::vector<ShardThread*> shards_;
   std::vector<std::unique_ptr<ShardNetwork>> shard_networks_;
   std::vector<std::unique_ptr<ShardLinks>> links_;  // by shard

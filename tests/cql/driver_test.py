@@ -56,6 +56,17 @@ class LocalCluster:
                 host, port = line.split(", cql ")[1].split(",")[0].rsplit(":", 1)
                 self.cql[node] = (host, int(port))
 
+    def add(self):
+        # "node N: client A, cql HOST:PORT, log L; it joins", once it is normal.
+        out = self.run("add", "--timeout", "120")
+        for line in out.splitlines():
+            if line.startswith("node ") and ", cql " in line:
+                node = int(line.split()[1].rstrip(":"))
+                host, port = line.split(", cql ")[1].split(",")[0].rsplit(":", 1)
+                self.cql[node] = (host, int(port))
+                return node
+        raise RuntimeError(f"ctl cluster add named no node: {out}")
+
 
 def connect(address):
     # QUORUM by default, so that a read sees the writes before it whichever
@@ -372,22 +383,34 @@ def check_node_down(cluster, session, local, gocql_check):
     wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
 
 
-def check_removed_node(ctl, directory):
-    # On a cluster of its own, of four: node 4 decommissions (ctl
-    # decommission, docs/topology.md). Drivers hear TOPOLOGY_CHANGE
-    # REMOVED_NODE, and system.peers no longer names it, so the driver
-    # drops the host.
+def check_node_joins_and_leaves(ctl, directory):
+    # On a cluster of its own, of three: node 4 joins (ctl cluster add,
+    # docs/topology.md). Drivers hear TOPOLOGY_CHANGE NEW_NODE, the driver
+    # finds it in system.peers and routes to it. Then it decommissions (ctl
+    # decommission): drivers hear REMOVED_NODE, and system.peers no longer
+    # names it, so the driver drops the host.
     local = LocalCluster(ctl, directory)
-    local.up(nodes=4)
+    local.up(nodes=3)
     try:
         cluster, session = connect(local.cql[1])
+        events = EventListener(local.cql[1], "TOPOLOGY_CHANGE")
+        assert local.add() == 4
         gone = local.cql[4]
+        events.wait_for("NEW_NODE", gone, 15)
+
+        def node_4():
+            return next((h for h in cluster.metadata.all_hosts() if (h.endpoint.address, h.endpoint.port) == gone), None)
 
         def knows_node_4():
-            return any((h.endpoint.address, h.endpoint.port) == gone for h in cluster.metadata.all_hosts())
+            return node_4() is not None
 
-        wait_for("the driver to find node 4", knows_node_4, 30)
-        events = EventListener(local.cql[1], "TOPOLOGY_CHANGE")
+        wait_for("the driver to find node 4", lambda: knows_node_4() and node_4().is_up, 30)
+        insert = SimpleStatement("INSERT INTO accounts (id, balance, owner) VALUES ('joined', 4, 'node 4')",
+                                 consistency_level=ConsistencyLevel.ALL)
+        session.execute(insert, host=node_4())
+        select = SimpleStatement("SELECT owner FROM accounts WHERE id = 'joined'", consistency_level=ConsistencyLevel.ALL)
+        row = session.execute(select, host=node_4()).one()
+        assert row is not None and row.owner == "node 4", row
         env = dict(os.environ, CHARYBDIS_CLUSTER_DIR=directory)
         result = subprocess.run([ctl, "decommission", "4"], env=env, capture_output=True, text=True, timeout=180)
         assert result.returncode == 0, result.stdout + result.stderr
@@ -485,7 +508,7 @@ class EventListener:
         return header[4], self.raw.recv(length, socket.MSG_WAITALL) if length else b""
 
     def wait_for(self, change, address, timeout_s):
-        """Reads events until `change` ("UP", "DOWN", "REMOVED_NODE") of the node at `address` (host, port)."""
+        """Reads events until `change` ("UP", "DOWN", "NEW_NODE", "REMOVED_NODE") of the node at `address` (host, port)."""
         deadline = time.monotonic() + timeout_s
         seen = []
         while time.monotonic() < deadline:
@@ -565,7 +588,8 @@ def main():
             checks.append(("check_gocql", lambda: check_gocql(local, gocql_check)))
         checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
         checks.append(("check_node_down", lambda: check_node_down(cluster, session, local, gocql_check)))
-        checks.append(("check_removed_node", lambda: check_removed_node(local.ctl, local.directory + "-removed")))
+        checks.append(("check_node_joins_and_leaves",
+                       lambda: check_node_joins_and_leaves(local.ctl, local.directory + "-membership")))
         for name, run in checks:
             started = time.monotonic()
             try:
