@@ -91,6 +91,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
     if (config.new_node) {
       join_starter_ = std::make_unique<topology::JoinStarter>(
           env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); },
+          [this](NodeId node) { return liveness_.IsUp(node); },
           [this](topology::Entry entry, std::function<void(ClientResponse)> answer) {
             topology_agent_->Submit(std::move(entry), std::move(answer));
           });

@@ -90,6 +90,13 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
   common.cql_bootstrap = bootstrap.schema;
   common.coordinator = CoordinatorOptionsOf(spec.coordinator());
   if (spec.disable_read_cache()) common.read_cache_bytes = 0;
+  // Which dead member each new node replaces, as its config would say.
+  std::map<NodeId, NodeId> replaces;
+  for (const auto& workload : spec.workload()) {
+    for (const auto& operation : workload.operations().operation()) {
+      if (operation.kind() == "replace") replaces[operation.node()] = operation.replaced();
+    }
+  }
   // The members, then the new nodes: their hosts follow in id order.
   for (const std::vector<NodePlacement>* placements : {&topology_.nodes, &topology_.new_nodes}) {
     for (const NodePlacement& placement : *placements) {
@@ -99,7 +106,9 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
         if (peer.id != placement.id) config.peers.push_back(peer.id);
       }
       if (placements == &topology_.new_nodes) {
-        config.new_node = NewNode{.datacenter = topology_.datacenters[placement.datacenter], .rack = placement.rack};
+        config.new_node = NewNode{.datacenter = topology_.datacenters[placement.datacenter],
+                                  .rack = placement.rack,
+                                  .replaces = replaces.count(placement.id) ? replaces.at(placement.id) : 0};
       }
       const uint32_t host = simulator.AddHost();
       CHARYBDIS_ASSERT(SimNetwork::NodeOf(host) == placement.id);
@@ -122,7 +131,8 @@ void Cluster::StartNewNode(NodeId id) {
   SimNode& target = node(id);
   CHARYBDIS_ASSERT(target.config().new_node.has_value());
   if (target.starts() > 0) return;
-  Log(absl::StrCat("start new node ", id, " (it asks to join)"));
+  const NodeId replaces = target.config().new_node->replaces;
+  Log(absl::StrCat("start new node ", id, replaces != 0 ? absl::StrCat(" (it replaces node ", replaces, ")") : " (it asks to join)"));
   target.Start();
 }
 

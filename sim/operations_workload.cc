@@ -13,7 +13,10 @@ namespace {
 
 constexpr Nanos kRetryDelay = 1 * kSecond;
 
-bool IsJoin(const scenario::OperationsWorkload::Operation& operation) { return operation.kind() == "join"; }
+// A join or a replace: its new node starts, and asks by itself.
+bool IsJoin(const scenario::OperationsWorkload::Operation& operation) {
+  return operation.kind() == "join" || operation.kind() == "replace";
+}
 
 topology::Operation OperationOf(const std::string& kind) {
   if (kind == "decommission") return topology::Operation::kDecommission;

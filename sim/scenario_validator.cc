@@ -256,13 +256,13 @@ class Validator {
     for (int i = 0; i < operations.operation_size(); i++) {
       const auto& operation = operations.operation(i);
       const bool remove = operation.kind() == "removenode";
-      if (operation.kind() == "join") {
+      if (operation.kind() == "join" || operation.kind() == "replace") {
         CheckJoin(w, i, operation, nodes, all_nodes, joined);
         continue;
       }
       if (operation.kind() != "decommission" && !remove) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}},
-                      "must be \"join\", \"decommission\" or \"removenode\"");
+                      "must be \"join\", \"replace\", \"decommission\" or \"removenode\"");
       }
       if (operation.node() < 1 || operation.node() > all_nodes) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}}, absl::StrCat("must be a node of the scenario, 1 to ", all_nodes));
@@ -278,8 +278,9 @@ class Validator {
     }
   }
 
-  // A join names a new node (Rack.new_nodes), each once, and no driver: its
-  // node drives it.
+  // A join or a replace names a new node (Rack.new_nodes), each once, and
+  // no driver: its node drives it. A replace names a member on the new
+  // node's rack.
   void CheckJoin(int w, int i, const scenario::OperationsWorkload::Operation& operation, uint32_t nodes,
                  uint32_t all_nodes, std::set<uint32_t>& joined) {
     if (operation.node() <= nodes || operation.node() > all_nodes) {
@@ -291,7 +292,24 @@ class Validator {
                     absl::StrCat("node ", operation.node(), " joins once"));
     }
     if (operation.driver() != 0) {
-      problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}}, "a join is driven by its new node: leave it 0");
+      problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}},
+                    absl::StrCat("a ", operation.kind(), " is driven by its new node: leave it 0"));
+    }
+    const bool replace = operation.kind() == "replace";
+    if (!replace && operation.replaced() != 0) {
+      problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"replaced"}}, "only a replace replaces a node");
+    }
+    if (replace && (operation.replaced() < 1 || operation.replaced() > nodes)) {
+      problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"replaced"}},
+                    absl::StrCat("must be a member of the scenario, 1 to ", nodes));
+    } else if (replace && operation.node() > nodes && operation.node() <= all_nodes) {
+      const NodePlacement& dead = topology_.nodes[operation.replaced() - 1];
+      const NodePlacement& fresh = topology_.new_nodes[operation.node() - nodes - 1];
+      if (dead.datacenter != fresh.datacenter || dead.rack != fresh.rack) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}},
+                      absl::StrCat("a replacement stands where the node it replaces stood: node ", operation.node(),
+                                   " is not on node ", operation.replaced(), "'s rack"));
+      }
     }
     if (operation.at_ms() >= spec_.time_limit_ms()) {
       problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"at_ms"}}, "starts after the time limit");

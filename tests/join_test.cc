@@ -21,10 +21,12 @@ using topology::NodeState;
 // own (it then takes ranges from every member), or beside node 1 (it
 // takes ranges from node 1 only: NetworkTopologyStrategy keeps one
 // replica per rack).
-std::string ScenarioWithNewNode(bool beside_node_1) {
+// `extra`: more of the scenario (a replace operation makes node 4 a
+// replacement; the test runs no workload).
+std::string ScenarioWithNewNode(bool beside_node_1, const std::string& extra = "") {
   // Hints would bring node 4 what it missed: only streaming may.
   const std::string base = testing::BaseScenario(
-      "schema { table { name: \"t\" column: \"a\" } } coordinator { disable_hinted_handoff: true }");
+      "schema { table { name: \"t\" column: \"a\" } } coordinator { disable_hinted_handoff: true } " + extra);
   if (beside_node_1) {
     return absl::StrReplaceAll(base, {{"rack { name: \"r1\" nodes: 1 }", "rack { name: \"r1\" nodes: 1 new_nodes: 1 }"}});
   }
@@ -33,8 +35,8 @@ std::string ScenarioWithNewNode(bool beside_node_1) {
 
 class JoinTest : public ::testing::Test {
  protected:
-  explicit JoinTest(bool beside_node_1 = false)
-      : scenario_(testing::MustParse(ScenarioWithNewNode(beside_node_1))),
+  explicit JoinTest(bool beside_node_1 = false, const std::string& extra = "")
+      : scenario_(testing::MustParse(ScenarioWithNewNode(beside_node_1, extra))),
         buggify_(false, Random(1)),
         cluster_(simulator_, scenario_, Random(11), buggify_),
         client_(cluster_.AddClient(0)) {
@@ -177,6 +179,51 @@ TEST_F(JoinBesideNode1Test, ARestartedNodeServesOnlyOnceItsTopologyIsCurrent) {
   ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
   ASSERT_EQ(read.rows_size(), 1) << "node 2 read among the owners of the topology it loaded";
   EXPECT_EQ(::charybdis::testing::FirstValue(read), "v");
+}
+
+class ReplaceTest : public JoinTest {
+ protected:
+  ReplaceTest()
+      : JoinTest(/*beside_node_1=*/true,
+                 "workload { name: \"replace\" operations { operation { kind: \"replace\" node: 4 replaced: 1 at_ms: 1000 } } }") {}
+};
+
+// Node 4 replaces node 1 (ctl replace's path): it waits while node 1 is
+// alive, then takes its tokens; every key, written at ALL to the three
+// members before, streams to it from the survivors, and node 1 has left.
+TEST_F(ReplaceTest, ANewNodeReplacesADeadMemberOnceItIsDown) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20; i++) {
+    keys.push_back("k" + std::to_string(i));
+    ASSERT_EQ(Call(::charybdis::testing::PutRequest("t", "a", keys.back(), "v", CL_ALL), keys.back(), 2).code(),
+              ClientResponse::OK);
+  }
+  cluster_.StartNewNode(4);
+  RunFor(3 * kSecond);
+  EXPECT_EQ(Node4SeenBy(2), nullptr) << "a live node was replaced";
+  EXPECT_EQ(cluster_.node(4).JoinWaitingFor(), "node 1 to be down: a replacement takes a dead node's place");
+  cluster_.Crash(1);
+  ASSERT_TRUE(RunUntil([this] {
+    const topology::Member* member = Node4SeenBy(2);
+    return member != nullptr && member->state == NodeState::kNormal;
+  }, 30 * kSecond)) << "node 4 did not replace node 1";
+  const topology::Topology& topology = cluster_.node(2).TopologyLog().topology();
+  EXPECT_EQ(topology.Find(1)->state, NodeState::kLeft);
+  std::set<Token> node_1s;
+  for (const auto& vnode : cluster_.ring()->tokens()) {
+    if (vnode.node == 1) node_1s.insert(vnode.token);
+  }
+  EXPECT_EQ(std::set<Token>(topology.Find(4)->tokens.begin(), topology.Find(4)->tokens.end()), node_1s)
+      << "node 4 did not take node 1's tokens";
+  // Three nodes at RF 3: node 4 holds every key, alone.
+  cluster_.Crash(2);
+  cluster_.Crash(3);
+  RunFor(1500 * kMillisecond);
+  for (const std::string& key : keys) {
+    const ClientResponse read = Call(::charybdis::testing::GetRequest("t", key, CL_ONE), key, 4);
+    ASSERT_EQ(read.code(), ClientResponse::OK) << read.message();
+    ASSERT_EQ(read.rows_size(), 1) << "node 4 did not stream " << key;
+  }
 }
 
 }  // namespace

@@ -105,6 +105,22 @@ class NodeClusterTest : public ::testing::Test {
     return total.value_or(0);
   }
 
+  // `viewer`'s status once it holds `node` in `state` (the driver of an
+  // operation sees it first, the others within a heartbeat or so), or
+  // after 10 s.
+  StatusResponse StatusOnceItSees(NodeId viewer, NodeId node, const std::string& state) {
+    StatusResponse status;
+    for (int i = 0; i < 100; i++) {
+      grpc::ClientContext context;
+      status.Clear();
+      EXPECT_TRUE(cluster_->Connect(viewer)->Status(&context, StatusRequest(), &status).ok());
+      auto seen = status.member_state().find(node);
+      if (seen != status.member_state().end() && seen->second == state) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return status;
+  }
+
   bool SeesUp(NodeId viewer, NodeId node) {
     grpc::ClientContext context;
     StatusResponse status;
@@ -391,9 +407,7 @@ TEST_F(NodeClusterTest, ANewNodeJoinsAndHoldsTheRangesItGained) {
   ASSERT_FALSE(progress.empty());
   EXPECT_NE(progress.back().find("node 4 is normal"), std::string::npos) << progress.back();
   ASSERT_TRUE(cluster_->WaitForViews(20000).ok());
-  grpc::ClientContext context;
-  StatusResponse status;
-  ASSERT_TRUE(cluster_->Connect(1)->Status(&context, StatusRequest(), &status).ok());
+  const StatusResponse status = StatusOnceItSees(1, 4, "normal");
   EXPECT_EQ(status.member_state().at(4), "normal");
   // Node 4's tokens and addresses come from the topology log, not node 1's config.
   std::map<NodeId, std::vector<Token>> tokens;
@@ -416,6 +430,38 @@ TEST_F(NodeClusterTest, ANewNodeJoinsAndHoldsTheRangesItGained) {
     EXPECT_EQ(stored.begin()->second, value) << "node 4 key " << key;
   }
   EXPECT_GT(gained, 20) << "node 4 gained few of 60 keys";
+}
+
+// ctl replace's path on real processes: node 3 is SIGKILLed for good; a
+// replacement is refused while it runs, then node 4 takes its place and
+// tokens, and read from its own disks holds every key written before (RF 3
+// of three nodes), all streamed from the two survivors.
+TEST_F(NodeClusterTest, ANewNodeReplacesAKilledOneAndHoldsItsRanges) {
+  StartCluster();
+  std::map<std::string, std::string> written;
+  for (int i = 0; i < 40; i++) {
+    const std::string key = absl::StrCat("k", i);
+    ASSERT_EQ(Execute(1 + i % 3, Put(key, absl::StrCat("v", i), CL_ALL)).code(), ClientResponse::OK);
+    written[key] = absl::StrCat("v", i);
+  }
+  const absl::StatusOr<NodeId> refused = cluster_->AddNode("", 3);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  ASSERT_TRUE(cluster_->Kill(3).ok());
+  const absl::StatusOr<NodeId> added = cluster_->AddNode("", 3);
+  ASSERT_TRUE(added.ok()) << added.status();
+  ASSERT_TRUE(cluster_->Start(*added).ok());
+  const absl::Status replaced = WatchJoin(*added, cluster_->client_address(*added), std::chrono::seconds(120),
+                                          [](const std::string&) {});
+  ASSERT_TRUE(replaced.ok()) << replaced;
+  const StatusResponse status = StatusOnceItSees(1, 3, "left");
+  EXPECT_EQ(status.member_state().at(3), "left");
+  EXPECT_EQ(status.member_state().at(*added), "normal");
+  ASSERT_TRUE(cluster_->StopAll().ok());
+  for (const auto& [key, value] : written) {
+    const auto stored = StoredValues(*cluster_, *added, key);
+    ASSERT_EQ(stored.size(), 1u) << "node 4 lacks " << key;
+    EXPECT_EQ(stored.begin()->second, value) << "node 4 key " << key;
+  }
 }
 
 TEST_F(NodeClusterTest, AcknowledgedWritesSurviveAPowerCutOfEveryNodeInGroupMode) {

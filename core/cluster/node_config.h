@@ -52,6 +52,9 @@ struct NewNode {
   std::string address;
   std::string client_address;
   std::string cql_address;
+  // Not 0: it replaces this dead member, taking its tokens (its datacenter
+  // and rack must be the dead member's); 0: it joins with tokens of its own.
+  NodeId replaces = 0;
 };
 
 struct NodeConfig {

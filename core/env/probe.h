@@ -87,6 +87,7 @@ inline constexpr std::string_view kProbes[] = {
     "topology.proposal_lost_race",
     "topology.read_before_refusing",
     "topology.read_failed",
+    "topology.replacement_waits_for_death",
     "topology.serving_without_peers",
     // CQL (core/cql/connection.cc): an EXECUTE the node must refuse.
     "cql.unprepared",

@@ -10,16 +10,19 @@
 namespace charybdis::topology {
 
 JoinStarter::JoinStarter(ShardEnv env, const NodeConfig& config, const TopologyLog& log,
-                         std::function<bool()> holds_peers_schema, Submit submit)
+                         std::function<bool()> holds_peers_schema, std::function<bool(NodeId)> is_alive,
+                         Submit submit)
     : env_(env),
       config_(config),
       log_(log),
       holds_peers_schema_(std::move(holds_peers_schema)),
+      is_alive_(std::move(is_alive)),
       submit_(std::move(submit)) {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
   CHARYBDIS_ASSERT(config_.new_node.has_value());
   CHARYBDIS_ASSERT(config_.ring->layout().Find(env_.self.node) == nullptr);  // not a bootstrap member
-  CHARYBDIS_ASSERT(holds_peers_schema_ != nullptr && submit_ != nullptr);
+  CHARYBDIS_ASSERT(holds_peers_schema_ != nullptr && is_alive_ != nullptr && submit_ != nullptr);
+  CHARYBDIS_ASSERT(config_.new_node->replaces != env_.self.node);
 }
 
 // The first check waits a round: the topology agent loads the log this
@@ -45,6 +48,13 @@ void JoinStarter::Check() {
     waiting_for_ = "the schema log of its peers";
     return CheckLater(kCheckInterval);
   }
+  // A replacement takes a dead node's place, never a live one's (as
+  // Cassandra refuses to replace a node gossip holds up).
+  if (const NodeId replaced = config_.new_node->replaces; replaced != 0 && is_alive_(replaced)) {
+    CHARYBDIS_PROBE(env_.probes, "topology.replacement_waits_for_death");
+    waiting_for_ = absl::StrCat("node ", replaced, " to be down: a replacement takes a dead node's place");
+    return CheckLater(kCheckInterval);
+  }
   Ask();
 }
 
@@ -53,7 +63,7 @@ void JoinStarter::Ask() {
   asking_ = true;
   waiting_for_ = "the cluster to agree on its join";
   CHARYBDIS_PROBE(env_.probes, "topology.join_asked");
-  submit_(BeginOfJoin(), [this](ClientResponse answer) { OnAnswer(answer); });
+  submit_(Begin(), [this](ClientResponse answer) { OnAnswer(answer); });
 }
 
 void JoinStarter::OnAnswer(const ClientResponse& answer) {
@@ -67,23 +77,29 @@ void JoinStarter::OnAnswer(const ClientResponse& answer) {
   CheckLater(kRetryDelay);
 }
 
-Entry JoinStarter::BeginOfJoin() const {
-  const ClusterLayout& layout = config_.ring->layout();
-  std::set<Token> taken;
-  for (const auto& [token, holder] : log_.topology().TokenHolders()) taken.insert(token);
+Entry JoinStarter::Begin() const {
+  const NewNode& self = *config_.new_node;
   Entry entry;
   entry.kind = Entry::Kind::kBegin;
-  entry.operation = Operation::kJoin;
+  entry.operation = self.replaces != 0 ? Operation::kReplace : Operation::kJoin;
   entry.node = env_.self.node;
+  entry.replaced = self.replaces;
   entry.driver = env_.self.node;
   entry.joining = Member{.id = env_.self.node,
-                         .address = config_.new_node->address,
-                         .datacenter = config_.new_node->datacenter,
-                         .rack = config_.new_node->rack,
-                         .tokens = DrawTokensOfNewNode(layout.token_seed, env_.self.node, layout.vnodes_per_node, taken),
-                         .state = NodeState::kJoining,
-                         .client_address = config_.new_node->client_address,
-                         .cql_address = config_.new_node->cql_address};
+                         .address = self.address,
+                         .datacenter = self.datacenter,
+                         .rack = self.rack,
+                         .tokens = {},
+                         .state = self.replaces != 0 ? NodeState::kReplacing : NodeState::kJoining,
+                         .client_address = self.client_address,
+                         .cql_address = self.cql_address};
+  if (self.replaces == 0) {
+    // A replacement takes the dead node's tokens; a join draws its own.
+    const ClusterLayout& layout = config_.ring->layout();
+    std::set<Token> taken;
+    for (const auto& [token, holder] : log_.topology().TokenHolders()) taken.insert(token);
+    entry.joining.tokens = DrawTokensOfNewNode(layout.token_seed, env_.self.node, layout.vnodes_per_node, taken);
+  }
   return entry;
 }
 

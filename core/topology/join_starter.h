@@ -13,17 +13,20 @@ namespace charybdis::topology {
 // docs/topology.md, "Joining"), on the new node's shard 0. Once it has
 // heard its peers and holds their schema log (so that it streams every
 // table), it submits the begin of its own join through the topology agent,
-// naming itself the driver, with tokens drawn clear of every token in use;
-// the operation driver takes over from there. After a refusal (another
+// naming itself the driver, with tokens drawn clear of every token in use,
+// or of its replacement of a dead member (NewNode::replaces), whose tokens
+// it takes, once its failure detector holds that member down; the
+// operation driver takes over from there. After a refusal (another
 // operation runs) or a failure it asks again; it stops once the log holds
 // the node. A node the log holds as left (its join rolled back) never asks
 // again: its id is spent.
 class JoinStarter {
  public:
   using Submit = std::function<void(Entry entry, std::function<void(ClientResponse)> answer)>;
-  // `holds_peers_schema`: SchemaAgent::HoldsPeersLog.
+  // `holds_peers_schema`: SchemaAgent::HoldsPeersLog; `is_alive`: the
+  // failure detector's view.
   JoinStarter(ShardEnv env, const NodeConfig& config, const TopologyLog& log,
-              std::function<bool()> holds_peers_schema, Submit submit);
+              std::function<bool()> holds_peers_schema, std::function<bool(NodeId)> is_alive, Submit submit);
   JoinStarter(const JoinStarter&) = delete;
   JoinStarter& operator=(const JoinStarter&) = delete;
 
@@ -40,13 +43,15 @@ class JoinStarter {
   void Check();
   void Ask();
   void OnAnswer(const ClientResponse& answer);
-  Entry BeginOfJoin() const;
+  // The begin of this node's join, or of its replacement of a dead member.
+  Entry Begin() const;
   void CheckLater(Nanos delay);
 
   ShardEnv env_;
   const NodeConfig& config_;
   const TopologyLog& log_;
   std::function<bool()> holds_peers_schema_;
+  std::function<bool(NodeId)> is_alive_;
   Submit submit_;
   bool asking_ = false;  // a begin awaits its answer
   std::string waiting_for_ = "the logs of its peers";

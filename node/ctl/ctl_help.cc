@@ -52,6 +52,13 @@ const std::vector<Command>& Commands() {
        "  its removal: each range N held streams to its new owner from every replica\n"
        "  that survives, then N leaves for good. Progress and exit status as\n"
        "  decommission.\n"},
+      {"replace", "a new node takes a dead node's place and tokens",
+       "replace N [--timeout 600]\n"
+       "  Node N of the local cluster (--dir) is dead for good (cluster kill N\n"
+       "  first: a live node is not replaced). A new node, the next number, starts\n"
+       "  on N's rack with empty data, takes N's tokens, and each range N held\n"
+       "  streams to it from every replica that survives; then it is normal and N\n"
+       "  has left for good. Progress and exit status as cluster add.\n"},
       {"metrics", "a node's /metrics text", "metrics\n  Prints the Prometheus text of --node or --address.\n"},
       {"bench", "latency and throughput of puts, gets, LWTs or lock-step contention",
        "bench put|get|cas [--count 20000] [--prefix P] [--in-flight N] [--cl LEVEL]\n"

@@ -458,20 +458,24 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
   return 0;
 }
 
-// `cluster add`: a new node joins the cluster; the exit status.
-int ClusterAdd(const Arguments& arguments, LocalCluster& cluster) {
+// `cluster add`, and `replace N` (`replaces` N): a new node joins the
+// local cluster, or takes dead N's place; the exit status.
+int AddNode(const Arguments& arguments, LocalCluster& cluster, NodeId replaces) {
   uint32_t seconds = 600;
   if (arguments.flags.count("timeout") && (!absl::SimpleAtoi(arguments.flags.at("timeout"), &seconds) || seconds == 0)) {
     return Usage("--timeout takes a positive number of seconds");
   }
   const std::string rack = arguments.flags.count("rack") ? arguments.flags.at("rack") : "";
-  const absl::StatusOr<NodeId> id = cluster.AddNode(rack);
+  if (replaces != 0 && !rack.empty()) return Usage("a replacement stands on the rack of the node it replaces: no --rack");
+  const absl::StatusOr<NodeId> id = cluster.AddNode(rack, replaces);
   if (!id.ok()) {
-    std::cerr << "charybdis-ctl: cluster add: " << id.status().message() << "\n";
+    std::cerr << "charybdis-ctl: " << (replaces != 0 ? "replace" : "cluster add") << ": " << id.status().message()
+              << "\n";
     return 1;
   }
   std::cout << "node " << *id << ": client " << cluster.client_address(*id) << ", cql " << cluster.cql_address(*id)
-            << ", log " << cluster.log_path(*id) << "; it joins" << std::endl;
+            << ", log " << cluster.log_path(*id)
+            << (replaces != 0 ? absl::StrCat("; it replaces node ", replaces) : std::string("; it joins")) << std::endl;
   absl::Status done = cluster.Start(*id);
   if (done.ok()) {
     done = WatchJoin(*id, cluster.client_address(*id), std::chrono::seconds(seconds),
@@ -483,6 +487,17 @@ int ClusterAdd(const Arguments& arguments, LocalCluster& cluster) {
   }
   std::cout << "node " << *id << " joined" << std::endl;
   return 0;
+}
+
+// `replace N`: a new node takes dead N's place in the local cluster.
+int Replace(const Arguments& arguments) {
+  NodeId dead = 0;
+  if (arguments.words.size() != 2 || !absl::SimpleAtoi(arguments.words[1], &dead) || dead == 0) {
+    return Usage("replace takes one node number");
+  }
+  auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+  if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+  return AddNode(arguments, *cluster, dead);
 }
 
 int Cluster(const Arguments& arguments) {
@@ -500,7 +515,7 @@ int Cluster(const Arguments& arguments) {
   uint32_t node = 0;
   const bool needs_node = action == "kill" || action == "start" || action == "stop" || action == "partition";
   if (needs_node && (words.size() < 3 || !number(words[2], node))) return Usage(absl::StrCat("cluster ", action, " needs a node number"));
-  if (action == "add") return ClusterAdd(arguments, *cluster);
+  if (action == "add") return AddNode(arguments, *cluster, 0);
   if (action == "down") {
     result = cluster->StopAll();
     std::error_code error;
@@ -559,6 +574,7 @@ int Main(int argc, char** argv) {
   if (command == "cluster") return Cluster(arguments);
   if (command == "decommission") return Operation(arguments, topology::Operation::kDecommission);
   if (command == "removenode") return Operation(arguments, topology::Operation::kRemove);
+  if (command == "replace") return Replace(arguments);
   if (command == "bench") return Bench(arguments);
   if (command == "calibrate") return Calibrate(arguments);
   if (command == "run-scenario") return RunScenarioCommand(arguments);

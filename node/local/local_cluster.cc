@@ -146,10 +146,31 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   return cluster;
 }
 
-absl::StatusOr<NodeId> LocalCluster::AddNode(const std::string& rack) {
+absl::StatusOr<NodeId> LocalCluster::AddNode(const std::string& rack, NodeId replaces) {
   const auto id = static_cast<NodeId>(configs_.size() + 1);
   NodeConfigFile config = configs_.front();  // the members, shared settings and extra lines
   const Member& first = config.member(0);
+  NewNodePlacement placement;
+  placement.set_datacenter(first.datacenter());
+  placement.set_rack(rack.empty() ? absl::StrCat("r", id) : rack);
+  if (replaces != 0) {
+    if (replaces > configs_.size()) return absl::InvalidArgumentError(absl::StrCat("the cluster has no node ", replaces));
+    if (Running(replaces)) {
+      return absl::FailedPreconditionError(absl::StrCat("node ", replaces, " runs: a replacement takes a dead node's place (cluster kill ", replaces, " first)"));
+    }
+    // Where the dead node stood: its new_node placement, or its member entry.
+    const NodeConfigFile& dead = configs_.at(replaces - 1);
+    if (dead.has_new_node()) {
+      placement = dead.new_node();
+    } else {
+      for (const Member& member : dead.member()) {
+        if (member.id() != replaces) continue;
+        placement.set_datacenter(member.datacenter());
+        placement.set_rack(member.rack());
+      }
+    }
+    placement.set_replaces(replaces);
+  }
   const std::string first_host = first.internode_address().substr(0, first.internode_address().rfind(':'));
   std::vector<std::string> addresses;
   std::vector<int> ports;
@@ -175,8 +196,7 @@ absl::StatusOr<NodeId> LocalCluster::AddNode(const std::string& rack) {
   config.set_metrics_address(addresses[2]);
   config.set_cql_address(addresses[3]);
   config.set_cql_shard_aware_port(static_cast<uint32_t>(ports[4]));
-  config.mutable_new_node()->set_datacenter(first.datacenter());
-  config.mutable_new_node()->set_rack(rack.empty() ? absl::StrCat("r", id) : rack);
+  *config.mutable_new_node() = placement;
   std::string text;
   google::protobuf::TextFormat::PrintToString(config, &text);
   std::error_code error;

@@ -54,8 +54,9 @@ class LocalCluster {
   // ports (or free ports on 127.0.0.1, as the cluster has them), in the
   // first member's datacenter, on `rack` (empty: a rack of its own). Its
   // members are the bootstrap members, as every node's. Start it, and it
-  // joins by itself.
-  absl::StatusOr<NodeId> AddNode(const std::string& rack);
+  // joins by itself. With `replaces`, it replaces that node, which must not
+  // run, where that node stood (its datacenter and rack; `rack` unused).
+  absl::StatusOr<NodeId> AddNode(const std::string& rack, NodeId replaces = 0);
   // An existing cluster's directory.
   static absl::StatusOr<LocalCluster> Open(const std::string& directory,
                                            const std::string& node_binary);

@@ -87,6 +87,9 @@ void CheckAddresses(const NodeConfigFile& file, TextProtoProblems& problems, Loa
   if (file.has_new_node()) {
     if (file.new_node().datacenter().empty()) problems.Add({{"new_node"}, {"datacenter"}}, "is required");
     if (file.new_node().rack().empty()) problems.Add({{"new_node"}, {"rack"}}, "is required");
+    if (file.new_node().replaces() == file.node_id() && file.node_id() != 0) {
+      problems.Add({{"new_node"}, {"replaces"}}, "a node cannot replace itself");
+    }
   }
   loaded.internode_address = file.internode_address();
   loaded.client_address = file.client_address();
@@ -179,7 +182,7 @@ void BuildNodeConfig(const NodeConfigFile& file, const std::set<NodeId>& ids, Cl
   node.id = file.node_id();
   if (file.has_new_node()) {
     node.new_node = NewNode{file.new_node().datacenter(), file.new_node().rack(), loaded.internode_address,
-                            loaded.client_address, loaded.cql_address};
+                            loaded.client_address, loaded.cql_address, file.new_node().replaces()};
   }
   for (NodeId id : ids) {
     if (id != node.id) node.peers.push_back(id);
