@@ -334,6 +334,15 @@ void Shard::OnDataPathMessage(const Envelope& message) {
     case Envelope::kStreamChunk:
       stream_jobs_.OnChunk(message.stream_chunk());
       return;
+    case Envelope::kTopologyLogRequest:
+      // Heartbeats, and so these, go to shard 0 only.
+      CHARYBDIS_ASSERT(topology_agent_ != nullptr);
+      topology_agent_->OnLogRequest(message);
+      return;
+    case Envelope::kTopologyLog:
+      CHARYBDIS_ASSERT(topology_agent_ != nullptr);
+      topology_agent_->OnLogCopy(message);
+      return;
     case Envelope::kTopologyBarrier:
       barrier_answerer_->OnBarrier(message);
       return;

@@ -57,6 +57,11 @@ void OperationsWorkload::StartNext() {
 }
 
 void OperationsWorkload::Launch() {
+  if (spec_.operation(next_).kind() == "kill") {
+    progress_[next_].attempts++;
+    cluster_.Crash(spec_.operation(next_).node());
+    return Watch();
+  }
   if (!IsJoin(spec_.operation(next_))) return SendBegin();
   progress_[next_].attempts++;
   cluster_.StartNewNode(spec_.operation(next_).node());
@@ -112,9 +117,11 @@ void OperationsWorkload::Watch() {
 }
 
 // A join has begun once the log holds its node, and finished once the
-// node is normal; the others once their node is no longer normal, and
-// once it has left.
+// node is normal; a decommission or a removal once their node is no
+// longer normal, and once it has left; a kill at once, and once its node
+// is down.
 bool OperationsWorkload::Begun() const {
+  if (spec_.operation(next_).kind() == "kill") return true;
   const topology::Topology newest = cluster_.NewestTopology();
   const topology::Member* member = newest.Find(spec_.operation(next_).node());
   if (IsJoin(spec_.operation(next_))) return member != nullptr;
@@ -122,6 +129,7 @@ bool OperationsWorkload::Begun() const {
 }
 
 bool OperationsWorkload::Finished() const {
+  if (spec_.operation(next_).kind() == "kill") return !cluster_.node(spec_.operation(next_).node()).running();
   const topology::Topology newest = cluster_.NewestTopology();
   const topology::Member* member = newest.Find(spec_.operation(next_).node());
   const topology::NodeState done =

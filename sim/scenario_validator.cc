@@ -260,14 +260,16 @@ class Validator {
         CheckJoin(w, i, operation, nodes, all_nodes, joined);
         continue;
       }
-      if (operation.kind() != "decommission" && !remove) {
+      if (operation.kind() != "decommission" && operation.kind() != "kill" && !remove) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}},
-                      "must be \"join\", \"replace\", \"decommission\" or \"removenode\"");
+                      "must be \"join\", \"replace\", \"decommission\", \"removenode\" or \"kill\"");
       }
       if (operation.node() < 1 || operation.node() > all_nodes) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}}, absl::StrCat("must be a node of the scenario, 1 to ", all_nodes));
       }
-      if (operation.driver() > all_nodes || (remove && (operation.driver() == 0 || operation.driver() == operation.node()))) {
+      if (operation.kind() == "kill" && operation.driver() != 0) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}}, "a kill has no driver");
+      } else if (operation.driver() > all_nodes || (remove && (operation.driver() == 0 || operation.driver() == operation.node()))) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}},
                       remove ? "a removenode needs a live driver other than the node removed"
                              : absl::StrCat("must be a node of the scenario, 1 to ", all_nodes, ", or 0 for the node itself"));

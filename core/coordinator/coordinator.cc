@@ -628,6 +628,7 @@ void Coordinator::OnWriteAck(const Envelope& message) {
   // Keep the request alive through the call even if it finishes.
   std::shared_ptr<PendingRequest> request = it->second;
   CHARYBDIS_ASSERT(request != nullptr);  // Track admits no null
+  if (ack.fenced()) return request->OnWriteFenced(message.from_node());
   request->OnWriteAck(message.from_node(), ack.ok());
 }
 

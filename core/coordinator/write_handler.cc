@@ -89,6 +89,28 @@ void WriteHandler::OnWriteAck(NodeId replica, bool ok) {
   MaybeDone();
 }
 
+void WriteHandler::OnWriteFenced(NodeId replica) {
+  auto it = std::find(pending_.begin(), pending_.end(), replica);
+  if (it == pending_.end()) return;  // a duplicate, or after the timeout
+  pending_.erase(it);  // no hint: it refused what was routed to it, and stays refusing
+  if (!replied_) ReplyTimedOut("a replica refused the write: routed by a topology version older than its fence; retry");
+  MaybeDone();
+}
+
+void WriteHandler::ReplyTimedOut(const std::string& why) {
+  CHARYBDIS_ASSERT(!replied_);
+  replied_ = true;
+  context_.metrics.write_timeouts++;
+  ClientResponse response;
+  response.set_code(ClientResponse::WRITE_TIMEOUT);
+  response.set_consistency(requirement_.level());
+  response.set_received(requirement_.Counted(acked_));
+  response.set_blocked_for(requirement_.blocked_for());
+  response.set_write_type("SIMPLE");
+  response.set_message(why);
+  reply_(std::move(response));
+}
+
 void WriteHandler::MaybeReply() {
   if (replied_) return;
   const bool met = requirement_.level() == CL_ANY
@@ -113,18 +135,7 @@ void WriteHandler::OnTimeout() {
   // Replicas that never answered get a hint, as in Cassandra.
   if (!pending_.empty()) CHARYBDIS_PROBE(context_.env.probes, "write.hint_on_timeout");
   for (NodeId replica : pending_) Hint(replica);
-  if (!replied_) {
-    replied_ = true;
-    context_.metrics.write_timeouts++;
-    ClientResponse response;
-    response.set_code(ClientResponse::WRITE_TIMEOUT);
-    response.set_consistency(requirement_.level());
-    response.set_received(requirement_.Counted(acked_));
-    response.set_blocked_for(requirement_.blocked_for());
-    response.set_write_type("SIMPLE");
-    response.set_message("timed out waiting for replica acknowledgements");
-    reply_(std::move(response));
-  }
+  if (!replied_) ReplyTimedOut("timed out waiting for replica acknowledgements");
   pending_.clear();
   CHARYBDIS_ASSERT(replied_);
   MaybeDone();

@@ -29,6 +29,10 @@ class WriteHandler final : public PendingRequest,
 
   void Start();
   void OnWriteAck(NodeId replica, bool ok) override;
+  // The replicas it was routed to are no longer enough: answered at once as
+  // a write timeout (it may have been applied; the client retries, by then
+  // on the newer topology) rather than after the timeout.
+  void OnWriteFenced(NodeId replica) override;
   void OnReadResponse(NodeId, const ReplicaReadResponse&) override {}
 
  private:
@@ -36,6 +40,8 @@ class WriteHandler final : public PendingRequest,
   void OnHintStored(bool stored);
   void MaybeReply();
   void OnTimeout();
+  // Answers WRITE_TIMEOUT: the write may or may not have been applied.
+  void ReplyTimedOut(const std::string& why);
   void MaybeDone();
 
   CoordinatorContext& context_;

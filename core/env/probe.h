@@ -79,6 +79,7 @@ inline constexpr std::string_view kProbes[] = {
     "topology.driver_stream_not_done",
     "topology.driver_streamed",
     "topology.driver_streams",
+    "topology.entry_copied_from_peer",
     "topology.entry_read",
     "topology.join_asked",
     "topology.join_refused",

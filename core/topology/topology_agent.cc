@@ -136,11 +136,52 @@ void TopologyAgent::OnPeerTopology(NodeId peer, uint64_t sequence) {
   }
   // Buggify: as if this heartbeat's news were missed; the next one tells
   // again, and a change checked meanwhile loses its proposal.
-  if (sequence > log_.sequence() && !read_wanted_ && !env_.buggify->Fires("topology.ignore_peer_ahead")) {
-    CHARYBDIS_PROBE(env_.probes, "topology.behind_a_peer");
+  if (sequence <= log_.sequence() || read_wanted_ || env_.buggify->Fires("topology.ignore_peer_ahead")) return;
+  if (env_.clock->Now() - copy_asked_at_ < kCopyRequestInterval) return;
+  CHARYBDIS_PROBE(env_.probes, "topology.behind_a_peer");
+  // The peer's copy comes within a round trip; a Paxos read of the next
+  // entry can wait out a timeout where a partition just healed. Should no
+  // copy come (lost, or the peer restarting), read by Paxos.
+  copy_asked_at_ = env_.clock->Now();
+  Envelope request;
+  request.mutable_topology_log_request();
+  env_.network->Send(Address{peer, 0}, std::move(request));
+  env_.clock->After(kCopyWait, [this, sequence] {
+    if (log_.sequence() >= sequence || read_wanted_) return;
     read_wanted_ = true;
     Next();
+  });
+}
+
+void TopologyAgent::OnLogRequest(const Envelope& message) {
+  CHARYBDIS_ASSERT(message.has_topology_log_request());
+  if (step_ == Step::kLoading) return;  // nothing to tell yet; it asks again
+  Envelope answer;
+  *answer.mutable_topology_log() = CopyOf(log_);
+  env_.network->Send(Address{message.from_node(), message.from_shard()}, std::move(answer));
+}
+
+void TopologyAgent::OnLogCopy(const Envelope& message) {
+  CHARYBDIS_ASSERT(message.has_topology_log());
+  if (message.topology_log().entries_size() <= offered_copy_.entries_size()) return;
+  offered_copy_ = message.topology_log();
+  Next();
+}
+
+bool TopologyAgent::TakeOfferedCopy() {
+  CHARYBDIS_ASSERT(step_ == Step::kIdle);
+  bool took = false;
+  for (int i = static_cast<int>(log_.sequence()); i < offered_copy_.entries_size(); i++) {
+    absl::StatusOr<Entry> entry = EntryOfOp(offered_copy_.entries(i));
+    // A peer's copy is its log, which it parsed; one that does not parse
+    // is a confused peer's, and this node reads by Paxos instead.
+    if (!entry.ok()) break;
+    CHARYBDIS_PROBE(env_.probes, "topology.entry_copied_from_peer");
+    Append(*std::move(entry));
+    took = true;
   }
+  offered_copy_.Clear();
+  return took;
 }
 
 void TopologyAgent::CatchUp() {
@@ -156,6 +197,7 @@ void TopologyAgent::Stamp(Heartbeat& heartbeat) const { heartbeat.set_topology_s
 // its proposal), else the first queued change.
 void TopologyAgent::Next() {
   while (step_ == Step::kIdle) {
+    if (TakeOfferedCopy()) return Save([this] { Next(); });
     if (read_wanted_) return ReadNext();
     if (changes_.empty()) return;
     Propose(changes_.front());
@@ -250,6 +292,7 @@ void TopologyAgent::OnProposed(const ClientResponse& response) {
   Change& change = changes_.front();
   if (response.code() == ClientResponse::OK && response.applied()) {
     Append(change.entry);
+    PushCopy();
     // Acknowledged once this node keeps it too.
     return Save([this] {
       ClientResponse done;
@@ -277,6 +320,20 @@ void TopologyAgent::OnProposed(const ClientResponse& response) {
   }
   changes_.pop_front();
   WaitThenGoOn();
+}
+
+// Every member learns a decided entry within a round trip rather than at
+// its next heartbeat and read: a driver's operator may stop the node the
+// moment the driver sees its operation finished, and with it the one
+// member that knew the last entry among few enough live owners to read it
+// (scenarios/membership: node 1 stopped as its decommission finished, node
+// 3 dead, and no majority of the last version's owners to read it from).
+void TopologyAgent::PushCopy() {
+  Envelope copy;
+  *copy.mutable_topology_log() = CopyOf(log_);
+  for (const auto& [id, member] : log_.topology().members()) {
+    if (id != env_.self.node && member.state != NodeState::kLeft) env_.network->Send(Address{id, 0}, copy);
+  }
 }
 
 void TopologyAgent::Append(Entry entry) {

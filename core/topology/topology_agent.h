@@ -35,11 +35,17 @@ void AppendNewEntries(const TopologyLogCopy& copy, TopologyLog& log);
 //   proposed.
 // - It keeps what it applied in the node's own storage, synced before a
 //   change is acknowledged, and loads it at start.
-// - Whenever a peer's heartbeat shows a longer log, it reads the entries
-//   it lacks with serial reads, one instance at a time, each among the
-//   participants it knows from the entries before it (a serial read
-//   finishes a half-done proposal), so an entry is taken on the
-//   participants' Paxos decision, never on one peer's word.
+// - Whenever a peer's heartbeat shows a longer log, it asks that peer for
+//   its copy and takes the entries it lacks: every node appends only
+//   entries Paxos decided (its own proposal won, or a serial read
+//   returned it), so every copy is a prefix of the one decided log. If no
+//   copy comes, or when it must (a change to check, a barrier, a lost
+//   local copy), it reads with serial reads, one instance at a time, each
+//   among the participants it knows from the entries before it (a serial
+//   read finishes a half-done proposal). The copy is what lets it catch
+//   up once the owners of old versions are gone (entry k is readable by
+//   Paxos only while a majority of version k - 1's owners live), and
+//   within a round trip where a read could wait out a timeout.
 class TopologyAgent {
  public:
   // Runs one Paxos round among `participants`: the conditional write `cas`,
@@ -63,6 +69,10 @@ class TopologyAgent {
   void Submit(Entry entry, std::function<void(ClientResponse)> answer);
   // What a peer's heartbeat says of its topology log.
   void OnPeerTopology(NodeId peer, uint64_t sequence);
+  // A peer asks for this node's copy of the log / this node's request is
+  // answered.
+  void OnLogRequest(const Envelope& message);
+  void OnLogCopy(const Envelope& message);
   // Someone knows of a newer topology (a driver's barrier): read the log.
   void CatchUp();
   // What this node's heartbeats say of its topology log.
@@ -79,6 +89,10 @@ class TopologyAgent {
   static constexpr Nanos kRetryDelay = 1 * kSecond;
   // Proposals lost to other nodes' before a change gives up.
   static constexpr int kMaxAttempts = 5;
+  // How often a node behind asks a peer for its copy of the log, and how
+  // long it waits for one before it reads by Paxos.
+  static constexpr Nanos kCopyRequestInterval = 1 * kSecond;
+  static constexpr Nanos kCopyWait = 500 * kMillisecond;
 
  private:
   struct Change {
@@ -97,6 +111,9 @@ class TopologyAgent {
   void Save(std::function<void()> then);
   void Next();
   void ReadNext();
+  // Takes the entries of the longest copy a peer sent that this node
+  // lacks; false if there are none.
+  bool TakeOfferedCopy();
   void OnRead(const ClientResponse& response);
   void Propose(Change& change);
   void OnProposed(const ClientResponse& response);
@@ -105,6 +122,8 @@ class TopologyAgent {
   absl::Status Refusal(const Entry& entry) const;
   // Applies entry sequence() + 1 as Paxos decided it.
   void Append(Entry entry);
+  // Sends this node's copy of the log to every other member.
+  void PushCopy();
   void WaitThenGoOn();
   // Without the rest of the log no change can be checked: fails what waits
   // rather than hold its operators.
@@ -120,6 +139,8 @@ class TopologyAgent {
   bool read_wanted_ = false;  // the log may be longer than what we applied
   bool heard_member_ = false;
   uint64_t newest_peer_sequence_ = 0;  // the longest log a member's heartbeat showed
+  TopologyLogCopy offered_copy_;  // the longest copy a peer sent, until taken
+  Nanos copy_asked_at_ = -kCopyRequestInterval;
   Step step_ = Step::kLoading;
 };
 

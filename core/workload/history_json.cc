@@ -39,6 +39,7 @@ void WriteHistoryJson(const History& history, std::ostream& out) {
                            {"f", FunctionName(op.function)},
                            {"key", op.key},
                            {"time", op.time},
+                           {"table", op.table},
                            {"consistency", ConsistencyName(op.consistency)}};
     const bool carries_value = op.function == HistoryOp::Function::kWrite ||
                                (op.function == HistoryOp::Function::kRead &&
@@ -115,6 +116,8 @@ absl::StatusOr<HistoryOp> ParseOperation(const nlohmann::json& line, const std::
   op.process = line.at("process").get<uint64_t>();
   if (absl::Status kind = ParseKind(line, op); !kind.ok()) return kind;
   if (line.contains("key")) op.key = ValueText(line.at("key"));
+  // The table of the operation (ours); else the one the reader was given.
+  if (line.contains("table")) op.table = line.at("table").get<std::string>();
   if (line.contains("time")) op.time = line.at("time").get<Nanos>();
   op.consistency = CL_SERIAL;
   if (line.contains("consistency")) {

@@ -18,7 +18,8 @@ void WriteHistoryJson(const History& history, std::ostream& out);
 
 // Reads what WriteHistoryJson writes (from this simulator or from
 // `charybdis-ctl run-scenario` against real nodes). Operations are taken to
-// be on `table`, from clients in `datacenter`. Errors name the line.
+// be on the table each names (`table` when it names none, as Jepsen's do),
+// from clients in `datacenter`. Errors name the line.
 absl::StatusOr<History> ReadHistoryJson(std::istream& in, const std::string& table,
                                         const std::string& datacenter);
 

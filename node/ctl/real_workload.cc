@@ -72,7 +72,9 @@ NodeId RealKvWorkload::CoordinatorFor(const KvOperation& op, const std::vector<N
 }
 
 void RealKvWorkload::RunClient(uint32_t index, Random random) {
-  const std::vector<NodeId> nodes = cluster_.nodes();
+  // The workload's coordinators, if it names them, as in the simulator.
+  std::vector<NodeId> nodes = cluster_.nodes();
+  if (spec_.coordinator_size() > 0) nodes.assign(spec_.coordinator().begin(), spec_.coordinator().end());
   std::map<NodeId, std::unique_ptr<Client::Stub>> stubs;
   for (NodeId node : nodes) stubs[node] = cluster_.Connect(node);
   const int64_t timeout_ms = spec_.timeout_ms() ? spec_.timeout_ms() : kDefaultTimeoutMs;

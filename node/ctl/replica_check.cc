@@ -1,6 +1,9 @@
 #include "node/ctl/replica_check.h"
 
+#include <grpcpp/grpcpp.h>
 #include <rocksdb/db.h>
+
+#include <chrono>
 
 #include <map>
 #include <memory>
@@ -10,6 +13,27 @@
 #include "core/data/token.h"
 
 namespace charybdis::node {
+
+absl::StatusOr<TokenRing> OwnersRingOf(const LocalCluster& cluster, const ReplicationConfig& replication,
+                                       uint32_t shards) {
+  for (NodeId node : cluster.nodes()) {
+    if (!cluster.Running(node)) continue;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    StatusResponse status;
+    if (!cluster.Connect(node)->Status(&context, StatusRequest(), &status).ok()) continue;
+    std::map<NodeId, std::vector<Token>> tokens;
+    for (const RingEntry& entry : status.ring()) tokens[entry.node()].push_back(entry.token());
+    ClusterLayout layout;
+    layout.shards_per_node = shards;
+    layout.replication = replication;
+    for (const Member& member : status.member()) {
+      if (tokens.count(member.id())) layout.nodes.push_back(NodeInfo{member.id(), member.datacenter(), member.rack()});
+    }
+    return TokenRing(layout, tokens);
+  }
+  return absl::UnavailableError("no node of the cluster answers its status");
+}
 
 ReplicaCheck CheckReplicasConverge(const LocalCluster& cluster, const TokenRing& ring,
                                    const std::string& table, uint32_t keys) {

@@ -21,6 +21,7 @@
 #include "node/ctl/history_recorder.h"
 #include "node/local/local_cluster.h"
 #include "node/ctl/real_faults.h"
+#include "node/ctl/real_operations.h"
 #include "node/ctl/real_workload.h"
 #include "node/ctl/replica_check.h"
 
@@ -40,7 +41,10 @@ struct Check {
 std::string Unsupported(const scenario::Scenario& spec) {
   if (spec.topology().datacenter_size() != 1) return "only one datacenter is supported on a local cluster";
   for (const auto& workload : spec.workload()) {
-    if (!workload.has_kv()) return absl::StrCat("workload ", workload.name(), ": only kv workloads run on real nodes");
+    if (workload.has_operations()) continue;
+    if (!workload.has_kv()) {
+      return absl::StrCat("workload ", workload.name(), ": only kv and operations workloads run on real nodes");
+    }
     if (workload.kv().lock_step_cas() || workload.kv().preload_keys() || workload.kv().key_count() == 0 ||
         workload.kv().read_after_write()) {
       return absl::StrCat("workload ", workload.name(),
@@ -133,12 +137,17 @@ LocalCluster::Options ShapeOf(const scenario::Scenario& spec, uint32_t nodes) {
   return shape;
 }
 
+struct Workloads {
+  std::vector<std::unique_ptr<RealKvWorkload>> kv;
+  std::vector<std::unique_ptr<RealOperations>> operations;
+};
+
 // Runs every workload on its own thread: each starts at start_ms, or when
 // the one named `after` finished. Returns them once all have finished.
-std::vector<std::unique_ptr<RealKvWorkload>> RunWorkloads(
-    const scenario::Scenario& spec, LocalCluster& cluster, const TokenRing& ring,
-    HistoryRecorder& history, Random& random, std::chrono::steady_clock::time_point started) {
-  std::vector<std::unique_ptr<RealKvWorkload>> workloads;
+Workloads RunWorkloads(const scenario::Scenario& spec, const RunScenarioOptions& options, LocalCluster& cluster,
+                       const TokenRing& ring, HistoryRecorder& history, Random& random,
+                       std::chrono::steady_clock::time_point started) {
+  Workloads workloads;
   std::atomic<uint64_t> next_process{0};
   std::mutex mutex;
   std::condition_variable finished_changed;
@@ -146,9 +155,20 @@ std::vector<std::unique_ptr<RealKvWorkload>> RunWorkloads(
   std::vector<std::thread> runners;
   for (int i = 0; i < spec.workload_size(); i++) {
     const auto& workload = spec.workload(i);
-    workloads.push_back(std::make_unique<RealKvWorkload>(workload.name(), workload.kv(), cluster, ring,
-                                                         history, next_process, random.Fork(100 + i)));
-    RealKvWorkload* runner = workloads.back().get();
+    if (workload.has_operations()) {
+      workloads.operations.push_back(std::make_unique<RealOperations>(workload.name(), workload.operations(),
+                                                                      options.directory, options.node_binary));
+      runners.emplace_back([&, runner = workloads.operations.back().get()] {
+        runner->Run(started);
+        std::lock_guard<std::mutex> lock(mutex);
+        finished.insert(runner->name());
+        finished_changed.notify_all();
+      });
+      continue;
+    }
+    workloads.kv.push_back(std::make_unique<RealKvWorkload>(workload.name(), workload.kv(), cluster, ring,
+                                                            history, next_process, random.Fork(100 + i)));
+    RealKvWorkload* runner = workloads.kv.back().get();
     runners.emplace_back([&, runner, after = workload.after(), start_ms = workload.kv().start_ms()] {
       if (!after.empty()) {
         std::unique_lock<std::mutex> lock(mutex);
@@ -167,9 +187,14 @@ std::vector<std::unique_ptr<RealKvWorkload>> RunWorkloads(
 }
 
 // Each workload's outcome and expectations.
-std::vector<Check> WorkloadChecks(const std::vector<std::unique_ptr<RealKvWorkload>>& workloads) {
+std::vector<Check> WorkloadChecks(const Workloads& workloads) {
   std::vector<Check> checks;
-  for (const auto& workload : workloads) {
+  for (const auto& operations : workloads.operations) {
+    const bool finished = operations->failure().empty();
+    checks.push_back({operations->name() + ".operations_finished", finished,
+                      finished ? operations->outcomes() : operations->failure()});
+  }
+  for (const auto& workload : workloads.kv) {
     const auto& outcome = workload->outcome();
     std::string errors;
     for (const auto& [name, count] : outcome.errors) absl::StrAppend(&errors, " ", name, "=", count);
@@ -197,13 +222,23 @@ void ClusterChecks(const scenario::Scenario& spec, const RunScenarioOptions& opt
       checks.push_back(std::move(check));
     }
   }
-  if (spec.checks().replicas_converge() && spec.workload_size() > 0) {
+  const scenario::Workload* first_kv = nullptr;
+  for (const auto& workload : spec.workload()) {
+    if (first_kv == nullptr && workload.has_kv()) first_kv = &workload;
+  }
+  if (spec.checks().replicas_converge() && first_kv != nullptr) {
     // Give hints and read repair their time, then look at the disks (the
-    // scenarios' workloads share one table and key range).
+    // scenarios' workloads share one table and key range) of the owners
+    // now, which operations may have changed.
     std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
+    absl::StatusOr<TokenRing> owners = OwnersRingOf(cluster, ring.layout().replication, ring.layout().shards_per_node);
     (void)cluster.StopAll();
-    const auto& kv = spec.workload(0).kv();
-    const ReplicaCheck converged = CheckReplicasConverge(cluster, ring, kv.table(), kv.key_count());
+    if (!owners.ok()) {
+      checks.push_back({"replicas_converge", false, std::string(owners.status().message())});
+      return;
+    }
+    const auto& kv = first_kv->kv();
+    const ReplicaCheck converged = CheckReplicasConverge(cluster, *owners, kv.table(), kv.key_count());
     checks.push_back({"replicas_converge", converged.passed, converged.detail});
   }
 }
@@ -242,8 +277,12 @@ int RunScenario(const RunScenarioOptions& options) {
   RealFaults faults(spec, cluster, random.Fork(1));
   const auto started = std::chrono::steady_clock::now();
   faults.Start();
-  const auto workloads = RunWorkloads(spec, cluster, ring, history, random, started);
+  const Workloads workloads = RunWorkloads(spec, options, cluster, ring, history, random, started);
   faults.FinishAndHeal();
+  // Operations added nodes to the directory: see them, to check and stop them.
+  if (auto reopened = LocalCluster::Open(options.directory, options.node_binary); reopened.ok()) {
+    cluster = *std::move(reopened);
+  }
   std::vector<Check> checks = WorkloadChecks(workloads);
   std::cout << "  faults: " << faults.applied() << " applied (" << faults.Summary() << ")\n";
   const std::string history_path = options.directory + "/history.jsonl";

@@ -150,7 +150,14 @@ void Transport::LearnAddress(ShardId shard, NodeId node, const std::string& addr
     Log("warn", "a peer's internode address does not resolve: not reachable", {{"node", absl::StrCat(node)}, {"address", address}});
     return;
   }
+  // Every shard may answer the node (a Paxos round reaches the shard that
+  // owns its partition): each learns the address, on its own thread.
   links_[shard]->AddPeer(node, *resolved);
+  for (ShardId other = 0; other < links_.size(); other++) {
+    if (other == shard) continue;
+    ShardLinks* links = links_[other].get();
+    shards_[other]->Post([links, node, address = *resolved] { links->AddPeer(node, address); });
+  }
 }
 
 void Transport::DeliverInbound(ShardId shard, const Envelope& message) {

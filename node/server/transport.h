@@ -74,7 +74,7 @@ class Transport {
   class ShardNetwork;
   Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vector<ShardThread*> shards);
   bool IsBlocked(NodeId node) const;
-  // Network::LearnAddress of `shard`, on its thread.
+  // Network::LearnAddress of `shard`, on its thread: every shard learns it.
   void LearnAddress(ShardId shard, NodeId node, const std::string& address);
   // A message from a peer, on `shard`'s thread.
   void DeliverInbound(ShardId shard, const Envelope& message);
