@@ -49,7 +49,6 @@ class Cluster {
   // where the end-of-run checks look for a key's copies once operations
   // moved it. The static ring until an operation ran.
   std::shared_ptr<const TokenRing> OwnersRing() const;
-  // The scenario's CQL schema (schema.cql), for simulated CQL clients.
   // Crashed or paused nodes (a new node not yet started is not counted).
   uint32_t nodes_down() const;
 
