@@ -134,7 +134,15 @@ bool OperationsWorkload::Finished() const {
   const topology::Member* member = newest.Find(spec_.operation(next_).node());
   const topology::NodeState done =
       IsJoin(spec_.operation(next_)) ? topology::NodeState::kNormal : topology::NodeState::kLeft;
-  return member != nullptr && member->state == done;
+  if (member == nullptr || member->state != done) return false;
+  // As ctl: once the driver's last barrier passed too (every live member
+  // holds the finish), so that a kill that follows may stop the node.
+  const auto& operation = spec_.operation(next_);
+  const NodeId driver = !IsJoin(operation) && operation.driver() != 0 ? operation.driver() : operation.node();
+  const SimNode& driving = cluster_.node(driver);
+  if (!driving.running()) return false;
+  const topology::OperationDriver::Progress progress = driving.OperationProgress();
+  return progress.version != driving.TopologyLog().topology().version() || progress.barrier_passed;
 }
 
 void OperationsWorkload::Schedule(Nanos delay, std::function<void()> fn) {

@@ -69,6 +69,11 @@ TEST_F(OperationDriverTest, ADecommissionStreamsThenMovesReadsThenFinishes) {
   EXPECT_EQ(entries[entries.size() - 3].kind, Entry::Kind::kBegin);
   EXPECT_EQ(entries[entries.size() - 2].kind, Entry::Kind::kReadNew);
   EXPECT_EQ(entries[entries.size() - 1].kind, Entry::Kind::kFinish);
+  // A last barrier: once it passed, every live member holds the finish,
+  // and node 4 may be stopped (ctl decommission returns then).
+  ASSERT_TRUE(RunUntil([this] { return cluster_.node(4).OperationProgress().barrier_passed; }, 10 * kSecond));
+  EXPECT_EQ(cluster_.node(4).OperationProgress().version, version + 3);
+  for (NodeId node = 1; node <= 3; node++) EXPECT_EQ(TopologyOf(node).version(), version + 3) << node;
   ExpectStreamedTo(moving);
 }
 

@@ -74,6 +74,7 @@ inline constexpr std::string_view kProbes[] = {
     "topology.barrier_behind",
     "topology.behind_a_peer",
     "topology.driver_append_failed",
+    "topology.driver_final_barrier_passed",
     "topology.driver_finishes",
     "topology.driver_resends_streams",
     "topology.driver_stream_not_done",

@@ -28,9 +28,21 @@ void OperationDriver::OnTopologyChange() {
   env_.reactor->Post([this] { Drive(); });
 }
 
+// Whether the log ends with the finish of an operation this node drove:
+// its last barrier (every live member holds the finish) is this node's.
+bool OperationDriver::FinishedOwnOperation() const {
+  const std::vector<Entry>& entries = log_.entries();
+  if (entries.empty() || entries.back().kind != Entry::Kind::kFinish) return false;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->kind == Entry::Kind::kBegin) return it->driver == env_.self.node;
+  }
+  return false;
+}
+
 void OperationDriver::Drive() {
   const Topology& topology = log_.topology();
-  if (!topology.move() || topology.move()->driver != env_.self.node) return Reset();
+  const bool driving = topology.move() && topology.move()->driver == env_.self.node;
+  if (!driving && !FinishedOwnOperation()) return Reset();
   if (topology.version() == working_version_) return;  // this stage is in hand
   Reset();
   working_version_ = topology.version();
@@ -74,6 +86,13 @@ void OperationDriver::OnBarrierDone(const Envelope& message) {
 
 void OperationDriver::BarrierPassed() {
   barrier_passed_ = true;
+  // The barrier after the finish: every live member holds it, so the node
+  // an operation removed may now be stopped without taking the only
+  // knowledge of the finish with it. Done.
+  if (!log_.topology().move()) {
+    CHARYBDIS_PROBE(env_.probes, "topology.driver_final_barrier_passed");
+    return;
+  }
   const Move& move = *log_.topology().move();
   if (move.stage == Stage::kWriteBothReadOld) {
     CHARYBDIS_PROBE(env_.probes, "topology.driver_streams");

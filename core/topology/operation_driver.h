@@ -24,7 +24,10 @@ namespace charybdis::topology {
 //   stream what it gains from its source (PlanStreams of every replication
 //   in use, one StreamRanges per transfer and shard), and once every
 //   stream answered done, appends read_new;
-// - write both, read new: appends finish.
+// - write both, read new: appends finish;
+// - after the finish, a last barrier: once every live member holds the
+//   finish, the operation is done (progress: barrier passed at the
+//   finish's version), and its removed node may be stopped.
 // Its progress is the log and the receivers' stream progress, both
 // durable, so after a crash it picks the stage up from the log, and the
 // receivers' streams resume where they stopped (they are named after the
@@ -76,6 +79,7 @@ class OperationDriver {
   };
 
   void Drive();
+  bool FinishedOwnOperation() const;
   void StartBarrier();
   void AskBarrier();
   void BarrierPassed();

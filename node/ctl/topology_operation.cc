@@ -74,7 +74,10 @@ absl::Status WatchUntil(const std::string& what, NodeId node, const std::string&
     last_seen = seen;
     auto state = status.member_state().find(node);
     if (state == status.member_state().end()) continue;
-    if (state->second == wanted) return absl::OkStatus();
+    // Done once the driver's last barrier passed too: every live member
+    // holds the finish (core/topology/operation_driver.h).
+    const bool last_barrier_passed = status.driving_version() != status.topology_version() || status.barrier_passed();
+    if (state->second == wanted && last_barrier_passed) return absl::OkStatus();
     if (state->second == undone) return absl::AbortedError(absl::StrCat(what, " was rolled back"));
   }
   return absl::DeadlineExceededError(absl::StrCat(what, " did not finish within ", timeout.count(),
