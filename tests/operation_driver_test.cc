@@ -79,6 +79,11 @@ TEST_F(OperationDriverTest, ADecommissionStreamsThenMovesReadsThenFinishes) {
 
 TEST_F(OperationDriverTest, ReadsWaitForTheStreamsAndTheDriverResumesAfterACrash) {
   const Moving moving = WriteAKeyThatMoves();
+  // More keys, at ALL: the receivers that are up have some to store.
+  for (int i = 0; i < 30; i++) {
+    const std::string key = "more" + std::to_string(i);
+    ASSERT_EQ(Call(::charybdis::testing::PutRequest("t", "a", key, "v", CL_ALL), key).code(), ClientResponse::OK);
+  }
   cluster_.Crash(moving.pending);
   RunFor(1500 * kMillisecond);
   ASSERT_EQ(BeginDrivenBy4().code(), ClientResponse::OK);
@@ -92,6 +97,10 @@ TEST_F(OperationDriverTest, ReadsWaitForTheStreamsAndTheDriverResumesAfterACrash
   EXPECT_TRUE(progress.barrier_passed);
   EXPECT_GT(progress.streams, progress.streams_done);
   EXPECT_GT(progress.streams_done, 0u);  // the receivers that are up are done
+  // Their pairs' bytes (keys and values), and a time left as they took.
+  EXPECT_GT(progress.pairs, 0u);
+  EXPECT_GE(progress.bytes, progress.pairs * 2);
+  EXPECT_GT(progress.estimated_left, 0);
   // The driver crashes too, and the receiver comes back meanwhile.
   cluster_.Crash(4);
   cluster_.Restart(moving.pending);

@@ -118,6 +118,13 @@ absl::Status RangeStream::Check(const StreamChunk& chunk) const {
   return absl::OkStatus();
 }
 
+// The bytes of a chunk's pairs, keys and values: what progress reports.
+uint64_t RangeStream::BytesOf(const StreamChunk& chunk) {
+  uint64_t bytes = 0;
+  for (const StoredPair& pair : chunk.pair()) bytes += pair.key().size() + pair.value().size();
+  return bytes;
+}
+
 void RangeStream::OnChunk(const StreamChunk& chunk) {
   CHARYBDIS_ASSERT(chunk.stream_id() == id_);
   // A late or duplicated chunk, or one of an earlier life's stream with
@@ -137,7 +144,7 @@ void RangeStream::Store(const StreamChunk& chunk) {
   WriteBatch batch;
   for (const StoredPair& pair : chunk.pair()) batch.Put(pair.key(), pair.value());
   const std::string last = chunk.pair().empty() ? last_key_ : chunk.pair().rbegin()->key();
-  WriteProgress(std::move(batch), last, chunk.exhausted(), chunk.pair_size());
+  WriteProgress(std::move(batch), last, chunk.exhausted(), chunk.pair_size(), BytesOf(chunk));
 }
 
 // Each state through the acceptor, all at once; the progress is written
@@ -153,7 +160,7 @@ void RangeStream::MergePaxos(const StreamChunk& chunk) {
   auto pending = std::make_shared<Pending>();
   pending->left = static_cast<size_t>(chunk.pair_size()) + 1;  // + 1: released below
   auto merged = [self = shared_from_this(), merge, pending, last = chunk.scanned_to(), exhausted = chunk.exhausted(),
-                 pairs = chunk.pair_size()](absl::Status status) {
+                 pairs = chunk.pair_size(), bytes = BytesOf(chunk)](absl::Status status) {
     if (!status.ok() && pending->status.ok()) pending->status = status;
     if (--pending->left > 0 || self->finished_ || merge != self->merges_begun_) return;
     self->merges_begun_++;  // answered: the timeout below no longer applies
@@ -162,7 +169,7 @@ void RangeStream::MergePaxos(const StreamChunk& chunk) {
       self->storing_ = false;  // a disk refused: merge this chunk again
       return self->AskLater();
     }
-    self->WriteProgress(WriteBatch(), last, exhausted, pairs);
+    self->WriteProgress(WriteBatch(), last, exhausted, pairs, bytes);
   };
   for (const StoredPair& pair : chunk.pair()) merge_(pair.key(), pair.value(), merged);
   merged(absl::OkStatus());
@@ -177,18 +184,19 @@ void RangeStream::MergePaxos(const StreamChunk& chunk) {
   });
 }
 
-void RangeStream::WriteProgress(WriteBatch batch, std::string last, bool exhausted, int pairs) {
+void RangeStream::WriteProgress(WriteBatch batch, std::string last, bool exhausted, int pairs, uint64_t bytes) {
   const std::string key = StreamProgressKey(spec_.name);
   batch.Put(key, checked_value::Seal(key, std::string(1, exhausted ? kDone : kInProgress) + last));
   storing_ = true;
   env_.storage->Apply(std::move(batch), Durability::kSynced,
-                      [self = shared_from_this(), last, exhausted, pairs](absl::Status stored) {
+                      [self = shared_from_this(), last, exhausted, pairs, bytes](absl::Status stored) {
                         self->storing_ = false;
                         if (self->finished_) return;
                         if (!stored.ok()) return self->AskLater();  // nothing of it was stored
                         CHARYBDIS_ASSERT(last >= self->last_key_);
                         self->last_key_ = last;
                         self->pairs_stored_ += pairs;
+                        self->bytes_stored_ += bytes;
                         if (exhausted) return self->Finish(absl::OkStatus());
                         self->Ask();
                       });

@@ -59,6 +59,7 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   uint64_t id() const { return id_; }
   // Pairs this stream stored in this life.
   uint64_t pairs_stored() const { return pairs_stored_; }
+  uint64_t bytes_stored() const { return bytes_stored_; }
 
  private:
   void OnProgressRead(absl::StatusOr<std::optional<std::string>> stored);
@@ -70,7 +71,8 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   void MergePaxos(const StreamChunk& chunk);
   // Stores `batch` with the stream's progress (`last`), synced, then asks
   // for more or finishes.
-  void WriteProgress(WriteBatch batch, std::string last, bool exhausted, int pairs);
+  void WriteProgress(WriteBatch batch, std::string last, bool exhausted, int pairs, uint64_t bytes);
+  static uint64_t BytesOf(const StreamChunk& chunk);
   void Finish(absl::Status status);
 
   ShardEnv env_;
@@ -81,6 +83,7 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   uint64_t merges_begun_ = 0;  // chunks whose merges began: an older one's answers no longer count
   std::string last_key_;  // stored and synced; empty: nothing yet
   uint64_t pairs_stored_ = 0;
+  uint64_t bytes_stored_ = 0;
   bool storing_ = false;  // a chunk is on its way to disk
   bool finished_ = false;
   TimerId retry_timer_ = 0;

@@ -34,12 +34,12 @@ void StreamJobs::OnRequest(const Envelope& message) {
   const StreamRanges& request = message.stream_ranges();
   const Address requester{message.from_node(), message.from_shard()};
   if (absl::Status problem = RequestProblem(request, env_.self.node); !problem.ok()) {
-    return Answer(requester, request.request_id(), request.name(), problem, 0);
+    return Answer(requester, request.request_id(), request.name(), problem, 0, 0);
   }
   for (const auto& [id, job] : jobs_) {
     if (job.name == request.name()) {
       return Answer(requester, request.request_id(), request.name(),
-                    absl::AlreadyExistsError(absl::StrCat("streams named ", request.name(), " are running")), 0);
+                    absl::AlreadyExistsError(absl::StrCat("streams named ", request.name(), " are running")), 0, 0);
     }
   }
   const uint64_t job_id = ++last_id_;
@@ -83,6 +83,7 @@ void StreamJobs::OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status 
   CHARYBDIS_ASSERT(job != jobs_.end());
   CHARYBDIS_ASSERT(job->second.running.count(stream_id) == 1);
   job->second.pairs += stream->second->pairs_stored();
+  job->second.bytes += stream->second->bytes_stored();
   job->second.running.erase(stream_id);
   streams_.erase(stream);
   if (status.ok() && !job->second.running.empty()) return;
@@ -90,12 +91,13 @@ void StreamJobs::OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status 
     streams_.at(other)->Stop();  // Stop does not call back
     streams_.erase(other);
   }
-  Answer(job->second.requester, job->second.request_id, job->second.name, status, job->second.pairs);
+  Answer(job->second.requester, job->second.request_id, job->second.name, status, job->second.pairs,
+         job->second.bytes);
   jobs_.erase(job);
 }
 
 void StreamJobs::Answer(const Address& to, uint64_t request_id, const std::string& name, const absl::Status& status,
-                        uint64_t pairs) {
+                        uint64_t pairs, uint64_t bytes) {
   Envelope reply;
   StreamRangesDone& done = *reply.mutable_stream_ranges_done();
   done.set_request_id(request_id);
@@ -103,6 +105,7 @@ void StreamJobs::Answer(const Address& to, uint64_t request_id, const std::strin
   done.set_ok(status.ok());
   done.set_message(std::string(status.message()));
   done.set_pairs(pairs);
+  done.set_bytes(bytes);
   env_.network->Send(to, std::move(reply));
 }
 

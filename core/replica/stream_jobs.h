@@ -40,10 +40,11 @@ class StreamJobs {
     std::string name;
     std::set<uint64_t> running;  // stream ids
     uint64_t pairs = 0;
+    uint64_t bytes = 0;
   };
   void OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status status);
   void Answer(const Address& to, uint64_t request_id, const std::string& name, const absl::Status& status,
-              uint64_t pairs);
+              uint64_t pairs, uint64_t bytes);
 
   ShardEnv env_;
   Tables tables_;

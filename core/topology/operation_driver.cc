@@ -1,5 +1,6 @@
 #include "core/topology/operation_driver.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -129,6 +130,7 @@ void OperationDriver::StartStreams() {
     }
   }
   if (streams_.empty()) return AppendStep(Entry::Kind::kReadNew);
+  streams_started_at_ = env_.clock->Now();
   for (size_t i = 0; i < streams_.size(); i++) SendStream(i);
   ResendLater();
 }
@@ -168,6 +170,7 @@ void OperationDriver::OnStreamDone(const Envelope& message) {
     stream.done = true;
     streams_done_++;
     pairs_streamed_ += done.pairs();
+    bytes_streamed_ += done.bytes();
     CHARYBDIS_ASSERT(streams_done_ <= streams_.size());
     if (streams_done_ < streams_.size()) return;
     env_.clock->Cancel(timer_);
@@ -198,7 +201,14 @@ void OperationDriver::AppendStep(Entry::Kind kind) {
 }
 
 OperationDriver::Progress OperationDriver::progress() const {
-  return Progress{working_version_, barrier_passed_, streams_.size(), streams_done_, pairs_streamed_};
+  Progress progress{working_version_, barrier_passed_, streams_.size(), streams_done_, pairs_streamed_, bytes_streamed_};
+  // As the streams done so far took: a rough guide, the streams differ.
+  if (streams_done_ > 0 && streams_done_ < streams_.size()) {
+    const Nanos elapsed = std::max<Nanos>(env_.clock->Now() - streams_started_at_, 0);
+    progress.estimated_left =
+        elapsed / static_cast<Nanos>(streams_done_) * static_cast<Nanos>(streams_.size() - streams_done_);
+  }
+  return progress;
 }
 
 void OperationDriver::Reset() {
@@ -210,6 +220,7 @@ void OperationDriver::Reset() {
   streams_.clear();
   streams_done_ = 0;
   pairs_streamed_ = 0;
+  bytes_streamed_ = 0;
 }
 
 }  // namespace charybdis::topology

@@ -59,6 +59,9 @@ class OperationDriver {
     size_t streams = 0;
     size_t streams_done = 0;
     uint64_t pairs = 0;
+    uint64_t bytes = 0;  // of those pairs, keys and values
+    // Time left, as the streams done so far took; 0 when unknown.
+    Nanos estimated_left = 0;
   };
   Progress progress() const;
 
@@ -103,6 +106,8 @@ class OperationDriver {
   std::vector<Stream> streams_;
   size_t streams_done_ = 0;
   uint64_t pairs_streamed_ = 0;  // by the streams done, in their receivers' lives
+  uint64_t bytes_streamed_ = 0;
+  Nanos streams_started_at_ = 0;
   uint64_t last_request_id_ = 0;
   TimerId timer_ = 0;
 };

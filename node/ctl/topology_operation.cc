@@ -49,7 +49,9 @@ std::string Seen(const StatusResponse& status, NodeId node) {
     absl::StrAppend(&seen, status.barrier_passed() ? "" : "; barrier: waiting for the members");
     if (status.streams() > 0) {
       absl::StrAppend(&seen, "; streams done: ", status.streams_done(), " of ", status.streams(), " (",
-                      status.pairs_streamed(), " pairs stored)");
+                      status.pairs_streamed(), " pairs, ", status.bytes_streamed(), " bytes stored",
+                      status.estimated_ms_left() > 0 ? absl::StrCat("; about ", (status.estimated_ms_left() + 999) / 1000, " s left") : "",
+                      ")");
     }
   }
   return seen;

@@ -351,6 +351,8 @@ void Node::Status(std::function<void(StatusResponse)> done) {
     status->set_streams(static_cast<uint32_t>(driving.streams));
     status->set_streams_done(static_cast<uint32_t>(driving.streams_done));
     status->set_pairs_streamed(driving.pairs);
+    status->set_bytes_streamed(driving.bytes);
+    status->set_estimated_ms_left(static_cast<uint64_t>(driving.estimated_left / kMillisecond));
     answer->Send(*status);
   });
 }
