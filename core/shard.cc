@@ -66,46 +66,50 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       held_until_current_([this](const Envelope& message) { coordinator_.OnClientRequest(message); }) {
   CHARYBDIS_ASSERT(env.self.node == config.id);
   CHARYBDIS_ASSERT(env.self.shard < config.shards);
-  if (env.self.shard == 0) {
-    schema_agent_ = std::make_unique<SchemaAgent>(env_, config.shards, schema_log_, [this] { OnSchemaChange(); });
-    failure_detector_ = std::make_unique<FailureDetector>(
-        env_, config.peers, config.failure_detector,
-        [this](const std::vector<NodeId>& live) { OnLiveNodes(live); },
-        [this, address = AddressOfSelf(config)](Heartbeat& heartbeat) {
-          schema_agent_->Stamp(heartbeat);
-          topology_agent_->Stamp(heartbeat);
-          heartbeat.set_address(address);
-        });
-    topology_agent_ = std::make_unique<topology::TopologyAgent>(
-        env_, topology_log_,
-        [this](std::vector<NodeId> participants, CasOp cas, ReadOp read, std::function<void(ClientResponse)> done) {
-          coordinator_.RunPaxosAmong(std::move(participants), std::move(cas), std::move(read), std::move(done));
-        },
-        [this] { return schema_log_.Replications(); }, [this] { OnTopologyChange(); });
-    operation_driver_ = std::make_unique<topology::OperationDriver>(
-        env_, config.ring->layout().shards_per_node, topology_log_, [this] { return schema_log_.Replications(); },
-        [this](topology::Entry entry, std::function<void(ClientResponse)> answer) {
-          topology_agent_->Submit(std::move(entry), std::move(answer));
-        },
-        [this](NodeId node) { return liveness_.IsUp(node); });
-    if (config.new_node) {
-      join_starter_ = std::make_unique<topology::JoinStarter>(
-          env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); },
-          [this](NodeId node) { return liveness_.IsUp(node); },
-          [this](topology::Entry entry, std::function<void(ClientResponse)> answer) {
-            topology_agent_->Submit(std::move(entry), std::move(answer));
-          });
-    }
-    batchlog_ = std::make_unique<Batchlog>(
-        env_, config, metrics_,
-        [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
-          coordinator_.RunMutation(std::move(mutation), timestamp, level, std::move(reply));
-        });
-  }
+  if (env.self.shard == 0) MakeShardZeroParts();
   barrier_answerer_ = std::make_unique<topology::BarrierAnswerer>(
       env_, config.shards, topology_log_, config.coordinator.write_timeout, topology_fence_,
       env.self.shard == 0 ? std::function<void()>([this] { topology_agent_->CatchUp(); }) : nullptr);
   env_.network->SetReceiver([this](const Envelope& message) { OnMessage(message); });
+}
+
+// The parts only shard 0 runs: the node's agents, its failure detector,
+// its operation driver (and a new node's join starter) and its batch log.
+void Shard::MakeShardZeroParts() {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  // The driver and the join starter append through the agent, and ask the
+  // same view of who is up.
+  const auto submit = [this](topology::Entry entry, std::function<void(ClientResponse)> answer) {
+    topology_agent_->Submit(std::move(entry), std::move(answer));
+  };
+  const auto is_alive = [this](NodeId node) { return liveness_.IsUp(node); };
+  schema_agent_ = std::make_unique<SchemaAgent>(env_, config_.shards, schema_log_, [this] { OnSchemaChange(); });
+  failure_detector_ = std::make_unique<FailureDetector>(
+      env_, config_.peers, config_.failure_detector,
+      [this](const std::vector<NodeId>& live) { OnLiveNodes(live); },
+      [this, address = AddressOfSelf(config_)](Heartbeat& heartbeat) {
+        schema_agent_->Stamp(heartbeat);
+        topology_agent_->Stamp(heartbeat);
+        heartbeat.set_address(address);
+      });
+  topology_agent_ = std::make_unique<topology::TopologyAgent>(
+      env_, topology_log_,
+      [this](std::vector<NodeId> participants, CasOp cas, ReadOp read, std::function<void(ClientResponse)> done) {
+        coordinator_.RunPaxosAmong(std::move(participants), std::move(cas), std::move(read), std::move(done));
+      },
+      [this] { return schema_log_.Replications(); }, [this] { OnTopologyChange(); });
+  operation_driver_ = std::make_unique<topology::OperationDriver>(
+      env_, config_.ring->layout().shards_per_node, topology_log_, [this] { return schema_log_.Replications(); },
+      submit, is_alive);
+  if (config_.new_node) {
+    join_starter_ = std::make_unique<topology::JoinStarter>(
+        env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); }, is_alive, submit);
+  }
+  batchlog_ = std::make_unique<Batchlog>(
+      env_, config_, metrics_,
+      [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
+        coordinator_.RunMutation(std::move(mutation), timestamp, level, std::move(reply));
+      });
 }
 
 void Shard::Start() {
@@ -334,6 +338,25 @@ void Shard::OnDataPathMessage(const Envelope& message) {
     case Envelope::kStreamChunk:
       stream_jobs_.OnChunk(message.stream_chunk());
       return;
+    case Envelope::kReplicaWriteAck:
+      if (HintManager::IsHintRequest(message.replica_write_ack().request_id())) {
+        hints_.OnAck(message.from_node(), message.replica_write_ack().request_id(),
+                     message.replica_write_ack().ok());
+      } else {
+        coordinator_.OnWriteAck(message);
+      }
+      return;
+    case Envelope::kReplicaReadResponse:
+      coordinator_.OnReadResponse(message);
+      return;
+    default:
+      return OnTopologyMessage(message);
+  }
+}
+
+// The topology log's copies, barriers and stream answers.
+void Shard::OnTopologyMessage(const Envelope& message) {
+  switch (message.body_case()) {
     case Envelope::kTopologyLogRequest:
       // Heartbeats, and so these, go to shard 0 only.
       CHARYBDIS_ASSERT(topology_agent_ != nullptr);
@@ -359,17 +382,6 @@ void Shard::OnDataPathMessage(const Envelope& message) {
     case Envelope::kStreamRangesDone:
       CHARYBDIS_ASSERT(operation_driver_ != nullptr);  // only drivers ask, from shard 0
       operation_driver_->OnStreamDone(message);
-      return;
-    case Envelope::kReplicaWriteAck:
-      if (HintManager::IsHintRequest(message.replica_write_ack().request_id())) {
-        hints_.OnAck(message.from_node(), message.replica_write_ack().request_id(),
-                     message.replica_write_ack().ok());
-      } else {
-        coordinator_.OnWriteAck(message);
-      }
-      return;
-    case Envelope::kReplicaReadResponse:
-      coordinator_.OnReadResponse(message);
       return;
     default:
       CHARYBDIS_ASSERT(false && "shard received a message it does not serve");

@@ -73,9 +73,11 @@ class Shard {
   SchemaSnapshot SchemaNow() const;
 
  private:
+  void MakeShardZeroParts();
   void OnMessage(const Envelope& message);
   // Replica writes, reads and scans, the batch log, and their answers.
   void OnDataPathMessage(const Envelope& message);
+  void OnTopologyMessage(const Envelope& message);
   void AnswerPing(const Envelope& message);
   void OnLiveNodes(const std::vector<NodeId>& live);
   void OnHeartbeat(const Envelope& message);
