@@ -2,7 +2,7 @@
 
 // A simulated 4-node cluster (RF 3, a rack per node) for tests of topology
 // operations: requests to any node, the stages of node 4's decommission,
-// and the keys it moves.
+// and the keys it moves; or another scenario's (a new node beside three).
 
 #include <gtest/gtest.h>
 
@@ -26,8 +26,13 @@ inline std::string FourNodes(const std::string& extra) {
 
 class FourNodeTest : public ::testing::Test {
  protected:
-  explicit FourNodeTest(const std::string& extra = "")
-      : scenario_(testing::MustParse(FourNodes(extra))),
+  explicit FourNodeTest(const std::string& extra = "") : FourNodeTest(Scenario{FourNodes(extra)}) {}
+  // Another scenario's cluster (tests/join_test: three members and a new node).
+  struct Scenario {
+    std::string text;
+  };
+  explicit FourNodeTest(const Scenario& scenario)
+      : scenario_(testing::MustParse(scenario.text)),
         buggify_(false, Random(1)),
         cluster_(simulator_, scenario_, Random(11), buggify_),
         client_(cluster_.AddClient(0)) {
@@ -50,15 +55,15 @@ class FourNodeTest : public ::testing::Test {
   }
 
   // Sends to `node`'s shard that owns `key` (shard 0 for a topology
-  // change) and waits up to 6 s for the answer.
-  ClientResponse Call(ClientRequest request, const std::string& key, NodeId node = 1) {
+  // change) and waits up to 6 s for the answer, in steps of `step`.
+  ClientResponse Call(ClientRequest request, const std::string& key, NodeId node = 1, Nanos step = 10 * kMillisecond) {
     request.set_request_id(++sent_);
     const ShardId shard = request.has_topology_change() ? 0 : ShardOf(TokenOf(key), 2);
     Envelope message;
     *message.mutable_client_request() = std::move(request);
     cluster_.network().Send(Address{client_, 0}, Address{node, shard}, std::move(message));
     const uint64_t id = sent_;
-    for (int i = 0; i < 600 && !answers_.count(id); i++) RunFor(10 * kMillisecond);
+    for (Nanos waited = 0; waited < 6 * kSecond && !answers_.count(id); waited += step) RunFor(step);
     EXPECT_TRUE(answers_.count(id)) << "no answer";
     return answers_[id];
   }

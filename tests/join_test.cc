@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_replace.h"
 #include "core/topology/placement.h"
-#include "sim/cluster.h"
+#include "tests/four_node_test.h"
 #include "tests/requests.h"
 #include "tests/scenario_text.h"
 
@@ -33,37 +33,10 @@ std::string ScenarioWithNewNode(bool beside_node_1, const std::string& extra = "
   return absl::StrReplaceAll(base, {{"rack { name: \"r3\" nodes: 1 }", "rack { name: \"r3\" nodes: 1 } rack { name: \"r4\" new_nodes: 1 }"}});
 }
 
-class JoinTest : public ::testing::Test {
+class JoinTest : public FourNodeTest {
  protected:
   explicit JoinTest(bool beside_node_1 = false, const std::string& extra = "")
-      : scenario_(testing::MustParse(ScenarioWithNewNode(beside_node_1, extra))),
-        buggify_(false, Random(1)),
-        cluster_(simulator_, scenario_, Random(11), buggify_),
-        client_(cluster_.AddClient(0)) {
-    cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
-      if (message.has_client_response()) answers_[message.client_response().request_id()] = message.client_response();
-    });
-    cluster_.StartAll();
-    RunFor(500 * kMillisecond);
-  }
-
-  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
-  bool RunUntil(const std::function<bool()>& done, Nanos limit) {
-    for (Nanos waited = 0; waited < limit && !done(); waited += 10 * kMillisecond) RunFor(10 * kMillisecond);
-    return done();
-  }
-
-  // Waits up to 6 s for the answer, in steps of `step`.
-  ClientResponse Call(ClientRequest request, const std::string& key, NodeId node, Nanos step = 10 * kMillisecond) {
-    request.set_request_id(++sent_);
-    Envelope message;
-    *message.mutable_client_request() = std::move(request);
-    cluster_.network().Send(Address{client_, 0}, Address{node, ShardOf(TokenOf(key), 2)}, std::move(message));
-    const uint64_t id = sent_;
-    for (Nanos waited = 0; waited < 6 * kSecond && !answers_.count(id); waited += step) RunFor(step);
-    EXPECT_TRUE(answers_.count(id)) << "no answer";
-    return answers_[id];
-  }
+      : FourNodeTest(Scenario{ScenarioWithNewNode(beside_node_1, extra)}) {}
 
   const topology::Member* Node4SeenBy(NodeId observer) {
     return cluster_.node(observer).TopologyLog().topology().Find(4);
@@ -72,14 +45,6 @@ class JoinTest : public ::testing::Test {
     const topology::Member* member = Node4SeenBy(1);
     return member != nullptr && member->state == NodeState::kNormal;
   }
-
-  Simulator simulator_;
-  LoadedScenario scenario_;
-  SimBuggify buggify_;
-  Cluster cluster_;
-  NodeId client_;
-  uint64_t sent_ = 0;
-  std::map<uint64_t, ClientResponse> answers_;
 };
 
 TEST_F(JoinTest, ANewNodeJoinsAndHoldsTheRangesItGained) {
