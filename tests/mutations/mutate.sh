@@ -14,8 +14,10 @@ readonly MUTATE_USAGE="usage: ./charybdis mutate [--quick] [NAME...]
   NAME          a hand-written bug, tests/mutations/NAME.patch (default: all)
   --generate N  N mutants generated from core/ (or from the PATHs, files or
                 folders) by tests/mutations/generate.py, the folders taking
-                turns; results are kept per revision and seed, so the same
-                command resumes where an interrupted run stopped
+                turns; the verdicts are kept per revision and seed in
+                tests/mutations/runs/, so the same command resumes where an
+                interrupted run stopped, on this machine or, once that file
+                is committed, on another
   --seed S      the seed of the generated choice (default 1)
   --at REV      mutate this revision (default HEAD)
   --quick       a tenth of each scenario's seeds (default: the CI sweep's)
@@ -82,7 +84,7 @@ mutant_sweep_range() {
 }
 
 # Orders the scenario paths on stdin by how many mutants each killed so
-# far in MUTANT_RESULTS (a generated run's results.tsv), most first, ties
+# far in MUTANT_RESULTS (a generated run's verdicts), most first, ties
 # in name order: a kill found by the first scenario costs one scenario's
 # run instead of a dozen. The verdicts do not depend on the order.
 scenarios_by_kills() {
@@ -258,9 +260,11 @@ mutant_score_table() {
     }' "$results"
 }
 
-# N generated mutants of REV, checked one by one; resumes from the results
-# kept under ~/.cache/charybdis/mutants/ for the same revision, seed and
-# paths.
+# N generated mutants of REV, checked one by one; resumes from the
+# verdicts kept in tests/mutations/runs/KEY.tsv for the same revision, seed
+# and paths. That file is in the tree because a whole run takes longer
+# than a machine may live: committed, it lets the next one go on. The
+# patches and the summary are made again from the seed, in the cache.
 run_generated_mutants() {
   local count=$1 seed=$2 quick=$3 at=$4
   shift 4
@@ -270,27 +274,28 @@ run_generated_mutants() {
   local key
   key="${rev:0:12}-seed$seed-n$count$([[ $quick -eq 1 ]] && echo -quick)-$(echo "${paths[*]}" | sha1sum | cut -c1-8)"
   dir="${XDG_CACHE_HOME:-$HOME/.cache}/charybdis/mutants/$key"
-  mkdir -p "$dir"
+  local results=$PWD/tests/mutations/runs/$key.tsv
+  mkdir -p "$dir" "$(dirname "$results")"
   prepare_pristine_tree "$rev"
   if [[ ! -s $dir/mutants.tsv ]]; then
     /usr/bin/python3 tests/mutations/generate.py --root "$MUTATE_WORK/pristine" --count "$count" \
       --seed "$seed" --out "$dir" "${paths[@]}" || exit 2
   fi
-  touch "$dir/results.tsv"
-  export MUTANT_RESULTS=$dir/results.tsv
+  touch "$results"
+  export MUTANT_RESULTS=$results
   local total done_count=0 started checked_now=0 spent=0 eta
   total=$(wc -l <"$dir/mutants.tsv")
-  log "$total mutants of ${paths[*]} at ${rev:0:12}, seed $seed; results in $dir"
+  log "$total mutants of ${paths[*]} at ${rev:0:12}, seed $seed; verdicts in $results"
   while IFS=$'\t' read -r id folder path line operator original mutated; do
     done_count=$((done_count + 1))
-    if grep -q "^$id"$'\t' "$dir/results.tsv"; then continue; fi
+    if grep -q "^$id"$'\t' "$results"; then continue; fi
     started=$SECONDS
     if prepare_mutant_tree "$dir/$id.patch" 2>/dev/null; then
       verdict=$(check_mutant "$MUTATE_WORK/tree" "$dir/$id.patch" "$quick")
     else
       verdict="not built"
     fi
-    printf '%s\t%s\t%s\t%s\n' "$id" "$folder" "$operator" "$verdict" >>"$dir/results.tsv"
+    printf '%s\t%s\t%s\t%s\n' "$id" "$folder" "$operator" "$verdict" >>"$results"
     # The time left, at this run's pace so far (a run takes hours).
     checked_now=$((checked_now + 1))
     spent=$((spent + SECONDS - started))
@@ -298,10 +303,10 @@ run_generated_mutants() {
     log "[$done_count/$total] $id $path:$line $operator: $verdict ($((SECONDS - started)) s; about $((eta / 60)) h $((eta % 60)) min left)"
   done <"$dir/mutants.tsv"
   local table
-  table=$(mutant_score_table "$dir/results.tsv" tests/mutations/equivalent.txt)
+  table=$(mutant_score_table "$results" tests/mutations/equivalent.txt)
   echo "$table" | tee "$dir/summary.txt"
   local survivors
-  survivors=$(awk -F'\t' '$4 == "survived" { print $1 }' "$dir/results.tsv" |
+  survivors=$(awk -F'\t' '$4 == "survived" { print $1 }' "$results" |
     grep -vxFf <(grep -oE '^m[0-9a-f]+' tests/mutations/equivalent.txt) || true)
   if [[ -n $survivors ]]; then
     echo
