@@ -116,8 +116,11 @@ class JoinBesideNode1Test : public JoinTest {
 // so nothing waits for node 2), and restarts with the bootstrap topology
 // it kept. A key node 4 took over from node 1 is written by an LWT while
 // node 2 is down, then node 3 goes down too. A serial read sent to node 2
-// the moment it restarts must see the write: by the topology it loaded,
-// nodes 1 and 2 are a quorum of the key's owners, and neither holds it.
+// the moment it holds node 1 alive again must see the write: by the
+// topology it loaded, nodes 1 and 2 are a quorum of the key's owners, and
+// neither holds it. That moment is the stale window: the heartbeat that
+// told node 2 node 1 is up also told it node 1's log is longer, and the
+// copy it asks for is a round trip away.
 TEST_F(JoinBesideNode1Test, ARestartedNodeServesOnlyOnceItsTopologyIsCurrent) {
   cluster_.Crash(2);
   RunFor(1 * kSecond);
@@ -134,8 +137,17 @@ TEST_F(JoinBesideNode1Test, ARestartedNodeServesOnlyOnceItsTopologyIsCurrent) {
   ASSERT_TRUE(written.applied());
   cluster_.Crash(3);
   cluster_.Restart(2);
-  // As a client would: again at once while node 2 is unavailable (it has
-  // not heard its peers yet).
+  const ShardId shard = ShardOf(TokenOf(key), 2);
+  const auto node_1_seen_up = [&] {
+    const std::vector<NodeId> live = cluster_.node(2).LiveNodesSeenBy(shard);
+    return std::find(live.begin(), live.end(), NodeId{1}) != live.end();
+  };
+  for (Nanos waited = 0; waited < 5 * kSecond && !node_1_seen_up(); waited += 10 * kMicrosecond) {
+    RunFor(10 * kMicrosecond);
+  }
+  ASSERT_TRUE(node_1_seen_up()) << "node 2 never heard node 1";
+  // As a client would: again at once while node 2 is unavailable (it
+  // has not heard node 4 yet).
   ClientResponse read;
   for (int attempt = 0; attempt < 500; attempt++) {
     read = Call(::charybdis::testing::GetRequest("t", key, CL_SERIAL), key, 2, 1 * kMillisecond);
