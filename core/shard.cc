@@ -57,6 +57,16 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                    [this](const std::string& key, const std::string& stored, std::function<void(absl::Status)> done) {
                      acceptor_.MergeStreamed(key, stored, std::move(done));
                    }),
+      range_cleanup_(env_, topology_log_,
+                     [this] {
+                       // The config's tables are placed as the cluster.
+                       std::map<std::string, ReplicationConfig> tables = schema_log_.TablesPlacedByToken();
+                       for (const auto& [table, schema] : config_.tables) {
+                         tables.emplace(table, schema_log_.ReplicationOf(table));
+                       }
+                       return tables;
+                     },
+                     [this] { return stream_jobs_.busy(); }, metrics_),
       hints_(env_, config, liveness_, metrics_,
              [this](NodeId node) {
                const topology::Member* member = topology_log_.topology().Find(node);
@@ -105,6 +115,9 @@ void Shard::MakeShardZeroParts() {
     join_starter_ = std::make_unique<topology::JoinStarter>(
         env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); }, is_alive, submit);
   }
+  node_cleanup_ = std::make_unique<topology::NodeCleanup>(env_, config_.shards, topology_log_, [this] {
+    return held_until_current_.current() && topology_agent_->HoldsPeersLog();
+  });
   batchlog_ = std::make_unique<Batchlog>(
       env_, config_, metrics_,
       [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
@@ -215,6 +228,7 @@ void Shard::OnClientRequest(const Envelope& message) {
   if (topology_agent_ && message.client_request().has_topology_change()) {
     return topology_agent_->OnRequest(message);
   }
+  if (node_cleanup_ && message.client_request().has_cleanup()) return node_cleanup_->OnRequest(message);
   held_until_current_.Take(message);
 }
 
@@ -368,6 +382,13 @@ void Shard::OnTopologyMessage(const Envelope& message) {
       return;
     case Envelope::kTopologyBarrier:
       barrier_answerer_->OnBarrier(message);
+      return;
+    case Envelope::kShardCleanup:
+      range_cleanup_.OnRequest(message);
+      return;
+    case Envelope::kShardCleanupDone:
+      CHARYBDIS_ASSERT(node_cleanup_ != nullptr);  // shard 0 asks
+      node_cleanup_->OnShardDone(message);
       return;
     case Envelope::kTopologyBarrierDone:
       // From another shard of this node to shard 0's answerer, else from

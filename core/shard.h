@@ -12,12 +12,14 @@
 #include "core/cluster/node_config.h"
 #include "core/paxos/acceptor.h"
 #include "core/read_cache/read_cache.h"
+#include "core/replica/range_cleanup.h"
 #include "core/replica/replica.h"
 #include "core/replica/stream_jobs.h"
 #include "core/schema/schema_agent.h"
 #include "core/topology/barrier_answerer.h"
 #include "core/topology/held_until_current.h"
 #include "core/topology/join_starter.h"
+#include "core/topology/node_cleanup.h"
 #include "core/topology/operation_driver.h"
 #include "core/topology/topology_agent.h"
 #include "core/env/shard_env.h"
@@ -120,6 +122,7 @@ class Shard {
   uint64_t shards_told_sequence_ = 0;
   Replica replica_;
   StreamJobs stream_jobs_;
+  RangeCleanup range_cleanup_;
   HintManager hints_;
   Coordinator coordinator_;
   // Client requests wait here until the shard's topology is current.
@@ -131,6 +134,7 @@ class Shard {
   std::unique_ptr<topology::BarrierAnswerer> barrier_answerer_;
   std::unique_ptr<topology::JoinStarter> join_starter_;  // shard 0 of a new node only
   std::unique_ptr<Batchlog> batchlog_;  // shard 0 only
+  std::unique_ptr<topology::NodeCleanup> node_cleanup_;  // shard 0 only
   std::function<void(const SchemaSnapshot&)> schema_listener_;
 };
 

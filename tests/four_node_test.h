@@ -24,6 +24,22 @@ inline std::string FourNodes(const std::string& extra) {
                              {{"rack { name: \"r3\" nodes: 1 }", "rack { name: \"r3\" nodes: 1 } rack { name: \"r4\" nodes: 1 }"}});
 }
 
+// Nodes 1, 2 and 3 on racks r1, r2 and r3; node 4, new, on a rack of its
+// own (it then takes ranges from every member), or beside node 1 (it
+// takes ranges from node 1 only: NetworkTopologyStrategy keeps one
+// replica per rack).
+// `extra`: more of the scenario (a replace operation makes node 4 a
+// replacement; the test runs no workload).
+inline std::string ThreeNodesAndANewOne(bool beside_node_1, const std::string& extra = "") {
+  // Hints would bring node 4 what it missed: only streaming may.
+  const std::string base = testing::BaseScenario(
+      "schema { table { name: \"t\" column: \"a\" } } coordinator { disable_hinted_handoff: true } " + extra);
+  if (beside_node_1) {
+    return absl::StrReplaceAll(base, {{"rack { name: \"r1\" nodes: 1 }", "rack { name: \"r1\" nodes: 1 new_nodes: 1 }"}});
+  }
+  return absl::StrReplaceAll(base, {{"rack { name: \"r3\" nodes: 1 }", "rack { name: \"r3\" nodes: 1 } rack { name: \"r4\" new_nodes: 1 }"}});
+}
+
 class FourNodeTest : public ::testing::Test {
  protected:
   explicit FourNodeTest(const std::string& extra = "") : FourNodeTest(Scenario{FourNodes(extra)}) {}
@@ -94,6 +110,14 @@ class FourNodeTest : public ::testing::Test {
       if (!cluster_.node(node).running()) continue;
       ASSERT_EQ(cluster_.node(node).TopologyLog(1).topology().version(), answer.topology_version()) << node;
     }
+  }
+
+  const topology::Member* Node4SeenBy(NodeId observer) {
+    return cluster_.node(observer).TopologyLog().topology().Find(4);
+  }
+  bool Node4Normal() {
+    const topology::Member* member = Node4SeenBy(1);
+    return member != nullptr && member->state == topology::NodeState::kNormal;
   }
 
   // A key node 4 replicates now, and the node that takes it over.

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_replace.h"
 #include "core/topology/placement.h"
 #include "tests/four_node_test.h"
 #include "tests/requests.h"
@@ -17,34 +16,10 @@ namespace {
 
 using topology::NodeState;
 
-// Nodes 1, 2 and 3 on racks r1, r2 and r3; node 4, new, on a rack of its
-// own (it then takes ranges from every member), or beside node 1 (it
-// takes ranges from node 1 only: NetworkTopologyStrategy keeps one
-// replica per rack).
-// `extra`: more of the scenario (a replace operation makes node 4 a
-// replacement; the test runs no workload).
-std::string ScenarioWithNewNode(bool beside_node_1, const std::string& extra = "") {
-  // Hints would bring node 4 what it missed: only streaming may.
-  const std::string base = testing::BaseScenario(
-      "schema { table { name: \"t\" column: \"a\" } } coordinator { disable_hinted_handoff: true } " + extra);
-  if (beside_node_1) {
-    return absl::StrReplaceAll(base, {{"rack { name: \"r1\" nodes: 1 }", "rack { name: \"r1\" nodes: 1 new_nodes: 1 }"}});
-  }
-  return absl::StrReplaceAll(base, {{"rack { name: \"r3\" nodes: 1 }", "rack { name: \"r3\" nodes: 1 } rack { name: \"r4\" new_nodes: 1 }"}});
-}
-
 class JoinTest : public FourNodeTest {
  protected:
   explicit JoinTest(bool beside_node_1 = false, const std::string& extra = "")
-      : FourNodeTest(Scenario{ScenarioWithNewNode(beside_node_1, extra)}) {}
-
-  const topology::Member* Node4SeenBy(NodeId observer) {
-    return cluster_.node(observer).TopologyLog().topology().Find(4);
-  }
-  bool Node4Normal() {
-    const topology::Member* member = Node4SeenBy(1);
-    return member != nullptr && member->state == NodeState::kNormal;
-  }
+      : FourNodeTest(Scenario{ThreeNodesAndANewOne(beside_node_1, extra)}) {}
 };
 
 TEST_F(JoinTest, ANewNodeJoinsAndHoldsTheRangesItGained) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
+#include "core/env/client_address.h"
 #include "core/env/buggify_actions.h"
 #include "core/coordinator/read_executor.h"
 #include "core/coordinator/write_handler.h"
@@ -73,20 +74,9 @@ bool Coordinator::FirstSight(const Address& client, uint64_t client_request_id) 
   return true;
 }
 
-namespace {
-
-// Who hears the answer: the sender, or the shard a forward came from.
-Address ClientOf(const Envelope& message) {
-  const ClientRequest& request = message.client_request();
-  return request.forwarded() ? Address{request.reply_node(), request.reply_shard()}
-                             : Address{message.from_node(), message.from_shard()};
-}
-
-}  // namespace
-
 void Coordinator::OnClientRequest(const Envelope& message) {
   const ClientRequest& request = message.client_request();
-  const Address client = ClientOf(message);
+  const Address client = ClientAddressOf(message);
   // A forward comes once, from our own node; duplicates come from outside.
   if (!request.forwarded() && !FirstSight(client, request.request_id())) return;
   if (held_for_schema_ != nullptr && NamesUnknownTable(request)) return held_for_schema_->Hold(message);
@@ -120,7 +110,7 @@ bool Coordinator::NamesUnknownTable(const ClientRequest& request) const {
 
 void Coordinator::Dispatch(const Envelope& message) {
   const ClientRequest& request = message.client_request();
-  const Address client = ClientOf(message);
+  const Address client = ClientAddressOf(message);
   switch (request.op_case()) {
     case ClientRequest::kWrite: {
       const absl::Status table = CheckTable(request.write().table(), request.write().partition_key());
@@ -158,9 +148,11 @@ void Coordinator::Dispatch(const Envelope& message) {
       return Scan(client, request.request_id(), request.scan());
     case ClientRequest::kSchemaChange:
     case ClientRequest::kTopologyChange:
-      // Shard 0's schema and topology agents run these (core/schema/schema_agent.h,
-      // core/topology/topology_agent.h); shard 0 hands them over before they
-      // reach its coordinator.
+    case ClientRequest::kCleanup:
+      // Shard 0's schema and topology agents and its cleanup run these
+      // (core/schema/schema_agent.h, core/topology/topology_agent.h,
+      // node_cleanup.h); shard 0 hands them over before they reach its
+      // coordinator.
       CHARYBDIS_ASSERT(context_.env.self.shard != 0);
       if (ForwardIfNotOwner(message, client, 0)) return;
       break;

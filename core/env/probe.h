@@ -62,6 +62,13 @@ inline constexpr std::string_view kProbes[] = {
     // Streaming (core/replica/range_stream.cc).
     "stream.resumed",
     "stream.asked_again",
+    // Cleanup (core/topology/node_cleanup.cc, core/replica/range_cleanup.cc).
+    "cleanup.started",
+    "cleanup.refused",
+    "cleanup.done",
+    "cleanup.shard_started",
+    "cleanup.pairs_removed",
+    "cleanup.shard_stopped",
     // The batch log and the schema agent (core/batchlog/, core/schema/,
     // core/coordinator/held_for_schema.cc).
     "batchlog.replayed",

@@ -32,6 +32,8 @@ class StreamJobs {
 
   void OnRequest(const Envelope& message);
   void OnChunk(const StreamChunk& chunk);
+  // Whether a stream is coming into this shard.
+  bool busy() const { return !jobs_.empty(); }
 
  private:
   struct Job {

@@ -15,16 +15,11 @@ StoredRange StoredRangeOf(const std::string& table, Token start, Token end) {
   return range;
 }
 
-namespace {
-
-// Every Paxos state of `table`.
 StoredRange PaxosStatesOf(const std::string& table) {
   std::string prefix = storage_codec::PaxosTablePrefix(table);
   std::string end = storage_codec::PrefixEnd(prefix);
   return StoredRange{std::move(prefix), std::move(end)};
 }
-
-}  // namespace
 
 bool IsPaxosKeyInRange(const std::string& key, const std::string& table, Token start, Token end) {
   const std::optional<std::string> partition = storage_codec::PartitionOfPaxosKey(key, table);

@@ -21,6 +21,9 @@ struct StoredRange {
 };
 StoredRange StoredRangeOf(const std::string& table, Token start, Token end);
 
+// Every Paxos state of `table`: the keys a Paxos stream scans.
+StoredRange PaxosStatesOf(const std::string& table);
+
 // Whether `key` is the Paxos state of a partition of `table` whose token
 // is in [start, end]: what a Paxos stream of that range carries (Paxos
 // keys sort by partition key, so the range is no span of keys).

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
+#include "core/env/client_address.h"
 #include "core/data/checked_value.h"
 #include "core/data/token.h"
 
@@ -85,8 +86,7 @@ void SchemaAgent::OnRequest(const Envelope& message) {
   const ClientRequest& request = message.client_request();
   CHARYBDIS_ASSERT(request.has_schema_change());
   Change change;
-  change.client = request.forwarded() ? Address{request.reply_node(), request.reply_shard()}
-                                      : Address{message.from_node(), message.from_shard()};
+  change.client = ClientAddressOf(message);
   change.request_id = request.request_id();
   change.entry = {request.schema_change().keyspace(), request.schema_change().statement()};
   if (changes_.size() >= kMaxQueuedChanges) {

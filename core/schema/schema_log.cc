@@ -36,6 +36,12 @@ std::map<std::string, ReplicationConfig> SchemaLog::Replications() const {
   return replications;
 }
 
+std::map<std::string, ReplicationConfig> SchemaLog::TablesPlacedByToken() const {
+  std::map<std::string, ReplicationConfig> tables = table_replications_;
+  tables.emplace(kSchemaLogTable, cluster_replication_);
+  return tables;
+}
+
 absl::Status SchemaLog::ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const {
   std::string keyspace = entry.keyspace;
   return ApplySchemaStatement(entry.statement, datacenters_, sequence, schema, keyspace);

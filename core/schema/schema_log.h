@@ -66,6 +66,10 @@ class SchemaLog {
   // tables and the logs) and "keyspace NAME" for each replicated keyspace.
   // A topology change must leave enough owners for each.
   std::map<std::string, ReplicationConfig> Replications() const;
+  // The storage tables the token ring places, each with its replication:
+  // the CQL tables of replicated keyspaces and the schema log's own (not
+  // those of LocalStrategy keyspaces, which every node keeps for itself).
+  std::map<std::string, ReplicationConfig> TablesPlacedByToken() const;
 
  private:
   absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const;

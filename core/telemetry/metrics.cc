@@ -85,6 +85,8 @@ std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
       {"hints_dropped", hints_dropped},
       {"batches_logged", batches_logged},
       {"batchlog_replays", batchlog_replays},
+      {"cleanup_pairs_removed", cleanup_pairs_removed},
+      {"cleanup_bytes_removed", cleanup_bytes_removed},
       {"cas_total_operations", cas_total_operations},
       {"cas_write_contention", cas_write_contention},
       {"cas_write_condition_not_met", cas_write_condition_not_met},

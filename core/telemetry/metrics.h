@@ -72,6 +72,10 @@ struct ShardMetrics {
   // from this node's batch log (their coordinator did not finish them).
   uint64_t batches_logged = 0;
   uint64_t batchlog_replays = 0;
+  // ctl cleanup: stored pairs of ranges the node no longer replicates,
+  // removed, and their bytes.
+  uint64_t cleanup_pairs_removed = 0;
+  uint64_t cleanup_bytes_removed = 0;
   // Lightweight transactions (coordinator side).
   uint64_t cas_total_operations = 0;
   uint64_t cas_write_contention = 0;  // lost rounds, summed over operations

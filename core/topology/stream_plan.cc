@@ -12,9 +12,6 @@ namespace charybdis::topology {
 
 namespace {
 
-constexpr Token kMinToken = std::numeric_limits<Token>::min();
-constexpr Token kMaxToken = std::numeric_limits<Token>::max();
-
 // Who sends a range that `to` gains: the owners now that it may come from.
 std::vector<NodeId> SourcesOf(const Move& move, const std::vector<NodeId>& now, const std::vector<NodeId>& after) {
   std::vector<NodeId> sources;
@@ -29,40 +26,24 @@ std::vector<NodeId> SourcesOf(const Move& move, const std::vector<NodeId>& now, 
   return sources;
 }
 
-void AddSpan(std::vector<TokenSpan>& spans, TokenSpan span) {
-  CHARYBDIS_ASSERT(span.first <= span.last);
-  if (!spans.empty() && spans.back().last != kMaxToken && spans.back().last + 1 == span.first) {
-    spans.back().last = span.last;
-    return;
-  }
-  CHARYBDIS_ASSERT(spans.empty() || spans.back().last < span.first);
-  spans.push_back(span);
-}
-
 }  // namespace
 
 std::vector<Transfer> PlanStreams(const Topology& topology, const ReplicationConfig& replication) {
   CHARYBDIS_ASSERT(topology.move().has_value());
   const Placement placement(topology, replication, 1);
   // Within the ranges between consecutive tokens of either ring, both rings'
-  // replicas are constant: a range (previous, token] is the vnode of `token`.
+  // replicas are constant.
   std::set<Token> bounds;
   for (const auto& vnode : placement.now()->tokens()) bounds.insert(vnode.token);
   for (const auto& vnode : placement.after()->tokens()) bounds.insert(vnode.token);
-  CHARYBDIS_ASSERT(!bounds.empty());
   std::map<std::pair<NodeId, NodeId>, std::vector<TokenSpan>> spans;  // by (to, from), ascending
-  auto plan = [&](Token owner_token, TokenSpan span) {
+  ForEachRingRange(bounds, [&](Token owner_token, TokenSpan span) {
     const Placement::Replicas replicas = placement.WriteReplicasOf(owner_token);
     const std::vector<NodeId>& after = placement.after()->ReplicasOf(owner_token);
     for (NodeId to : replicas.pending) {
-      for (NodeId from : SourcesOf(*topology.move(), replicas.natural, after)) AddSpan(spans[{to, from}], span);
+      for (NodeId from : SourcesOf(*topology.move(), replicas.natural, after)) AppendSpan(spans[{to, from}], span);
     }
-  };
-  // The wrapping range first, split in two: [min, first token] ...
-  plan(*bounds.begin(), TokenSpan{kMinToken, *bounds.begin()});
-  for (auto it = std::next(bounds.begin()); it != bounds.end(); ++it) plan(*it, TokenSpan{*std::prev(it) + 1, *it});
-  // ... and (last token, max], owned with the first.
-  if (*bounds.rbegin() != kMaxToken) plan(*bounds.begin(), TokenSpan{*bounds.rbegin() + 1, kMaxToken});
+  });
   std::vector<Transfer> transfers;
   for (auto& [pair, pair_spans] : spans) transfers.push_back(Transfer{pair.first, pair.second, std::move(pair_spans)});
   return transfers;
@@ -82,7 +63,7 @@ std::vector<Transfer> MergeTransfers(const std::vector<Transfer>& transfers) {
     for (const TokenSpan& span : pair_spans) {
       // Overlapping or adjacent to the last: extend it.
       std::vector<TokenSpan>& out = transfer.spans;
-      if (!out.empty() && (out.back().last == kMaxToken || out.back().last + 1 >= span.first)) {
+      if (!out.empty() && (out.back().last == std::numeric_limits<Token>::max() || out.back().last + 1 >= span.first)) {
         out.back().last = std::max(out.back().last, span.last);
       } else {
         out.push_back(span);

@@ -5,16 +5,10 @@
 
 #include "core/cluster/cluster_layout.h"
 #include "core/data/token.h"
+#include "core/topology/token_spans.h"
 #include "core/topology/topology.h"
 
 namespace charybdis::topology {
-
-// A token range, both ends inclusive (as StreamRanges carries it).
-struct TokenSpan {
-  Token first = 0;
-  Token last = 0;
-  bool operator==(const TokenSpan&) const = default;
-};
 
 // What one pending replica must receive from one source before the
 // operation's reads move.

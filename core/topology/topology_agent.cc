@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/data/checked_value.h"
 #include "core/env/assert.h"
+#include "core/env/client_address.h"
 #include "core/topology/placement.h"
 
 namespace charybdis::topology {
@@ -101,8 +102,7 @@ void TopologyAgent::OnRequest(const Envelope& message) {
   const ClientRequest& request = message.client_request();
   CHARYBDIS_ASSERT(request.has_topology_change());
   Change change;
-  change.client = request.forwarded() ? Address{request.reply_node(), request.reply_shard()}
-                                      : Address{message.from_node(), message.from_shard()};
+  change.client = ClientAddressOf(message);
   change.request_id = request.request_id();
   absl::StatusOr<Entry> entry = EntryOfOp(request.topology_change());
   if (!entry.ok()) {

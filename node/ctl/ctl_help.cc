@@ -59,6 +59,16 @@ const std::vector<Command>& Commands() {
        "  on N's rack with empty data, takes N's tokens, and each range N held\n"
        "  streams to it from every replica that survives; then it is normal and N\n"
        "  has left for good. Progress and exit status as cluster add.\n"},
+      {"cleanup", "nodes remove the data of ranges they no longer replicate",
+       "cleanup N [N...] [--timeout 600]\n"
+       "  After a join (or a replacement on another rack) the old owners of the\n"
+       "  ranges that moved still hold their rows and Paxos states. Each node N of\n"
+       "  the local cluster (--dir; or the node at --address, with no N) in turn\n"
+       "  removes them, and prints the pairs and bytes it removed. Refused while a\n"
+       "  topology operation is in progress, or while the node catches up with its\n"
+       "  peers' topology; a cleanup the topology overtakes stops, keeping what it\n"
+       "  removed, and may be run again. Exit 0 when every node cleaned up.\n"
+       "  docs/topology.md, \"Cleanup\".\n"},
       {"metrics", "a node's /metrics text", "metrics\n  Prints the Prometheus text of --node or --address.\n"},
       {"bench", "latency and throughput of puts, gets, LWTs or lock-step contention",
        "bench put|get|cas [--count 20000] [--prefix P] [--in-flight N] [--cl LEVEL]\n"

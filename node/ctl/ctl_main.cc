@@ -500,6 +500,51 @@ int Replace(const Arguments& arguments) {
   return AddNode(arguments, *cluster, dead);
 }
 
+// ctl cleanup N...: each node in turn removes the data of the ranges it
+// no longer replicates (core/topology/node_cleanup.h).
+int Cleanup(const Arguments& arguments) {
+  uint32_t seconds = 600;
+  if (arguments.flags.count("timeout") && (!absl::SimpleAtoi(arguments.flags.at("timeout"), &seconds) || seconds == 0)) {
+    return Usage("--timeout takes a positive number of seconds");
+  }
+  std::vector<std::pair<std::string, std::string>> targets;  // (name, client address)
+  if (arguments.flags.count("address")) {
+    if (arguments.words.size() != 1) return Usage("cleanup --address A takes no node numbers");
+    targets.emplace_back(arguments.flags.at("address"), arguments.flags.at("address"));
+  } else {
+    if (arguments.words.size() < 2) return Usage("cleanup takes the node numbers to clean up");
+    auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+    for (size_t i = 1; i < arguments.words.size(); i++) {
+      NodeId node = 0;
+      const auto& nodes = cluster->nodes();
+      if (!absl::SimpleAtoi(arguments.words[i], &node) || std::find(nodes.begin(), nodes.end(), node) == nodes.end()) {
+        return Usage(absl::StrCat("the cluster has no node ", arguments.words[i]));
+      }
+      targets.emplace_back(absl::StrCat("node ", node), cluster->client_address(node));
+    }
+  }
+  int failures = 0;
+  for (const auto& [name, address] : targets) {
+    std::cout << name << ": cleaning up..." << std::endl;
+    ExecuteRequest execute;
+    execute.mutable_request()->mutable_cleanup();
+    ClientResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+    const grpc::Status status = ConnectClient(address)->Execute(&context, execute, &response);
+    if (!status.ok() || response.code() != ClientResponse::OK) {
+      std::cerr << "charybdis-ctl: " << name << ": "
+                << (status.ok() ? response.message() : status.error_message()) << "\n";
+      failures++;
+      continue;
+    }
+    std::cout << name << ": removed " << response.cleanup_pairs() << " stored pairs (" << response.cleanup_bytes()
+              << " bytes) of ranges it no longer replicates" << std::endl;
+  }
+  return failures == 0 ? 0 : 1;
+}
+
 int Cluster(const Arguments& arguments) {
   const auto& words = arguments.words;
   if (words.size() < 2) return Usage("cluster needs up, add, down, kill, start, stop, partition or heal");
@@ -575,6 +620,7 @@ int Main(int argc, char** argv) {
   if (command == "decommission") return Operation(arguments, topology::Operation::kDecommission);
   if (command == "removenode") return Operation(arguments, topology::Operation::kRemove);
   if (command == "replace") return Replace(arguments);
+  if (command == "cleanup") return Cleanup(arguments);
   if (command == "bench") return Bench(arguments);
   if (command == "calibrate") return Calibrate(arguments);
   if (command == "run-scenario") return RunScenarioCommand(arguments);
