@@ -25,6 +25,7 @@
 #include "core/cluster/token_ring.h"
 #include "core/data/storage_codec.h"
 #include "core/data/token.h"
+#include "core/topology/topology_log.h"
 #include "node/ctl/status_table.h"
 #include "node/ctl/topology_operation.h"
 #include "node/local/local_cluster.h"
@@ -383,6 +384,33 @@ TEST_F(NodeClusterTest, ADecommissionedNodesRangesStreamToTheNodesThatStay) {
   }
 }
 
+// ctl rollback's path: node 4 begins its decommission, driving it, and is
+// SIGKILLed before its first barrier can pass (it waits out the write
+// timeout). Rolled back through node 1, node 4 is a normal member again;
+// a second roll-back is refused and says why.
+TEST_F(NodeClusterTest, AnOperationWhoseDriverDiedIsRolledBack) {
+  StartCluster("", 4);
+  topology::Entry begin;
+  begin.kind = topology::Entry::Kind::kBegin;
+  begin.operation = topology::Operation::kDecommission;
+  begin.node = 4;
+  begin.driver = 4;
+  ClientRequest request;
+  for (const auto& [column, value] : topology::EntryColumns(begin)) {
+    (*request.mutable_topology_change()->mutable_entry())[column] = value;
+  }
+  const ClientResponse begun = Execute(4, request);
+  ASSERT_EQ(begun.code(), ClientResponse::OK) << begun.message();
+  ASSERT_TRUE(cluster_->Kill(4, /*power=*/false).ok());
+  const absl::StatusOr<uint64_t> rolled_back = RollBack(4, cluster_->client_address(1));
+  ASSERT_TRUE(rolled_back.ok()) << rolled_back.status();
+  EXPECT_EQ(*rolled_back, begun.topology_version() + 1);
+  EXPECT_EQ(StatusOnceItSees(1, 4, "normal").member_state().at(4), "normal");
+  const absl::StatusOr<uint64_t> again = RollBack(4, cluster_->client_address(1));
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("no operation on node 4 is in progress"), std::string::npos) << again.status();
+}
+
 // ctl cluster add's path on real processes: node 4 starts with only the
 // three members' addresses, reads the logs from them, joins and streams
 // what it gains; then every member sees it normal and up, it takes writes
@@ -415,6 +443,12 @@ TEST_F(NodeClusterTest, ANewNodeJoinsAndHoldsTheRangesItGained) {
   ASSERT_EQ(tokens.size(), 4u);
   EXPECT_EQ(status.member_size(), 4);
   EXPECT_EQ(Execute(4, Put("after", "joined", CL_ALL)).code(), ClientResponse::OK);
+  // ctl cleanup's request: node 1 removes what node 4 took from it.
+  ClientRequest cleanup;
+  cleanup.mutable_cleanup();
+  const ClientResponse cleaned = Execute(1, cleanup);
+  ASSERT_EQ(cleaned.code(), ClientResponse::OK) << cleaned.message();
+  EXPECT_GT(cleaned.cleanup_pairs(), 0u);
   ClusterLayout layout;
   for (NodeId node = 1; node <= 4; node++) layout.nodes.push_back(NodeInfo{node, "dc1", absl::StrCat("r", node)});
   layout.replication.per_datacenter["dc1"] = 3;
@@ -423,6 +457,9 @@ TEST_F(NodeClusterTest, ANewNodeJoinsAndHoldsTheRangesItGained) {
   int gained = 0;
   for (const auto& [key, value] : written) {
     const std::vector<NodeId>& replicas = ring.ReplicasOf(TokenOf(key));
+    // Node 1, cleaned up, holds a key on its disks if and only if it replicates it.
+    const bool node_1_replicates = std::find(replicas.begin(), replicas.end(), NodeId{1}) != replicas.end();
+    EXPECT_EQ(StoredValues(*cluster_, 1, key).size(), node_1_replicates ? 1u : 0u) << "node 1 key " << key;
     if (std::find(replicas.begin(), replicas.end(), NodeId{4}) == replicas.end()) continue;
     gained++;
     const auto stored = StoredValues(*cluster_, 4, key);

@@ -59,6 +59,16 @@ const std::vector<Command>& Commands() {
        "  on N's rack with empty data, takes N's tokens, and each range N held\n"
        "  streams to it from every replica that survives; then it is normal and N\n"
        "  has left for good. Progress and exit status as cluster add.\n"},
+      {"rollback", "undoes the topology operation in progress on a node",
+       "rollback N [--node M]\n"
+       "  Appends a roll-back of the operation in progress on node N (a join,\n"
+       "  replacement, decommission or removenode), through node M of the local\n"
+       "  cluster (default node 1, or 2 when N is 1; or the node at --address). A\n"
+       "  joining or replacing N then has left for good (its id is spent: start\n"
+       "  the node again with a new id and empty data); a leaving N is normal\n"
+       "  again. Refused once the operation's reads moved to the new replicas: it\n"
+       "  can then only finish. Run `cleanup` on the nodes that received streams.\n"
+       "  docs/topology.md.\n"},
       {"cleanup", "nodes remove the data of ranges they no longer replicate",
        "cleanup N [N...] [--timeout 600]\n"
        "  After a join (or a replacement on another rack) the old owners of the\n"

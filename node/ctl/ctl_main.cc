@@ -500,6 +500,39 @@ int Replace(const Arguments& arguments) {
   return AddNode(arguments, *cluster, dead);
 }
 
+// ctl rollback N: undoes the operation in progress on node N.
+int RollBackCommand(const Arguments& arguments) {
+  NodeId node = 0;
+  if (arguments.words.size() != 2 || !absl::SimpleAtoi(arguments.words[1], &node) || node == 0) {
+    return Usage("rollback takes one node number: the node whose operation is undone");
+  }
+  std::string address;
+  if (arguments.flags.count("address")) {
+    address = arguments.flags.at("address");
+  } else {
+    // Through another node by default: the node of a join may be dead.
+    auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+    NodeId through = node == 1 ? 2 : 1;
+    if (arguments.flags.count("node") && !absl::SimpleAtoi(arguments.flags.at("node"), &through)) {
+      return Usage("--node takes a node number");
+    }
+    const auto& nodes = cluster->nodes();
+    if (std::find(nodes.begin(), nodes.end(), through) == nodes.end()) {
+      return Usage(absl::StrCat("the cluster has no node ", through));
+    }
+    address = cluster->client_address(through);
+  }
+  const absl::StatusOr<uint64_t> version = RollBack(node, address);
+  if (!version.ok()) {
+    std::cerr << "charybdis-ctl: the operation on node " << node << " was not rolled back: " << version.status().message()
+              << "\n";
+    return 1;
+  }
+  std::cout << "the operation on node " << node << " was rolled back: topology version " << *version << std::endl;
+  return 0;
+}
+
 // ctl cleanup N...: each node in turn removes the data of the ranges it
 // no longer replicates (core/topology/node_cleanup.h).
 int Cleanup(const Arguments& arguments) {
@@ -621,6 +654,7 @@ int Main(int argc, char** argv) {
   if (command == "removenode") return Operation(arguments, topology::Operation::kRemove);
   if (command == "replace") return Replace(arguments);
   if (command == "cleanup") return Cleanup(arguments);
+  if (command == "rollback") return RollBackCommand(arguments);
   if (command == "bench") return Bench(arguments);
   if (command == "calibrate") return Calibrate(arguments);
   if (command == "run-scenario") return RunScenarioCommand(arguments);

@@ -15,25 +15,29 @@ namespace {
 constexpr auto kPollInterval = std::chrono::milliseconds(200);
 constexpr auto kRequestDeadline = std::chrono::seconds(30);
 
+// Appends `entry` to the topology log through the node at `address`; the
+// topology version after it.
+absl::StatusOr<uint64_t> Append(const topology::Entry& entry, const std::string& address) {
+  ExecuteRequest execute;
+  for (const auto& [column, value] : topology::EntryColumns(entry)) {
+    (*execute.mutable_request()->mutable_topology_change()->mutable_entry())[column] = value;
+  }
+  ClientResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kRequestDeadline);
+  const grpc::Status status = ConnectClient(address)->Execute(&context, execute, &response);
+  if (!status.ok()) return absl::UnavailableError(absl::StrCat(address, ": ", status.error_message()));
+  if (response.code() != ClientResponse::OK) return absl::FailedPreconditionError(response.message());
+  return response.topology_version();
+}
+
 absl::Status Begin(const OperationRequest& request) {
   topology::Entry begin;
   begin.kind = topology::Entry::Kind::kBegin;
   begin.operation = request.operation;
   begin.node = request.node;
   begin.driver = request.driver;
-  ExecuteRequest execute;
-  for (const auto& [column, value] : topology::EntryColumns(begin)) {
-    (*execute.mutable_request()->mutable_topology_change()->mutable_entry())[column] = value;
-  }
-  ClientResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kRequestDeadline);
-  const grpc::Status status = ConnectClient(request.driver_address)->Execute(&context, execute, &response);
-  if (!status.ok()) {
-    return absl::UnavailableError(absl::StrCat(request.driver_address, ": ", status.error_message()));
-  }
-  if (response.code() != ClientResponse::OK) return absl::FailedPreconditionError(response.message());
-  return absl::OkStatus();
+  return Append(begin, request.driver_address).status();
 }
 
 // What `status` says of node `node`: its state and the stage's progress,
@@ -95,6 +99,13 @@ absl::Status RunOperation(const OperationRequest& request, const std::function<v
   }
   progress(absl::StrCat(what, " began, driven by node ", request.driver));
   return WatchUntil(what, request.node, request.driver_address, request.timeout, "left", "normal", progress);
+}
+
+absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address) {
+  topology::Entry entry;
+  entry.kind = topology::Entry::Kind::kRollBack;
+  entry.node = node;
+  return Append(entry, address);
 }
 
 absl::Status WatchJoin(NodeId node, const std::string& address, std::chrono::seconds timeout,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/env/address.h"
 #include "core/topology/topology.h"
 
@@ -28,6 +29,13 @@ struct OperationRequest {
 // operation goes on; `ctl status` shows where). `progress` gets one line
 // per change seen: the topology version and the node's state.
 absl::Status RunOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress);
+
+// Undoes the operation in progress on `node` (`ctl rollback`), through the
+// node at `address`: a join or replacement leaves its node `left` (its id
+// is spent), a decommission or removenode leaves it normal. Refused once
+// the operation's reads moved: it can then only finish. The topology
+// version after it.
+absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address);
 
 // Watches a new node (`address`: its client API) until it is a normal
 // member (OK), as `ctl cluster add` does: the node asks to join and
