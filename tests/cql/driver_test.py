@@ -4,9 +4,10 @@ against a local 3-node cluster of ours, over CQL's native protocol.
 
 Run by `./charybdis test` as:
   /usr/bin/python3 tests/cql/driver_test.py --ctl bazel-bin/node/charybdis-ctl --dir DIR \
-      --gocql GOCQL_CHECK
-(GOCQL_CHECK: tests/cql/gocql_check.go built; without --gocql, Go's checks
-are left out).
+      --gocql GOCQL_CHECK --nodejs NODE_MODULES
+(GOCQL_CHECK: tests/cql/gocql_check.go built; NODE_MODULES: where npm
+installed cassandra-driver, for tests/cql/nodejs_check.js; without either
+flag, that driver's checks are left out).
 It starts the cluster with tests/cql/schema.cql, runs every check (each
 prints PASSED or FAILED with the reason), stops the cluster, and exits 1
 if any check failed.
@@ -32,7 +33,8 @@ from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.metadata import Murmur3Token
 from cassandra.query import BatchStatement, BatchType, SimpleStatement
 
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.cql")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA = os.path.join(HERE, "schema.cql")
 
 
 class LocalCluster:
@@ -383,12 +385,24 @@ def check_node_down(cluster, session, local, gocql_check):
     wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
 
 
-def check_node_joins_and_leaves(ctl, directory):
+def check_nodejs(local, node_modules, expected):
+    # npm's Node.js driver, through tests/cql/nodejs_check.js: from node 1
+    # it finds every `expected` node and writes and reads through each.
+    env = dict(os.environ, NODE_PATH=node_modules)
+    result = subprocess.run(["node", os.path.join(HERE, "nodejs_check.js"), "--address", "%s:%d" % local.cql[1],
+                             "--expect", ",".join("%s:%d" % address for address in expected)],
+                            env=env, capture_output=True, text=True, timeout=120)
+    print(result.stdout, end="", flush=True)
+    assert result.returncode == 0, f"nodejs_check exited {result.returncode}: {result.stderr}"
+
+
+def check_node_joins_and_leaves(ctl, directory, gocql_check, node_modules):
     # On a cluster of its own, of three: node 4 joins (ctl cluster add,
-    # docs/topology.md). Drivers hear TOPOLOGY_CHANGE NEW_NODE, the driver
-    # finds it in system.peers and routes to it. Then it decommissions (ctl
-    # decommission): drivers hear REMOVED_NODE, and system.peers no longer
-    # names it, so the driver drops the host.
+    # docs/topology.md). Drivers hear TOPOLOGY_CHANGE NEW_NODE, the Python
+    # driver, gocql and the Node.js driver find it in system.peers and
+    # route to it. Then it decommissions (ctl decommission): drivers hear
+    # REMOVED_NODE, and system.peers no longer names it, so the driver
+    # drops the host.
     local = LocalCluster(ctl, directory)
     local.up(nodes=3)
     try:
@@ -411,6 +425,10 @@ def check_node_joins_and_leaves(ctl, directory):
         select = SimpleStatement("SELECT owner FROM accounts WHERE id = 'joined'", consistency_level=ConsistencyLevel.ALL)
         row = session.execute(select, host=node_4()).one()
         assert row is not None and row.owner == "node 4", row
+        if gocql_check:
+            check_gocql(local, gocql_check, "--expect", ",".join("%s:%d" % local.cql[n] for n in range(1, 5)))
+        if node_modules:
+            check_nodejs(local, node_modules, [local.cql[n] for n in range(1, 5)])
         env = dict(os.environ, CHARYBDIS_CLUSTER_DIR=directory)
         result = subprocess.run([ctl, "decommission", "4"], env=env, capture_output=True, text=True, timeout=180)
         assert result.returncode == 0, result.stdout + result.stderr
@@ -574,6 +592,7 @@ def main():
     parser.add_argument("--ctl", required=True, help="the charybdis-ctl binary")
     parser.add_argument("--dir", required=True, help="where the local cluster lives (must not hold one)")
     parser.add_argument("--gocql", help="tests/cql/gocql_check.go, built: also run Go's gocql checks")
+    parser.add_argument("--nodejs", help="a node_modules holding cassandra-driver: also run the Node.js driver's")
     args = parser.parse_args()
     local = LocalCluster(os.path.abspath(args.ctl), args.dir)
     failed = 0
@@ -586,10 +605,14 @@ def main():
         gocql_check = os.path.abspath(args.gocql) if args.gocql else None
         if gocql_check:
             checks.append(("check_gocql", lambda: check_gocql(local, gocql_check)))
+        node_modules = os.path.abspath(args.nodejs) if args.nodejs else None
+        if node_modules:
+            checks.append(("check_nodejs", lambda: check_nodejs(local, node_modules, list(local.cql.values()))))
         checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
         checks.append(("check_node_down", lambda: check_node_down(cluster, session, local, gocql_check)))
         checks.append(("check_node_joins_and_leaves",
-                       lambda: check_node_joins_and_leaves(local.ctl, local.directory + "-membership")))
+                       lambda: check_node_joins_and_leaves(local.ctl, local.directory + "-membership", gocql_check,
+                                                           node_modules)))
         for name, run in checks:
             started = time.monotonic()
             try:

@@ -15,6 +15,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,10 @@ const (
 )
 
 func connect(address string) (*gocql.Session, error) {
+	return connectWith(address, gocql.TokenAwareHostPolicy(gocql.DCAwareRoundRobinPolicy("dc1")))
+}
+
+func connectWith(address string, policy gocql.HostSelectionPolicy) (*gocql.Session, error) {
 	host, port, err := splitAddress(address)
 	if err != nil {
 		return nil, err
@@ -38,7 +43,7 @@ func connect(address string) (*gocql.Session, error) {
 	cluster.Consistency = gocql.Quorum
 	cluster.Timeout = 20 * time.Second
 	cluster.ConnectTimeout = 10 * time.Second
-	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.DCAwareRoundRobinPolicy("dc1"))
+	cluster.PoolConfig.HostSelectionPolicy = policy
 	return cluster.CreateSession()
 }
 
@@ -240,10 +245,19 @@ type namedCheck struct {
 func main() {
 	address := flag.String("address", "", "a node's CQL address, HOST:PORT")
 	oneNodeDown := flag.Bool("one-node-down", false, "only check what holds while one node of three is down")
+	expect := flag.String("expect", "", "only check that gocql finds these nodes (HOST:PORT,...) and routes to each")
 	flag.Parse()
 	if *address == "" {
-		fmt.Fprintln(os.Stderr, "usage: gocql_check --address HOST:PORT")
+		fmt.Fprintln(os.Stderr, "usage: gocql_check --address HOST:PORT [--one-node-down | --expect HOST:PORT,...]")
 		os.Exit(2)
+	}
+	if *expect != "" {
+		if err := checkHosts(*address, strings.Split(*expect, ",")); err != nil {
+			fmt.Printf("FAILED hosts: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("ok hosts: found and routed to %s\n", *expect)
+		return
 	}
 	session, err := connect(*address)
 	if err != nil {

@@ -1,0 +1,69 @@
+// The Node.js driver (cassandra-driver from npm, unmodified) against a
+// running cluster, from tests/cql/driver_test.py: from one contact point it
+// must find every expected node, each at its own address, hold it up, and
+// route a write and a read at ALL through each one (the Node.js driver
+// found only one of three local nodes when they shared 127.0.0.1).
+//
+// usage: node nodejs_check.js --address HOST:PORT --expect HOST:PORT[,HOST:PORT...]
+// NODE_PATH names the node_modules that holds cassandra-driver.
+'use strict';
+
+const cassandra = require('cassandra-driver');
+
+function argument(name) {
+  const at = process.argv.indexOf(name);
+  if (at < 0 || at + 1 >= process.argv.length) throw new Error(`${name} is required`);
+  return process.argv[at + 1];
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitForHosts(client, expected, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const up = client.hosts.values().filter((host) => host.isUp()).map((host) => host.address);
+    const missing = expected.filter((address) => !up.includes(address));
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`the driver does not hold ${missing.join(', ')} up; it knows ${client.hosts.keys().join(', ')}`);
+    }
+    await sleep(200);
+  }
+}
+
+async function main() {
+  const [host, port] = argument('--address').split(':');
+  const expected = argument('--expect').split(',');
+  const client = new cassandra.Client({
+    contactPoints: [host],
+    protocolOptions: { port: Number(port) },
+    localDataCenter: 'dc1',
+    keyspace: 'app',
+    socketOptions: { readTimeout: 20000 },
+  });
+  await client.connect();
+  try {
+    await waitForHosts(client, expected, 30000);
+    for (const address of expected) {
+      const through = client.hosts.get(address);
+      const id = `nodejs via ${address}`;
+      const options = { prepare: true, host: through, consistency: cassandra.types.consistencies.all };
+      await client.execute('INSERT INTO accounts (id, balance, owner) VALUES (?, ?, ?)',
+        [id, cassandra.types.Long.fromNumber(7), address], options);
+      const result = await client.execute('SELECT owner FROM accounts WHERE id = ?', [id], options);
+      const coordinator = result.info.queriedHost;
+      if (coordinator !== address) throw new Error(`asked ${address} to coordinate, ${coordinator} did`);
+      const row = result.first();
+      if (row === null || row.owner !== address) throw new Error(`read back through ${address}: ${JSON.stringify(row)}`);
+    }
+    console.log(`nodejs: cassandra-driver ${require('cassandra-driver/package.json').version} found ` +
+      `${expected.length} nodes and wrote and read at ALL through each`);
+  } finally {
+    await client.shutdown();
+  }
+}
+
+main().catch((error) => {
+  console.error(`nodejs_check: ${error.message}`);
+  process.exit(1);
+});
