@@ -56,7 +56,8 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                    },
                    [this](const std::string& key, const std::string& stored, std::function<void(absl::Status)> done) {
                      acceptor_.MergeStreamed(key, stored, std::move(done));
-                   }),
+                   },
+                   metrics_),
       range_cleanup_(env_, topology_log_,
                      [this] {
                        // The config's tables are placed as the cluster.
@@ -300,10 +301,10 @@ void Shard::OnMessage(const Envelope& message) {
       barrier_answerer_->OnTopologyChange();
       return;
     case Envelope::kPaxosPrepare:
-      acceptor_.OnPrepare(message);
+      if (!replica_.RefusedPaxos(message)) acceptor_.OnPrepare(message);
       return;
     case Envelope::kPaxosAccept:
-      acceptor_.OnAccept(message);
+      if (!replica_.RefusedPaxos(message)) acceptor_.OnAccept(message);
       return;
     case Envelope::kPaxosCommit:
       acceptor_.OnCommit(message);

@@ -165,6 +165,46 @@ TEST_F(OperationDriverTest, AReplicaRefusesAWriteOrReadRoutedByATopologyABarrier
   const ReplicaReadResponse fresh = read(current);
   EXPECT_TRUE(fresh.ok());
   EXPECT_EQ(fresh.data().rows_size(), 1);
+  // Paxos alike: a prepare or accept of a round whose participants an
+  // older topology chose is refused; one of the current version, or of no
+  // topology (the logs' own rounds), is not.
+  Ballot ballot;
+  ballot.set_micros(simulator_.now() / kMicrosecond + 1000);
+  ballot.set_unique(9);
+  auto prepare = [&](uint64_t version) {
+    ballot.set_micros(ballot.micros() + 1);
+    Envelope message;
+    PaxosPrepare& prepare = *message.mutable_paxos_prepare();
+    prepare.set_request_id(900 + version);
+    *prepare.mutable_ballot() = ballot;
+    prepare.set_table("t");
+    prepare.set_partition_key(key);
+    prepare.set_topology_version(version);
+    const std::vector<Envelope> answers = exchange(std::move(message));
+    EXPECT_EQ(answers.size(), 1u);
+    return answers.empty() ? PaxosPromise() : answers.front().paxos_promise();
+  };
+  const PaxosPromise stale_promise = prepare(current - 3);
+  EXPECT_TRUE(stale_promise.fenced());
+  EXPECT_FALSE(stale_promise.promised());
+  EXPECT_TRUE(prepare(current).promised());
+  EXPECT_TRUE(prepare(0).promised());
+  auto accept = [&](uint64_t version) {
+    Envelope message;
+    PaxosAccept& accept = *message.mutable_paxos_accept();
+    accept.set_request_id(950 + version);
+    accept.set_topology_version(version);
+    *accept.mutable_proposal()->mutable_ballot() = ballot;
+    accept.mutable_proposal()->mutable_mutation()->set_table("t");
+    accept.mutable_proposal()->mutable_mutation()->set_partition_key(key);
+    const std::vector<Envelope> answers = exchange(std::move(message));
+    EXPECT_EQ(answers.size(), 1u);
+    return answers.empty() ? PaxosAcceptReply() : answers.front().paxos_accept_reply();
+  };
+  const PaxosAcceptReply stale_accept = accept(current - 3);
+  EXPECT_TRUE(stale_accept.fenced());
+  EXPECT_FALSE(stale_accept.accepted());
+  EXPECT_TRUE(accept(current).accepted());
 }
 
 // ScyllaDB #5251: a value accepted by a quorum of the old owners, node 4

@@ -15,6 +15,7 @@ inline constexpr std::string_view kProbes[] = {
     // Paxos, proposer side (core/paxos/proposer.cc).
     "paxos.refused_by_higher_ballot",
     "paxos.disk_refused_promise",
+    "paxos.fenced_promise",
     "paxos.retry_above_latest_commit",
     "paxos.finish_in_progress_round",
     "paxos.repair_missing_commit",
@@ -45,6 +46,7 @@ inline constexpr std::string_view kProbes[] = {
     // Writes and hints (core/coordinator/write_handler.cc, core/hints/).
     "write.hint_on_timeout",
     "replica.write_fenced",
+    "replica.paxos_fenced",
     "replica.read_fenced",
     "hints.expired_window",
     "hints.replayed",

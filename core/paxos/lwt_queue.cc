@@ -197,6 +197,7 @@ std::shared_ptr<ProposerShell> LwtQueue::RunPaxos(Token token, const std::string
     if (quorum.Counts(replica)) request.participants.push_back(replica);
   }
   request.quorum = quorum.blocked_for();
+  request.topology_version = (*placement)->version();
   return StartRound(std::move(request), std::move(replies), std::move(after));
 }
 

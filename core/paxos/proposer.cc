@@ -116,6 +116,7 @@ void Proposer::NewRound() {
     *prepare->mutable_ballot() = ballot_;
     prepare->set_table(request_.table);
     prepare->set_partition_key(request_.partition_key);
+    prepare->set_topology_version(request_.topology_version);
     if (uncertain_origin_) *prepare->mutable_uncertain_origin() = *uncertain_origin_;
     for (const RowSpan& span : rows_read_) *prepare->add_read_rows() = span;
     Send(node, std::move(message), ProposerEffect::Fault::kPerhapsLate, "paxos.proposer.prepare_late");
@@ -164,10 +165,13 @@ void Proposer::OnPromise(NodeId replica, const PaxosPromise& promise) {
   if (phase_ != Phase::kPreparing || promise.request_id() != round_id_) return;
   if (promises_.count(replica) || refused_.count(replica)) return;  // a duplicate
   SeeBallot(promise.promised_ballot());
-  // A replica whose disk failed promised nothing: a refusal, so the round
-  // moves on instead of waiting for its timeout.
+  // A replica whose disk failed, or that is fenced against the round's
+  // topology, promised nothing: a refusal, so the round moves on instead
+  // of waiting for its timeout.
   if (!promise.ok() || !promise.promised()) {
-    if (!promise.ok()) {
+    if (promise.fenced()) {
+      CHARYBDIS_PROBE(view_.probes, "paxos.fenced_promise");
+    } else if (!promise.ok()) {
       CHARYBDIS_PROBE(view_.probes, "paxos.disk_refused_promise");
     } else {
       CHARYBDIS_PROBE(view_.probes, "paxos.refused_by_higher_ballot");
@@ -341,6 +345,7 @@ void Proposer::Propose(const PartitionData& mutation, bool finishing, const Ball
     Envelope message;
     message.mutable_paxos_accept()->set_request_id(id);
     *message.mutable_paxos_accept()->mutable_proposal() = proposal_;
+    message.mutable_paxos_accept()->set_topology_version(request_.topology_version);
     Send(replica, std::move(message), ProposerEffect::Fault::kPerhapsTwice, "paxos.proposer.accept_duplicate");
   }
 }

@@ -77,6 +77,10 @@ class Proposer {
     // LOCAL_SERIAL) and how many must answer.
     std::vector<NodeId> participants;
     uint32_t quorum = 0;
+    // The topology version that chose them, which prepares and accepts
+    // carry to the replicas' fence; 0: not chosen by the ring (the
+    // topology and schema logs' rounds), never fenced.
+    uint64_t topology_version = 0;
     ConsistencyLevel serial_level = CL_SERIAL;
     // Conditional writes on the partition, in arrival order, sharing this
     // round: each is evaluated on the state the ones before it left, and

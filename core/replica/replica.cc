@@ -21,6 +21,27 @@ bool Replica::Fenced(uint64_t topology_version) const {
   return topology_version != 0 && topology_version < fence_;
 }
 
+bool Replica::RefusedPaxos(const Envelope& message) {
+  Envelope reply;
+  if (message.has_paxos_prepare()) {
+    if (!Fenced(message.paxos_prepare().topology_version())) return false;
+    // As a write: a round among the owners of an older topology may miss
+    // an owner that now counts, and decide what a quorum of the new ones
+    // never saw (ScyllaDB #7243's split brain).
+    CHARYBDIS_PROBE(env_.probes, "replica.paxos_fenced");
+    reply.mutable_paxos_promise()->set_request_id(message.paxos_prepare().request_id());
+    reply.mutable_paxos_promise()->set_fenced(true);
+  } else {
+    CHARYBDIS_ASSERT(message.has_paxos_accept());
+    if (!Fenced(message.paxos_accept().topology_version())) return false;
+    CHARYBDIS_PROBE(env_.probes, "replica.paxos_fenced");
+    reply.mutable_paxos_accept_reply()->set_request_id(message.paxos_accept().request_id());
+    reply.mutable_paxos_accept_reply()->set_fenced(true);
+  }
+  env_.network->Send(SenderOf(message), std::move(reply));
+  return true;
+}
+
 void Replica::OnWrite(const Envelope& message) {
   const ReplicaWrite& write = message.replica_write();
   const PartitionData& mutation = write.mutation();

@@ -24,6 +24,9 @@ class Replica {
   void OnRead(const Envelope& message);
   // One shard's part of a scan (core/replica/shard_scan.h).
   void OnScan(const Envelope& message);
+  // A Paxos prepare or accept routed by a topology older than the fence:
+  // answers it refused, and says so (true); else leaves it to the acceptor.
+  bool RefusedPaxos(const Envelope& message);
 
  private:
   // Whether a request routed by `topology_version` is older than the fence.

@@ -25,8 +25,8 @@ absl::Status RequestProblem(const StreamRanges& request, NodeId self) {
 
 }  // namespace
 
-StreamJobs::StreamJobs(ShardEnv env, Tables tables, PaxosMerge merge)
-    : env_(env), tables_(std::move(tables)), merge_(std::move(merge)) {
+StreamJobs::StreamJobs(ShardEnv env, Tables tables, PaxosMerge merge, ShardMetrics& metrics)
+    : env_(env), tables_(std::move(tables)), merge_(std::move(merge)), metrics_(metrics) {
   CHARYBDIS_ASSERT(tables_ != nullptr && merge_ != nullptr);
 }
 
@@ -84,6 +84,8 @@ void StreamJobs::OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status 
   CHARYBDIS_ASSERT(job->second.running.count(stream_id) == 1);
   job->second.pairs += stream->second->pairs_stored();
   job->second.bytes += stream->second->bytes_stored();
+  metrics_.stream_pairs_received += stream->second->pairs_stored();
+  metrics_.stream_bytes_received += stream->second->bytes_stored();
   job->second.running.erase(stream_id);
   streams_.erase(stream);
   if (status.ok() && !job->second.running.empty()) return;

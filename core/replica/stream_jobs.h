@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "core/env/shard_env.h"
 #include "core/replica/range_stream.h"
+#include "core/telemetry/metrics.h"
 #include "proto/messages.pb.h"
 
 namespace charybdis {
@@ -28,7 +29,8 @@ class StreamJobs {
   // The tables whose data streams: every storage table the shard knows.
   using Tables = std::function<std::vector<std::string>()>;
   // `merge`: how streamed Paxos states reach this shard's acceptor.
-  StreamJobs(ShardEnv env, Tables tables, PaxosMerge merge);
+  // `metrics`: counts the pairs and bytes streams stored.
+  StreamJobs(ShardEnv env, Tables tables, PaxosMerge merge, ShardMetrics& metrics);
 
   void OnRequest(const Envelope& message);
   void OnChunk(const StreamChunk& chunk);
@@ -51,6 +53,7 @@ class StreamJobs {
   ShardEnv env_;
   Tables tables_;
   PaxosMerge merge_;
+  ShardMetrics& metrics_;
   uint64_t last_id_ = 0;  // streams and jobs
   std::map<uint64_t, std::shared_ptr<RangeStream>> streams_;
   std::map<uint64_t, Job> jobs_;

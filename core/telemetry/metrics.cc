@@ -85,6 +85,8 @@ std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
       {"hints_dropped", hints_dropped},
       {"batches_logged", batches_logged},
       {"batchlog_replays", batchlog_replays},
+      {"stream_pairs_received", stream_pairs_received},
+      {"stream_bytes_received", stream_bytes_received},
       {"cleanup_pairs_removed", cleanup_pairs_removed},
       {"cleanup_bytes_removed", cleanup_bytes_removed},
       {"cas_total_operations", cas_total_operations},

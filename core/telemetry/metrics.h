@@ -72,6 +72,10 @@ struct ShardMetrics {
   // from this node's batch log (their coordinator did not finish them).
   uint64_t batches_logged = 0;
   uint64_t batchlog_replays = 0;
+  // Streaming, receiver side: the pairs and bytes streams stored here,
+  // counted as each stream ends.
+  uint64_t stream_pairs_received = 0;
+  uint64_t stream_bytes_received = 0;
   // ctl cleanup: stored pairs of ranges the node no longer replicates,
   // removed, and their bytes.
   uint64_t cleanup_pairs_removed = 0;

@@ -1,7 +1,7 @@
 // charybdis-bench-real: Charybdis beside etcd on this machine, in one run
 // (`./charybdis bench real`, docs/benchmarks.md).
 //
-//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqm] [--quick]
+//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqmj] [--quick]
 //
 // Starts a local 3-node Charybdis cluster (RF=3, 2 shards per node) and a
 // 3-member etcd cluster on loopback, runs the phases on both, measure by
@@ -12,7 +12,8 @@
 // 250 in flight, batches, RF=3 then RF=1, with the naive mode); p phase a
 // (and b, with b) again with commitlog_sync periodic; q phase a through CQL beside our
 // gRPC API, on one cluster, and CQL puts and gets at each level; m our
-// nodes' memory across 1M LWTs on fresh keys. --quick: small sizes, for
+// nodes' memory across 1M LWTs on fresh keys; j a fourth node joins a
+// loaded cluster under load (node/bench/bench_join.h). --quick: small sizes, for
 // the test suite. Exits 1 if a system broke a promise (a check failed) or served
 // no request of a measure (the naive mode excepted).
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/env/commitlog_sync.h"
+#include "node/bench/bench_join.h"
 #include "node/bench/bench_phases.h"
 #include "node/bench/bench_report.h"
 #include "node/bench/etcd_cluster.h"
@@ -42,7 +44,7 @@ namespace fs = std::filesystem;
 struct Flags {
   std::string directory;
   std::string out = "bench-real";
-  std::string phases = "abcdpqm";
+  std::string phases = "abcdpqmj";
   bool quick = false;
 };
 
@@ -143,6 +145,7 @@ struct Results {
   std::vector<PhaseRun> runs;
   std::vector<MemorySample> memory;  // phase m
   std::optional<MachineFloor> floor;  // measured before phase a
+  std::optional<JoinMeasures> join;   // phase j
 };
 
 // The machine's floor, measured while both clusters are idle, so that
@@ -261,6 +264,34 @@ absl::Status RunReplicated(const Flags& flags, const PhaseSizes& sizes, Results&
   return (*etcd)->Stop();
 }
 
+// Phase j on a cluster of its own: a fourth node joins under load.
+absl::Status RunJoinPhase(const Flags& flags, Results& results) {
+  auto ours = StartOurs(flags.directory + "/rf3-join", 3, "charybdis", "", true);
+  if (!ours.ok()) return ours.status();
+  JoinSizes sizes;
+  if (flags.quick) {
+    sizes.data_bytes = 4 << 20;
+    sizes.window_seconds = 2;
+    sizes.join_timeout_seconds = 120;
+  }
+  const std::string floor_directory = flags.directory + "/join-floor";
+  std::error_code error;
+  fs::create_directories(floor_directory, error);
+  absl::StatusOr<JoinMeasures> measures = RunJoin(*ours->cluster, *ours->client, sizes, floor_directory);
+  if (!measures.ok()) return measures.status();
+  results.join = *std::move(measures);
+  return ours->cluster->StopAll();
+}
+
+// Phase j's time from add to normal, and what it comes to for 1 GiB.
+std::string JoinTimeLine(const JoinMeasures& join) {
+  return absl::StrFormat(
+      "j. node 4 from `cluster add` to UN: %.1f s with %.0f MiB loaded at RF=3 (%.0f MiB streamed to it); at this "
+      "rate, about %.0f s for a node taking 1 GiB\n",
+      join.join_seconds, join.data_bytes / 1048576.0, join.bytes_streamed / 1048576.0,
+      join.bytes_streamed > 0 ? join.join_seconds * (1 << 30) / join.bytes_streamed : 0.0);
+}
+
 // Phase d at RF=1, beside a 1-member etcd.
 absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::vector<PhaseRun>& runs) {
   auto etcd = StartEtcd(flags.directory + "/etcd-1", 1);
@@ -277,7 +308,7 @@ absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::v
 }
 
 constexpr char kHelp[] =
-    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqm] [--quick]\n"
+    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqmj] [--quick]\n"
     "Charybdis (3 nodes, RF=3, 2 shards each) beside etcd (3 members) on this machine, in one run.\n"
     "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
     "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
@@ -287,7 +318,11 @@ constexpr char kHelp[] =
     "            q: phase a through CQL (prepared statements) beside our gRPC API, one cluster,\n"
     "            and 5k puts and gets through CQL at ONE, LOCAL_QUORUM, QUORUM and ALL;\n"
     "            m: our nodes' resident memory across 1M IF NOT EXISTS on fresh keys, 64 in\n"
-    "            flight (goal: the end within 20% of halfway)\n"
+    "            flight (goal: the end within 20% of halfway);\n"
+    "            j: a fourth node joins a cluster loaded with 1 GiB at RF=3 while 4 clients put at\n"
+    "            QUORUM and 2 run IF NOT EXISTS: its streaming beside this machine's sequential write\n"
+    "            of the same bytes (goal >= 50%), put p99 (<= 2x) and LWT p50 (<= 1.5x) during the\n"
+    "            join beside just before, and its time from add to UN\n"
     "            Phase a starts with this machine's floor: the loopback round trip and 3 fdatasyncs\n"
     "            at once, what a QUORUM put and an LWT cannot beat here\n"
     "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
@@ -312,6 +347,10 @@ std::vector<Comparison> AllComparisons(const Results& results) {
     comparisons.insert(after_a, floors.begin(), floors.end());
   }
   if (auto memory = MemoryComparison(results.memory, "group, RF=3")) comparisons.push_back(*memory);
+  if (results.join) {
+    const std::vector<Comparison> join = JoinComparisons(*results.join);
+    comparisons.insert(comparisons.end(), join.begin(), join.end());
+  }
   return comparisons;
 }
 
@@ -328,6 +367,17 @@ void WriteReport(const std::string& prefix, const Results& results, const std::v
                                {"fdatasync_writers", floor->sync_writers},
                                {"quorum_put_us", floor->quorum_put_us()},
                                {"lwt_us", floor->lwt_us()}};
+  }
+  if (const std::optional<JoinMeasures>& join = results.join) {
+    report["join"] = {{"data_bytes", join->data_bytes},
+                      {"bytes_streamed", join->bytes_streamed},
+                      {"streaming_seconds", join->streaming_seconds},
+                      {"join_seconds", join->join_seconds},
+                      {"write_floor_bytes_per_second", join->write_floor_bytes_per_second},
+                      {"put_p99_us_before", join->puts_before.p99_us()},
+                      {"put_p99_us_during", join->puts_during.p99_us()},
+                      {"lwt_p50_us_before", join->lwts_before.p50_us()},
+                      {"lwt_p50_us_during", join->lwts_during.p50_us()}};
   }
   std::ofstream(prefix + ".json") << report.dump(2) << "\n";
   std::ofstream(prefix + ".svg") << RatioChartSvg(comparisons);
@@ -350,8 +400,8 @@ int Main(int argc, char** argv) {
     }
     else return Usage(absl::StrCat("unknown argument ", word));
   }
-  if (flags.phases.find_first_not_of("abcdpqm") != std::string::npos || flags.phases.empty()) {
-    return Usage("--phases takes letters of abcdpqm");
+  if (flags.phases.find_first_not_of("abcdpqmj") != std::string::npos || flags.phases.empty()) {
+    return Usage("--phases takes letters of abcdpqmj");
   }
   if (flags.directory.empty()) flags.directory = fs::temp_directory_path() / absl::StrCat("charybdis-bench-", getpid());
   if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {
@@ -362,14 +412,19 @@ int Main(int argc, char** argv) {
   const PhaseSizes sizes = flags.quick ? QuickSizes() : PhaseSizes();
   Results results;
   const std::vector<PhaseRun>& runs = results.runs;
-  absl::Status status = RunReplicated(flags, sizes, results);
+  // Phase j alone needs neither etcd nor the phases' cluster.
+  absl::Status status = flags.phases.find_first_not_of("j") == std::string::npos
+                            ? absl::OkStatus()
+                            : RunReplicated(flags, sizes, results);
   if (status.ok() && Has(flags, 'd')) status = RunUnreplicated(flags, sizes, results.runs);
+  if (status.ok() && Has(flags, 'j')) status = RunJoinPhase(flags, results);
   if (!status.ok()) {
     std::cerr << "charybdis-bench-real: " << status << "\n(clusters are under " << flags.directory << ")\n";
     return 1;
   }
   const std::vector<Comparison> comparisons = AllComparisons(results);
   std::cout << ComparisonTable(comparisons);
+  if (results.join) std::cout << JoinTimeLine(*results.join);
   WriteReport(flags.out, results, comparisons);
   int broken = 0;
   for (const PhaseRun& run : runs) {

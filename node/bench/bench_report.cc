@@ -165,7 +165,7 @@ std::string ComparisonTable(const std::vector<Comparison>& comparisons) {
   for (const Comparison& c : comparisons) {
     std::string goal = "";
     if (c.goal) goal = absl::StrFormat("%s%.1f %s", c.lower_is_better ? "<=" : ">=", *c.goal, c.met() ? "met" : "MISSED");
-    const std::string unit = c.unit == "us" || c.unit == "MiB" ? c.unit : "/s";
+    const std::string unit = c.unit == "us" || c.unit == "MiB" || c.unit == "MB/s" ? c.unit : "/s";
     absl::StrAppend(&table, absl::StrFormat("%-84s %11.0f %-3s %10.0f %-3s %7.2f %s\n", c.title, c.ours, unit,
                                             c.theirs, unit, c.ratio(), goal));
   }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -165,6 +166,30 @@ absl::StatusOr<int64_t> MeasureFdatasyncUs(const std::string& directory, uint32_
     all_us.insert(all_us.end(), samples_us[w].begin(), samples_us[w].end());
   }
   return Percentile(all_us, 50);
+}
+
+absl::StatusOr<double> MeasureSequentialWriteBytesPerSecond(const std::string& directory, uint64_t bytes) {
+  if (bytes == 0) return absl::InvalidArgumentError("bytes must be at least 1");
+  const std::string path = absl::StrCat(directory, "/sequential-write");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError(absl::StrCat("open ", path));
+  // Not zeros: a filesystem may treat those specially.
+  std::vector<char> block(1 << 20);
+  for (size_t i = 0; i < block.size(); i++) block[i] = static_cast<char>(i * 131 + 7);
+  absl::Status status;
+  const auto began = std::chrono::steady_clock::now();
+  for (uint64_t written = 0; written < bytes && status.ok();) {
+    const size_t size = static_cast<size_t>(std::min<uint64_t>(block.size(), bytes - written));
+    if (!WriteAll(fd, block.data(), size)) status = ErrnoError("sequential write");
+    written += size;
+  }
+  if (status.ok() && ::fdatasync(fd) != 0) status = ErrnoError("fdatasync");
+  const int64_t took_us = std::max<int64_t>(MicrosSince(began), 1);
+  ::close(fd);
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+  if (!status.ok()) return status;
+  return static_cast<double>(bytes) * 1e6 / static_cast<double>(took_us);
 }
 
 absl::StatusOr<MachineFloor> MeasureMachineFloor(const std::string& directory) {

@@ -37,6 +37,10 @@ absl::StatusOr<int64_t> MeasureLoopbackRoundTripUs(uint32_t round_trips);
 // writes and fdatasyncs at once, on files in `directory` (removed after).
 absl::StatusOr<int64_t> MeasureFdatasyncUs(const std::string& directory, uint32_t writers, uint32_t syncs_each);
 
+// Writing `bytes` to a fresh file in `directory` in 1 MiB writes, then one
+// fdatasync: what storing streamed data cannot beat here (phase j).
+absl::StatusOr<double> MeasureSequentialWriteBytesPerSecond(const std::string& directory, uint64_t bytes);
+
 // Both, with the shapes above: 3 writers, as 3 replicas on one disk.
 absl::StatusOr<MachineFloor> MeasureMachineFloor(const std::string& directory);
 
