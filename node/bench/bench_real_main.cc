@@ -30,6 +30,7 @@
 #include "node/bench/bench_join.h"
 #include "node/bench/bench_phases.h"
 #include "node/bench/bench_report.h"
+#include "node/bench/stream_storing.h"
 #include "node/bench/etcd_cluster.h"
 #include "node/local/local_cluster.h"
 #include "node/bench/machine_floor.h"
@@ -146,6 +147,7 @@ struct Results {
   std::vector<MemorySample> memory;  // phase m
   std::optional<MachineFloor> floor;  // measured before phase a
   std::optional<JoinMeasures> join;   // phase j
+  std::optional<StreamStoringMeasures> storing;  // phase j
 };
 
 // The machine's floor, measured while both clusters are idle, so that
@@ -280,7 +282,15 @@ absl::Status RunJoinPhase(const Flags& flags, Results& results) {
   absl::StatusOr<JoinMeasures> measures = RunJoin(*ours->cluster, *ours->client, sizes, floor_directory);
   if (!measures.ok()) return measures.status();
   results.join = *std::move(measures);
-  return ours->cluster->StopAll();
+  if (absl::Status stopped = ours->cluster->StopAll(); !stopped.ok()) return stopped;
+  StreamStoringSizes storing;
+  if (flags.quick) storing.bytes = 8 << 20;
+  std::cerr << "bench: j. storing " << storing.bytes / (1 << 20)
+            << " MiB of streamed pairs: synced batches, an SST per chunk, one SST\n";
+  absl::StatusOr<StreamStoringMeasures> stored = MeasureStreamStoring(flags.directory + "/stream-storing", storing);
+  if (!stored.ok()) return stored.status();
+  results.storing = *stored;
+  return absl::OkStatus();
 }
 
 // Phase j's time from add to normal, and what it comes to for 1 GiB.
@@ -351,6 +361,10 @@ std::vector<Comparison> AllComparisons(const Results& results) {
     const std::vector<Comparison> join = JoinComparisons(*results.join);
     comparisons.insert(comparisons.end(), join.begin(), join.end());
   }
+  if (results.storing) {
+    const std::vector<Comparison> storing = StreamStoringComparisons(*results.storing);
+    comparisons.insert(comparisons.end(), storing.begin(), storing.end());
+  }
   return comparisons;
 }
 
@@ -378,6 +392,13 @@ void WriteReport(const std::string& prefix, const Results& results, const std::v
                       {"put_p99_us_during", join->puts_during.p99_us()},
                       {"lwt_p50_us_before", join->lwts_before.p50_us()},
                       {"lwt_p50_us_during", join->lwts_during.p50_us()}};
+  }
+  if (const std::optional<StreamStoringMeasures>& storing = results.storing) {
+    report["stream_storing"] = {{"pairs", storing->pairs},
+                                {"bytes", storing->bytes},
+                                {"synced_batches_seconds", storing->batches_seconds},
+                                {"sst_per_chunk_seconds", storing->sst_per_chunk_seconds},
+                                {"one_sst_seconds", storing->one_sst_seconds}};
   }
   std::ofstream(prefix + ".json") << report.dump(2) << "\n";
   std::ofstream(prefix + ".svg") << RatioChartSvg(comparisons);

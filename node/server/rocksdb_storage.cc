@@ -10,17 +10,22 @@
 
 namespace charybdis::node {
 
-absl::StatusOr<std::unique_ptr<RocksDbStorage>> RocksDbStorage::Open(const std::string& directory,
-                                                                    Reactor* reactor,
-                                                                    const CommitlogSync& sync,
-                                                                    rocksdb::Env* env) {
+rocksdb::Options RocksDbStorage::ShardOptions() {
   rocksdb::Options options;
   options.create_if_missing = true;
-  if (env != nullptr) options.env = env;
   // One small instance per shard: keep its threads and memory modest.
   options.IncreaseParallelism(1);
   options.max_background_jobs = 2;
   options.write_buffer_size = 16 << 20;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<RocksDbStorage>> RocksDbStorage::Open(const std::string& directory,
+                                                                    Reactor* reactor,
+                                                                    const CommitlogSync& sync,
+                                                                    rocksdb::Env* env) {
+  rocksdb::Options options = ShardOptions();
+  if (env != nullptr) options.env = env;
   rocksdb::DB* db = nullptr;
   const rocksdb::Status status = rocksdb::DB::Open(options, directory, &db);
   if (!status.ok()) return ToStatus(status);

@@ -12,6 +12,7 @@
 namespace rocksdb {
 class DB;
 class Env;
+struct Options;
 }  // namespace rocksdb
 
 namespace charybdis::node {
@@ -27,6 +28,10 @@ namespace charybdis::node {
 // Callbacks are posted to the shard's reactor, never run inside the call.
 class RocksDbStorage final : public Storage {
  public:
+  // The options a shard's instance opens with (what the benchmark's
+  // measures of RocksDB must use too).
+  static rocksdb::Options ShardOptions();
+
   // Opens (creating if needed) the database in `directory`, on `env`
   // (null: the default one). Refuses one of another storage format.
   static absl::StatusOr<std::unique_ptr<RocksDbStorage>> Open(const std::string& directory,
