@@ -144,5 +144,20 @@ TEST_F(BatchlogTest, ARemovedEntryIsNeverReplayed) {
   EXPECT_EQ(Entries(), 0u);
 }
 
+// A torn entry (flipped bytes fail its checksum) cannot be replayed: it is
+// removed, and the entries after it in the log are replayed still.
+TEST_F(BatchlogTest, ATornEntryIsRemovedAndTheEntriesAfterItAreReplayed) {
+  Store("b1", 1);
+  Store("b2", 1);
+  ASSERT_EQ(Entries(), 2u);
+  std::string& torn = fake_.storage.contents().begin()->second;  // b1's
+  torn[torn.size() / 2] ^= 0x5a;
+  TickUntilReplayed();
+  ASSERT_EQ(runs_.size(), 1u) << "b2 was not replayed";
+  EXPECT_EQ(runs_[0].mutation.partition_key(), "p0");
+  Answer(0, ClientResponse::OK);
+  EXPECT_EQ(Entries(), 0u) << "the torn entry was kept";
+}
+
 }  // namespace
 }  // namespace charybdis
