@@ -78,7 +78,6 @@ class QueuedStorage : public Storage {
  public:
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override {
     queue_.push_back([this, batch = std::move(batch), durability, done = std::move(done)] {
-      if (std::exchange(fail_next_write_, false)) return done(absl::UnavailableError("the disk refused the write"));
       for (const auto& op : batch.operations) {
         if (op.value) {
           contents_[op.key] = *op.value;
@@ -108,8 +107,6 @@ class QueuedStorage : public Storage {
     });
   }
   size_t pending() const { return queue_.size(); }
-  // The next write to complete fails, with no effect.
-  void FailNextWrite() { fail_next_write_ = true; }
   bool CompleteNext() {
     if (queue_.empty()) return false;
     std::function<void()> next = std::move(queue_.front());
@@ -131,7 +128,6 @@ class QueuedStorage : public Storage {
 
  private:
   std::deque<std::function<void()>> queue_;
-  bool fail_next_write_ = false;
   std::map<std::string, std::string> contents_;
   std::map<std::string, std::string> durable_;
 };

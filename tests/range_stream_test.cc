@@ -185,46 +185,6 @@ TEST_F(RangeStreamTest, LateChunksAreDroppedAndASilentSourceIsAskedAgain) {
   EXPECT_EQ(asked[0].stream_request().after_key(), first.pair(1).key());
 }
 
-// The next chunk is asked for while one is stored, and waits for that
-// store; if the store fails, the chunk asked for after it is dropped, so
-// that the progress on disk never passes a pair that is not.
-TEST_F(RangeStreamTest, TheNextChunkComesWhileOneIsStoredAndNeverOvertakesIt) {
-  receiver_.env.buggify = &always_;  // chunks of two pairs
-  auto stream = NewStream();
-  stream->Start();
-  receiver_.storage.CompleteAll();
-  auto answer = [&](std::vector<Envelope> requests) {
-    EXPECT_EQ(requests.size(), 1u);
-    requests.at(0).set_from_node(2);
-    AnswerStreamRequest(source_.env, requests.at(0));
-    source_.storage.CompleteAll();
-    return source_.network.TakeSent().at(0).stream_chunk();
-  };
-  const StreamChunk first = answer(receiver_.network.TakeSent());
-  stream->OnChunk(first);
-  ASSERT_EQ(receiver_.storage.pending(), 1u);
-  std::vector<Envelope> ahead = receiver_.network.TakeSent();
-  ASSERT_EQ(ahead.size(), 1u) << "the next chunk was not asked for while the first is stored";
-  EXPECT_EQ(ahead[0].stream_request().after_key(), first.pair(1).key());
-  const StreamChunk second = answer(ahead);
-  stream->OnChunk(second);
-  EXPECT_EQ(receiver_.storage.pending(), 1u) << "the second chunk did not wait for the first";
-  receiver_.storage.FailNextWrite();
-  receiver_.storage.CompleteAll();
-  EXPECT_TRUE(ReceiverData().empty()) << "the second chunk was stored after the first failed";
-  stream->OnChunk(second);  // late again: still not taken
-  EXPECT_EQ(receiver_.storage.pending(), 0u);
-  receiver_.clock.Advance(1500 * kMillisecond);  // asked again, from the start
-  std::vector<Envelope> again = receiver_.network.TakeSent();
-  ASSERT_EQ(again.size(), 1u);
-  EXPECT_EQ(again[0].stream_request().after_key(), "");
-  for (Envelope& request : again) receiver_.network.Send(Address{1, 0}, std::move(request));
-  Pump(*stream);
-  ASSERT_TRUE(done_.has_value());
-  EXPECT_TRUE(done_->ok()) << *done_;
-  EXPECT_EQ(ReceiverData(), SourceRange());
-}
-
 TEST_F(RangeStreamTest, TheSourceAnswersTheEndOfItsRangeAndRefusesANonsenseRequest) {
   Envelope request;
   StreamRequest& asked = *request.mutable_stream_request();

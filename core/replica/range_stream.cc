@@ -64,23 +64,18 @@ void RangeStream::OnProgressRead(absl::StatusOr<std::optional<std::string>> stor
 
 void RangeStream::Ask() {
   CHARYBDIS_ASSERT(!finished_ && !storing_);
-  SendRequest(last_key_);
-  AskLater();
-}
-
-void RangeStream::SendRequest(const std::string& after) {
-  asked_after_ = after;
   Envelope message;
   StreamRequest& request = *message.mutable_stream_request();
   request.set_stream_id(id_);
   request.set_table(spec_.table);
   request.set_start_token(spec_.start_token);
   request.set_end_token(spec_.end_token);
-  request.set_after_key(after);
+  request.set_after_key(last_key_);
   request.set_paxos(spec_.paxos);
   // Small chunks now and then, so that resuming mid-range is common.
   request.set_max_pairs(env_.buggify->Fires("stream.small_chunks") ? 2 : kMaxStreamPairs);
   env_.network->Send(Address{spec_.source, env_.self.shard}, std::move(message));
+  AskLater();
 }
 
 void RangeStream::AskLater() {
@@ -133,20 +128,13 @@ uint64_t RangeStream::BytesOf(const StreamChunk& chunk) {
 void RangeStream::OnChunk(const StreamChunk& chunk) {
   CHARYBDIS_ASSERT(chunk.stream_id() == id_);
   // A late or duplicated chunk, or one of an earlier life's stream with
-  // this id: the one awaited is of this range and continues from where
-  // the last request asked.
-  if (finished_ || chunk.after_key() != asked_after_ || chunk.table() != spec_.table ||
+  // this id: the one awaited is of this range and continues from last_key_.
+  if (finished_ || storing_ || chunk.after_key() != last_key_ || chunk.table() != spec_.table ||
       chunk.start_token() != spec_.start_token || chunk.end_token() != spec_.end_token ||
       chunk.paxos() != spec_.paxos) {
     return;
   }
   if (!chunk.ok()) return;  // the source's disk refused: the retry asks again
-  if (storing_) {
-    // The chunk asked for while the one before is stored waits for it. (A
-    // chunk that continues from last_key_ is the one being stored, again.)
-    if (!spec_.paxos && asked_after_ != last_key_ && !next_.has_value()) next_ = chunk;
-    return;
-  }
   if (absl::Status checked = Check(chunk); !checked.ok()) return Finish(checked);
   if (spec_.paxos) return MergePaxos(chunk);
   Store(chunk);
@@ -157,11 +145,6 @@ void RangeStream::Store(const StreamChunk& chunk) {
   for (const StoredPair& pair : chunk.pair()) batch.Put(pair.key(), pair.value());
   const std::string last = chunk.pair().empty() ? last_key_ : chunk.pair().rbegin()->key();
   WriteProgress(std::move(batch), last, chunk.exhausted(), chunk.pair_size(), BytesOf(chunk));
-  // The next chunk comes while this one goes to disk: a round trip and the
-  // source's scan no longer wait for the store (docs/benchmarks.md,
-  // "Phase j"). It is stored only after this one, so that the progress on
-  // disk never passes a pair that is not.
-  if (!chunk.exhausted() && !chunk.pair().empty()) SendRequest(last);
 }
 
 // Each state through the acceptor, all at once; the progress is written
@@ -207,32 +190,16 @@ void RangeStream::WriteProgress(WriteBatch batch, std::string last, bool exhaust
   storing_ = true;
   env_.storage->Apply(std::move(batch), Durability::kSynced,
                       [self = shared_from_this(), last, exhausted, pairs, bytes](absl::Status stored) {
-                        self->OnProgressWritten(stored, last, exhausted, pairs, bytes);
+                        self->storing_ = false;
+                        if (self->finished_) return;
+                        if (!stored.ok()) return self->AskLater();  // nothing of it was stored
+                        CHARYBDIS_ASSERT(last >= self->last_key_);
+                        self->last_key_ = last;
+                        self->pairs_stored_ += pairs;
+                        self->bytes_stored_ += bytes;
+                        if (exhausted) return self->Finish(absl::OkStatus());
+                        self->Ask();
                       });
-}
-
-void RangeStream::OnProgressWritten(const absl::Status& stored, const std::string& last, bool exhausted, int pairs,
-                                    uint64_t bytes) {
-  storing_ = false;
-  std::optional<StreamChunk> next = std::move(next_);
-  next_.reset();
-  if (finished_) return;
-  if (!stored.ok()) {
-    // Nothing of it was stored: what was asked for after it must not be
-    // taken either. Asked again from last_key_.
-    asked_after_ = last_key_;
-    return AskLater();
-  }
-  CHARYBDIS_ASSERT(last >= last_key_);
-  last_key_ = last;
-  pairs_stored_ += pairs;
-  bytes_stored_ += bytes;
-  if (exhausted) return Finish(absl::OkStatus());
-  if (next.has_value()) return OnChunk(*next);
-  // The next chunk was asked for as this one was stored: it may be on its
-  // way (the timer asks again if it is lost).
-  if (asked_after_ == last_key_) return AskLater();
-  Ask();
 }
 
 void RangeStream::Stop() {

@@ -12,7 +12,6 @@
 
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -64,10 +63,8 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
 
  private:
   void OnProgressRead(absl::StatusOr<std::optional<std::string>> stored);
-  // Asks for the chunk after last_key_, and again after a while.
   void Ask();
   void AskLater();
-  void SendRequest(const std::string& after);
   bool InRange(const std::string& key) const;
   absl::Status Check(const StreamChunk& chunk) const;
   void Store(const StreamChunk& chunk);
@@ -75,8 +72,6 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   // Stores `batch` with the stream's progress (`last`), synced, then asks
   // for more or finishes.
   void WriteProgress(WriteBatch batch, std::string last, bool exhausted, int pairs, uint64_t bytes);
-  void OnProgressWritten(const absl::Status& stored, const std::string& last, bool exhausted, int pairs,
-                         uint64_t bytes);
   static uint64_t BytesOf(const StreamChunk& chunk);
   void Finish(absl::Status status);
 
@@ -87,9 +82,6 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   PaxosMerge merge_;
   uint64_t merges_begun_ = 0;  // chunks whose merges began: an older one's answers no longer count
   std::string last_key_;  // stored and synced; empty: nothing yet
-  std::string asked_after_;  // what the last request continues from
-  // A chunk that came while the one before it was being stored.
-  std::optional<StreamChunk> next_;
   uint64_t pairs_stored_ = 0;
   uint64_t bytes_stored_ = 0;
   bool storing_ = false;  // a chunk is on its way to disk
