@@ -57,6 +57,7 @@ void OperationsWorkload::StartNext() {
 }
 
 void OperationsWorkload::Launch() {
+  if (spec_.operation(next_).kind() == "cleanup") return SendCleanup();
   if (spec_.operation(next_).kind() == "kill") {
     progress_[next_].attempts++;
     cluster_.Crash(spec_.operation(next_).node());
@@ -87,11 +88,43 @@ void OperationsWorkload::SendBegin() {
   });
 }
 
+// A cleanup (ctl cleanup) goes to its node until it answers OK: refused
+// while an operation runs or the node catches up, or stopped by a
+// topology change, it is asked again a second later.
+void OperationsWorkload::SendCleanup() {
+  progress_[next_].attempts++;
+  Envelope message;
+  ClientRequest& request = *message.mutable_client_request();
+  request.set_request_id(++last_request_id_);
+  request.mutable_cleanup();
+  outstanding_ = last_request_id_;
+  cluster_.network().Send(Address{client_, 0}, Address{spec_.operation(next_).node(), 0}, std::move(message));
+  Schedule(kBeginTimeout, [this, id = outstanding_] {
+    if (outstanding_ != id) return;  // answered
+    outstanding_ = 0;
+    SendCleanup();
+  });
+}
+
+void OperationsWorkload::OnCleanupReply(const ClientResponse& response) {
+  Progress& progress = progress_[next_];
+  if (progress.begun_at < 0) progress.begun_at = simulator_.now();
+  if (response.code() != ClientResponse::OK) {
+    progress.refusal = response.message();
+    return Schedule(kRetryDelay, [this] { SendCleanup(); });
+  }
+  progress.refusal.clear();
+  progress.finished_at = simulator_.now();
+  next_++;
+  StartNext();
+}
+
 void OperationsWorkload::OnReply(const Envelope& message) {
   CHARYBDIS_ASSERT(message.has_client_response());
   const ClientResponse& response = message.client_response();
   if (response.request_id() != outstanding_ || outstanding_ == 0) return;  // late, or duplicated
   outstanding_ = 0;
+  if (spec_.operation(next_).kind() == "cleanup") return OnCleanupReply(response);
   if (response.code() == ClientResponse::OK || Begun()) return Watch();
   if (response.code() == ClientResponse::INVALID_REQUEST) {
     // Refused by the cluster's topology (the agent read the log first):

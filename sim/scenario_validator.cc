@@ -260,15 +260,16 @@ class Validator {
         CheckJoin(w, i, operation, nodes, all_nodes, joined);
         continue;
       }
-      if (operation.kind() != "decommission" && operation.kind() != "kill" && !remove) {
+      if (operation.kind() != "decommission" && operation.kind() != "kill" && operation.kind() != "cleanup" && !remove) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}},
-                      "must be \"join\", \"replace\", \"decommission\", \"removenode\" or \"kill\"");
+                      "must be \"join\", \"replace\", \"decommission\", \"removenode\", \"kill\" or \"cleanup\"");
       }
       if (operation.node() < 1 || operation.node() > all_nodes) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}}, absl::StrCat("must be a node of the scenario, 1 to ", all_nodes));
       }
-      if (operation.kind() == "kill" && operation.driver() != 0) {
-        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}}, "a kill has no driver");
+      if ((operation.kind() == "kill" || operation.kind() == "cleanup") && operation.driver() != 0) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}},
+                      absl::StrCat("a ", operation.kind(), " has no driver"));
       } else if (operation.driver() > all_nodes || (remove && (operation.driver() == 0 || operation.driver() == operation.node()))) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}},
                       remove ? "a removenode needs a live driver other than the node removed"
