@@ -220,6 +220,18 @@ TEST(StorageCodecTest, EntriesTheCodecDidNotWriteAreCorrupt) {
   const storage_codec::Decoded decoded = storage_codec::DecodeScan(
       {{"xyz", checked_value::Seal("xyz", "")}, {cell_key, checked_value::Seal(cell_key, "L")}});
   EXPECT_EQ(decoded.corrupt_keys, (std::vector<std::string>{"xyz", cell_key}));
+  // A well-formed cell entry under another tag than data's (a misdirected
+  // write of another family's key) is not data either.
+  WriteBatch batch;
+  storage_codec::AddMutation("t", "p", OneCell("r", "x", Live(7, "value")), batch);
+  const std::optional<std::string_view> payload =
+      checked_value::Open(batch.operations.at(0).key, *batch.operations.at(0).value);
+  ASSERT_TRUE(payload.has_value());
+  std::string other_tag = batch.operations.at(0).key;
+  other_tag[0] = static_cast<char>(other_tag[0] + 1);
+  const storage_codec::Decoded misdirected =
+      storage_codec::DecodeScan({{other_tag, checked_value::Seal(other_tag, std::string(*payload))}});
+  EXPECT_EQ(misdirected.corrupt_keys, (std::vector<std::string>{other_tag}));
 }
 
 // The stored entries of one cell and one row tombstone.

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/cluster/liveness.h"
 #include "core/telemetry/metrics.h"
 #include "core/env/random.h"
@@ -31,6 +33,16 @@ TEST(HistogramTest, MergeAddsCounts) {
   EXPECT_EQ(a.count(), 3u);
   EXPECT_EQ(a.sum(), 2010);
   EXPECT_GE(a.Percentile(50), 1000);
+}
+
+// The largest value lands in the last bucket, not past it.
+TEST(HistogramTest, TheLargestValueIsCountedInTheLastBucket) {
+  Histogram histogram;
+  histogram.Record(std::numeric_limits<int64_t>::max());
+  histogram.Record(1);
+  EXPECT_EQ(histogram.count(), 2u);
+  EXPECT_EQ(histogram.Percentile(50), 1);
+  EXPECT_GE(histogram.Percentile(100), std::numeric_limits<int64_t>::max() / 2);
 }
 
 TEST(HistogramTest, SmallValuesAreExact) {
