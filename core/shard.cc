@@ -214,6 +214,7 @@ void Shard::OnTopologyChange() {
   }
   operation_driver_->OnTopologyChange();
   barrier_answerer_->OnTopologyChange();
+  coordinator_.OnTopologyChanged();
 }
 
 void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
@@ -299,6 +300,7 @@ void Shard::OnMessage(const Envelope& message) {
       LearnMembersAddresses();
       if (message.topology_update().current()) held_until_current_.BecomeCurrent();
       barrier_answerer_->OnTopologyChange();
+      coordinator_.OnTopologyChanged();
       return;
     case Envelope::kPaxosPrepare:
       if (!replica_.RefusedPaxos(message)) acceptor_.OnPrepare(message);

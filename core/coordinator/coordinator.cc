@@ -352,10 +352,53 @@ void Coordinator::StartWrite(WritePlan plan, PartitionData mutation, Timestamp t
   CHARYBDIS_ASSERT(!plan.replicas.empty());
   auto handler = std::make_shared<WriteHandler>(
       context_, id, std::move(plan.requirement), token, std::move(plan.replicas), plan.topology_version,
-      std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); });
+      std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); },
+      [this](uint64_t fence, PartitionData fenced, Timestamp fenced_timestamp, ConsistencyLevel level,
+             std::function<void(ClientResponse)> fenced_reply) {
+        RerunWhenTopologyReaches(fence, std::move(fenced), fenced_timestamp, level, std::move(fenced_reply));
+      });
   Track(id, handler);
   CHARYBDIS_ASSERT(pending_.count(id) == 1);
   handler->Start();
+}
+
+void Coordinator::RerunWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp,
+                                           ConsistencyLevel level, std::function<void(ClientResponse)> reply) {
+  if (context_.placements.topology().version() >= fence) {
+    return RunMutation(std::move(mutation), timestamp, level, std::move(reply));
+  }
+  // Shard 0 learns the newer log from its peers' heartbeats and tells this
+  // shard (OnTopologyChanged).
+  const uint64_t id = ++last_fenced_write_;
+  fenced_writes_.emplace(id, FencedWrite{fence, std::move(mutation), timestamp, level, std::move(reply)});
+  context_.env.clock->After(context_.config.coordinator.write_timeout, [this, id] {
+    auto it = fenced_writes_.find(id);
+    if (it == fenced_writes_.end()) return;  // ran again
+    CHARYBDIS_PROBE(context_.env.probes, "write.fenced_and_behind");
+    ClientResponse response;
+    response.set_code(ClientResponse::WRITE_TIMEOUT);
+    response.set_consistency(it->second.level);
+    response.set_write_type("SIMPLE");
+    response.set_message("a replica refused the write, routed by a topology older than its fence, and this "
+                         "coordinator did not learn the newer one in time; it may have been applied");
+    std::function<void(ClientResponse)> fenced_reply = std::move(it->second.reply);
+    fenced_writes_.erase(it);
+    context_.metrics.write_timeouts++;
+    fenced_reply(std::move(response));
+  });
+}
+
+void Coordinator::OnTopologyChanged() {
+  const uint64_t version = context_.placements.topology().version();
+  for (auto it = fenced_writes_.begin(); it != fenced_writes_.end();) {
+    if (it->second.fence > version) {
+      ++it;
+      continue;
+    }
+    FencedWrite write = std::move(it->second);
+    it = fenced_writes_.erase(it);
+    RunMutation(std::move(write.mutation), write.timestamp, write.level, std::move(write.reply));
+  }
 }
 
 std::vector<NodeId> Coordinator::ReadTargets(const std::vector<NodeId>& replicas,
@@ -620,7 +663,7 @@ void Coordinator::OnWriteAck(const Envelope& message) {
   // Keep the request alive through the call even if it finishes.
   std::shared_ptr<PendingRequest> request = it->second;
   CHARYBDIS_ASSERT(request != nullptr);  // Track admits no null
-  if (ack.fenced()) return request->OnWriteFenced(message.from_node());
+  if (ack.fenced()) return request->OnWriteFenced(message.from_node(), ack.fence());
   request->OnWriteAck(message.from_node(), ack.ok());
 }
 

@@ -35,6 +35,8 @@ class Coordinator {
   void OnClientRequest(const Envelope& message);
   // The shard's schema log took new entries.
   void OnSchemaUpdated();
+  // The shard's topology log grew: fenced writes waiting for it run again.
+  void OnTopologyChanged();
   void OnWriteAck(const Envelope& message);
   void OnReadResponse(const Envelope& message);
   void OnScanResponse(const Envelope& message);
@@ -73,6 +75,12 @@ class Coordinator {
   // A write once its table and its plan's live replicas are checked.
   void StartWrite(WritePlan plan, PartitionData mutation, Timestamp timestamp,
                   std::function<void(ClientResponse)> reply);
+  // A write a replica refused as fenced runs again once this shard holds
+  // the topology of that fence (at once if it does), within the write
+  // timeout; else its client hears a write timeout (it may have been
+  // applied).
+  void RerunWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
+                                std::function<void(ClientResponse)> reply);
   // Who replicates a table, at the shard's topology version.
   absl::StatusOr<std::shared_ptr<const topology::Placement>> PlacementOf(const std::string& table) const;
   void Batch(const Address& client, uint64_t client_request_id, const BatchOp& op);
@@ -118,6 +126,16 @@ class Coordinator {
   LwtQueue lwt_;
   // Shards other than 0: requests that wait for this shard's schema.
   std::unique_ptr<HeldForSchema> held_for_schema_;
+  // Fenced writes waiting for a newer topology, by a local id.
+  struct FencedWrite {
+    uint64_t fence = 0;
+    PartitionData mutation;
+    Timestamp timestamp = 0;
+    ConsistencyLevel level = CL_UNSET;
+    std::function<void(ClientResponse)> reply;
+  };
+  std::map<uint64_t, FencedWrite> fenced_writes_;
+  uint64_t last_fenced_write_ = 0;
 };
 
 }  // namespace charybdis

@@ -10,7 +10,8 @@ namespace charybdis {
 
 WriteHandler::WriteHandler(CoordinatorContext& context, uint64_t id, Requirement requirement,
                            Token token, std::vector<NodeId> replicas, uint64_t topology_version,
-                           PartitionData mutation, Timestamp timestamp, Reply reply, std::function<void()> done)
+                           PartitionData mutation, Timestamp timestamp, Reply reply, std::function<void()> done,
+                           Rerun rerun)
     : context_(context),
       id_(id),
       requirement_(std::move(requirement)),
@@ -20,7 +21,10 @@ WriteHandler::WriteHandler(CoordinatorContext& context, uint64_t id, Requirement
       timestamp_(timestamp),
       topology_version_(topology_version),
       reply_(std::move(reply)),
-      done_(std::move(done)) {}
+      done_(std::move(done)),
+      rerun_(std::move(rerun)) {
+  CHARYBDIS_ASSERT(rerun_ != nullptr);
+}
 
 void WriteHandler::Start() {
   CHARYBDIS_ASSERT(id_ != 0);
@@ -89,11 +93,18 @@ void WriteHandler::OnWriteAck(NodeId replica, bool ok) {
   MaybeDone();
 }
 
-void WriteHandler::OnWriteFenced(NodeId replica) {
+void WriteHandler::OnWriteFenced(NodeId replica, uint64_t fence) {
   auto it = std::find(pending_.begin(), pending_.end(), replica);
   if (it == pending_.end()) return;  // a duplicate, or after the timeout
   pending_.erase(it);  // no hint: it refused what was routed to it, and stays refusing
-  if (!replied_) ReplyTimedOut("a replica refused the write: routed by a topology version older than its fence; retry");
+  CHARYBDIS_ASSERT(fence > topology_version_);  // what a replica refuses
+  if (!replied_) {
+    // The run again answers the client; this one only finishes its sends.
+    // Writing the same mutation twice changes nothing: its keys are blind.
+    replied_ = true;
+    CHARYBDIS_PROBE(context_.env.probes, "write.rerun_after_fence");
+    rerun_(fence, mutation_, timestamp_, requirement_.level(), reply_);
+  }
   MaybeDone();
 }
 

@@ -20,19 +20,23 @@ class WriteHandler final : public PendingRequest,
                            public std::enable_shared_from_this<WriteHandler> {
  public:
   using Reply = std::function<void(ClientResponse)>;
+  // Runs the write again, with the same mutation and timestamp, once the
+  // coordinator holds topology `fence`; `reply` answers its client.
+  using Rerun = std::function<void(uint64_t fence, PartitionData mutation, Timestamp timestamp,
+                                   ConsistencyLevel level, Reply reply)>;
 
   // `topology_version`: what the replicas were chosen by (they refuse a
   // version older than their fence).
   WriteHandler(CoordinatorContext& context, uint64_t id, Requirement requirement, Token token,
                std::vector<NodeId> replicas, uint64_t topology_version, PartitionData mutation,
-               Timestamp timestamp, Reply reply, std::function<void()> done);
+               Timestamp timestamp, Reply reply, std::function<void()> done, Rerun rerun);
 
   void Start();
   void OnWriteAck(NodeId replica, bool ok) override;
-  // The replicas it was routed to are no longer enough: answered at once as
-  // a write timeout (it may have been applied; the client retries, by then
-  // on the newer topology) rather than after the timeout.
-  void OnWriteFenced(NodeId replica) override;
+  // The replicas it was routed to are no longer enough: the write runs
+  // again on the topology of the replica's fence (the client's answer is
+  // that run's), as Cassandra's coordinator retries on the new topology.
+  void OnWriteFenced(NodeId replica, uint64_t fence) override;
   void OnReadResponse(NodeId, const ReplicaReadResponse&) override {}
 
  private:
@@ -54,6 +58,7 @@ class WriteHandler final : public PendingRequest,
   const uint64_t topology_version_;
   Reply reply_;
   std::function<void()> done_;
+  Rerun rerun_;
 
   Nanos started_ = 0;
   std::vector<NodeId> pending_;  // sent, not yet acknowledged

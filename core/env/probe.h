@@ -45,6 +45,8 @@ inline constexpr std::string_view kProbes[] = {
     "read.finish_paxos_again",
     // Writes and hints (core/coordinator/write_handler.cc, core/hints/).
     "write.hint_on_timeout",
+    "write.rerun_after_fence",
+    "write.fenced_and_behind",
     "replica.write_fenced",
     "replica.paxos_fenced",
     "replica.read_fenced",

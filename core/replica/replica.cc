@@ -53,6 +53,7 @@ void Replica::OnWrite(const Envelope& message) {
     Envelope reply;
     reply.mutable_replica_write_ack()->set_request_id(write.request_id());
     reply.mutable_replica_write_ack()->set_fenced(true);
+    reply.mutable_replica_write_ack()->set_fence(fence_);
     return env_.network->Send(SenderOf(message), std::move(reply));
   }
   WriteBatch batch;

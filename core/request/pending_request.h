@@ -14,7 +14,7 @@ class PendingRequest {
   // A replica refused a write routed by a topology older than its fence
   // (core/replica/replica.h). A plain write answers at once (WriteHandler);
   // a batch's or a read repair's waits out its timeout.
-  virtual void OnWriteFenced(NodeId replica) { OnWriteAck(replica, false); }
+  virtual void OnWriteFenced(NodeId replica, uint64_t /*fence*/) { OnWriteAck(replica, false); }
   virtual void OnReadResponse(NodeId replica, const ReplicaReadResponse& response) = 0;
   // Scan answers go to scan handlers only: `from` is the replica's shard.
   virtual void OnScanResponse(const Address&, const ReplicaScanResponse&) {}
