@@ -152,39 +152,24 @@ absl::StatusOr<JoinMeasures> RunJoin(LocalCluster& cluster, BenchSystem& client,
 }
 
 std::vector<Comparison> JoinComparisons(const JoinMeasures& measures) {
-  std::vector<Comparison> comparisons;
   // Streams quicker than a status poll are timed by the whole join,
   // barriers included: a lower bound on their throughput.
   const bool timed = measures.streaming_seconds > 0;
   const double seconds = timed ? measures.streaming_seconds : measures.join_seconds;
-  Comparison streaming;
-  streaming.title = absl::StrFormat("j. join streaming into the new node, MB/s (%.1f MiB in %.1f s%s)",
-                                    measures.bytes_streamed / 1048576.0, seconds,
-                                    timed ? "" : ", the whole join: streams ended between status polls");
-  streaming.unit = "MB/s";
-  streaming.ours = measures.bytes_streamed / seconds / 1e6;
-  streaming.theirs = measures.write_floor_bytes_per_second / 1e6;
-  streaming.theirs_name = "sequential write floor, same bytes";
-  streaming.lower_is_better = false;
-  streaming.goal = 0.5;
-  comparisons.push_back(streaming);
-  Comparison puts;
-  puts.title = "j. QUORUM put p99 during the join";
-  puts.unit = "us";
-  puts.ours = static_cast<double>(measures.puts_during.p99_us());
-  puts.theirs = static_cast<double>(measures.puts_before.p99_us());
-  puts.theirs_name = "just before";
-  puts.goal = 2.0;
-  comparisons.push_back(puts);
-  Comparison lwts;
-  lwts.title = "j. LWT IF NOT EXISTS p50 during the join";
-  lwts.unit = "us";
-  lwts.ours = static_cast<double>(measures.lwts_during.p50_us());
-  lwts.theirs = static_cast<double>(measures.lwts_before.p50_us());
-  lwts.theirs_name = "just before";
-  lwts.goal = 1.5;
-  comparisons.push_back(lwts);
-  return comparisons;
+  Comparison streaming{absl::StrFormat("j. join streaming into the new node, MB/s (%.1f MiB in %.1f s%s)",
+                                       measures.bytes_streamed / 1048576.0, seconds,
+                                       timed ? "" : ", the whole join: streams ended between status polls"),
+                       "MB/s", measures.bytes_streamed / seconds / 1e6, measures.write_floor_bytes_per_second / 1e6,
+                       "sequential write floor, same bytes", /*lower_is_better=*/false, 0.5};
+  // During the join beside just before.
+  auto during = [](std::string title, int64_t ours_us, int64_t before_us, double goal) {
+    return Comparison{std::move(title), "us", static_cast<double>(ours_us), static_cast<double>(before_us),
+                      "just before", /*lower_is_better=*/true, goal};
+  };
+  return {streaming,
+          during("j. QUORUM put p99 during the join", measures.puts_during.p99_us(), measures.puts_before.p99_us(), 2.0),
+          during("j. LWT IF NOT EXISTS p50 during the join", measures.lwts_during.p50_us(),
+                 measures.lwts_before.p50_us(), 1.5)};
 }
 
 }  // namespace charybdis::node
