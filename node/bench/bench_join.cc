@@ -23,18 +23,6 @@ double SecondsSince(Clock::time_point began) {
   return std::chrono::duration<double>(Clock::now() - began).count();
 }
 
-// A value that compression cannot shrink much: streamed bytes are what
-// the disk really takes.
-std::string IncompressibleValue(uint32_t bytes) {
-  std::string value(bytes, ' ');
-  uint64_t state = 0x9e3779b97f4a7c15ull;
-  for (char& c : value) {
-    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-    c = static_cast<char>('!' + state % 90);
-  }
-  return value;
-}
-
 absl::Status Load(BenchSystem& client, const JoinSizes& sizes) {
   const std::string value = IncompressibleValue(sizes.value_bytes);
   LoadOptions options;

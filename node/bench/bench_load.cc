@@ -153,4 +153,14 @@ LoadResult RunLockStep(uint32_t clients, uint64_t rounds, std::chrono::milliseco
   return total;
 }
 
+std::string IncompressibleValue(uint32_t bytes, uint64_t seed) {
+  std::string value(bytes, ' ');
+  uint64_t state = 0x9e3779b97f4a7c15ull ^ seed;
+  for (char& c : value) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    c = static_cast<char>('!' + state % 90);
+  }
+  return value;
+}
+
 }  // namespace charybdis::node

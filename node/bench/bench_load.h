@@ -47,6 +47,10 @@ struct LoadResult {
 
 LoadResult RunLoad(const LoadOptions& options, const RequestFunction& request);
 
+// `bytes` printable bytes that compression cannot shrink much (xorshift
+// from `seed`), so that what a load writes is what the disk takes.
+std::string IncompressibleValue(uint32_t bytes, uint64_t seed = 0);
+
 // Starts request `i` and calls `done` with its outcome when it is over,
 // from any thread or inside the call.
 using AsyncRequestFunction = std::function<void(uint64_t i, OutcomeDone done)>;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "node/bench/bench_load.h"
 #include "node/server/rocksdb_storage.h"
 
 namespace charybdis::node {
@@ -23,19 +24,9 @@ absl::Status Failed(const std::string& what, const rocksdb::Status& status) {
   return absl::InternalError(absl::StrCat(what, ": ", status.ToString()));
 }
 
-// Pair i: an ascending key as a data key's shape (table, token, partition),
-// and a value compression cannot shrink much.
+// Pair i's key: ascending, in a data key's shape (table, token, partition).
 std::string KeyOf(uint64_t i) {
   return absl::StrCat(std::string("d\x01t\x00\x01", 5), absl::StrFormat("%016x-partition-%08d", i * 7919, i));
-}
-std::string ValueOf(uint64_t i, uint32_t bytes) {
-  std::string value(bytes, ' ');
-  uint64_t state = 0x9e3779b97f4a7c15ull ^ i;
-  for (char& c : value) {
-    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-    c = static_cast<char>('!' + state % 90);
-  }
-  return value;
 }
 
 using Chunked = std::function<absl::Status(rocksdb::DB& db, const std::string& directory, uint64_t first, uint64_t end)>;
@@ -43,8 +34,7 @@ using Chunked = std::function<absl::Status(rocksdb::DB& db, const std::string& d
 // Opens a fresh shard-like instance in `directory`, stores the pairs chunk
 // by chunk with `store` (one call for all when `chunk_pairs` is 0), and
 // returns the seconds it took.
-absl::StatusOr<double> Time(const std::string& directory, const StreamStoringSizes& sizes, uint64_t pairs,
-                            uint64_t chunk_pairs, const Chunked& store) {
+absl::StatusOr<double> Time(const std::string& directory, uint64_t pairs, uint64_t chunk_pairs, const Chunked& store) {
   fs::remove_all(directory);
   fs::create_directories(directory);
   rocksdb::DB* opened = nullptr;
@@ -66,7 +56,7 @@ absl::StatusOr<double> Time(const std::string& directory, const StreamStoringSiz
 
 absl::Status SyncedBatch(rocksdb::DB& db, uint32_t value_bytes, uint64_t first, uint64_t end) {
   rocksdb::WriteBatch batch;
-  for (uint64_t i = first; i < end; i++) batch.Put(KeyOf(i), ValueOf(i, value_bytes));
+  for (uint64_t i = first; i < end; i++) batch.Put(KeyOf(i), IncompressibleValue(value_bytes, i));
   rocksdb::WriteOptions synced;
   synced.sync = true;
   if (rocksdb::Status status = db.Write(synced, &batch); !status.ok()) return Failed("write", status);
@@ -79,7 +69,7 @@ absl::Status IngestedSst(rocksdb::DB& db, const std::string& directory, uint32_t
   rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), RocksDbStorage::ShardOptions());
   if (rocksdb::Status status = writer.Open(path); !status.ok()) return Failed("sst open", status);
   for (uint64_t i = first; i < end; i++) {
-    if (rocksdb::Status status = writer.Put(KeyOf(i), ValueOf(i, value_bytes)); !status.ok()) {
+    if (rocksdb::Status status = writer.Put(KeyOf(i), IncompressibleValue(value_bytes, i)); !status.ok()) {
       return Failed("sst put", status);
     }
   }
@@ -98,7 +88,7 @@ absl::StatusOr<StreamStoringMeasures> MeasureStreamStoring(const std::string& di
   measures.pairs = sizes.bytes / sizes.value_bytes;
   measures.bytes = measures.pairs * (sizes.value_bytes + KeyOf(0).size());
   const uint32_t value_bytes = sizes.value_bytes;
-  auto batches = Time(directory + "/batches", sizes, measures.pairs, sizes.chunk_pairs,
+  auto batches = Time(directory + "/batches", measures.pairs, sizes.chunk_pairs,
                       [&](rocksdb::DB& db, const std::string&, uint64_t first, uint64_t end) {
                         return SyncedBatch(db, value_bytes, first, end);
                       });
@@ -106,9 +96,9 @@ absl::StatusOr<StreamStoringMeasures> MeasureStreamStoring(const std::string& di
   const Chunked ingest = [&](rocksdb::DB& db, const std::string& dir, uint64_t first, uint64_t end) {
     return IngestedSst(db, dir, value_bytes, first, end);
   };
-  auto per_chunk = Time(directory + "/sst-per-chunk", sizes, measures.pairs, sizes.chunk_pairs, ingest);
+  auto per_chunk = Time(directory + "/sst-per-chunk", measures.pairs, sizes.chunk_pairs, ingest);
   if (!per_chunk.ok()) return per_chunk.status();
-  auto one = Time(directory + "/one-sst", sizes, measures.pairs, 0, ingest);
+  auto one = Time(directory + "/one-sst", measures.pairs, 0, ingest);
   if (!one.ok()) return one.status();
   measures.batches_seconds = *batches;
   measures.sst_per_chunk_seconds = *per_chunk;

@@ -560,19 +560,13 @@ int Cleanup(const Arguments& arguments) {
   int failures = 0;
   for (const auto& [name, address] : targets) {
     std::cout << name << ": cleaning up..." << std::endl;
-    ExecuteRequest execute;
-    execute.mutable_request()->mutable_cleanup();
-    ClientResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-    const grpc::Status status = ConnectClient(address)->Execute(&context, execute, &response);
-    if (!status.ok() || response.code() != ClientResponse::OK) {
-      std::cerr << "charybdis-ctl: " << name << ": "
-                << (status.ok() ? response.message() : status.error_message()) << "\n";
+    const absl::StatusOr<CleanedUp> cleaned = CleanUp(address, std::chrono::seconds(seconds));
+    if (!cleaned.ok()) {
+      std::cerr << "charybdis-ctl: " << name << ": " << cleaned.status().message() << "\n";
       failures++;
       continue;
     }
-    std::cout << name << ": removed " << response.cleanup_pairs() << " stored pairs (" << response.cleanup_bytes()
+    std::cout << name << ": removed " << cleaned->pairs << " stored pairs (" << cleaned->bytes
               << " bytes) of ranges it no longer replicates" << std::endl;
   }
   return failures == 0 ? 0 : 1;

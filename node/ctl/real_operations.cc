@@ -1,7 +1,5 @@
 #include "node/ctl/real_operations.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include <iostream>
 #include <thread>
 #include <utility>
@@ -31,22 +29,18 @@ absl::Status StartNewNode(LocalCluster& cluster, const Operation& operation,
 }
 
 // As the simulator's operator does: asked again until it answers OK.
-absl::Status CleanUp(LocalCluster& cluster, const Operation& operation,
-                     const std::function<void(const std::string&)>& progress) {
+absl::Status CleanUpUntilDone(LocalCluster& cluster, const Operation& operation,
+                              const std::function<void(const std::string&)>& progress) {
   const auto deadline = std::chrono::steady_clock::now() + RealOperations::kOperationTimeout;
   std::string last;
   while (std::chrono::steady_clock::now() < deadline) {
-    ExecuteRequest execute;
-    execute.mutable_request()->mutable_cleanup();
-    ClientResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    const grpc::Status status = cluster.Connect(operation.node())->Execute(&context, execute, &response);
-    if (status.ok() && response.code() == ClientResponse::OK) {
-      progress(absl::StrCat("node ", operation.node(), " removed ", response.cleanup_pairs(), " pairs"));
+    const absl::StatusOr<CleanedUp> cleaned =
+        CleanUp(cluster.client_address(operation.node()), std::chrono::seconds(60));
+    if (cleaned.ok()) {
+      progress(absl::StrCat("node ", operation.node(), " removed ", cleaned->pairs, " pairs"));
       return absl::OkStatus();
     }
-    last = status.ok() ? response.message() : status.error_message();
+    last = std::string(cleaned.status().message());
     progress(absl::StrCat("cleanup of node ", operation.node(), " refused: ", last, "; asked again"));
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
@@ -55,7 +49,7 @@ absl::Status CleanUp(LocalCluster& cluster, const Operation& operation,
 
 absl::Status RunOne(LocalCluster& cluster, const Operation& operation,
                     const std::function<void(const std::string&)>& progress) {
-  if (operation.kind() == "cleanup") return CleanUp(cluster, operation, progress);
+  if (operation.kind() == "cleanup") return CleanUpUntilDone(cluster, operation, progress);
   if (operation.kind() == "join" || operation.kind() == "replace") return StartNewNode(cluster, operation, progress);
   if (operation.kind() == "kill") return cluster.Kill(operation.node()).status();
   OperationRequest request;

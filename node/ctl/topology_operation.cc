@@ -108,6 +108,18 @@ absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address) {
   return Append(entry, address);
 }
 
+absl::StatusOr<CleanedUp> CleanUp(const std::string& address, std::chrono::seconds timeout) {
+  ExecuteRequest execute;
+  execute.mutable_request()->mutable_cleanup();
+  ClientResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  const grpc::Status status = ConnectClient(address)->Execute(&context, execute, &response);
+  if (!status.ok()) return absl::UnavailableError(absl::StrCat(address, ": ", status.error_message()));
+  if (response.code() != ClientResponse::OK) return absl::FailedPreconditionError(response.message());
+  return CleanedUp{response.cleanup_pairs(), response.cleanup_bytes()};
+}
+
 absl::Status WatchJoin(NodeId node, const std::string& address, std::chrono::seconds timeout,
                        const std::function<void(const std::string&)>& progress) {
   return WatchUntil(absl::StrCat("join of node ", node), node, address, timeout, "normal", "left", progress);

@@ -37,6 +37,16 @@ absl::Status RunOperation(const OperationRequest& request, const std::function<v
 // version after it.
 absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address);
 
+// What a node's cleanup removed (`ctl cleanup`).
+struct CleanedUp {
+  uint64_t pairs = 0;
+  uint64_t bytes = 0;
+};
+// Asks the node at `address` (its client API) to remove what it no longer
+// replicates, and waits up to `timeout` for the answer: what it removed,
+// or why not (its refusal, or that it could not be reached).
+absl::StatusOr<CleanedUp> CleanUp(const std::string& address, std::chrono::seconds timeout);
+
 // Watches a new node (`address`: its client API) until it is a normal
 // member (OK), as `ctl cluster add` does: the node asks to join and
 // drives its join by itself (core/topology/join_starter.h). Fails when its
