@@ -15,6 +15,19 @@ namespace {
 constexpr auto kPollInterval = std::chrono::milliseconds(200);
 constexpr auto kRequestDeadline = std::chrono::seconds(30);
 
+// Runs `request` on the node at `address`: its answer when OK, else why
+// not (the node's refusal, or that it could not be reached in `timeout`).
+absl::StatusOr<ClientResponse> ExecuteOk(const std::string& address, ExecuteRequest request,
+                                         std::chrono::seconds timeout) {
+  ClientResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  const grpc::Status status = ConnectClient(address)->Execute(&context, request, &response);
+  if (!status.ok()) return absl::UnavailableError(absl::StrCat(address, ": ", status.error_message()));
+  if (response.code() != ClientResponse::OK) return absl::FailedPreconditionError(response.message());
+  return response;
+}
+
 // Appends `entry` to the topology log through the node at `address`; the
 // topology version after it.
 absl::StatusOr<uint64_t> Append(const topology::Entry& entry, const std::string& address) {
@@ -22,13 +35,9 @@ absl::StatusOr<uint64_t> Append(const topology::Entry& entry, const std::string&
   for (const auto& [column, value] : topology::EntryColumns(entry)) {
     (*execute.mutable_request()->mutable_topology_change()->mutable_entry())[column] = value;
   }
-  ClientResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kRequestDeadline);
-  const grpc::Status status = ConnectClient(address)->Execute(&context, execute, &response);
-  if (!status.ok()) return absl::UnavailableError(absl::StrCat(address, ": ", status.error_message()));
-  if (response.code() != ClientResponse::OK) return absl::FailedPreconditionError(response.message());
-  return response.topology_version();
+  const absl::StatusOr<ClientResponse> response = ExecuteOk(address, std::move(execute), kRequestDeadline);
+  if (!response.ok()) return response.status();
+  return response->topology_version();
 }
 
 absl::Status Begin(const OperationRequest& request) {
@@ -111,13 +120,9 @@ absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address) {
 absl::StatusOr<CleanedUp> CleanUp(const std::string& address, std::chrono::seconds timeout) {
   ExecuteRequest execute;
   execute.mutable_request()->mutable_cleanup();
-  ClientResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + timeout);
-  const grpc::Status status = ConnectClient(address)->Execute(&context, execute, &response);
-  if (!status.ok()) return absl::UnavailableError(absl::StrCat(address, ": ", status.error_message()));
-  if (response.code() != ClientResponse::OK) return absl::FailedPreconditionError(response.message());
-  return CleanedUp{response.cleanup_pairs(), response.cleanup_bytes()};
+  const absl::StatusOr<ClientResponse> response = ExecuteOk(address, std::move(execute), timeout);
+  if (!response.ok()) return response.status();
+  return CleanedUp{response->cleanup_pairs(), response->cleanup_bytes()};
 }
 
 absl::Status WatchJoin(NodeId node, const std::string& address, std::chrono::seconds timeout,
