@@ -61,9 +61,12 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       range_cleanup_(env_, topology_log_,
                      [this] {
                        // The config's tables are placed as the cluster.
-                       std::map<std::string, ReplicationConfig> tables = schema_log_.TablesPlacedByToken();
+                       std::map<std::string, ReplicationConfig> tables;
+                       for (const auto& [table, replication] : schema_log_.TablesPlacedByToken()) {
+                         tables.emplace(table, topology::PlacedByOf(topology_log_.topology(), replication).now);
+                       }
                        for (const auto& [table, schema] : config_.tables) {
-                         tables.emplace(table, schema_log_.ReplicationOf(table));
+                         tables.emplace(table, schema_log_.ReplicationOf(table).replication);
                        }
                        return tables;
                      },
@@ -94,7 +97,11 @@ void Shard::MakeShardZeroParts() {
     topology_agent_->Submit(std::move(entry), std::move(answer));
   };
   const auto is_alive = [this](NodeId node) { return liveness_.IsUp(node); };
-  schema_agent_ = std::make_unique<SchemaAgent>(env_, config_.shards, schema_log_, [this] { OnSchemaChange(); });
+  schema_agent_ = std::make_unique<SchemaAgent>(
+      env_, config_.shards, schema_log_, [this] { OnSchemaChange(); },
+      [this](cql::SchemaLog::ReplicationChange change, cql::SchemaLogEntry entry, auto answer) {
+        BeginReplicationChange(change, entry, std::move(answer));
+      });
   failure_detector_ = std::make_unique<FailureDetector>(
       env_, config_.peers, config_.failure_detector,
       [this](const std::vector<NodeId>& live) { OnLiveNodes(live); },
@@ -111,7 +118,11 @@ void Shard::MakeShardZeroParts() {
       [this] { return schema_log_.Replications(); }, [this] { OnTopologyChange(); });
   operation_driver_ = std::make_unique<topology::OperationDriver>(
       env_, config_.ring->layout().shards_per_node, topology_log_, [this] { return schema_log_.Replications(); },
-      submit, is_alive);
+      submit,
+      [this](std::string statement, std::function<void(ClientResponse)> answer) {
+        schema_agent_->Submit(cql::SchemaLogEntry{"", std::move(statement)}, std::move(answer));
+      },
+      is_alive);
   if (config_.new_node) {
     join_starter_ = std::make_unique<topology::JoinStarter>(
         env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); }, is_alive, submit);
@@ -215,6 +226,31 @@ void Shard::OnTopologyChange() {
   operation_driver_->OnTopologyChange();
   barrier_answerer_->OnTopologyChange();
   coordinator_.OnTopologyChanged();
+}
+
+void Shard::BeginReplicationChange(const cql::SchemaLog::ReplicationChange& change,
+                                   const cql::SchemaLogEntry& entry, std::function<void(ClientResponse)> answer) {
+  CHARYBDIS_ASSERT(env_.self.shard == 0);
+  topology::Entry begin;
+  begin.kind = topology::Entry::Kind::kBegin;
+  begin.operation = topology::Operation::kReplicate;
+  begin.node = env_.self.node;
+  begin.driver = env_.self.node;
+  // From what places the keyspace now: an earlier change this node's
+  // schema may not hold yet counts.
+  const ReplicationConfig from = topology::PlacedByOf(topology_log_.topology(), change.now).now;
+  begin.replicating = {change.now.keyspace, change.now.keyspace_created_at, from, change.to, entry.statement};
+  topology_agent_->Submit(std::move(begin), [this, keyspace = change.now.keyspace,
+                                             answer = std::move(answer)](ClientResponse begun) mutable {
+    if (begun.code() != ClientResponse::OK) return answer(std::move(begun));  // refused: one at a time, or too few owners
+    operation_driver_->WhenDone(keyspace, begun.topology_version(), [this, answer](ClientResponse done) {
+      if (done.code() == ClientResponse::OK) {
+        done.set_schema_sequence(schema_log_.sequence());
+        done.set_schema_version(schema_log_.version());
+      }
+      answer(std::move(done));
+    });
+  });
 }
 
 void Shard::OnSchemaUpdate(const SchemaUpdate& update) {

@@ -56,7 +56,7 @@ class Shard {
   // Who replicates what under `replication` in the shard's newest topology:
   // the placement its data path routes by (cached per version).
   absl::StatusOr<std::shared_ptr<const topology::Placement>> PlacementFor(const ReplicationConfig& replication) {
-    return placements_.For(replication);
+    return placements_.For(topology::PlacedBy{replication, replication});
   }
   // Shard 0: the operation this node drives, if any (operation_driver.h).
   topology::OperationDriver::Progress operation_progress() const { return operation_driver_->progress(); }
@@ -89,6 +89,10 @@ class Shard {
   // Shard 0: the log grew, or a peer's version changed.
   void OnSchemaChange();
   void OnSchemaUpdate(const SchemaUpdate& update);
+  // Shard 0: a client's ALTER KEYSPACE that changes a replication begins
+  // the topology operation that moves its data (docs/topology.md).
+  void BeginReplicationChange(const cql::SchemaLog::ReplicationChange& change, const cql::SchemaLogEntry& entry,
+                              std::function<void(ClientResponse)> answer);
   // Shard 0: the topology log was loaded or grew.
   void OnTopologyChange();
   // Shard 0: tells the other shards the topology log, and whether it is

@@ -69,10 +69,12 @@ std::string KeyspaceName(const std::string& workload) {
 // Each datacenter holds up to three replicas.
 uint32_t ReplicasIn(const Topology& topology, uint32_t dc) { return std::min(3u, topology.NodesIn(dc)); }
 
-std::string Replication(const Topology& topology) {
+// The keyspace's, as created: `replicas` in each datacenter (0: ReplicasIn).
+std::string Replication(const Topology& topology, uint32_t replicas) {
   std::vector<std::string> factors{"'class': 'NetworkTopologyStrategy'"};
   for (uint32_t dc = 0; dc < topology.datacenters.size(); dc++) {
-    factors.push_back(absl::StrCat("'", topology.datacenters[dc], "': ", ReplicasIn(topology, dc)));
+    const uint32_t factor = replicas != 0 ? std::min(replicas, ReplicasIn(topology, dc)) : ReplicasIn(topology, dc);
+    factors.push_back(absl::StrCat("'", topology.datacenters[dc], "': ", factor));
   }
   return "{" + absl::StrJoin(factors, ", ") + "}";
 }
@@ -219,7 +221,8 @@ bool CqlWorkload::Connect(Client& client) {
 }
 
 std::vector<std::string> CqlWorkload::Ddl() const {
-  std::vector<std::string> ddl = generator_.schema().Ddl(Replication(cluster_.topology()));
+  std::vector<std::string> ddl =
+      generator_.schema().Ddl(Replication(cluster_.topology(), spec_.replicas_per_datacenter()));
   if (spec_.logged_batch_fraction() > 0) ddl.push_back(batches_.CreateTable());
   return ddl;
 }

@@ -24,6 +24,10 @@ topology::Operation OperationOf(const std::string& kind) {
   return topology::Operation::kRemove;
 }
 
+bool AskedUntilOk(const scenario::OperationsWorkload::Operation& operation) {
+  return operation.kind() == "cleanup" || operation.kind() == "alter";
+}
+
 }  // namespace
 
 OperationsWorkload::OperationsWorkload(Simulator& simulator, Cluster& cluster, std::string name,
@@ -57,7 +61,7 @@ void OperationsWorkload::StartNext() {
 }
 
 void OperationsWorkload::Launch() {
-  if (spec_.operation(next_).kind() == "cleanup") return SendCleanup();
+  if (AskedUntilOk(spec_.operation(next_))) return SendUntilOk();
   if (spec_.operation(next_).kind() == "kill") {
     progress_[next_].attempts++;
     cluster_.Crash(spec_.operation(next_).node());
@@ -88,30 +92,37 @@ void OperationsWorkload::SendBegin() {
   });
 }
 
-// A cleanup (ctl cleanup) goes to its node until it answers OK: refused
-// while an operation runs or the node catches up, or stopped by a
-// topology change, it is asked again a second later.
-void OperationsWorkload::SendCleanup() {
+// A cleanup (ctl cleanup) or an alter goes to its node until it answers
+// OK: refused while an operation runs or the node catches up, stopped by a
+// topology change, or unanswered (a change of replication answers once its
+// data moved), it is asked again. An alter asked again once it took
+// changes nothing, and is answered OK.
+void OperationsWorkload::SendUntilOk() {
   progress_[next_].attempts++;
   Envelope message;
   ClientRequest& request = *message.mutable_client_request();
   request.set_request_id(++last_request_id_);
-  request.mutable_cleanup();
+  const scenario::OperationsWorkload::Operation& operation = spec_.operation(next_);
+  if (operation.kind() == "cleanup") {
+    request.mutable_cleanup();
+  } else {
+    request.mutable_schema_change()->set_statement(operation.statement());
+  }
   outstanding_ = last_request_id_;
-  cluster_.network().Send(Address{client_, 0}, Address{spec_.operation(next_).node(), 0}, std::move(message));
+  cluster_.network().Send(Address{client_, 0}, Address{operation.node(), 0}, std::move(message));
   Schedule(kBeginTimeout, [this, id = outstanding_] {
     if (outstanding_ != id) return;  // answered
     outstanding_ = 0;
-    SendCleanup();
+    SendUntilOk();
   });
 }
 
-void OperationsWorkload::OnCleanupReply(const ClientResponse& response) {
+void OperationsWorkload::OnUntilOkReply(const ClientResponse& response) {
   Progress& progress = progress_[next_];
   if (progress.begun_at < 0) progress.begun_at = simulator_.now();
   if (response.code() != ClientResponse::OK) {
     progress.refusal = response.message();
-    return Schedule(kRetryDelay, [this] { SendCleanup(); });
+    return Schedule(kRetryDelay, [this] { SendUntilOk(); });
   }
   progress.refusal.clear();
   progress.finished_at = simulator_.now();
@@ -124,7 +135,7 @@ void OperationsWorkload::OnReply(const Envelope& message) {
   const ClientResponse& response = message.client_response();
   if (response.request_id() != outstanding_ || outstanding_ == 0) return;  // late, or duplicated
   outstanding_ = 0;
-  if (spec_.operation(next_).kind() == "cleanup") return OnCleanupReply(response);
+  if (AskedUntilOk(spec_.operation(next_))) return OnUntilOkReply(response);
   if (response.code() == ClientResponse::OK || Begun()) return Watch();
   if (response.code() == ClientResponse::INVALID_REQUEST) {
     // Refused by the cluster's topology (the agent read the log first):

@@ -45,8 +45,8 @@ class OperationsWorkload final : public Workload {
   // their begin.
   void Launch();
   void SendBegin();
-  void SendCleanup();
-  void OnCleanupReply(const ClientResponse& response);
+  void SendUntilOk();
+  void OnUntilOkReply(const ClientResponse& response);
   void OnReply(const Envelope& message);
   void Watch();
   // The operation `next_` in the newest log: begun (its node moving or

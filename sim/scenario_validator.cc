@@ -260,14 +260,19 @@ class Validator {
         CheckJoin(w, i, operation, nodes, all_nodes, joined);
         continue;
       }
-      if (operation.kind() != "decommission" && operation.kind() != "kill" && operation.kind() != "cleanup" && !remove) {
+      const bool asked_until_ok = operation.kind() == "cleanup" || operation.kind() == "alter";
+      if (operation.kind() != "decommission" && operation.kind() != "kill" && !asked_until_ok && !remove) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}},
-                      "must be \"join\", \"replace\", \"decommission\", \"removenode\", \"kill\" or \"cleanup\"");
+                      "must be \"join\", \"replace\", \"decommission\", \"removenode\", \"kill\", \"cleanup\" or \"alter\"");
+      }
+      if ((operation.kind() == "alter") != !operation.statement().empty()) {
+        problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"statement"}},
+                      "an alter, and only an alter, names its statement");
       }
       if (operation.node() < 1 || operation.node() > all_nodes) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"node"}}, absl::StrCat("must be a node of the scenario, 1 to ", all_nodes));
       }
-      if ((operation.kind() == "kill" || operation.kind() == "cleanup") && operation.driver() != 0) {
+      if ((operation.kind() == "kill" || asked_until_ok) && operation.driver() != 0) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"driver"}},
                       absl::StrCat("a ", operation.kind(), " has no driver"));
       } else if (operation.driver() > all_nodes || (remove && (operation.driver() == 0 || operation.driver() == operation.node()))) {

@@ -287,6 +287,36 @@ TEST(CqlBootstrap, AUseStatementNamesTheKeyspaceOfTheTablesAfterIt) {
   EXPECT_NE(bootstrap.schema->FindTable("shop", "carts"), nullptr);
 }
 
+TEST(CqlReplication, AnAlterOfAReplicationIsAskedOfTheTopologyAndAppliedAfter) {
+  SchemaLog log(std::make_shared<Schema>(), TwoDatacenterRing());
+  for (const char* statement : {"CREATE KEYSPACE gone WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                                "DROP KEYSPACE gone",
+                                "CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                                "CREATE TABLE one.t (k int PRIMARY KEY)"}) {
+    ASSERT_TRUE(log.Check({"", statement}).ok()) << statement;
+    log.Append({"", statement});
+  }
+  const std::string table = log.schema()->FindTable("one", "t")->storage;
+  EXPECT_EQ(log.ReplicationOf(table).keyspace, "one");
+  EXPECT_EQ(log.ReplicationOf(table).keyspace_created_at, 3u);  // its life: entry 3, not gone's 1
+  const SchemaLogEntry raise{"", "ALTER KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2} AND durable_writes = true"};
+  ASSERT_TRUE(log.Check(raise).ok());
+  const std::optional<SchemaLog::ReplicationChange> change = log.ReplicationChangeOf(raise);
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->now.replication.replication_factor, 1u);
+  EXPECT_EQ(change->to.replication_factor, 2u);
+  EXPECT_EQ(change->now.keyspace_created_at, 3u);
+  // durable_writes only, or the same replication: the schema's alone.
+  EXPECT_FALSE(log.ReplicationChangeOf({"", "ALTER KEYSPACE one WITH durable_writes = false"}).has_value());
+  EXPECT_FALSE(log.ReplicationChangeOf({"", "ALTER KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}).has_value());
+  EXPECT_FALSE(log.Check({"", "ALTER KEYSPACE none WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}).ok());
+  EXPECT_FALSE(log.Check({"", "ALTER KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 9}"}).ok());
+  EXPECT_FALSE(log.Check({"", "ALTER KEYSPACE system WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}).ok());
+  log.Append(raise);
+  EXPECT_EQ(log.ReplicationOf(table).replication.replication_factor, 2u);
+  EXPECT_EQ(log.schema()->FindKeyspace("one")->replication.at("replication_factor"), "2");
+}
+
 TEST(CqlReplication, EachTableIsReplicatedAsItsKeyspace) {
   const std::shared_ptr<const TokenRing> cluster = TwoDatacenterRing();
   SchemaLog log(std::make_shared<Schema>(), cluster);
@@ -299,21 +329,21 @@ TEST(CqlReplication, EachTableIsReplicatedAsItsKeyspace) {
     log.Append({"", statement});
   }
   const std::string one = log.schema()->FindTable("one", "t")->storage, west = log.schema()->FindTable("west", "t")->storage;
-  EXPECT_EQ(log.ReplicationOf(one).strategy, ReplicationConfig::Strategy::kSimple);
-  EXPECT_EQ(log.ReplicationOf(one).replication_factor, 1u);
-  EXPECT_EQ(log.ReplicationOf(west).per_datacenter, (std::map<std::string, uint32_t>{{"dc2", 2}}));
+  EXPECT_EQ(log.ReplicationOf(one).replication.strategy, ReplicationConfig::Strategy::kSimple);
+  EXPECT_EQ(log.ReplicationOf(one).replication.replication_factor, 1u);
+  EXPECT_EQ(log.ReplicationOf(west).replication.per_datacenter, (std::map<std::string, uint32_t>{{"dc2", 2}}));
   // Under it, the cluster's nodes place a table's replicas: dc2's only for west.
   ClusterLayout layout = cluster->layout();
-  layout.replication = log.ReplicationOf(west);
+  layout.replication = log.ReplicationOf(west).replication;
   const TokenRing west_ring(layout);
   for (charybdis::Token token : {int64_t{-7}, int64_t{0}, int64_t{123456789}}) {
     for (NodeId replica : west_ring.ReplicasOf(token)) EXPECT_GE(replica, 4u);  // dc2's nodes
     EXPECT_EQ(west_ring.ReplicasOf(token).size(), 2u);
   }
   // Tables outside CQL keyspaces are replicated as the cluster.
-  EXPECT_EQ(log.ReplicationOf(log.schema()->FindTable("same", "t")->storage), cluster->layout().replication);
-  EXPECT_EQ(log.ReplicationOf(kSchemaLogTable), cluster->layout().replication);
-  EXPECT_EQ(log.ReplicationOf("kv"), cluster->layout().replication);
+  EXPECT_EQ(log.ReplicationOf(log.schema()->FindTable("same", "t")->storage).replication, cluster->layout().replication);
+  EXPECT_EQ(log.ReplicationOf(kSchemaLogTable).replication, cluster->layout().replication);
+  EXPECT_EQ(log.ReplicationOf("kv").replication, cluster->layout().replication);
 }
 
 TEST(CqlSystemTables, DescribeThemselvesAndTheUserSchema) {

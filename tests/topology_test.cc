@@ -298,10 +298,11 @@ std::set<std::pair<NodeId, NodeId>> PlannedAt(const std::vector<Transfer>& plan,
 // Checks a plan at every probe: each pending replica gets the token from
 // exactly the sources `sources_of(natural, after)` names, and nothing else
 // streams; spans are ascending, disjoint and merged.
-void ExpectPlan(const Topology& topology, const std::function<std::vector<NodeId>(const std::vector<NodeId>&,
-                                                                                  const std::vector<NodeId>&)>& sources_of) {
-  const Placement placement(topology, Rf(3), 1);
-  const std::vector<Transfer> plan = PlanStreams(topology, Rf(3));
+void ExpectPlan(const Topology& topology,
+                const std::function<std::vector<NodeId>(const std::vector<NodeId>&, const std::vector<NodeId>&)>& sources_of,
+                const PlacedBy& placed_by = PlacedBy{Rf(3), Rf(3)}) {
+  const Placement placement(topology, placed_by, 1);
+  const std::vector<Transfer> plan = PlanStreams(topology, placed_by);
   ASSERT_FALSE(plan.empty());
   for (const Transfer& transfer : plan) {
     for (size_t i = 1; i < transfer.spans.size(); i++) {
@@ -328,7 +329,7 @@ TEST(StreamPlanTest, AJoiningNodeGetsEachRangeFromTheReplicaItDisplaces) {
     }
     return displaced;
   });
-  for (const Transfer& transfer : PlanStreams(joining, Rf(3))) EXPECT_EQ(transfer.to, 6u);
+  for (const Transfer& transfer : PlanStreams(joining, PlacedBy{Rf(3), Rf(3)})) EXPECT_EQ(transfer.to, 6u);
 }
 
 TEST(StreamPlanTest, ALeavingNodeSendsEveryRangeItGivesUp) {
@@ -353,7 +354,7 @@ TEST(StreamPlanTest, ADeadNodesRangesComeFromEverySurvivor) {
   fresh.tokens.clear();
   const Topology replacing = Must(cluster.Apply(Begin(Operation::kReplace, 6, fresh, 4)));
   ExpectPlan(replacing, survivors);
-  for (const Transfer& transfer : PlanStreams(replacing, Rf(3))) EXPECT_EQ(transfer.to, 6u);
+  for (const Transfer& transfer : PlanStreams(replacing, PlacedBy{Rf(3), Rf(3)})) EXPECT_EQ(transfer.to, 6u);
 }
 
 // Two replications' plans: one transfer per (to, from), spans unioned.
@@ -373,6 +374,74 @@ TEST(StreamPlanTest, MergedTransfersUniteTheSpansOfEachPair) {
 
 // An operation's own node drives it, or a normal member; a node being
 // removed is dead and drives nothing.
+Entry Replicate(NodeId driver, const ReplicationConfig& from, const ReplicationConfig& to) {
+  Entry entry = Begin(Operation::kReplicate, driver);
+  entry.driver = driver;
+  entry.replicating = ReplicationMove{"ks", 4, from, to, "ALTER KEYSPACE ks WITH replication = {}"};
+  return entry;
+}
+
+TEST(TopologyTest, AChangeOfReplicationPlacesItsKeyspaceByBothUntilItsSchemaCatchesUp) {
+  const Topology cluster = Cluster(5);
+  const TableReplication keyspace{"ks", 4, Rf(1)};
+  const TableReplication another_life{"ks", 9, Rf(1)};
+  const TableReplication the_clusters{"", 0, Rf(3)};
+  const Topology begun = Must(cluster.Apply(Replicate(2, Rf(1), Rf(3))));
+  EXPECT_EQ(begun.members().at(2).state, NodeState::kNormal);  // no node moves
+  EXPECT_EQ(PlacedByOf(begun, keyspace).now, Rf(1));
+  EXPECT_EQ(PlacedByOf(begun, keyspace).after, Rf(3));
+  EXPECT_EQ(PlacedByOf(begun, another_life).after, Rf(1));
+  EXPECT_EQ(PlacedByOf(begun, the_clusters).after, Rf(3));
+  const Placement placement(begun, PlacedByOf(begun, keyspace), 1);
+  for (Token token : Probes(placement)) {
+    const Placement::Replicas replicas = placement.WriteReplicasOf(token);
+    EXPECT_EQ(replicas.natural.size(), 1u);
+    EXPECT_EQ(replicas.pending.size(), 2u);
+    EXPECT_EQ(placement.ReadReplicasOf(token), replicas.natural);  // reads stay until they move
+  }
+  const Topology reading_new = Must(begun.Apply(Step(Entry::Kind::kReadNew, 2)));
+  const Placement moved(reading_new, PlacedByOf(reading_new, keyspace), 1);
+  for (Token token : Probes(moved)) EXPECT_EQ(moved.ReadReplicasOf(token).size(), 3u);
+  const Topology finished = Must(reading_new.Apply(Step(Entry::Kind::kFinish, 2)));
+  // A node whose schema does not hold the ALTER yet places the keyspace
+  // by the new replication all the same; another life of it by its own.
+  EXPECT_EQ(PlacedByOf(finished, keyspace).now, Rf(3));
+  EXPECT_EQ(PlacedByOf(finished, keyspace).after, Rf(3));
+  EXPECT_EQ(PlacedByOf(finished, TableReplication{"ks", 9, Rf(2)}).now, Rf(2));
+  EXPECT_EQ(finished.changed_replications().at("ks").since_version, begun.version());
+  // Rolled back, nothing changed.
+  const Topology rolled_back = Must(begun.Apply(Step(Entry::Kind::kRollBack, 2)));
+  EXPECT_TRUE(rolled_back.changed_replications().empty());
+  EXPECT_EQ(PlacedByOf(rolled_back, keyspace).after, Rf(1));
+}
+
+TEST(TopologyTest, AChangeOfReplicationOnlyRaisesAndRunsAlone) {
+  const Topology cluster = Cluster(5);
+  ReplicationConfig simple;
+  simple.strategy = ReplicationConfig::Strategy::kSimple;
+  simple.replication_factor = 3;
+  ReplicationConfig other_datacenter;
+  other_datacenter.per_datacenter["dc2"] = 3;
+  for (const auto& [from, to] : std::vector<std::pair<ReplicationConfig, ReplicationConfig>>{
+           {Rf(3), Rf(2)}, {Rf(3), simple}, {Rf(2), Rf(2)}, {Rf(3), other_datacenter}}) {
+    EXPECT_FALSE(cluster.Apply(Replicate(1, from, to)).ok());
+  }
+  Entry driven_by_another = Replicate(1, Rf(1), Rf(2));
+  driven_by_another.driver = 2;
+  EXPECT_FALSE(cluster.Apply(driven_by_another).ok());
+  const Topology begun = Must(cluster.Apply(Replicate(1, Rf(1), Rf(2))));
+  const absl::StatusOr<Topology> second = begun.Apply(Begin(Operation::kDecommission, 3));
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("keyspace ks's replication"), std::string::npos) << second.status();
+}
+
+TEST(StreamPlanTest, ARaisedReplicationStreamsEachNewReplicaFromEveryOwner) {
+  const Topology begun = Must(Cluster(5).Apply(Replicate(1, Rf(2), Rf(3))));
+  ExpectPlan(
+      begun, [](const std::vector<NodeId>& natural, const std::vector<NodeId>&) { return natural; },
+      PlacedBy{Rf(2), Rf(3)});
+}
+
 TEST(TopologyTest, TheDriverOfAnOperationIsItsNodeOrANormalMember) {
   const Topology cluster = Cluster(5);
   Entry decommission = Begin(Operation::kDecommission, 2);
@@ -415,6 +484,24 @@ TEST(TopologyLogTest, EntriesSurviveTheirRowsAndAMalformedRowIsNamed) {
   columns = EntryColumns(Step(Entry::Kind::kFinish, 4));
   columns["kind"] = "explode";
   EXPECT_FALSE(EntryOfColumns(columns).ok());
+  // A change of replication, Simple or NetworkTopology, keeps both.
+  ReplicationConfig simple;
+  simple.strategy = ReplicationConfig::Strategy::kSimple;
+  simple.replication_factor = 2;
+  ReplicationConfig two_datacenters = Rf(1);
+  two_datacenters.per_datacenter["dc2"] = 3;
+  for (const auto& [from, to] : {std::pair{simple, simple}, std::pair{Rf(1), two_datacenters}}) {
+    const Entry replicate = Replicate(2, from, to);
+    const absl::StatusOr<Entry> back = EntryOfColumns(EntryColumns(replicate));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->replicating.from, from);
+    EXPECT_EQ(back->replicating.to, to);
+    EXPECT_EQ(back->replicating.keyspace_created_at, 4u);
+    EXPECT_EQ(back->replicating.statement, replicate.replicating.statement);
+  }
+  columns = EntryColumns(Replicate(2, Rf(1), Rf(2)));
+  columns["to"] = "network:dc1=x";
+  EXPECT_NE(EntryOfColumns(columns).status().message().find("malformed replication"), std::string::npos);
 }
 
 TEST(TopologyLogTest, ARefusedEntryIsKeptAndChangesNothing) {

@@ -27,6 +27,18 @@ struct ReplicationConfig {
   bool operator==(const ReplicationConfig&) const = default;
 };
 
+// How a storage table is replicated, as its schema says: by its keyspace's
+// replication (keyspace and the schema log entry that created it name
+// that keyspace's life), or by the cluster's (keyspace empty). A change
+// of a keyspace's replication is a topology operation, which places the
+// keyspace's tables until every schema holds the change
+// (core/topology/placements.h).
+struct TableReplication {
+  std::string keyspace;
+  uint64_t keyspace_created_at = 0;
+  ReplicationConfig replication;
+};
+
 // What every node knows of the cluster's shape: its nodes, how many shards
 // each runs, how many tokens each owns and how data is replicated. Static:
 // the data path still runs on one layout; core/topology/ holds the

@@ -121,7 +121,8 @@ class Parser {
     }
     if (Accept("alter")) {
       if (Accept("table") || Accept("columnfamily")) return ParseAlterTable();
-      Expected("TABLE");
+      if (Accept("keyspace")) return ParseAlterKeyspace();
+      Expected("KEYSPACE or TABLE");
       return Use{};
     }
     Fail(absl::StrCat("no viable alternative at input '", Peek().text, "'"));
@@ -420,19 +421,34 @@ class Parser {
     CreateKeyspace create;
     create.if_not_exists = IfNotExists();
     create.name = Identifier();
+    create.replication = KeyspaceProperties();
+    return create;
+  }
+
+  Statement ParseAlterKeyspace() {
+    AlterKeyspace alter;
+    alter.name = Identifier();
+    alter.replication = KeyspaceProperties();
+    return alter;
+  }
+
+  // WITH replication = {...} AND durable_writes = ...: the replication map
+  // (durable_writes is taken and ignored: every write is durable).
+  std::map<std::string, std::string> KeyspaceProperties() {
+    std::map<std::string, std::string> replication;
     Expect("with");
     do {
       const std::string option = Identifier();
       Expect("=");
       if (option == "replication") {
-        create.replication = ParseMapLiteral();
+        replication = ParseMapLiteral();
       } else if (option == "durable_writes") {
         ParseTerm();
       } else {
         Fail("unknown keyspace property '" + option + "'");
       }
     } while (error_.ok() && Accept("and"));
-    return create;
+    return replication;
   }
 
   void ParsePrimaryKey(CreateTable& create) {

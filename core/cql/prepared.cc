@@ -259,6 +259,7 @@ class Checker {
   void Check(const DropKeyspace&) {}
   void Check(const DropTable&) {}
   void Check(const AlterTable&) {}
+  void Check(const AlterKeyspace&) {}
 
   void PartitionKeyMarkers(const Statement& statement) {
     if (!prepared_.table || prepared_.system_table) return;

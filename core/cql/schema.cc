@@ -70,13 +70,23 @@ std::vector<std::string> Table::StorageColumns() const {
   return storage;
 }
 
-absl::Status Schema::Apply(const CreateKeyspace& create) {
+absl::Status Schema::Apply(const CreateKeyspace& create, uint64_t sequence) {
   if (keyspaces_.count(create.name)) {
     if (create.if_not_exists) return absl::OkStatus();
     return absl::AlreadyExistsError(absl::StrCat("keyspace ", create.name, " already exists"));
   }
-  Keyspace keyspace{create.name, create.replication};
+  Keyspace keyspace{create.name, create.replication, sequence};
   keyspaces_[create.name] = std::move(keyspace);
+  return absl::OkStatus();
+}
+
+absl::Status Schema::Apply(const AlterKeyspace& alter) {
+  auto keyspace = keyspaces_.find(alter.name);
+  if (keyspace == keyspaces_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("keyspace ", alter.name, " does not exist"));
+  }
+  CHARYBDIS_ASSERT(alter.replication.count("class") == 1);  // checked
+  keyspace->second.replication = alter.replication;
   return absl::OkStatus();
 }
 

@@ -65,12 +65,19 @@ struct Keyspace {
   std::string name;
   // system_schema.keyspaces' replication: "class" and its options.
   std::map<std::string, std::string> replication;
+  // The schema log entry that created it (0: the bootstrap schema), which
+  // tells its lives apart (TableReplication).
+  uint64_t created_at = 0;
 };
 
 class Schema {
  public:
   // Its replication as given: core/schema/replication.h checks it first.
-  absl::Status Apply(const CreateKeyspace& create);
+  // `sequence`: the schema log entry that creates it (0: the bootstrap).
+  absl::Status Apply(const CreateKeyspace& create, uint64_t sequence = 0);
+  // Its replication as given (checked first, as CREATE's). Applied once its
+  // data moved (docs/topology.md, "Changing a keyspace's replication").
+  absl::Status Apply(const AlterKeyspace& alter);
   // `sequence`: the schema log entry that creates the table (0: the
   // bootstrap). Collections are for the system tables only: we store
   // scalars.

@@ -98,6 +98,7 @@ std::vector<SchemaChange> SchemaChangesBetween(const Schema& before, const Schem
 SchemaChange DescribeSchemaChange(const Statement& statement, const std::string& keyspace) {
   if (const auto* create = std::get_if<CreateKeyspace>(&statement)) return {"CREATED", "KEYSPACE", create->name, ""};
   if (const auto* drop = std::get_if<DropKeyspace>(&statement)) return {"DROPPED", "KEYSPACE", drop->name, ""};
+  if (const auto* alter = std::get_if<AlterKeyspace>(&statement)) return {"UPDATED", "KEYSPACE", alter->name, ""};
   if (const auto* create = std::get_if<CreateTable>(&statement)) return OfTable("CREATED", *create, keyspace);
   if (const auto* drop = std::get_if<DropTable>(&statement)) return OfTable("DROPPED", *drop, keyspace);
   const auto* alter = std::get_if<AlterTable>(&statement);

@@ -121,6 +121,13 @@ struct CreateTable {
   std::map<std::string, bool> descending;  // CLUSTERING ORDER BY
 };
 
+// ALTER KEYSPACE ... WITH replication = {...}: a change of replication
+// moves data first (docs/topology.md).
+struct AlterKeyspace {
+  std::string name;
+  std::map<std::string, std::string> replication;  // empty: unchanged (durable_writes only)
+};
+
 struct DropKeyspace {
   std::string name;
   bool if_exists = false;
@@ -139,13 +146,13 @@ struct AlterTable {
 };
 
 using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable, DropKeyspace,
-                               DropTable, AlterTable>;
+                               DropTable, AlterTable, AlterKeyspace>;
 
 // Whether a statement changes the schema (the schema log carries it).
 inline bool IsSchemaChange(const Statement& statement) {
   return std::holds_alternative<CreateKeyspace>(statement) || std::holds_alternative<CreateTable>(statement) ||
          std::holds_alternative<DropKeyspace>(statement) || std::holds_alternative<DropTable>(statement) ||
-         std::holds_alternative<AlterTable>(statement);
+         std::holds_alternative<AlterTable>(statement) || std::holds_alternative<AlterKeyspace>(statement);
 }
 
 struct ParsedStatement {

@@ -80,6 +80,7 @@ inline constexpr std::string_view kProbes[] = {
     "schema.behind_a_peer",
     "schema.shard_behind_node",
     "schema.read_before_refusing",
+    "schema.replication_change_asked",
     // The topology agent (core/topology/topology_agent.cc).
     "topology.barrier_answered",
     "topology.barrier_behind",
@@ -88,6 +89,7 @@ inline constexpr std::string_view kProbes[] = {
     "topology.driver_final_barrier_passed",
     "topology.driver_finishes",
     "topology.driver_resends_streams",
+    "topology.driver_schema_append_failed",
     "topology.driver_stream_not_done",
     "topology.driver_streamed",
     "topology.driver_streams",
@@ -98,6 +100,7 @@ inline constexpr std::string_view kProbes[] = {
     "topology.join_waits_for_schema",
     "topology.local_copy_lost",
     "topology.proposal_lost_race",
+    "topology.replication_change_rolled_back",
     "topology.read_before_refusing",
     "topology.read_failed",
     "topology.replacement_waits_for_death",

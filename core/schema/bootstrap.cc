@@ -37,13 +37,24 @@ absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& data
   if (auto* create = std::get_if<CreateKeyspace>(&statement)) {
     if (absl::Status reserved = CheckNotSystem(create->name); !reserved.ok()) return reserved;
     // It exists: AlreadyExists, or nothing to do for IF NOT EXISTS.
-    if (schema.FindKeyspace(create->name) != nullptr) return schema.Apply(*create);
+    if (schema.FindKeyspace(create->name) != nullptr) return schema.Apply(*create, sequence);
     absl::StatusOr<std::map<std::string, std::string>> replication =
         CheckedReplication(create->name, create->replication, datacenters);
     if (!replication.ok()) return replication.status();
     create->replication = *std::move(replication);
     CHARYBDIS_ASSERT(create->replication.count("class") == 1);
-    return schema.Apply(*create);
+    return schema.Apply(*create, sequence);
+  }
+  if (auto* alter = std::get_if<AlterKeyspace>(&statement)) {
+    if (absl::Status reserved = CheckNotSystem(alter->name); !reserved.ok()) return reserved;
+    const Keyspace* known = schema.FindKeyspace(alter->name);
+    if (known == nullptr) return absl::InvalidArgumentError(absl::StrCat("keyspace ", alter->name, " does not exist"));
+    if (alter->replication.empty()) return absl::OkStatus();  // durable_writes only: nothing we keep
+    absl::StatusOr<std::map<std::string, std::string>> replication =
+        CheckedReplication(alter->name, alter->replication, datacenters);
+    if (!replication.ok()) return replication.status();
+    alter->replication = *std::move(replication);
+    return schema.Apply(*alter);
   }
   if (auto* drop = std::get_if<DropKeyspace>(&statement)) {
     if (absl::Status reserved = CheckNotSystem(drop->name); !reserved.ok()) return reserved;

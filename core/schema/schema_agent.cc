@@ -42,9 +42,10 @@ void AppendNewEntries(const SchemaUpdate& update, cql::SchemaLog& log) {
   CHARYBDIS_ASSERT(log.sequence() >= static_cast<uint64_t>(update.entries_size()));
 }
 
-SchemaAgent::SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change)
-    : env_(env), shards_(shards), log_(log), on_change_(std::move(on_change)) {
+SchemaAgent::SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change, Replicate replicate)
+    : env_(env), shards_(shards), log_(log), on_change_(std::move(on_change)), replicate_(std::move(replicate)) {
   CHARYBDIS_ASSERT(env.self.shard == 0);
+  CHARYBDIS_ASSERT(on_change_ != nullptr && replicate_ != nullptr);
   // Distinct from an earlier life's ids, which a coordinator may remember.
   request_id_base_ = env.random->Next() >> 1;
 }
@@ -95,6 +96,16 @@ void SchemaAgent::OnRequest(const Envelope& message) {
   changes_.push_back(std::move(change));
   CHARYBDIS_ASSERT(changes_.size() <= kMaxQueuedChanges);
   Next();
+}
+
+void SchemaAgent::Submit(cql::SchemaLogEntry entry, std::function<void(ClientResponse)> answer) {
+  CHARYBDIS_ASSERT(answer != nullptr);
+  Change change;
+  change.answer = std::move(answer);
+  change.entry = std::move(entry);
+  // Not refused when many are queued: the operation waits for it.
+  changes_.push_back(std::move(change));
+  env_.reactor->Post([this] { Next(); });
 }
 
 void SchemaAgent::OnPeerSchema(NodeId peer, uint64_t sequence, const std::string& version) {
@@ -205,6 +216,22 @@ void SchemaAgent::Append(Change& change) {
     changes_.pop_front();
     return;
   }
+  if (change.answer == nullptr) {
+    if (std::optional<cql::SchemaLog::ReplicationChange> replication = log_.ReplicationChangeOf(change.entry)) {
+      // The data moves first: a topology operation, which appends this
+      // entry once it is in place, and answers the client when done.
+      CHARYBDIS_PROBE(env_.probes, "schema.replication_change_asked");
+      replicate_(*std::move(replication), change.entry,
+                 [this, client = change.client, request_id = change.request_id](ClientResponse answer) {
+                   Change asked;
+                   asked.client = client;
+                   asked.request_id = request_id;
+                   Reply(asked, std::move(answer));
+                 });
+      changes_.pop_front();
+      return;
+    }
+  }
   ClientRequest request;
   CasOp* cas = request.mutable_cas();
   cas->set_serial_consistency(CL_SERIAL);
@@ -293,6 +320,11 @@ void SchemaAgent::OnResponse(const ClientResponse& response) {
 }
 
 void SchemaAgent::Reply(const Change& change, ClientResponse response) {
+  if (change.answer != nullptr) {
+    // Posted: the operation submits from inside its own steps.
+    env_.reactor->Post([answer = change.answer, response = std::move(response)] { answer(response); });
+    return;
+  }
   response.set_request_id(change.request_id);
   Envelope message;
   *message.mutable_client_response() = std::move(response);

@@ -43,14 +43,23 @@ class SchemaAgent {
  public:
   // Called after the log grew, or a peer's schema version changed.
   using OnChange = std::function<void()>;
+  // Starts the topology operation that changes a keyspace's replication
+  // (docs/topology.md), for a client's ALTER KEYSPACE that changes it:
+  // the operation appends `entry` once the data is in place. `answer`
+  // goes to the client, exactly once.
+  using Replicate = std::function<void(cql::SchemaLog::ReplicationChange change, cql::SchemaLogEntry entry,
+                                       std::function<void(ClientResponse)> answer)>;
 
-  SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change);
+  SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change, Replicate replicate);
   SchemaAgent(const SchemaAgent&) = delete;
   SchemaAgent& operator=(const SchemaAgent&) = delete;
 
   void Start();
   // A schema_change request from a client (perhaps forwarded by a shard).
   void OnRequest(const Envelope& message);
+  // A change from this node's topology operation (its ALTER KEYSPACE),
+  // appended as it is; answered exactly once, never from inside this call.
+  void Submit(cql::SchemaLogEntry entry, std::function<void(ClientResponse)> answer);
   // The answer to one of this agent's own requests.
   void OnResponse(const ClientResponse& response);
   // What a peer's heartbeat says of its schema.
@@ -78,6 +87,7 @@ class SchemaAgent {
   struct Change {
     Address client;
     uint64_t request_id = 0;
+    std::function<void(ClientResponse)> answer;  // set: answers this node's operation, not a client
     cql::SchemaLogEntry entry;
     int attempts = 0;
     // Checked against a log read after it arrived: a refusal then is the
@@ -102,6 +112,7 @@ class SchemaAgent {
   const uint32_t shards_;
   cql::SchemaLog& log_;
   OnChange on_change_;
+  Replicate replicate_;
   std::deque<Change> changes_;
   std::map<NodeId, std::string> peer_versions_;
   uint64_t newest_peer_sequence_ = 0;  // the longest log a heartbeat showed

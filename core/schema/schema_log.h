@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,23 +61,34 @@ class SchemaLog {
   const std::map<std::string, std::set<std::string>>& storage_tables() const { return storage_tables_; }
   // How a storage table is replicated: as its keyspace for a CQL table,
   // as the cluster for any other (the config's tables, the schema log).
-  // Who the replicas are is the topology's (core/topology/placements.h).
-  const ReplicationConfig& ReplicationOf(const std::string& storage_table) const;
+  // Who the replicas are is the topology's (core/topology/placements.h),
+  // which also knows of a change of the keyspace's replication this log
+  // may not hold yet.
+  const TableReplication& ReplicationOf(const std::string& storage_table) const;
+  // What `entry` asks of a keyspace's replication, when it is an ALTER
+  // KEYSPACE that changes it: such a change is a topology operation
+  // (docs/topology.md), which appends the entry once the data is in
+  // place. REQUIRES: Check(entry) is ok.
+  struct ReplicationChange {
+    TableReplication now;  // the keyspace's, as this log says
+    ReplicationConfig to;
+  };
+  std::optional<ReplicationChange> ReplicationChangeOf(const SchemaLogEntry& entry) const;
   // Every replication in use, by whose it is: "the cluster" (the config's
   // tables and the logs) and "keyspace NAME" for each replicated keyspace.
   // A topology change must leave enough owners for each.
-  std::map<std::string, ReplicationConfig> Replications() const;
+  std::map<std::string, TableReplication> Replications() const;
   // The storage tables the token ring places, each with its replication:
   // the CQL tables of replicated keyspaces and the schema log's own (not
   // those of LocalStrategy keyspaces, which every node keeps for itself).
-  std::map<std::string, ReplicationConfig> TablesPlacedByToken() const;
+  std::map<std::string, TableReplication> TablesPlacedByToken() const;
 
  private:
   absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const;
   void SetSchema(std::shared_ptr<const Schema> schema);
   Datacenters datacenters_;
-  ReplicationConfig cluster_replication_;
-  std::map<std::string, ReplicationConfig> table_replications_;  // CQL storage table -> its keyspace's
+  TableReplication cluster_replication_;  // keyspace empty
+  std::map<std::string, TableReplication> table_replications_;  // CQL storage table -> its keyspace's
   std::vector<SchemaLogEntry> entries_;
   std::shared_ptr<const Schema> schema_;
   std::string version_;

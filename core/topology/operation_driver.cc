@@ -12,16 +12,18 @@
 namespace charybdis::topology {
 
 OperationDriver::OperationDriver(ShardEnv env, uint32_t shards_per_node, const TopologyLog& log,
-                                 Replications replications, Append append, std::function<bool(NodeId)> is_alive)
+                                 Replications replications, Append append, AppendSchema append_schema,
+                                 std::function<bool(NodeId)> is_alive)
     : env_(env),
       shards_per_node_(shards_per_node),
       log_(log),
       replications_(std::move(replications)),
       append_(std::move(append)),
+      append_schema_(std::move(append_schema)),
       is_alive_(std::move(is_alive)) {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
   CHARYBDIS_ASSERT(shards_per_node_ >= 1);
-  CHARYBDIS_ASSERT(replications_ != nullptr && append_ != nullptr && is_alive_ != nullptr);
+  CHARYBDIS_ASSERT(replications_ != nullptr && append_ != nullptr && append_schema_ != nullptr && is_alive_ != nullptr);
 }
 
 void OperationDriver::OnTopologyChange() {
@@ -43,11 +45,49 @@ bool OperationDriver::FinishedOwnOperation() const {
 void OperationDriver::Drive() {
   const Topology& topology = log_.topology();
   const bool driving = topology.move() && topology.move()->driver == env_.self.node;
-  if (!driving && !FinishedOwnOperation()) return Reset();
+  if (!driving && !FinishedOwnOperation()) {
+    Reset();
+    return AnswerWaiters();
+  }
   if (topology.version() == working_version_) return;  // this stage is in hand
   Reset();
   working_version_ = topology.version();
   StartBarrier();
+  AnswerWaiters();
+}
+
+void OperationDriver::WhenDone(const std::string& keyspace, uint64_t since_version,
+                               std::function<void(ClientResponse)> answer) {
+  CHARYBDIS_ASSERT(answer != nullptr);
+  waiters_.push_back(Waiter{keyspace, since_version, std::move(answer)});
+  AnswerWaiters();
+}
+
+// A waiter's change is done once its finish is held by every live member
+// (this driver's last barrier passed, or another operation began since),
+// and failed if it ended otherwise (rolled back).
+void OperationDriver::AnswerWaiters() {
+  const Topology& topology = log_.topology();
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    const bool in_progress = topology.move() && topology.move()->since_version == it->since_version;
+    auto changed = topology.changed_replications().find(it->keyspace);
+    const bool finished = changed != topology.changed_replications().end() &&
+                          changed->second.since_version == it->since_version;
+    const bool last_barrier_passed = barrier_passed_ && working_version_ == topology.version();
+    const bool waiting_for_last_barrier = finished && !topology.move() && !last_barrier_passed;
+    if (in_progress || waiting_for_last_barrier) {
+      ++it;
+      continue;
+    }
+    ClientResponse response;
+    if (!finished) {
+      CHARYBDIS_PROBE(env_.probes, "topology.replication_change_rolled_back");
+      response.set_code(ClientResponse::INVALID_REQUEST);
+      response.set_message("the change of replication was rolled back before its reads moved; nothing changed");
+    }
+    env_.reactor->Post([answer = std::move(it->answer), response] { answer(response); });
+    it = waiters_.erase(it);
+  }
 }
 
 void OperationDriver::StartBarrier() {
@@ -92,7 +132,7 @@ void OperationDriver::BarrierPassed() {
   // knowledge of the finish with it. Done.
   if (!log_.topology().move()) {
     CHARYBDIS_PROBE(env_.probes, "topology.driver_final_barrier_passed");
-    return;
+    return AnswerWaiters();
   }
   const Move& move = *log_.topology().move();
   if (move.stage == Stage::kWriteBothReadOld) {
@@ -100,8 +140,30 @@ void OperationDriver::BarrierPassed() {
     return StartStreams();
   }
   CHARYBDIS_ASSERT(move.stage == Stage::kWriteBothReadNew);
+  if (move.operation == Operation::kReplicate) return AppendSchemaThenFinish();
   CHARYBDIS_PROBE(env_.probes, "topology.driver_finishes");
   AppendStep(Entry::Kind::kFinish);
+}
+
+// The keyspace's schema changes now that its data is in place and its
+// reads moved; the finish follows, so that no node's placement falls back
+// to a schema without the change (PlacedByOf).
+void OperationDriver::AppendSchemaThenFinish() {
+  const uint64_t version = working_version_;
+  append_schema_(log_.topology().move()->replicating.statement, [this, version](ClientResponse answer) {
+    if (version != working_version_) return;
+    // Appended, or refused (the keyspace was dropped meanwhile, or this
+    // driver appended it before a restart): either way, on to the finish.
+    if (answer.code() == ClientResponse::OK || answer.code() == ClientResponse::INVALID_REQUEST) {
+      CHARYBDIS_PROBE(env_.probes, "topology.driver_finishes");
+      return AppendStep(Entry::Kind::kFinish);
+    }
+    CHARYBDIS_PROBE(env_.probes, "topology.driver_schema_append_failed");
+    timer_ = env_.clock->After(kRetryDelay, [this, version] {
+      timer_ = 0;
+      if (version == working_version_ && log_.topology().version() == version) AppendSchemaThenFinish();
+    });
+  });
 }
 
 void OperationDriver::StartStreams() {
@@ -110,8 +172,9 @@ void OperationDriver::StartStreams() {
   for (const auto& [whose, replication] : replications_()) {
     // One the topology cannot hold is Unavailable, not written: nothing of
     // it needs to move (docs/topology.md).
-    if (!CheckPlaceable(topology, replication).ok()) continue;
-    for (Transfer& transfer : PlanStreams(topology, replication)) planned.push_back(std::move(transfer));
+    const PlacedBy placed_by = PlacedByOf(topology, replication);
+    if (!CheckPlaceable(topology, placed_by).ok()) continue;
+    for (Transfer& transfer : PlanStreams(topology, placed_by)) planned.push_back(std::move(transfer));
   }
   for (const Transfer& transfer : MergeTransfers(planned)) {
     CHARYBDIS_ASSERT(transfer.to != transfer.from && !transfer.spans.empty());

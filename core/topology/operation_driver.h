@@ -24,7 +24,9 @@ namespace charybdis::topology {
 //   stream what it gains from its source (PlanStreams of every replication
 //   in use, one StreamRanges per transfer and shard), and once every
 //   stream answered done, appends read_new;
-// - write both, read new: appends finish;
+// - write both, read new: appends finish (a change of replication first
+//   appends its ALTER KEYSPACE to the schema log: the schema changes only
+//   once the data is in place);
 // - after the finish, a last barrier: once every live member holds the
 //   finish, the operation is done (progress: barrier passed at the
 //   finish's version), and its removed node may be stopped.
@@ -35,11 +37,13 @@ namespace charybdis::topology {
 class OperationDriver {
  public:
   // Every replication in use, by whose it is (cql::SchemaLog::Replications).
-  using Replications = std::function<std::map<std::string, ReplicationConfig>()>;
+  using Replications = std::function<std::map<std::string, TableReplication>()>;
   // Appends an entry through the topology agent (TopologyAgent::Submit).
   using Append = std::function<void(Entry entry, std::function<void(ClientResponse)> answer)>;
+  // Appends a statement to the schema log (SchemaAgent::Submit).
+  using AppendSchema = std::function<void(std::string statement, std::function<void(ClientResponse)> answer)>;
   OperationDriver(ShardEnv env, uint32_t shards_per_node, const TopologyLog& log, Replications replications,
-                  Append append, std::function<bool(NodeId)> is_alive);
+                  Append append, AppendSchema append_schema, std::function<bool(NodeId)> is_alive);
   OperationDriver(const OperationDriver&) = delete;
   OperationDriver& operator=(const OperationDriver&) = delete;
 
@@ -50,6 +54,10 @@ class OperationDriver {
   void OnStreamDone(const Envelope& message);
   // A member's answer to the barrier.
   void OnBarrierDone(const Envelope& message);
+  // Answers once the change of `keyspace`'s replication that began at
+  // `since_version` (driven here) is done, every live member holding its
+  // finish (OK), or rolled back (an error). Not if this node restarts first.
+  void WhenDone(const std::string& keyspace, uint64_t since_version, std::function<void(ClientResponse)> answer);
 
   // Where the stage in hand stands, for ctl and status: streams asked of
   // the receivers' shards, those done, and the pairs they stored.
@@ -90,6 +98,8 @@ class OperationDriver {
   void SendStream(size_t index);
   void ResendLater();
   void AppendStep(Entry::Kind kind);
+  void AppendSchemaThenFinish();
+  void AnswerWaiters();
   // Forgets the stage in hand: its answers and timers no longer count.
   void Reset();
 
@@ -98,7 +108,14 @@ class OperationDriver {
   const TopologyLog& log_;
   Replications replications_;
   Append append_;
+  AppendSchema append_schema_;
   std::function<bool(NodeId)> is_alive_;
+  struct Waiter {
+    std::string keyspace;
+    uint64_t since_version = 0;
+    std::function<void(ClientResponse)> answer;
+  };
+  std::vector<Waiter> waiters_;
   // The topology version whose stage is in hand; 0: none.
   uint64_t working_version_ = 0;
   bool barrier_passed_ = false;

@@ -52,23 +52,39 @@ std::vector<Member> MembersOfRing(const TokenRing& ring) {
   return members;
 }
 
-absl::Status CheckPlaceable(const Topology& topology, const ReplicationConfig& replication) {
-  if (absl::Status now = CheckOwners(topology, topology.OwnersNow(), replication, "now"); !now.ok()) return now;
-  return CheckOwners(topology, topology.OwnersAfter(), replication, "after the operation");
+PlacedBy PlacedByOf(const Topology& topology, const TableReplication& table) {
+  if (table.keyspace.empty()) return {table.replication, table.replication};  // the cluster's
+  const std::optional<Move>& move = topology.move();
+  if (move && move->operation == Operation::kReplicate && move->replicating.keyspace == table.keyspace &&
+      move->replicating.keyspace_created_at == table.keyspace_created_at) {
+    return {move->replicating.from, move->replicating.to};
+  }
+  auto changed = topology.changed_replications().find(table.keyspace);
+  if (changed != topology.changed_replications().end() &&
+      changed->second.keyspace_created_at == table.keyspace_created_at) {
+    return {changed->second.replication, changed->second.replication};
+  }
+  return {table.replication, table.replication};
 }
 
-Placement::Placement(const Topology& topology, const ReplicationConfig& replication, uint32_t shards_per_node)
+absl::Status CheckPlaceable(const Topology& topology, const PlacedBy& placed_by) {
+  if (absl::Status now = CheckOwners(topology, topology.OwnersNow(), placed_by.now, "now"); !now.ok()) return now;
+  return CheckOwners(topology, topology.OwnersAfter(), placed_by.after, "after the operation");
+}
+
+Placement::Placement(const Topology& topology, const PlacedBy& placed_by, uint32_t shards_per_node)
     : version_(topology.version()),
       reads_moved_(topology.move() && topology.move()->stage == Stage::kWriteBothReadNew) {
-  CHARYBDIS_ASSERT(CheckPlaceable(topology, replication).ok());
+  CHARYBDIS_ASSERT(CheckPlaceable(topology, placed_by).ok());
   const auto owners_now = topology.OwnersNow();
-  now_ = std::make_shared<const TokenRing>(LayoutOf(topology, owners_now, replication, shards_per_node), owners_now);
-  if (!topology.move()) {
-    after_ = now_;
+  now_ = std::make_shared<const TokenRing>(LayoutOf(topology, owners_now, placed_by.now, shards_per_node), owners_now);
+  const auto owners_after = topology.OwnersAfter();
+  if (owners_after == owners_now && placed_by.after == placed_by.now) {
+    after_ = now_;  // nothing of this placement moves
     return;
   }
-  const auto owners_after = topology.OwnersAfter();
-  after_ = std::make_shared<const TokenRing>(LayoutOf(topology, owners_after, replication, shards_per_node), owners_after);
+  after_ = std::make_shared<const TokenRing>(LayoutOf(topology, owners_after, placed_by.after, shards_per_node),
+                                             owners_after);
 }
 
 Placement::Replicas Placement::WriteReplicasOf(Token token) const {

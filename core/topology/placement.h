@@ -15,10 +15,26 @@ namespace charybdis::topology {
 // replicas are those of the second ring that are not in the first.
 // Writes go to both; reads to the first until the operation's reads move,
 // then to the second.
+// The replications a table's tokens are placed by, now and once the
+// operation in progress is done: the same but while its keyspace's
+// replication changes.
+struct PlacedBy {
+  ReplicationConfig now;
+  ReplicationConfig after;
+};
+// For a table: during a change of its keyspace's replication, the change's
+// old and new; after one, the new, whatever the node's schema says (its
+// schema log may not hold the ALTER yet, and a write placed by the old
+// replication would miss replicas the reads now go to); else its schema's.
+PlacedBy PlacedByOf(const Topology& topology, const TableReplication& table);
+
 class Placement {
  public:
-  // REQUIRES: CheckPlaceable(topology, replication) is ok.
-  Placement(const Topology& topology, const ReplicationConfig& replication, uint32_t shards_per_node);
+  // REQUIRES: CheckPlaceable(topology, placed_by) is ok.
+  Placement(const Topology& topology, const PlacedBy& placed_by, uint32_t shards_per_node);
+  // One replication, now and after. REQUIRES: CheckPlaceable(topology, replication).
+  Placement(const Topology& topology, const ReplicationConfig& replication, uint32_t shards_per_node)
+      : Placement(topology, PlacedBy{replication, replication}, shards_per_node) {}
 
   struct Replicas {
     std::vector<NodeId> natural;  // the owners now, in ring-walk order
@@ -35,6 +51,7 @@ class Placement {
 
   uint64_t version() const { return version_; }
   const ReplicationConfig& replication() const { return now_->layout().replication; }
+  const ReplicationConfig& replication_after() const { return after_->layout().replication; }
   // Shared: a request keeps the rings it started with.
   const std::shared_ptr<const TokenRing>& now() const { return now_; }
   const std::shared_ptr<const TokenRing>& after() const { return after_; }
@@ -56,6 +73,9 @@ std::vector<Member> MembersOfRing(const TokenRing& ring);
 // Whether both rings of the topology can hold the replication: enough
 // owners in each of its datacenters. A decommission or removenode that
 // would leave fewer is refused with this reason.
-absl::Status CheckPlaceable(const Topology& topology, const ReplicationConfig& replication);
+absl::Status CheckPlaceable(const Topology& topology, const PlacedBy& placed_by);
+inline absl::Status CheckPlaceable(const Topology& topology, const ReplicationConfig& replication) {
+  return CheckPlaceable(topology, PlacedBy{replication, replication});
+}
 
 }  // namespace charybdis::topology

@@ -9,7 +9,7 @@ Placements::Placements(const TopologyLog& log, uint32_t shards_per_node)
   CHARYBDIS_ASSERT(shards_per_node_ >= 1);
 }
 
-absl::StatusOr<std::shared_ptr<const Placement>> Placements::For(const ReplicationConfig& replication) {
+absl::StatusOr<std::shared_ptr<const Placement>> Placements::For(const PlacedBy& placed_by) {
   const Topology& topology = log_.topology();
   CHARYBDIS_ASSERT(topology.version() >= version_);  // a log only grows
   if (topology.version() != version_) {
@@ -17,10 +17,10 @@ absl::StatusOr<std::shared_ptr<const Placement>> Placements::For(const Replicati
     version_ = topology.version();
   }
   for (const std::shared_ptr<const Placement>& placement : placements_) {
-    if (placement->replication() == replication) return placement;
+    if (placement->replication() == placed_by.now && placement->replication_after() == placed_by.after) return placement;
   }
-  if (absl::Status placeable = CheckPlaceable(topology, replication); !placeable.ok()) return placeable;
-  auto placement = std::make_shared<const Placement>(topology, replication, shards_per_node_);
+  if (absl::Status placeable = CheckPlaceable(topology, placed_by); !placeable.ok()) return placeable;
+  auto placement = std::make_shared<const Placement>(topology, placed_by, shards_per_node_);
   CHARYBDIS_ASSERT(placement->version() == version_);
   placements_.push_back(placement);
   return placement;

@@ -20,7 +20,11 @@ class Placements {
   // Refused when the topology cannot hold the replication: fewer owners in
   // a datacenter than its factor (a keyspace created while a decommission
   // was being agreed; docs/topology.md). The request is then Unavailable.
-  absl::StatusOr<std::shared_ptr<const Placement>> For(const ReplicationConfig& replication);
+  absl::StatusOr<std::shared_ptr<const Placement>> For(const PlacedBy& placed_by);
+  // A table's, as PlacedByOf says.
+  absl::StatusOr<std::shared_ptr<const Placement>> For(const TableReplication& table) {
+    return For(PlacedByOf(log_.topology(), table));
+  }
   // A member's datacenter, of any member the log ever had.
   const std::string& DatacenterOf(NodeId node) const;
   const Topology& topology() const { return log_.topology(); }

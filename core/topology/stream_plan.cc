@@ -14,6 +14,9 @@ namespace {
 
 // Who sends a range that `to` gains: the owners now that it may come from.
 std::vector<NodeId> SourcesOf(const Move& move, const std::vector<NodeId>& now, const std::vector<NodeId>& after) {
+  // A raised replication: no owner loses the range, and a write
+  // acknowledged at QUORUM may be on a majority only, so all of them.
+  if (move.operation == Operation::kReplicate) return now;
   std::vector<NodeId> sources;
   const bool loser_is_dead = move.operation == Operation::kRemove || move.operation == Operation::kReplace;
   const NodeId dead = move.operation == Operation::kReplace ? move.replaced : move.node;
@@ -28,9 +31,9 @@ std::vector<NodeId> SourcesOf(const Move& move, const std::vector<NodeId>& now, 
 
 }  // namespace
 
-std::vector<Transfer> PlanStreams(const Topology& topology, const ReplicationConfig& replication) {
+std::vector<Transfer> PlanStreams(const Topology& topology, const PlacedBy& placed_by) {
   CHARYBDIS_ASSERT(topology.move().has_value());
-  const Placement placement(topology, replication, 1);
+  const Placement placement(topology, placed_by, 1);
   // Within the ranges between consecutive tokens of either ring, both rings'
   // replicas are constant.
   std::set<Token> bounds;
@@ -40,6 +43,9 @@ std::vector<Transfer> PlanStreams(const Topology& topology, const ReplicationCon
   ForEachRingRange(bounds, [&](Token owner_token, TokenSpan span) {
     const Placement::Replicas replicas = placement.WriteReplicasOf(owner_token);
     const std::vector<NodeId>& after = placement.after()->ReplicasOf(owner_token);
+    // Only node moves drop a range's owner; a replication only grows.
+    CHARYBDIS_ASSERT(topology.move()->operation != Operation::kReplicate ||
+                     replicas.natural.size() + replicas.pending.size() == after.size());
     for (NodeId to : replicas.pending) {
       for (NodeId from : SourcesOf(*topology.move(), replicas.natural, after)) AppendSpan(spans[{to, from}], span);
     }

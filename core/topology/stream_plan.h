@@ -5,6 +5,7 @@
 
 #include "core/cluster/cluster_layout.h"
 #include "core/data/token.h"
+#include "core/topology/placement.h"
 #include "core/topology/token_spans.h"
 #include "core/topology/topology.h"
 
@@ -26,10 +27,12 @@ struct Transfer {
 //   so that a write acknowledged at QUORUM before the move cannot be
 //   missed by a stale source;
 // - from every surviving owner of the range when the owner that loses it
-//   is dead (removenode, replace), merged on arrival.
+//   is dead (removenode, replace), merged on arrival;
+// - from every owner of the range when a replication is raised (no owner
+//   loses it), merged on arrival.
 // Ordered by (to, from). REQUIRES: an operation in progress, and
-// CheckPlaceable(topology, replication).
-std::vector<Transfer> PlanStreams(const Topology& topology, const ReplicationConfig& replication);
+// CheckPlaceable(topology, placed_by).
+std::vector<Transfer> PlanStreams(const Topology& topology, const PlacedBy& placed_by);
 
 // One transfer per (to, from) of all of `transfers` (the plans of several
 // replications), each span list their union: every table streams it, so a

@@ -22,10 +22,11 @@ const char* OperationName(Operation operation) {
     case Operation::kJoin: return "join";
     case Operation::kDecommission: return "decommission";
     case Operation::kRemove: return "removenode";
-    case Operation::kReplace: break;
+    case Operation::kReplace: return "replace";
+    case Operation::kReplicate: break;
   }
-  CHARYBDIS_ASSERT(operation == Operation::kReplace);
-  return "replace";
+  CHARYBDIS_ASSERT(operation == Operation::kReplicate);
+  return "replicate";
 }
 
 const char* StageName(Stage stage) {
@@ -88,12 +89,16 @@ absl::StatusOr<Topology> Topology::Apply(const Entry& entry) const {
 absl::Status Topology::CheckBegin(const Entry& entry) const {
   if (move_) {
     const Member& busy = members_.at(move_->node);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "a topology change is in progress: ", OperationName(move_->operation), " of node ", busy.id, " (",
-        busy.address, "), ", StageName(move_->stage), ", since version ", move_->since_version,
-        "; one runs at a time"));
+    const std::string what = move_->operation == Operation::kReplicate
+                                 ? absl::StrCat("the change of keyspace ", move_->replicating.keyspace,
+                                                "'s replication, driven by node ", busy.id)
+                                 : absl::StrCat(OperationName(move_->operation), " of node ", busy.id);
+    return absl::FailedPreconditionError(absl::StrCat("a topology change is in progress: ", what, " (", busy.address,
+                                                      "), ", StageName(move_->stage), ", since version ",
+                                                      move_->since_version, "; one runs at a time"));
   }
   if (absl::Status driver = CheckDriver(entry); !driver.ok()) return driver;
+  if (entry.operation == Operation::kReplicate) return CheckReplicate(entry);
   const bool takes_new_node = entry.operation == Operation::kJoin || entry.operation == Operation::kReplace;
   if (takes_new_node) {
     const Member& joining = entry.joining;
@@ -147,10 +152,40 @@ absl::Status Topology::CheckDriver(const Entry& entry) const {
   return absl::OkStatus();
 }
 
+absl::Status Topology::CheckReplicate(const Entry& entry) const {
+  const ReplicationMove& replicating = entry.replicating;
+  if (replicating.keyspace.empty()) return absl::InvalidArgumentError("a change of replication names its keyspace");
+  if (replicating.from == replicating.to) return absl::InvalidArgumentError("the replication does not change");
+  // Only up: the replicas after are then the replicas now and more, and a
+  // write acknowledged by its level plus the pending replicas is on enough
+  // of both. Down, a quorum of the old replicas may miss most of the new
+  // ones: that needs writes counted against both sets (docs/topology.md).
+  if (replicating.from.strategy != replicating.to.strategy) {
+    return absl::InvalidArgumentError("a change of replication keeps its strategy class");
+  }
+  if (replicating.to.replication_factor < replicating.from.replication_factor) {
+    return absl::InvalidArgumentError("lowering a replication factor is not supported yet; raising one is");
+  }
+  for (const auto& [datacenter, factor] : replicating.from.per_datacenter) {
+    auto after = replicating.to.per_datacenter.find(datacenter);
+    if (after == replicating.to.per_datacenter.end() || after->second < factor) {
+      return absl::InvalidArgumentError(absl::StrCat("lowering a replication factor (datacenter ", datacenter,
+                                                     ") is not supported yet; raising one is"));
+    }
+  }
+  // Its node drives it: a normal member, which stays one throughout.
+  const Member* driver = Find(entry.node);
+  if (entry.driver != entry.node || driver == nullptr || driver->state != NodeState::kNormal) {
+    return absl::InvalidArgumentError("a change of replication is driven by the normal member that asks for it");
+  }
+  return absl::OkStatus();
+}
+
 Topology Topology::Begun(const Entry& entry) const {
   Topology next = *this;
   next.version_++;
-  next.move_ = Move{entry.operation, entry.node, entry.replaced, Stage::kWriteBothReadOld, next.version_, entry.driver};
+  next.move_ = Move{entry.operation, entry.node,    entry.replaced,     Stage::kWriteBothReadOld,
+                    next.version_,   entry.driver,  entry.replicating};
   switch (entry.operation) {
     case Operation::kJoin:
       next.members_[entry.node] = entry.joining;
@@ -167,6 +202,7 @@ Topology Topology::Begun(const Entry& entry) const {
     case Operation::kRemove:
       next.members_.at(entry.node).state = NodeState::kLeaving;
       break;
+    case Operation::kReplicate: break;  // no node moves
   }
   next.CheckInvariants();
   return next;
@@ -189,6 +225,12 @@ Topology Topology::Finished() const {
       leave(move_->replaced);
       next.members_.at(move_->node).state = NodeState::kNormal;
       break;
+    case Operation::kReplicate: {
+      const ReplicationMove& replicating = move_->replicating;
+      next.changed_replications_[replicating.keyspace] = {replicating.keyspace_created_at, replicating.to,
+                                                           move_->since_version};
+      break;
+    }
   }
   next.move_.reset();
   next.CheckInvariants();
@@ -232,6 +274,7 @@ std::map<NodeId, std::vector<Token>> Topology::OwnersAfter() const {
       owners.erase(move_->replaced);
       owners[move_->node] = members_.at(move_->node).tokens;
       break;
+    case Operation::kReplicate: break;  // the owners stay; the replication changes
   }
   return owners;
 }
@@ -257,9 +300,11 @@ void Topology::CheckInvariants() const {
     if (member.state != NodeState::kNormal && member.state != NodeState::kLeft) moving++;
   }
   // One operation at a time, and a node in motion only under one.
-  CHARYBDIS_ASSERT(moving == (move_ ? 1u : 0u));
+  const bool moves_a_node = move_ && move_->operation != Operation::kReplicate;
+  CHARYBDIS_ASSERT(moving == (moves_a_node ? 1u : 0u));
   if (move_) {
     CHARYBDIS_ASSERT(members_.count(move_->node) == 1);
+    CHARYBDIS_ASSERT((move_->operation == Operation::kReplicate) == !move_->replicating.keyspace.empty());
     CHARYBDIS_ASSERT(move_->since_version <= version_);
     CHARYBDIS_ASSERT((move_->operation == Operation::kReplace) == (move_->replaced != 0));
   }

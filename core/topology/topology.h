@@ -9,6 +9,10 @@
 //   begin ──> write both, read old ──> write both, read new ──> finish
 //                    │ (streaming)
 //                    └──> roll back (only before reads move)
+//
+// A change of a keyspace's replication (ALTER KEYSPACE) is an operation
+// too, of no node: the keyspace's tables are placed by its old and its new
+// replication in both stages (placements.h).
 
 #include <cstdint>
 #include <map>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/cluster/cluster_layout.h"
 #include "core/data/token.h"
 #include "core/env/address.h"
 
@@ -39,7 +44,7 @@ struct Member {
   std::string cql_address;
 };
 
-enum class Operation { kJoin, kDecommission, kRemove, kReplace };
+enum class Operation { kJoin, kDecommission, kRemove, kReplace, kReplicate };
 const char* OperationName(Operation operation);
 
 // The stages of an operation in progress. Writes go to the old and the
@@ -47,15 +52,30 @@ const char* OperationName(Operation operation);
 enum class Stage { kWriteBothReadOld, kWriteBothReadNew };
 const char* StageName(Stage stage);
 
+// kReplicate: which keyspace (in which of its lives) goes from which
+// replication to which.
+struct ReplicationMove {
+  std::string keyspace;
+  uint64_t keyspace_created_at = 0;  // TableReplication's
+  ReplicationConfig from;
+  ReplicationConfig to;
+  // The ALTER KEYSPACE that asked for it, which the driver appends to the
+  // schema log once the data is in place and reads moved.
+  std::string statement;
+};
+
 struct Move {
   Operation operation = Operation::kJoin;
-  NodeId node = 0;      // the node that joins, leaves, is removed, or replaces
+  // The node that joins, leaves, is removed, or replaces; kReplicate: the
+  // node that drives it.
+  NodeId node = 0;
   NodeId replaced = 0;  // kReplace: the dead node whose tokens it takes
   Stage stage = Stage::kWriteBothReadOld;
   uint64_t since_version = 0;  // the version that began it
   // The node that streams and appends the later stages (operation_driver.h);
   // 0: none, an operator appends each stage by hand.
   NodeId driver = 0;
+  ReplicationMove replicating;  // kReplicate
 };
 
 // One entry of the topology log.
@@ -76,6 +96,16 @@ struct Entry {
   // kBegin: who drives the operation (Move::driver): the operation's own
   // node or a normal member; 0 for none.
   NodeId driver = 0;
+  ReplicationMove replicating;  // kBegin of a kReplicate
+};
+
+// The replication a finished kReplicate gave a keyspace's life: it places
+// that keyspace's tables whatever a node's schema says, since a node's
+// schema log may be behind its topology log (placements.h).
+struct ChangedReplication {
+  uint64_t keyspace_created_at = 0;
+  ReplicationConfig replication;
+  uint64_t since_version = 0;  // of the operation's begin
 };
 
 class Topology {
@@ -91,6 +121,8 @@ class Topology {
   const std::map<NodeId, Member>& members() const { return members_; }
   const Member* Find(NodeId id) const;
   const std::optional<Move>& move() const { return move_; }
+  // By keyspace name: the last replication an operation gave each.
+  const std::map<std::string, ChangedReplication>& changed_replications() const { return changed_replications_; }
 
   // The members that own tokens now: normal, leaving, and a node being
   // removed or replaced until the operation finishes.
@@ -104,6 +136,7 @@ class Topology {
  private:
   absl::Status CheckBegin(const Entry& entry) const;
   absl::Status CheckDriver(const Entry& entry) const;
+  absl::Status CheckReplicate(const Entry& entry) const;
   Topology Begun(const Entry& entry) const;
   Topology Finished() const;
   Topology RolledBack() const;
@@ -112,6 +145,7 @@ class Topology {
   uint64_t version_ = 0;
   std::map<NodeId, Member> members_;  // those that left too: an id is never used again
   std::optional<Move> move_;
+  std::map<std::string, ChangedReplication> changed_replications_;
 };
 
 }  // namespace charybdis::topology

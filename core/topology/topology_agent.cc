@@ -278,7 +278,7 @@ absl::Status TopologyAgent::Refusal(const Entry& entry) const {
   const absl::StatusOr<Topology> after = log_.topology().Apply(entry);
   if (!after.ok()) return after.status();
   for (const auto& [whose, replication] : replications_()) {
-    if (absl::Status placeable = CheckPlaceable(*after, replication); !placeable.ok()) {
+    if (absl::Status placeable = CheckPlaceable(*after, PlacedByOf(*after, replication)); !placeable.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(placeable.message(), " (the replication of ", whose, ")"));
     }
   }

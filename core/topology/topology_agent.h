@@ -54,7 +54,7 @@ class TopologyAgent {
   using PaxosAmong = std::function<void(std::vector<NodeId> participants, CasOp cas, ReadOp read,
                                         std::function<void(ClientResponse)> done)>;
   // Every replication in use, by whose it is (cql::SchemaLog::Replications).
-  using Replications = std::function<std::map<std::string, ReplicationConfig>()>;
+  using Replications = std::function<std::map<std::string, TableReplication>()>;
   // `on_change`: the log was loaded at start (even empty), or grew.
   TopologyAgent(ShardEnv env, TopologyLog& log, PaxosAmong paxos, Replications replications,
                 std::function<void()> on_change);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/env/assert.h"
@@ -69,6 +70,55 @@ absl::Status ReadJoining(const std::map<std::string, std::string>& columns, Memb
   return absl::OkStatus();
 }
 
+// "simple:3", or "network:dc1=3,dc2=1".
+std::string ReplicationText(const ReplicationConfig& replication) {
+  if (replication.strategy == ReplicationConfig::Strategy::kSimple) {
+    return absl::StrCat("simple:", replication.replication_factor);
+  }
+  return absl::StrCat("network:", absl::StrJoin(replication.per_datacenter, ",", absl::PairFormatter("=")));
+}
+
+absl::StatusOr<ReplicationConfig> ReplicationOfText(const std::string& text) {
+  const auto malformed = [&text] { return absl::DataLossError(absl::StrCat("topology log entry: a malformed replication: ", text)); };
+  ReplicationConfig replication;
+  if (absl::StartsWith(text, "simple:")) {
+    replication.strategy = ReplicationConfig::Strategy::kSimple;
+    if (!absl::SimpleAtoi(text.substr(7), &replication.replication_factor)) return malformed();
+    return replication;
+  }
+  if (!absl::StartsWith(text, "network:")) return malformed();
+  for (absl::string_view pair : absl::StrSplit(text.substr(8), ',', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> parts = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    uint32_t factor = 0;
+    if (parts.first.empty() || !absl::SimpleAtoi(parts.second, &factor)) return malformed();
+    replication.per_datacenter[parts.first] = factor;
+  }
+  return replication;
+}
+
+absl::Status ReadReplicating(const std::map<std::string, std::string>& columns, ReplicationMove& replicating) {
+  for (const auto& [name, field] : {std::pair<const char*, std::string*>{"keyspace", &replicating.keyspace},
+                                    {"statement", &replicating.statement}}) {
+    absl::StatusOr<std::string> value = Column(columns, name);
+    if (!value.ok()) return value.status();
+    *field = *value;
+  }
+  absl::StatusOr<std::string> created_at = Column(columns, "keyspace_created_at");
+  if (!created_at.ok()) return created_at.status();
+  if (!absl::SimpleAtoi(*created_at, &replicating.keyspace_created_at)) {
+    return absl::DataLossError(absl::StrCat("topology log entry: keyspace_created_at is not a number: ", *created_at));
+  }
+  for (const auto& [name, field] : {std::pair<const char*, ReplicationConfig*>{"from", &replicating.from},
+                                    {"to", &replicating.to}}) {
+    absl::StatusOr<std::string> text = Column(columns, name);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<ReplicationConfig> replication = ReplicationOfText(*text);
+    if (!replication.ok()) return replication.status();
+    *field = *std::move(replication);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string TopologyLogKey(uint64_t sequence) {
@@ -91,6 +141,14 @@ std::map<std::string, std::string> EntryColumns(const Entry& entry) {
     columns["rack"] = entry.joining.rack;
     columns["tokens"] = absl::StrJoin(entry.joining.tokens, ",");
   }
+  if (entry.kind == Entry::Kind::kBegin && entry.operation == Operation::kReplicate) {
+    const ReplicationMove& replicating = entry.replicating;
+    columns["keyspace"] = replicating.keyspace;
+    columns["keyspace_created_at"] = absl::StrCat(replicating.keyspace_created_at);
+    columns["from"] = ReplicationText(replicating.from);
+    columns["to"] = ReplicationText(replicating.to);
+    columns["statement"] = replicating.statement;
+  }
   return columns;
 }
 
@@ -104,7 +162,8 @@ absl::StatusOr<Entry> EntryOfColumns(const std::map<std::string, std::string>& c
   }
   absl::StatusOr<std::string> operation = Column(columns, "operation");
   if (!operation.ok()) return operation.status();
-  if (!EnumOf(*operation, {Operation::kJoin, Operation::kDecommission, Operation::kRemove, Operation::kReplace},
+  if (!EnumOf(*operation,
+              {Operation::kJoin, Operation::kDecommission, Operation::kRemove, Operation::kReplace, Operation::kReplicate},
               &OperationName, entry.operation)) {
     return absl::DataLossError(absl::StrCat("topology log entry of operation ", *operation));
   }
@@ -123,6 +182,9 @@ absl::StatusOr<Entry> EntryOfColumns(const std::map<std::string, std::string>& c
       (entry.operation == Operation::kJoin || entry.operation == Operation::kReplace)) {
     entry.joining.id = entry.node;
     if (absl::Status read = ReadJoining(columns, entry.joining); !read.ok()) return read;
+  }
+  if (entry.kind == Entry::Kind::kBegin && entry.operation == Operation::kReplicate) {
+    if (absl::Status read = ReadReplicating(columns, entry.replicating); !read.ok()) return read;
   }
   return entry;
 }
