@@ -420,10 +420,12 @@ TEST(TopologyTest, AChangeOfReplicationOnlyRaisesAndRunsAlone) {
   ReplicationConfig simple;
   simple.strategy = ReplicationConfig::Strategy::kSimple;
   simple.replication_factor = 3;
+  ReplicationConfig simple_lower = simple;
+  simple_lower.replication_factor = 2;
   ReplicationConfig other_datacenter;
   other_datacenter.per_datacenter["dc2"] = 3;
   for (const auto& [from, to] : std::vector<std::pair<ReplicationConfig, ReplicationConfig>>{
-           {Rf(3), Rf(2)}, {Rf(3), simple}, {Rf(2), Rf(2)}, {Rf(3), other_datacenter}}) {
+           {Rf(3), Rf(2)}, {simple, simple_lower}, {Rf(3), simple}, {Rf(2), Rf(2)}, {Rf(3), other_datacenter}}) {
     EXPECT_FALSE(cluster.Apply(Replicate(1, from, to)).ok());
   }
   Entry driven_by_another = Replicate(1, Rf(1), Rf(2));
