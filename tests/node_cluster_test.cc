@@ -271,9 +271,10 @@ TEST_F(NodeClusterTest, ConcurrentPutsShareFsyncsOnEveryNode) {
   EXPECT_GE(synced_writes, uint64_t{2 * kClients * kPutsEach});
 }
 
-// What node `id`'s RocksDB directories hold for `key` of table kv, per shard
+// What node `id`'s RocksDB directories hold for `key` of `table`, per shard
 // (the node must be stopped).
-std::map<ShardId, std::string> StoredValues(const LocalCluster& cluster, NodeId id, const std::string& key) {
+std::map<ShardId, std::string> StoredValues(const LocalCluster& cluster, NodeId id, const std::string& key,
+                                            const std::string& table = "kv") {
   std::map<ShardId, std::string> values;
   for (ShardId shard = 0; shard < kShards; shard++) {
     const std::string path = absl::StrCat(cluster.data_directory(id), "/shard-", shard);
@@ -282,7 +283,7 @@ std::map<ShardId, std::string> StoredValues(const LocalCluster& cluster, NodeId 
     EXPECT_TRUE(opened.ok()) << path << ": " << opened.ToString();
     if (!opened.ok()) continue;
     std::unique_ptr<rocksdb::DB> db(raw);
-    const std::string prefix = storage_codec::PartitionPrefix("kv", key);
+    const std::string prefix = storage_codec::PartitionPrefix(table, key);
     std::vector<KeyValue> stored;
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
@@ -378,6 +379,48 @@ TEST_F(NodeClusterTest, ADecommissionedNodesRangesStreamToTheNodesThatStay) {
   for (NodeId node = 1; node <= 3; node++) {
     for (const auto& [key, value] : written) {
       const auto stored = StoredValues(*cluster_, node, key);
+      ASSERT_EQ(stored.size(), 1u) << "node " << node << " lacks " << key;
+      EXPECT_EQ(stored.begin()->second, value) << "node " << node << " key " << key;
+    }
+  }
+}
+
+// ALTER KEYSPACE on real processes: a keyspace of one replica of three
+// nodes holds 60 keys, each on one node's disks; raised to three, the
+// statement is answered once the data moved, and every node holds every
+// key on its own disks. Lowered again, it is refused.
+TEST_F(NodeClusterTest, AnAlterOfAKeyspaceRaisesItsReplicationOnceItsDataMoved) {
+  StartCluster();
+  const auto schema_change = [this](const std::string& statement) {
+    ClientRequest request;
+    request.mutable_schema_change()->set_statement(statement);
+    return Execute(1, request);
+  };
+  for (const char* statement : {"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                                "CREATE TABLE ks.t (k text PRIMARY KEY, v text)"}) {
+    const ClientResponse done = schema_change(statement);
+    ASSERT_EQ(done.code(), ClientResponse::OK) << statement << ": " << done.message();
+  }
+  const std::string table = "ks.t@2";  // created by the schema log's entry 2
+  std::map<std::string, std::string> written;
+  for (int i = 0; i < 60; i++) {
+    const std::string key = absl::StrCat("k", i);
+    const ClientResponse put = Execute(1, testing::PutRequest(table, "v", key, absl::StrCat("v", i), CL_ONE));
+    ASSERT_EQ(put.code(), ClientResponse::OK) << put.message();
+    written[key] = absl::StrCat("v", i);
+  }
+  const ClientResponse raised =
+      schema_change("ALTER KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
+  ASSERT_EQ(raised.code(), ClientResponse::OK) << raised.message();
+  EXPECT_EQ(raised.schema_sequence(), 3u) << "the ALTER is the schema log's entry 3";
+  const ClientResponse lowered =
+      schema_change("ALTER KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}");
+  EXPECT_EQ(lowered.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(lowered.message().find("not supported yet"), std::string::npos) << lowered.message();
+  ASSERT_TRUE(cluster_->StopAll().ok());
+  for (NodeId node = 1; node <= 3; node++) {
+    for (const auto& [key, value] : written) {
+      const auto stored = StoredValues(*cluster_, node, key, table);
       ASSERT_EQ(stored.size(), 1u) << "node " << node << " lacks " << key;
       EXPECT_EQ(stored.begin()->second, value) << "node " << node << " key " << key;
     }

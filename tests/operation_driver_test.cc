@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/data/checked_value.h"
 #include "core/data/storage_codec.h"
 #include "tests/four_node_test.h"
@@ -165,6 +167,28 @@ TEST_F(OperationDriverTest, AReplicaRefusesAWriteOrReadRoutedByATopologyABarrier
   const ReplicaReadResponse fresh = read(current);
   EXPECT_TRUE(fresh.ok());
   EXPECT_EQ(fresh.data().rows_size(), 1);
+  // Scans alike: refused naming the fence, which the coordinator's rerun
+  // waits for.
+  auto scan = [&](uint64_t version) {
+    Envelope message;
+    ReplicaScan& scan = *message.mutable_replica_scan();
+    scan.set_request_id(800 + version);
+    scan.set_topology_version(version);
+    scan.mutable_scan()->set_table("t");
+    scan.mutable_scan()->set_start_token(std::numeric_limits<Token>::min());
+    scan.mutable_scan()->set_end_token(std::numeric_limits<Token>::max());
+    scan.mutable_scan()->set_limit(100);
+    const std::vector<Envelope> answers = exchange(std::move(message));
+    EXPECT_GE(answers.size(), 1u);  // an answer may come twice
+    return answers.empty() ? ReplicaScanResponse() : answers.front().replica_scan_response();
+  };
+  const ReplicaScanResponse stale_scan = scan(current - 3);
+  EXPECT_FALSE(stale_scan.ok());
+  EXPECT_GT(stale_scan.fence(), current - 3);
+  const ReplicaScanResponse fresh_scan = scan(current);
+  EXPECT_TRUE(fresh_scan.ok());
+  EXPECT_EQ(fresh_scan.fence(), 0u);
+  EXPECT_GE(fresh_scan.partitions_size(), 1);
   // Paxos alike: a prepare or accept of a round whose participants an
   // older topology chose is refused; one of the current version, or of no
   // topology (the logs' own rounds), is not.

@@ -185,6 +185,28 @@ TEST_F(RangeStreamTest, LateChunksAreDroppedAndASilentSourceIsAskedAgain) {
   EXPECT_EQ(asked[0].stream_request().after_key(), first.pair(1).key());
 }
 
+// A job stops its other streams when one fails (stream_jobs.cc), perhaps
+// while a chunk of theirs is being stored: once stored, the stopped stream
+// asks for nothing more and never calls back.
+TEST_F(RangeStreamTest, AStreamStoppedWhileItStoresGoesNoFurther) {
+  receiver_.env.buggify = &always_;  // two pairs a chunk
+  auto stream = NewStream();
+  stream->Start();
+  receiver_.storage.CompleteAll();  // the progress read
+  std::vector<Envelope> asked = receiver_.network.TakeSent();
+  ASSERT_EQ(asked.size(), 1u);
+  asked[0].set_from_node(2);
+  AnswerStreamRequest(source_.env, asked[0]);
+  source_.storage.CompleteAll();
+  stream->OnChunk(source_.network.TakeSent().at(0).stream_chunk());
+  ASSERT_GT(receiver_.storage.pending(), 0u) << "the chunk is being stored";
+  stream->Stop();
+  receiver_.storage.CompleteAll();
+  receiver_.clock.Advance(5 * kSecond);
+  EXPECT_TRUE(receiver_.network.TakeSent().empty()) << "a stopped stream asks for nothing";
+  EXPECT_FALSE(done_.has_value()) << "nor calls back";
+}
+
 TEST_F(RangeStreamTest, TheSourceAnswersTheEndOfItsRangeAndRefusesANonsenseRequest) {
   Envelope request;
   StreamRequest& asked = *request.mutable_stream_request();

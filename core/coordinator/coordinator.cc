@@ -355,49 +355,60 @@ void Coordinator::StartWrite(WritePlan plan, PartitionData mutation, Timestamp t
       std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); },
       [this](uint64_t fence, PartitionData fenced, Timestamp fenced_timestamp, ConsistencyLevel level,
              std::function<void(ClientResponse)> fenced_reply) {
-        RerunWhenTopologyReaches(fence, std::move(fenced), fenced_timestamp, level, std::move(fenced_reply));
+        RerunWriteWhenTopologyReaches(fence, std::move(fenced), fenced_timestamp, level, std::move(fenced_reply));
       });
   Track(id, handler);
   CHARYBDIS_ASSERT(pending_.count(id) == 1);
   handler->Start();
 }
 
-void Coordinator::RerunWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp,
-                                           ConsistencyLevel level, std::function<void(ClientResponse)> reply) {
-  if (context_.placements.topology().version() >= fence) {
-    return RunMutation(std::move(mutation), timestamp, level, std::move(reply));
-  }
+void Coordinator::RunWhenTopologyReaches(uint64_t fence, Nanos wait, std::function<void()> run,
+                                         std::function<void()> behind) {
+  if (context_.placements.topology().version() >= fence) return run();
   // Shard 0 learns the newer log from its peers' heartbeats and tells this
   // shard (OnTopologyChanged).
-  const uint64_t id = ++last_fenced_write_;
-  fenced_writes_.emplace(id, FencedWrite{fence, std::move(mutation), timestamp, level, std::move(reply)});
-  context_.env.clock->After(context_.config.coordinator.write_timeout, [this, id] {
-    auto it = fenced_writes_.find(id);
-    if (it == fenced_writes_.end()) return;  // ran again
-    CHARYBDIS_PROBE(context_.env.probes, "write.fenced_and_behind");
-    ClientResponse response;
-    response.set_code(ClientResponse::WRITE_TIMEOUT);
-    response.set_consistency(it->second.level);
-    response.set_write_type("SIMPLE");
-    response.set_message("a replica refused the write, routed by a topology older than its fence, and this "
-                         "coordinator did not learn the newer one in time; it may have been applied");
-    std::function<void(ClientResponse)> fenced_reply = std::move(it->second.reply);
-    fenced_writes_.erase(it);
-    context_.metrics.write_timeouts++;
-    fenced_reply(std::move(response));
+  const uint64_t id = ++last_fenced_;
+  fenced_.emplace(id, Fenced{fence, std::move(run), std::move(behind)});
+  context_.env.clock->After(wait, [this, id] {
+    auto it = fenced_.find(id);
+    if (it == fenced_.end()) return;  // ran again
+    std::function<void()> behind = std::move(it->second.behind);
+    fenced_.erase(it);
+    behind();
   });
+}
+
+void Coordinator::RerunWriteWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp,
+                                                ConsistencyLevel level, std::function<void(ClientResponse)> reply) {
+  auto shared_reply = std::make_shared<std::function<void(ClientResponse)>>(std::move(reply));
+  RunWhenTopologyReaches(
+      fence, context_.config.coordinator.write_timeout,
+      [this, mutation = std::move(mutation), timestamp, level, shared_reply] {
+        RunMutation(mutation, timestamp, level, *shared_reply);
+      },
+      [this, level, shared_reply] {
+        CHARYBDIS_PROBE(context_.env.probes, "write.fenced_and_behind");
+        ClientResponse response;
+        response.set_code(ClientResponse::WRITE_TIMEOUT);
+        response.set_consistency(level);
+        response.set_write_type("SIMPLE");
+        response.set_message("a replica refused the write, routed by a topology older than its fence, and this "
+                             "coordinator did not learn the newer one in time; it may have been applied");
+        context_.metrics.write_timeouts++;
+        (*shared_reply)(std::move(response));
+      });
 }
 
 void Coordinator::OnTopologyChanged() {
   const uint64_t version = context_.placements.topology().version();
-  for (auto it = fenced_writes_.begin(); it != fenced_writes_.end();) {
+  for (auto it = fenced_.begin(); it != fenced_.end();) {
     if (it->second.fence > version) {
       ++it;
       continue;
     }
-    FencedWrite write = std::move(it->second);
-    it = fenced_writes_.erase(it);
-    RunMutation(std::move(write.mutation), write.timestamp, write.level, std::move(write.reply));
+    std::function<void()> run = std::move(it->second.run);
+    it = fenced_.erase(it);
+    run();
   }
 }
 
@@ -565,10 +576,26 @@ void Coordinator::Scan(const Address& client, uint64_t client_request_id, const 
   CHARYBDIS_ASSERT(ring != nullptr);
   Requirement requirement(op.consistency(), ring, context_.local_datacenter);
   auto handler = std::make_shared<ScanHandler>(
-      context_, std::move(ring), requirement, op,
+      context_, std::move(ring), (*placement)->version(), requirement, op,
       [this, requirement](const std::vector<NodeId>& replicas) { return ReadTargets(replicas, requirement); },
       [this, client, client_request_id](ClientResponse response) {
         Reply(client, client_request_id, std::move(response));
+      },
+      [this, client, client_request_id, op](uint64_t fence) {
+        RunWhenTopologyReaches(
+            fence, context_.config.coordinator.read_timeout, [this, client, client_request_id, op] {
+              Scan(client, client_request_id, op);
+            },
+            [this, client, client_request_id, level = op.consistency()] {
+              CHARYBDIS_PROBE(context_.env.probes, "scan.fenced_and_behind");
+              context_.metrics.read_timeouts++;
+              ClientResponse response;
+              response.set_code(ClientResponse::READ_TIMEOUT);
+              response.set_consistency(level);
+              response.set_message("a replica refused the scan, routed by a topology older than its fence, and "
+                                   "this coordinator did not learn the newer one in time");
+              Reply(client, client_request_id, std::move(response));
+            });
       },
       [this](const std::vector<uint64_t>& ids) {
         for (uint64_t id : ids) pending_.erase(id);

@@ -75,12 +75,14 @@ class Coordinator {
   // A write once its table and its plan's live replicas are checked.
   void StartWrite(WritePlan plan, PartitionData mutation, Timestamp timestamp,
                   std::function<void(ClientResponse)> reply);
-  // A write a replica refused as fenced runs again once this shard holds
-  // the topology of that fence (at once if it does), within the write
-  // timeout; else its client hears a write timeout (it may have been
-  // applied).
-  void RerunWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
-                                std::function<void(ClientResponse)> reply);
+  // A request a replica refused as fenced runs again (`run`) once this
+  // shard holds the topology of that fence (at once if it does), within
+  // `wait`; else `behind` answers its client.
+  void RunWhenTopologyReaches(uint64_t fence, Nanos wait, std::function<void()> run, std::function<void()> behind);
+  // A fenced write: within the write timeout, else a write timeout (it may
+  // have been applied).
+  void RerunWriteWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp,
+                                     ConsistencyLevel level, std::function<void(ClientResponse)> reply);
   // Who replicates a table, at the shard's topology version.
   absl::StatusOr<std::shared_ptr<const topology::Placement>> PlacementOf(const std::string& table) const;
   void Batch(const Address& client, uint64_t client_request_id, const BatchOp& op);
@@ -126,16 +128,14 @@ class Coordinator {
   LwtQueue lwt_;
   // Shards other than 0: requests that wait for this shard's schema.
   std::unique_ptr<HeldForSchema> held_for_schema_;
-  // Fenced writes waiting for a newer topology, by a local id.
-  struct FencedWrite {
+  // Fenced requests waiting for a newer topology, by a local id.
+  struct Fenced {
     uint64_t fence = 0;
-    PartitionData mutation;
-    Timestamp timestamp = 0;
-    ConsistencyLevel level = CL_UNSET;
-    std::function<void(ClientResponse)> reply;
+    std::function<void()> run;
+    std::function<void()> behind;
   };
-  std::map<uint64_t, FencedWrite> fenced_writes_;
-  uint64_t last_fenced_write_ = 0;
+  std::map<uint64_t, Fenced> fenced_;
+  uint64_t last_fenced_ = 0;
 };
 
 }  // namespace charybdis

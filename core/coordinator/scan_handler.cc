@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/env/assert.h"
+#include "core/env/probe.h"
 #include "core/request/result_rows.h"
 #include "core/data/partition.h"
 
@@ -28,11 +29,20 @@ Token RangeEndOf(const TokenRing& ring, Token token) {
 
 }  // namespace
 
-ScanHandler::ScanHandler(CoordinatorContext& context, std::shared_ptr<const TokenRing> ring, Requirement requirement,
-                         ScanOp scan, TargetsOf targets_of, Reply reply,
+ScanHandler::ScanHandler(CoordinatorContext& context, std::shared_ptr<const TokenRing> ring, uint64_t topology_version,
+                         Requirement requirement, ScanOp scan, TargetsOf targets_of, Reply reply, Rerun rerun,
                          std::function<void(const std::vector<uint64_t>& ids)> done)
-    : context_(context), ring_(std::move(ring)), requirement_(std::move(requirement)), scan_(std::move(scan)),
-      targets_of_(std::move(targets_of)), reply_(std::move(reply)), done_(std::move(done)), position_(scan_) {
+    : context_(context),
+      ring_(std::move(ring)),
+      topology_version_(topology_version),
+      requirement_(std::move(requirement)),
+      scan_(std::move(scan)),
+      targets_of_(std::move(targets_of)),
+      reply_(std::move(reply)),
+      rerun_(std::move(rerun)),
+      done_(std::move(done)),
+      position_(scan_) {
+  CHARYBDIS_ASSERT(rerun_ != nullptr);
   CHARYBDIS_ASSERT(scan_.limit() >= 1);
   CHARYBDIS_ASSERT(scan_.start_token() <= scan_.end_token());
   CHARYBDIS_ASSERT(requirement_.blocked_for() >= 1);
@@ -80,6 +90,7 @@ void ScanHandler::NextRound() {
   Envelope message;
   ReplicaScan* request = message.mutable_replica_scan();
   request->set_request_id(id_);
+  request->set_topology_version(topology_version_);
   *request->mutable_scan() = position_;
   request->mutable_scan()->set_end_token(round_end_);
   request->mutable_scan()->set_limit(std::min(kRowsPerRound, scan_.limit() - taken_));
@@ -100,6 +111,7 @@ void ScanHandler::NextRound() {
 void ScanHandler::OnScanResponse(const Address& from, const ReplicaScanResponse& response) {
   if (finished_ || response.request_id() != id_ || !asked_.count(from) || answers_.count(from)) return;
   CHARYBDIS_ASSERT(id_ != 0);
+  if (!response.ok() && response.fence() != 0) return FinishFenced(response.fence());
   if (!response.ok()) {
     context_.metrics.read_failures++;
     ClientResponse failure;
@@ -200,6 +212,17 @@ void ScanHandler::Finish(ClientResponse response) {
   if (response.code() == ClientResponse::OK) response.set_row_count(taken_);
   context_.env.clock->Cancel(timeout_timer_);
   reply_(std::move(response));
+  auto done = std::move(done_);
+  done(ids_);  // may destroy this handler: nothing may follow
+}
+
+void ScanHandler::FinishFenced(uint64_t fence) {
+  CHARYBDIS_ASSERT(!finished_);
+  CHARYBDIS_ASSERT(fence > topology_version_);  // what a replica refuses
+  finished_ = true;
+  context_.env.clock->Cancel(timeout_timer_);
+  CHARYBDIS_PROBE(context_.env.probes, "scan.rerun_after_fence");
+  rerun_(fence);
   auto done = std::move(done_);
   done(ids_);  // may destroy this handler: nothing may follow
 }

@@ -30,9 +30,16 @@ class ScanHandler final : public PendingRequest, public std::enable_shared_from_
   using Reply = std::function<void(ClientResponse)>;
   // Live replicas that count for the level, in the order to ask them.
   using TargetsOf = std::function<std::vector<NodeId>(const std::vector<NodeId>& replicas)>;
+  // A replica refused the scan as routed by a topology older than its
+  // `fence`: the coordinator runs the whole scan again, from its start, on
+  // a topology at least that new (a read: twice changes nothing). The
+  // client's answer is the rerun's; this handler answers nothing.
+  using Rerun = std::function<void(uint64_t fence)>;
 
-  ScanHandler(CoordinatorContext& context, std::shared_ptr<const TokenRing> ring, Requirement requirement,
-              ScanOp scan, TargetsOf targets_of, Reply reply,
+  // `ring`: of the placement at `topology_version`, which the replicas
+  // fence against.
+  ScanHandler(CoordinatorContext& context, std::shared_ptr<const TokenRing> ring, uint64_t topology_version,
+              Requirement requirement, ScanOp scan, TargetsOf targets_of, Reply reply, Rerun rerun,
               std::function<void(const std::vector<uint64_t>& ids)> done);
 
   void Start();
@@ -49,14 +56,18 @@ class ScanHandler final : public PendingRequest, public std::enable_shared_from_
   void TakeRows(const std::optional<RowPosition>& covered);
   void Collected();
   void Finish(ClientResponse response);
+  // Ends without an answer: the rerun gives it.
+  void FinishFenced(uint64_t fence);
   void OnTimeout();
 
   CoordinatorContext& context_;
   const std::shared_ptr<const TokenRing> ring_;
+  const uint64_t topology_version_;
   const Requirement requirement_;
   const ScanOp scan_;
   TargetsOf targets_of_;
   Reply reply_;
+  Rerun rerun_;
   std::function<void(const std::vector<uint64_t>&)> done_;
 
   // Where the next round starts: scan_'s start, then after each round.

@@ -131,6 +131,16 @@ void Replica::OnScan(const Envelope& message) {
   const ScanOp& scan = message.replica_scan().scan();
   const Address sender = SenderOf(message);
   const uint64_t request_id = message.replica_scan().request_id();
+  if (Fenced(message.replica_scan().topology_version())) {
+    // As a read: this replica may no longer get the writes of some of the
+    // scan's ranges, and which others do the coordinator's topology is too
+    // old to say.
+    CHARYBDIS_PROBE(env_.probes, "replica.scan_fenced");
+    Envelope reply;
+    reply.mutable_replica_scan_response()->set_request_id(request_id);
+    reply.mutable_replica_scan_response()->set_fence(fence_);
+    return env_.network->Send(sender, std::move(reply));
+  }
   ScanShardRows(*env_.storage, scan, [this, sender, request_id, table = scan.table()](
                                          absl::StatusOr<ShardScanResult> result) {
     Envelope reply;
