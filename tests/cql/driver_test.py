@@ -28,7 +28,7 @@ import uuid
 from cassandra import AlreadyExists, ConsistencyLevel, InvalidRequest, Unavailable
 from cassandra.protocol import SyntaxException
 from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
-from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy, WhiteListRoundRobinPolicy
 from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.metadata import Murmur3Token
 from cassandra.query import BatchStatement, BatchType, SimpleStatement
@@ -443,6 +443,40 @@ def check_node_joins_and_leaves(ctl, directory, gocql_check, node_modules):
         local.run("down")
 
 
+def check_alter_keyspace(cluster, session, local):
+    # ALTER KEYSPACE raises a replication by moving the data first: a
+    # keyspace of one replica holds 50 rows, each on one node; raised to
+    # three, the answer comes once the rows moved, the driver's metadata
+    # shows the new factor, and each node alone reads every row at ONE (a
+    # replica reads its own copy first). Lowering is refused.
+    session.execute("CREATE KEYSPACE grow WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute("CREATE TABLE grow.t (k int PRIMARY KEY, v text)")
+    insert = SimpleStatement("INSERT INTO grow.t (k, v) VALUES (%s, %s)", consistency_level=ConsistencyLevel.ONE)
+    for key in range(50):
+        session.execute(insert, (key, f"v{key}"))
+    raised = session.execute(
+        "ALTER KEYSPACE grow WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}", timeout=120)
+    assert raised.response_future.is_schema_agreed, "no schema agreement after ALTER KEYSPACE"
+    assert cluster.metadata.keyspaces["grow"].replication_strategy.replication_factor == 3
+    read = SimpleStatement("SELECT k, v FROM grow.t WHERE k = %s", consistency_level=ConsistencyLevel.ONE)
+    for node, (address, port) in sorted(local.cql.items()):
+        alone = Cluster([address], port=port, protocol_version=4, connect_timeout=10,
+                        execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(
+                            load_balancing_policy=WhiteListRoundRobinPolicy([address]))})
+        try:
+            on_node = alone.connect()
+            missing = [key for key in range(50) if on_node.execute(read, (key,)).one() != (key, f"v{key}")]
+            assert not missing, f"node {node} lacks rows {missing}"
+        finally:
+            alone.shutdown()
+    try:
+        session.execute("ALTER KEYSPACE grow WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}")
+        raise AssertionError("lowering a replication factor was not refused")
+    except InvalidRequest as error:
+        assert "not supported yet" in str(error), error
+    session.execute("DROP KEYSPACE grow")
+
+
 def check_single_replica_keyspace(cluster, session, down):
     # A keyspace of one replica, with node `down` down: a key at ALL works
     # where the driver's own SimpleStrategy places it on a live node, and
@@ -602,6 +636,7 @@ def main():
         checks = [(check.__name__, lambda check=check: check(cluster, session)) for check in CHECKS]
         checks.append(("check_every_node_discovered", lambda: check_every_node_discovered(cluster, session, local)))
         checks.append(("check_schema_events", lambda: check_schema_events(cluster, session, local)))
+        checks.append(("check_alter_keyspace", lambda: check_alter_keyspace(cluster, session, local)))
         gocql_check = os.path.abspath(args.gocql) if args.gocql else None
         if gocql_check:
             checks.append(("check_gocql", lambda: check_gocql(local, gocql_check)))
