@@ -415,19 +415,19 @@ TEST(TopologyTest, AChangeOfReplicationPlacesItsKeyspaceByBothUntilItsSchemaCatc
   EXPECT_EQ(PlacedByOf(rolled_back, keyspace).after, Rf(1));
 }
 
-TEST(TopologyTest, AChangeOfReplicationOnlyRaisesAndRunsAlone) {
+TEST(TopologyTest, AChangeOfReplicationKeepsItsClassAndRunsAlone) {
   const Topology cluster = Cluster(5);
   ReplicationConfig simple;
   simple.strategy = ReplicationConfig::Strategy::kSimple;
   simple.replication_factor = 3;
   ReplicationConfig simple_lower = simple;
   simple_lower.replication_factor = 2;
-  ReplicationConfig other_datacenter;
-  other_datacenter.per_datacenter["dc2"] = 3;
   for (const auto& [from, to] : std::vector<std::pair<ReplicationConfig, ReplicationConfig>>{
-           {Rf(3), Rf(2)}, {simple, simple_lower}, {Rf(3), simple}, {Rf(2), Rf(2)}, {Rf(3), other_datacenter}}) {
+           {Rf(3), simple}, {simple, Rf(3)}, {Rf(2), Rf(2)}}) {
     EXPECT_FALSE(cluster.Apply(Replicate(1, from, to)).ok());
   }
+  EXPECT_TRUE(cluster.Apply(Replicate(1, Rf(3), Rf(2))).ok());
+  EXPECT_TRUE(cluster.Apply(Replicate(1, simple, simple_lower)).ok());
   Entry driven_by_another = Replicate(1, Rf(1), Rf(2));
   driven_by_another.driver = 2;
   EXPECT_FALSE(cluster.Apply(driven_by_another).ok());
@@ -442,6 +442,29 @@ TEST(StreamPlanTest, ARaisedReplicationStreamsEachNewReplicaFromEveryOwner) {
   ExpectPlan(
       begun, [](const std::vector<NodeId>& natural, const std::vector<NodeId>&) { return natural; },
       PlacedBy{Rf(2), Rf(3)});
+}
+
+TEST(StreamPlanTest, ALoweredReplicationStreamsToEachOwnerThatStaysFromEachDropped) {
+  const Topology begun = Must(Cluster(5).Apply(Replicate(1, Rf(3), Rf(2))));
+  const PlacedBy placed_by{Rf(3), Rf(2)};
+  const Placement placement(begun, placed_by, 1);
+  const std::vector<Transfer> plan = PlanStreams(begun, placed_by);
+  ASSERT_FALSE(plan.empty());
+  for (Token token : Probes(placement)) {
+    const std::vector<NodeId>& now = placement.now()->ReplicasOf(token);
+    const std::vector<NodeId>& after = placement.after()->ReplicasOf(token);
+    std::set<std::pair<NodeId, NodeId>> expected;
+    for (NodeId to : after) {
+      ASSERT_NE(std::find(now.begin(), now.end(), to), now.end()) << "an owner after that was not one";
+      for (NodeId from : now) {
+        if (std::find(after.begin(), after.end(), from) == after.end()) expected.insert({to, from});
+      }
+    }
+    EXPECT_EQ(PlannedAt(plan, token), expected) << "token " << token;
+    const Placement::Replicas replicas = placement.WriteReplicasOf(token);
+    EXPECT_TRUE(replicas.pending.empty());
+    EXPECT_EQ(replicas.dropped.size(), 1u);
+  }
 }
 
 TEST(TopologyTest, TheDriverOfAnOperationIsItsNodeOrANormalMember) {

@@ -307,6 +307,11 @@ absl::StatusOr<Coordinator::WritePlan> Coordinator::PlanWrite(const std::string&
     plan.requirement.AddPending(replicas.pending, (*placement)->after());
     plan.replicas.insert(plan.replicas.end(), replicas.pending.begin(), replicas.pending.end());
   }
+  // More owners dropped than added: block_for + pending alone could leave
+  // a write on too few of the owners after.
+  if (replicas.dropped.size() > replicas.pending.size()) {
+    plan.requirement.AlsoAmong((*placement)->after(), (*placement)->after()->ReplicasOf(token));
+  }
   CHARYBDIS_ASSERT(plan.replicas.size() == replicas.natural.size() + replicas.pending.size());
   return plan;
 }
@@ -322,6 +327,11 @@ std::optional<ClientResponse> Coordinator::UnavailableFor(const absl::StatusOr<W
   CHARYBDIS_ASSERT(live.size() <= plan->replicas.size());
   const bool hints_can_serve = level == CL_ANY && context_.config.coordinator.hinted_handoff;
   if (plan->requirement.SatisfiedBy(live) || hints_can_serve) return std::nullopt;
+  const Requirement* after = plan->requirement.among_after();
+  if (after != nullptr && !after->SatisfiedBy(plan->requirement.AnsweredAfter(live))) {
+    return Unavailable(level, after->Counted(plan->requirement.AnsweredAfter(live)), after->blocked_for(),
+                       "not enough live replicas among those a change of replication keeps");
+  }
   return Unavailable(level, plan->requirement.Counted(live), plan->requirement.blocked_for(),
                      "not enough live replicas");
 }

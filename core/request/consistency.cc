@@ -1,5 +1,7 @@
 #include "core/request/consistency.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
 
@@ -115,6 +117,23 @@ void Requirement::AddPending(const std::vector<NodeId>& pending, std::shared_ptr
   CHARYBDIS_ASSERT(blocked_for_ <= before + pending.size());
 }
 
+void Requirement::AlsoAmong(std::shared_ptr<const TokenRing> after, std::vector<NodeId> after_replicas) {
+  CHARYBDIS_ASSERT(among_after_ == nullptr);  // once
+  CHARYBDIS_ASSERT(!after_replicas.empty());
+  among_after_ = std::make_shared<const Requirement>(level_, std::move(after), local_datacenter_);
+  after_replicas_ = std::move(after_replicas);
+}
+
+std::vector<NodeId> Requirement::AnsweredAfter(const std::vector<NodeId>& answered) const {
+  std::vector<NodeId> among;
+  for (NodeId replica : answered) {
+    if (std::find(after_replicas_.begin(), after_replicas_.end(), replica) != after_replicas_.end()) {
+      among.push_back(replica);
+    }
+  }
+  return among;
+}
+
 const std::string& Requirement::DatacenterOf(NodeId replica) const {
   if (const NodeInfo* natural = ring_->layout().Find(replica)) return natural->datacenter;
   CHARYBDIS_ASSERT(after_ != nullptr);  // not a replica of the ring: a pending one
@@ -134,6 +153,7 @@ uint32_t Requirement::Counted(const std::vector<NodeId>& answered) const {
 
 bool Requirement::SatisfiedBy(const std::vector<NodeId>& answered) const {
   CHARYBDIS_ASSERT(blocked_for_ >= 1);
+  if (among_after_ != nullptr && !among_after_->SatisfiedBy(AnsweredAfter(answered))) return false;
   if (per_datacenter_.empty()) return Counted(answered) >= blocked_for_;
   std::map<std::string, uint32_t> per_datacenter;
   for (NodeId replica : answered) per_datacenter[DatacenterOf(replica)]++;

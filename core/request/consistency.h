@@ -48,6 +48,12 @@ class Requirement {
   // once the change is done), so that it is on enough owners of the ring
   // before and of the ring after (docs/topology.md). ANY stays at one.
   void AddPending(const std::vector<NodeId>& pending, std::shared_ptr<const TokenRing> after);
+  // A change of replication that drops more of a range's owners than it
+  // adds (a factor lowered): block_for + pending no longer keeps a write on
+  // enough of the owners after (a QUORUM of 5 may hold none of a QUORUM of
+  // the 3 that stay), so the answers must also satisfy the level among
+  // `after_replicas`, of `after` (docs/topology.md).
+  void AlsoAmong(std::shared_ptr<const TokenRing> after, std::vector<NodeId> after_replicas);
 
   ConsistencyLevel level() const { return level_; }
   uint32_t blocked_for() const { return blocked_for_; }
@@ -57,6 +63,10 @@ class Requirement {
   bool SatisfiedBy(const std::vector<NodeId>& answered) const;
   // How many of these count.
   uint32_t Counted(const std::vector<NodeId>& answered) const;
+  // The level among the owners after (AlsoAmong), if it was asked, and the
+  // answers of those owners.
+  const Requirement* among_after() const { return among_after_.get(); }
+  std::vector<NodeId> AnsweredAfter(const std::vector<NodeId>& answered) const;
 
  private:
   const std::string& DatacenterOf(NodeId replica) const;
@@ -68,6 +78,8 @@ class Requirement {
   bool local_only_ = false;
   uint32_t blocked_for_ = 0;
   std::map<std::string, uint32_t> per_datacenter_;  // EACH_QUORUM only
+  std::shared_ptr<const Requirement> among_after_;  // set by AlsoAmong
+  std::vector<NodeId> after_replicas_;
 };
 
 }  // namespace charybdis

@@ -90,10 +90,14 @@ Placement::Placement(const Topology& topology, const PlacedBy& placed_by, uint32
 Placement::Replicas Placement::WriteReplicasOf(Token token) const {
   Replicas replicas;
   replicas.natural = now_->ReplicasOf(token);
-  for (NodeId node : after_->ReplicasOf(token)) {
+  const std::vector<NodeId>& after = after_->ReplicasOf(token);
+  for (NodeId node : after) {
     if (std::find(replicas.natural.begin(), replicas.natural.end(), node) == replicas.natural.end()) {
       replicas.pending.push_back(node);
     }
+  }
+  for (NodeId node : replicas.natural) {
+    if (std::find(after.begin(), after.end(), node) == after.end()) replicas.dropped.push_back(node);
   }
   CHARYBDIS_ASSERT(replicas.natural.size() == now_->total_replication_factor());
   CHARYBDIS_ASSERT(replicas.pending.size() <= after_->total_replication_factor());

@@ -45,6 +45,9 @@ class Placement {
     // reshuffle and give two). LWT refuses more than one, as Cassandra
     // and ScyllaDB do.
     std::vector<NodeId> pending;
+    // Owners now, not owners after: the node that leaves or is replaced,
+    // one displaced by a join, or those a lowered factor drops.
+    std::vector<NodeId> dropped;
   };
   Replicas WriteReplicasOf(Token token) const;
   const std::vector<NodeId>& ReadReplicasOf(Token token) const;

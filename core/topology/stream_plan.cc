@@ -12,6 +12,10 @@ namespace charybdis::topology {
 
 namespace {
 
+bool Holds(const std::vector<NodeId>& nodes, NodeId node) {
+  return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+}
+
 // Who sends a range that `to` gains: the owners now that it may come from.
 std::vector<NodeId> SourcesOf(const Move& move, const std::vector<NodeId>& now, const std::vector<NodeId>& after) {
   // A raised replication: no owner loses the range, and a write
@@ -21,12 +25,31 @@ std::vector<NodeId> SourcesOf(const Move& move, const std::vector<NodeId>& now, 
   const bool loser_is_dead = move.operation == Operation::kRemove || move.operation == Operation::kReplace;
   const NodeId dead = move.operation == Operation::kReplace ? move.replaced : move.node;
   for (NodeId owner : now) {
-    const bool stays = std::find(after.begin(), after.end(), owner) != after.end();
-    if (loser_is_dead ? owner != dead : !stays) sources.push_back(owner);
+    if (loser_is_dead ? owner != dead : !Holds(after, owner)) sources.push_back(owner);
   }
   CHARYBDIS_ASSERT(!sources.empty());
   CHARYBDIS_ASSERT(loser_is_dead || sources.size() == 1);  // one pending replica, so one loser
   return sources;
+}
+
+// The (to, from) pairs of a range whose owners are `now`, then `after`:
+// each pending replica from its sources; and where a lowered replication
+// drops owners, each owner that stays from each dropped one (a write
+// acknowledged at QUORUM before the change may be on the dropped ones
+// only).
+std::vector<std::pair<NodeId, NodeId>> TransfersAt(const Move& move, const std::vector<NodeId>& now,
+                                                   const std::vector<NodeId>& after) {
+  std::vector<std::pair<NodeId, NodeId>> transfers;
+  for (NodeId to : after) {
+    if (!Holds(now, to)) {
+      for (NodeId from : SourcesOf(move, now, after)) transfers.emplace_back(to, from);
+    } else if (move.operation == Operation::kReplicate) {
+      for (NodeId from : now) {
+        if (!Holds(after, from)) transfers.emplace_back(to, from);
+      }
+    }
+  }
+  return transfers;
 }
 
 }  // namespace
@@ -41,14 +64,9 @@ std::vector<Transfer> PlanStreams(const Topology& topology, const PlacedBy& plac
   for (const auto& vnode : placement.after()->tokens()) bounds.insert(vnode.token);
   std::map<std::pair<NodeId, NodeId>, std::vector<TokenSpan>> spans;  // by (to, from), ascending
   ForEachRingRange(bounds, [&](Token owner_token, TokenSpan span) {
-    const Placement::Replicas replicas = placement.WriteReplicasOf(owner_token);
+    const std::vector<NodeId>& now = placement.now()->ReplicasOf(owner_token);
     const std::vector<NodeId>& after = placement.after()->ReplicasOf(owner_token);
-    // Only node moves drop a range's owner; a replication only grows.
-    CHARYBDIS_ASSERT(topology.move()->operation != Operation::kReplicate ||
-                     replicas.natural.size() + replicas.pending.size() == after.size());
-    for (NodeId to : replicas.pending) {
-      for (NodeId from : SourcesOf(*topology.move(), replicas.natural, after)) AppendSpan(spans[{to, from}], span);
-    }
+    for (const auto& [to, from] : TransfersAt(*topology.move(), now, after)) AppendSpan(spans[{to, from}], span);
   });
   std::vector<Transfer> transfers;
   for (auto& [pair, pair_spans] : spans) transfers.push_back(Transfer{pair.first, pair.second, std::move(pair_spans)});

@@ -29,7 +29,8 @@ struct Transfer {
 // - from every surviving owner of the range when the owner that loses it
 //   is dead (removenode, replace), merged on arrival;
 // - from every owner of the range when a replication is raised (no owner
-//   loses it), merged on arrival.
+//   loses it), merged on arrival; and when one is lowered, every owner that
+//   stays receives the range from every owner dropped.
 // Ordered by (to, from). REQUIRES: an operation in progress, and
 // CheckPlaceable(topology, placed_by).
 std::vector<Transfer> PlanStreams(const Topology& topology, const PlacedBy& placed_by);

@@ -156,22 +156,13 @@ absl::Status Topology::CheckReplicate(const Entry& entry) const {
   const ReplicationMove& replicating = entry.replicating;
   if (replicating.keyspace.empty()) return absl::InvalidArgumentError("a change of replication names its keyspace");
   if (replicating.from == replicating.to) return absl::InvalidArgumentError("the replication does not change");
-  // Only up: the replicas after are then the replicas now and more, and a
-  // write acknowledged by its level plus the pending replicas is on enough
-  // of both. Down, a quorum of the old replicas may miss most of the new
-  // ones: that needs writes counted against both sets (docs/topology.md).
+  // Within one class a range's owners after are a prefix of the same
+  // ring walk, longer or shorter, per datacenter: raised, every owner now
+  // stays; lowered, every owner after was one. Another class walks the
+  // ring otherwise, and could move a range to owners that hold none of it.
   if (replicating.from.strategy != replicating.to.strategy) {
-    return absl::InvalidArgumentError("a change of replication keeps its strategy class");
-  }
-  if (replicating.to.replication_factor < replicating.from.replication_factor) {
-    return absl::InvalidArgumentError("lowering a replication factor is not supported yet; raising one is");
-  }
-  for (const auto& [datacenter, factor] : replicating.from.per_datacenter) {
-    auto after = replicating.to.per_datacenter.find(datacenter);
-    if (after == replicating.to.per_datacenter.end() || after->second < factor) {
-      return absl::InvalidArgumentError(absl::StrCat("lowering a replication factor (datacenter ", datacenter,
-                                                     ") is not supported yet; raising one is"));
-    }
+    return absl::InvalidArgumentError("a change of replication keeps its strategy class (SimpleStrategy or "
+                                      "NetworkTopologyStrategy): changing the class is not supported yet");
   }
   // Its node drives it: a normal member, which stays one throughout.
   const Member* driver = Find(entry.node);
