@@ -101,6 +101,13 @@ void Shard::MakeShardZeroParts() {
       env_, config_.shards, schema_log_, [this] { OnSchemaChange(); },
       [this](cql::SchemaLog::ReplicationChange change, cql::SchemaLogEntry entry, auto answer) {
         BeginReplicationChange(change, entry, std::move(answer));
+      },
+      [this] {
+        cql::Datacenters datacenters;
+        for (const auto& [id, tokens] : topology_log_.topology().OwnersNow()) {
+          datacenters[topology_log_.topology().Find(id)->datacenter]++;
+        }
+        return datacenters;
       });
   failure_detector_ = std::make_unique<FailureDetector>(
       env_, config_.peers, config_.failure_detector,

@@ -251,8 +251,8 @@ std::string Replication(const std::string& options) {
   Schema schema;
   std::string keyspace;
   const Datacenters datacenters = DatacentersOf(TwoDatacenterRing()->layout());
-  absl::Status applied = ApplySchemaStatement("CREATE KEYSPACE ks WITH replication = " + options, datacenters, 1,
-                                              schema, keyspace);
+  absl::Status applied = ApplySchemaStatement("CREATE KEYSPACE ks WITH replication = " + options, datacenters,
+                                              &datacenters, 1, schema, keyspace);
   if (!applied.ok()) return absl::StrCat(absl::StatusCodeToString(applied.code()), ": ", applied.message());
   std::string text;
   for (const auto& [option, value] : schema.FindKeyspace("ks")->replication) absl::StrAppend(&text, option, "=", value, " ");
@@ -275,6 +275,23 @@ TEST(CqlReplication, KeyspacesReplicateAsTheyAskWithinTheClustersDatacenters) {
         "{'class': 'NetworkTopologyStrategy', 'dc1': -1}", "{'class': 'LocalStrategy'}", "{'dc1': 1}"}) {
     EXPECT_EQ(Replication(refused).rfind("FAILED_PRECONDITION: keyspace ks: ", 0), 0u) << refused << ": " << Replication(refused);
   }
+}
+
+// A cluster grows past its config: a replication is checked against the
+// topology's nodes when proposed, and an entry decided is applied alike on
+// every node, whatever nodes its topology holds.
+TEST(CqlReplication, AFactorFitsTheNodesOfTheTopologyWhenProposedAndAppliesAnywhere) {
+  SchemaLog log(std::make_shared<Schema>(), TwoDatacenterRing());  // dc1 3 nodes, dc2 2
+  const SchemaLogEntry four{"", "CREATE KEYSPACE four WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 4}"};
+  EXPECT_FALSE(log.Check(four).ok());  // the config's three
+  EXPECT_FALSE(log.Check(four, Datacenters{{"dc1", 3}, {"dc2", 2}}).ok());
+  ASSERT_TRUE(log.Check(four, Datacenters{{"dc1", 4}, {"dc2", 2}}).ok());
+  const SchemaLogEntry third{"", "CREATE KEYSPACE third WITH replication = {'class': 'NetworkTopologyStrategy', 'dc3': 1}"};
+  EXPECT_FALSE(log.Check(third, Datacenters{{"dc1", 4}}).ok());
+  EXPECT_TRUE(log.Check(third, Datacenters{{"dc1", 4}, {"dc3", 1}}).ok());
+  log.Append(four);  // on a node whose topology holds three of dc1
+  ASSERT_NE(log.schema()->FindKeyspace("four"), nullptr);
+  EXPECT_EQ(log.schema()->FindKeyspace("four")->replication.at("dc1"), "4");
 }
 
 TEST(CqlBootstrap, AUseStatementNamesTheKeyspaceOfTheTablesAfterIt) {

@@ -25,7 +25,7 @@ absl::Status ApplyToTable(Statement statement, const std::string& keyspace, Sche
 
 }  // namespace
 
-absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& datacenters,
+absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& datacenters, const Datacenters* fits,
                                   uint64_t sequence, Schema& schema, std::string& keyspace) {
   absl::StatusOr<ParsedStatement> parsed = Parse(text);
   if (!parsed.ok()) return parsed.status();
@@ -41,6 +41,9 @@ absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& data
     absl::StatusOr<std::map<std::string, std::string>> replication =
         CheckedReplication(create->name, create->replication, datacenters);
     if (!replication.ok()) return replication.status();
+    if (fits != nullptr) {
+      if (absl::Status fit = CheckFits(create->name, *replication, *fits); !fit.ok()) return fit;
+    }
     create->replication = *std::move(replication);
     CHARYBDIS_ASSERT(create->replication.count("class") == 1);
     return schema.Apply(*create, sequence);
@@ -53,6 +56,9 @@ absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& data
     absl::StatusOr<std::map<std::string, std::string>> replication =
         CheckedReplication(alter->name, alter->replication, datacenters);
     if (!replication.ok()) return replication.status();
+    if (fits != nullptr) {
+      if (absl::Status fit = CheckFits(alter->name, *replication, *fits); !fit.ok()) return fit;
+    }
     alter->replication = *std::move(replication);
     return schema.Apply(*alter);
   }
@@ -81,7 +87,7 @@ BootstrapSchema BuildBootstrapSchema(const std::vector<std::string>& statements,
   auto schema = std::make_shared<Schema>();
   std::string keyspace;
   for (size_t i = 0; i < statements.size(); i++) {
-    absl::Status applied = ApplySchemaStatement(statements[i], datacenters, /*sequence=*/0, *schema, keyspace);
+    absl::Status applied = ApplySchemaStatement(statements[i], datacenters, &datacenters, /*sequence=*/0, *schema, keyspace);
     if (!applied.ok()) result.problems.emplace_back(static_cast<int>(i), std::string(applied.message()));
   }
   CHARYBDIS_ASSERT(result.problems.size() <= statements.size());

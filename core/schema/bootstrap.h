@@ -22,8 +22,11 @@ namespace charybdis::cql {
 // for names without one). `sequence`: the statement's schema log entry (0:
 // the bootstrap). A refused statement changes nothing; the status says why
 // (kAlreadyExists, kFailedPrecondition for replication, kInvalidArgument).
-// `datacenters`: what a new keyspace's replication is checked against.
-absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& datacenters,
+// `datacenters`: those NetworkTopologyStrategy's replication_factor names;
+// `fits`: if set, the datacenters and nodes a keyspace's replication must
+// fit (CheckFits), as when a change is proposed; unset when an entry
+// decided already is applied.
+absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& datacenters, const Datacenters* fits,
                                   uint64_t sequence, Schema& schema, std::string& keyspace);
 
 // The storage tables of a schema's CQL tables: name -> columns (with the

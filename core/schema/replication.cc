@@ -31,21 +31,14 @@ uint32_t TotalNodes(const Datacenters& datacenters) {
 }
 
 absl::StatusOr<std::map<std::string, std::string>> CheckedSimple(const std::string& keyspace,
-                                                                 const std::map<std::string, std::string>& options,
-                                                                 const Datacenters& datacenters) {
+                                                                 const std::map<std::string, std::string>& options) {
   for (const auto& [option, value] : options) {
     if (option != kFactorOption) return Refuse(keyspace, absl::StrCat("SimpleStrategy takes no option '", option, "'"));
   }
   if (!options.count(kFactorOption)) return Refuse(keyspace, "SimpleStrategy requires a 'replication_factor'");
   absl::StatusOr<uint32_t> factor = Factor(keyspace, kFactorOption, options.at(kFactorOption));
   if (!factor.ok()) return factor.status();
-  const uint32_t nodes = TotalNodes(datacenters);
-  if (*factor == 0 || *factor > nodes) {
-    return Refuse(keyspace, absl::StrCat("replication_factor ", *factor, " must be between 1 and the cluster's ", nodes,
-                                         " nodes"));
-  }
-  CHARYBDIS_ASSERT(*factor >= 1);
-  CHARYBDIS_ASSERT(*factor <= nodes);
+  if (*factor == 0) return Refuse(keyspace, "replication_factor must be at least 1");
   return std::map<std::string, std::string>{{"class", kSimple}, {kFactorOption, absl::StrCat(*factor)}};
 }
 
@@ -59,14 +52,8 @@ absl::StatusOr<std::map<std::string, std::string>> CheckedNetworkTopology(
   }
   uint32_t total = 0;
   for (const auto& [datacenter, value] : options) {
-    auto known = datacenters.find(datacenter);
-    if (known == datacenters.end()) return Refuse(keyspace, absl::StrCat("unknown datacenter '", datacenter, "'"));
     absl::StatusOr<uint32_t> factor = Factor(keyspace, datacenter, value);
     if (!factor.ok()) return factor.status();
-    if (*factor > known->second) {
-      return Refuse(keyspace, absl::StrCat("replication factor ", *factor, " for ", datacenter, " is more than its ",
-                                           known->second, " nodes"));
-    }
     if (*factor > 0) checked[datacenter] = absl::StrCat(*factor);
     total += *factor;
   }
@@ -82,6 +69,26 @@ Datacenters DatacentersOf(const ClusterLayout& layout) {
   return datacenters;
 }
 
+absl::Status CheckFits(const std::string& keyspace, const std::map<std::string, std::string>& replication,
+                       const Datacenters& datacenters) {
+  const ReplicationConfig config = ReplicationConfigOf(replication);
+  if (config.strategy == ReplicationConfig::Strategy::kSimple) {
+    const uint32_t nodes = TotalNodes(datacenters);
+    if (config.replication_factor <= nodes) return absl::OkStatus();
+    return Refuse(keyspace, absl::StrCat("replication_factor ", config.replication_factor,
+                                         " must be between 1 and the cluster's ", nodes, " nodes"));
+  }
+  for (const auto& [datacenter, factor] : config.per_datacenter) {
+    auto known = datacenters.find(datacenter);
+    if (known == datacenters.end()) return Refuse(keyspace, absl::StrCat("unknown datacenter '", datacenter, "'"));
+    if (factor > known->second) {
+      return Refuse(keyspace, absl::StrCat("replication factor ", factor, " for ", datacenter, " is more than its ",
+                                           known->second, " nodes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::map<std::string, std::string>> CheckedReplication(const std::string& keyspace,
                                                                       std::map<std::string, std::string> options,
                                                                       const Datacenters& datacenters) {
@@ -92,7 +99,7 @@ absl::StatusOr<std::map<std::string, std::string>> CheckedReplication(const std:
   options.erase(given);
   // Drivers and users write the short name or the full one.
   if (strategy.find('.') == std::string::npos) strategy = "org.apache.cassandra.locator." + strategy;
-  if (strategy == kSimple) return CheckedSimple(keyspace, options, datacenters);
+  if (strategy == kSimple) return CheckedSimple(keyspace, options);
   if (strategy == kNetworkTopology) return CheckedNetworkTopology(keyspace, std::move(options), datacenters);
   return Refuse(keyspace, absl::StrCat("unknown replication strategy ", given_name));
 }

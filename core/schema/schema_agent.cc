@@ -42,10 +42,16 @@ void AppendNewEntries(const SchemaUpdate& update, cql::SchemaLog& log) {
   CHARYBDIS_ASSERT(log.sequence() >= static_cast<uint64_t>(update.entries_size()));
 }
 
-SchemaAgent::SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change, Replicate replicate)
-    : env_(env), shards_(shards), log_(log), on_change_(std::move(on_change)), replicate_(std::move(replicate)) {
+SchemaAgent::SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change, Replicate replicate,
+                         Datacenters datacenters)
+    : env_(env),
+      shards_(shards),
+      log_(log),
+      on_change_(std::move(on_change)),
+      replicate_(std::move(replicate)),
+      datacenters_(std::move(datacenters)) {
   CHARYBDIS_ASSERT(env.self.shard == 0);
-  CHARYBDIS_ASSERT(on_change_ != nullptr && replicate_ != nullptr);
+  CHARYBDIS_ASSERT(on_change_ != nullptr && replicate_ != nullptr && datacenters_ != nullptr);
   // Distinct from an earlier life's ids, which a coordinator may remember.
   request_id_base_ = env.random->Next() >> 1;
 }
@@ -195,7 +201,7 @@ void SchemaAgent::Append(Change& change) {
   CHARYBDIS_ASSERT(step_ == Step::kIdle);
   CHARYBDIS_ASSERT(!changes_.empty());
   CHARYBDIS_ASSERT(&change == &changes_.front());
-  const absl::StatusOr<bool> changes = log_.Check(change.entry);
+  const absl::StatusOr<bool> changes = log_.Check(change.entry, datacenters_());
   if (!changes.ok() && !change.checked_after_read) {
     // Refused here, perhaps only because this node is behind (a CREATE
     // TABLE in a keyspace made elsewhere a moment ago): read the rest of

@@ -50,7 +50,12 @@ class SchemaAgent {
   using Replicate = std::function<void(cql::SchemaLog::ReplicationChange change, cql::SchemaLogEntry entry,
                                        std::function<void(ClientResponse)> answer)>;
 
-  SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change, Replicate replicate);
+  // The datacenters and nodes a keyspace's replication must fit when a
+  // change is checked (the topology's owners now).
+  using Datacenters = std::function<cql::Datacenters()>;
+
+  SchemaAgent(ShardEnv env, uint32_t shards, cql::SchemaLog& log, OnChange on_change, Replicate replicate,
+              Datacenters datacenters);
   SchemaAgent(const SchemaAgent&) = delete;
   SchemaAgent& operator=(const SchemaAgent&) = delete;
 
@@ -113,6 +118,7 @@ class SchemaAgent {
   cql::SchemaLog& log_;
   OnChange on_change_;
   Replicate replicate_;
+  Datacenters datacenters_;
   std::deque<Change> changes_;
   std::map<NodeId, std::string> peer_versions_;
   uint64_t newest_peer_sequence_ = 0;  // the longest log a heartbeat showed

@@ -45,14 +45,15 @@ std::map<std::string, TableReplication> SchemaLog::TablesPlacedByToken() const {
   return tables;
 }
 
-absl::Status SchemaLog::ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const {
+absl::Status SchemaLog::ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, const Datacenters* fits,
+                                Schema& schema) const {
   std::string keyspace = entry.keyspace;
-  return ApplySchemaStatement(entry.statement, datacenters_, sequence, schema, keyspace);
+  return ApplySchemaStatement(entry.statement, datacenters_, fits, sequence, schema, keyspace);
 }
 
-absl::StatusOr<bool> SchemaLog::Check(const SchemaLogEntry& entry) const {
+absl::StatusOr<bool> SchemaLog::Check(const SchemaLogEntry& entry, const Datacenters& datacenters) const {
   Schema after = *schema_;
-  if (absl::Status applied = ApplyTo(entry, sequence() + 1, after); !applied.ok()) return applied;
+  if (absl::Status applied = ApplyTo(entry, sequence() + 1, &datacenters, after); !applied.ok()) return applied;
   return after.Version() != version_;
 }
 
@@ -63,7 +64,7 @@ std::optional<SchemaLog::ReplicationChange> SchemaLog::ReplicationChangeOf(const
   if (alter == nullptr || alter->replication.empty()) return std::nullopt;
   Schema after = *schema_;
   std::string keyspace = entry.keyspace;
-  CHARYBDIS_ASSERT(ApplySchemaStatement(entry.statement, datacenters_, sequence() + 1, after, keyspace).ok());
+  CHARYBDIS_ASSERT(ApplySchemaStatement(entry.statement, datacenters_, nullptr, sequence() + 1, after, keyspace).ok());
   const Keyspace& before_keyspace = *schema_->FindKeyspace(alter->name);
   const Keyspace& after_keyspace = *after.FindKeyspace(alter->name);
   if (before_keyspace.replication == after_keyspace.replication) return std::nullopt;
@@ -76,7 +77,9 @@ std::optional<SchemaLog::ReplicationChange> SchemaLog::ReplicationChangeOf(const
 
 void SchemaLog::Append(SchemaLogEntry entry) {
   auto after = std::make_shared<Schema>(*schema_);
-  const bool applied = ApplyTo(entry, sequence() + 1, *after).ok();
+  // Checked when proposed; applied alike on every node, whatever its
+  // topology now.
+  const bool applied = ApplyTo(entry, sequence() + 1, nullptr, *after).ok();
   entries_.push_back(std::move(entry));
   if (applied) SetSchema(std::move(after));
 }

@@ -46,8 +46,11 @@ class SchemaLog {
 
   // Whether `entry` would apply after every entry so far: true when it
   // changes the schema, false when it changes nothing (IF NOT EXISTS on
-  // what exists, IF EXISTS on what does not), or the refusal.
-  absl::StatusOr<bool> Check(const SchemaLogEntry& entry) const;
+  // what exists, IF EXISTS on what does not), or the refusal. A keyspace's
+  // replication must fit `datacenters` (CheckFits: the topology's owners
+  // now, when a change is proposed), or the cluster ring's.
+  absl::StatusOr<bool> Check(const SchemaLogEntry& entry, const Datacenters& datacenters) const;
+  absl::StatusOr<bool> Check(const SchemaLogEntry& entry) const { return Check(entry, datacenters_); }
   // Applies entry sequence() + 1. An entry that Check refuses (two nodes
   // raced) is kept and changes nothing, alike on every node.
   void Append(SchemaLogEntry entry);
@@ -84,7 +87,8 @@ class SchemaLog {
   std::map<std::string, TableReplication> TablesPlacedByToken() const;
 
  private:
-  absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, Schema& schema) const;
+  // `fits`: as ApplySchemaStatement's.
+  absl::Status ApplyTo(const SchemaLogEntry& entry, uint64_t sequence, const Datacenters* fits, Schema& schema) const;
   void SetSchema(std::shared_ptr<const Schema> schema);
   Datacenters datacenters_;
   TableReplication cluster_replication_;  // keyspace empty

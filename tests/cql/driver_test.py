@@ -402,11 +402,18 @@ def check_node_joins_and_leaves(ctl, directory, gocql_check, node_modules):
     # driver, gocql and the Node.js driver find it in system.peers and
     # route to it. Then it decommissions (ctl decommission): drivers hear
     # REMOVED_NODE, and system.peers no longer names it, so the driver
-    # drops the host.
+    # drops the host. A keyspace of four replicas is refused before node 4
+    # joins and made after; while it stands, node 4 cannot leave.
     local = LocalCluster(ctl, directory)
     local.up(nodes=3)
+    four = "CREATE KEYSPACE four WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 4}"
     try:
         cluster, session = connect(local.cql[1])
+        try:
+            session.execute(four)
+            raise AssertionError("a keyspace of four replicas was made on three nodes")
+        except Exception as error:  # ConfigurationException
+            assert "more than its 3 nodes" in str(error), error
         events = EventListener(local.cql[1], "TOPOLOGY_CHANGE")
         assert local.add() == 4
         gone = local.cql[4]
@@ -429,7 +436,11 @@ def check_node_joins_and_leaves(ctl, directory, gocql_check, node_modules):
             check_gocql(local, gocql_check, "--expect", ",".join("%s:%d" % local.cql[n] for n in range(1, 5)))
         if node_modules:
             check_nodejs(local, node_modules, [local.cql[n] for n in range(1, 5)])
+        session.execute(four)
         env = dict(os.environ, CHARYBDIS_CLUSTER_DIR=directory)
+        result = subprocess.run([ctl, "decommission", "4"], env=env, capture_output=True, text=True, timeout=180)
+        assert result.returncode != 0 and "keyspace four" in result.stdout + result.stderr, result.stdout + result.stderr
+        session.execute("DROP KEYSPACE four")
         result = subprocess.run([ctl, "decommission", "4"], env=env, capture_output=True, text=True, timeout=180)
         assert result.returncode == 0, result.stdout + result.stderr
         events.wait_for("REMOVED_NODE", gone, 15)
