@@ -394,7 +394,23 @@ void Coordinator::RerunWriteWhenTopologyReaches(uint64_t fence, PartitionData mu
   RunWhenTopologyReaches(
       fence, context_.config.coordinator.write_timeout,
       [this, mutation = std::move(mutation), timestamp, level, shared_reply] {
-        RunMutation(mutation, timestamp, level, *shared_reply);
+        RunMutation(mutation, timestamp, level, [this, level, shared_reply](ClientResponse response) {
+          // The first run may have reached replicas that took it: a rerun
+          // refused before it sent anything (Unavailable, a table dropped)
+          // cannot say the write was not applied.
+          if (response.code() != ClientResponse::OK && response.code() != ClientResponse::WRITE_TIMEOUT) {
+            CHARYBDIS_PROBE(context_.env.probes, "write.rerun_refused");
+            ClientResponse unknown;
+            unknown.set_code(ClientResponse::WRITE_TIMEOUT);
+            unknown.set_consistency(level);
+            unknown.set_write_type("SIMPLE");
+            unknown.set_message(absl::StrCat("a replica refused the write as fenced, and its run on the newer topology "
+                                             "failed (", response.message(), "); it may have been applied"));
+            context_.metrics.write_timeouts++;
+            response = std::move(unknown);
+          }
+          (*shared_reply)(std::move(response));
+        });
       },
       [this, level, shared_reply] {
         CHARYBDIS_PROBE(context_.env.probes, "write.fenced_and_behind");

@@ -47,6 +47,7 @@ inline constexpr std::string_view kProbes[] = {
     "write.hint_on_timeout",
     "write.rerun_after_fence",
     "write.fenced_and_behind",
+    "write.rerun_refused",
     "scan.rerun_after_fence",
     "scan.fenced_and_behind",
     "replica.write_fenced",
