@@ -103,11 +103,8 @@ void Shard::MakeShardZeroParts() {
         BeginReplicationChange(change, entry, std::move(answer));
       },
       [this] {
-        cql::Datacenters datacenters;
-        for (const auto& [id, tokens] : topology_log_.topology().OwnersNow()) {
-          datacenters[topology_log_.topology().Find(id)->datacenter]++;
-        }
-        return datacenters;
+        const topology::Topology& topology = topology_log_.topology();
+        return topology::OwnersPerDatacenter(topology, topology.OwnersNow());
       });
   failure_detector_ = std::make_unique<FailureDetector>(
       env_, config_.peers, config_.failure_detector,

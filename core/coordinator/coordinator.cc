@@ -327,10 +327,12 @@ std::optional<ClientResponse> Coordinator::UnavailableFor(const absl::StatusOr<W
   CHARYBDIS_ASSERT(live.size() <= plan->replicas.size());
   const bool hints_can_serve = level == CL_ANY && context_.config.coordinator.hinted_handoff;
   if (plan->requirement.SatisfiedBy(live) || hints_can_serve) return std::nullopt;
-  const Requirement* after = plan->requirement.among_after();
-  if (after != nullptr && !after->SatisfiedBy(plan->requirement.AnsweredAfter(live))) {
-    return Unavailable(level, after->Counted(plan->requirement.AnsweredAfter(live)), after->blocked_for(),
-                       "not enough live replicas among those a change of replication keeps");
+  if (const Requirement* after = plan->requirement.among_after(); after != nullptr) {
+    const std::vector<NodeId> live_after = plan->requirement.AnsweredAfter(live);
+    if (!after->SatisfiedBy(live_after)) {
+      return Unavailable(level, after->Counted(live_after), after->blocked_for(),
+                         "not enough live replicas among those a change of replication keeps");
+    }
   }
   return Unavailable(level, plan->requirement.Counted(live), plan->requirement.blocked_for(),
                      "not enough live replicas");
@@ -391,37 +393,36 @@ void Coordinator::RunWhenTopologyReaches(uint64_t fence, Nanos wait, std::functi
 void Coordinator::RerunWriteWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp,
                                                 ConsistencyLevel level, std::function<void(ClientResponse)> reply) {
   auto shared_reply = std::make_shared<std::function<void(ClientResponse)>>(std::move(reply));
+  // A write timeout: the first run may have reached replicas that took it.
+  const auto may_have_been_applied = [this, level, shared_reply](std::string why) {
+    ClientResponse response;
+    response.set_code(ClientResponse::WRITE_TIMEOUT);
+    response.set_consistency(level);
+    response.set_write_type("SIMPLE");
+    response.set_message(absl::StrCat(why, "; it may have been applied"));
+    context_.metrics.write_timeouts++;
+    (*shared_reply)(std::move(response));
+  };
   RunWhenTopologyReaches(
       fence, context_.config.coordinator.write_timeout,
-      [this, mutation = std::move(mutation), timestamp, level, shared_reply] {
-        RunMutation(mutation, timestamp, level, [this, level, shared_reply](ClientResponse response) {
-          // The first run may have reached replicas that took it: a rerun
-          // refused before it sent anything (Unavailable, a table dropped)
-          // cannot say the write was not applied.
-          if (response.code() != ClientResponse::OK && response.code() != ClientResponse::WRITE_TIMEOUT) {
-            CHARYBDIS_PROBE(context_.env.probes, "write.rerun_refused");
-            ClientResponse unknown;
-            unknown.set_code(ClientResponse::WRITE_TIMEOUT);
-            unknown.set_consistency(level);
-            unknown.set_write_type("SIMPLE");
-            unknown.set_message(absl::StrCat("a replica refused the write as fenced, and its run on the newer topology "
-                                             "failed (", response.message(), "); it may have been applied"));
-            context_.metrics.write_timeouts++;
-            response = std::move(unknown);
+      [this, mutation = std::move(mutation), timestamp, level, shared_reply, may_have_been_applied] {
+        RunMutation(mutation, timestamp, level, [this, shared_reply, may_have_been_applied](ClientResponse response) {
+          // A rerun refused before it sent anything (Unavailable, a table
+          // dropped) cannot say the write was not applied.
+          if (response.code() == ClientResponse::OK || response.code() == ClientResponse::WRITE_TIMEOUT) {
+            return (*shared_reply)(std::move(response));
           }
-          (*shared_reply)(std::move(response));
+          CHARYBDIS_PROBE(context_.env.probes, "write.rerun_refused");
+          may_have_been_applied(absl::StrCat(
+              "a replica refused the write as fenced, and its run on the newer topology failed (", response.message(),
+              ")"));
         });
       },
-      [this, level, shared_reply] {
+      [this, may_have_been_applied] {
         CHARYBDIS_PROBE(context_.env.probes, "write.fenced_and_behind");
-        ClientResponse response;
-        response.set_code(ClientResponse::WRITE_TIMEOUT);
-        response.set_consistency(level);
-        response.set_write_type("SIMPLE");
-        response.set_message("a replica refused the write, routed by a topology older than its fence, and this "
-                             "coordinator did not learn the newer one in time; it may have been applied");
-        context_.metrics.write_timeouts++;
-        (*shared_reply)(std::move(response));
+        may_have_been_applied(
+            "a replica refused the write, routed by a topology older than its fence, and this coordinator did not "
+            "learn the newer one in time");
       });
 }
 

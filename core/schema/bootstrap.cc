@@ -23,6 +23,20 @@ absl::Status ApplyToTable(Statement statement, const std::string& keyspace, Sche
   return schema.Apply(statement, arguments...);
 }
 
+// A keyspace's replication as CREATE or ALTER asks it, replaced by its
+// checked form (CheckedReplication), which must fit `fits` when set.
+absl::Status CheckReplication(const std::string& name, std::map<std::string, std::string>& replication,
+                              const Datacenters& datacenters, const Datacenters* fits) {
+  absl::StatusOr<std::map<std::string, std::string>> checked = CheckedReplication(name, replication, datacenters);
+  if (!checked.ok()) return checked.status();
+  if (fits != nullptr) {
+    if (absl::Status fit = CheckFits(name, *checked, *fits); !fit.ok()) return fit;
+  }
+  replication = *std::move(checked);
+  CHARYBDIS_ASSERT(replication.count("class") == 1);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& datacenters, const Datacenters* fits,
@@ -38,28 +52,18 @@ absl::Status ApplySchemaStatement(std::string_view text, const Datacenters& data
     if (absl::Status reserved = CheckNotSystem(create->name); !reserved.ok()) return reserved;
     // It exists: AlreadyExists, or nothing to do for IF NOT EXISTS.
     if (schema.FindKeyspace(create->name) != nullptr) return schema.Apply(*create, sequence);
-    absl::StatusOr<std::map<std::string, std::string>> replication =
-        CheckedReplication(create->name, create->replication, datacenters);
-    if (!replication.ok()) return replication.status();
-    if (fits != nullptr) {
-      if (absl::Status fit = CheckFits(create->name, *replication, *fits); !fit.ok()) return fit;
+    if (absl::Status checked = CheckReplication(create->name, create->replication, datacenters, fits); !checked.ok()) {
+      return checked;
     }
-    create->replication = *std::move(replication);
-    CHARYBDIS_ASSERT(create->replication.count("class") == 1);
     return schema.Apply(*create, sequence);
   }
   if (auto* alter = std::get_if<AlterKeyspace>(&statement)) {
     if (absl::Status reserved = CheckNotSystem(alter->name); !reserved.ok()) return reserved;
-    const Keyspace* known = schema.FindKeyspace(alter->name);
-    if (known == nullptr) return absl::InvalidArgumentError(absl::StrCat("keyspace ", alter->name, " does not exist"));
+    if (schema.FindKeyspace(alter->name) == nullptr) return absl::InvalidArgumentError(absl::StrCat("keyspace ", alter->name, " does not exist"));
     if (alter->replication.empty()) return absl::OkStatus();  // durable_writes only: nothing we keep
-    absl::StatusOr<std::map<std::string, std::string>> replication =
-        CheckedReplication(alter->name, alter->replication, datacenters);
-    if (!replication.ok()) return replication.status();
-    if (fits != nullptr) {
-      if (absl::Status fit = CheckFits(alter->name, *replication, *fits); !fit.ok()) return fit;
+    if (absl::Status checked = CheckReplication(alter->name, alter->replication, datacenters, fits); !checked.ok()) {
+      return checked;
     }
-    alter->replication = *std::move(replication);
     return schema.Apply(*alter);
   }
   if (auto* drop = std::get_if<DropKeyspace>(&statement)) {

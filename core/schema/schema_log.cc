@@ -63,8 +63,7 @@ std::optional<SchemaLog::ReplicationChange> SchemaLog::ReplicationChangeOf(const
   const auto* alter = std::get_if<AlterKeyspace>(&parsed->statement);
   if (alter == nullptr || alter->replication.empty()) return std::nullopt;
   Schema after = *schema_;
-  std::string keyspace = entry.keyspace;
-  CHARYBDIS_ASSERT(ApplySchemaStatement(entry.statement, datacenters_, nullptr, sequence() + 1, after, keyspace).ok());
+  CHARYBDIS_ASSERT(ApplyTo(entry, sequence() + 1, nullptr, after).ok());
   const Keyspace& before_keyspace = *schema_->FindKeyspace(alter->name);
   const Keyspace& after_keyspace = *after.FindKeyspace(alter->name);
   if (before_keyspace.replication == after_keyspace.replication) return std::nullopt;

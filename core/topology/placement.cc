@@ -29,8 +29,7 @@ absl::Status CheckOwners(const Topology& topology, const std::map<NodeId, std::v
     return absl::FailedPreconditionError(absl::StrCat(owners.size(), " nodes would own tokens ", which,
                                                       ", fewer than the replication factor ", replication.replication_factor));
   }
-  std::map<std::string, uint32_t> per_datacenter;
-  for (const auto& [id, tokens] : owners) per_datacenter[topology.members().at(id).datacenter]++;
+  std::map<std::string, uint32_t> per_datacenter = OwnersPerDatacenter(topology, owners);
   for (const auto& [datacenter, factor] : replication.per_datacenter) {
     if (per_datacenter[datacenter] >= factor) continue;
     return absl::FailedPreconditionError(absl::StrCat("datacenter ", datacenter, " would have ", per_datacenter[datacenter],
@@ -40,6 +39,13 @@ absl::Status CheckOwners(const Topology& topology, const std::map<NodeId, std::v
 }
 
 }  // namespace
+
+std::map<std::string, uint32_t> OwnersPerDatacenter(const Topology& topology,
+                                                    const std::map<NodeId, std::vector<Token>>& owners) {
+  std::map<std::string, uint32_t> per_datacenter;
+  for (const auto& [id, tokens] : owners) per_datacenter[topology.members().at(id).datacenter]++;
+  return per_datacenter;
+}
 
 std::vector<Member> MembersOfRing(const TokenRing& ring) {
   std::map<NodeId, std::vector<Token>> tokens;

@@ -73,6 +73,10 @@ class Placement {
 // addresses empty.
 std::vector<Member> MembersOfRing(const TokenRing& ring);
 
+// How many of `owners` (OwnersNow, OwnersAfter) each datacenter has.
+std::map<std::string, uint32_t> OwnersPerDatacenter(const Topology& topology,
+                                                    const std::map<NodeId, std::vector<Token>>& owners);
+
 // Whether both rings of the topology can hold the replication: enough
 // owners in each of its datacenters. A decommission or removenode that
 // would leave fewer is refused with this reason.
