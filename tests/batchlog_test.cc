@@ -159,5 +159,18 @@ TEST_F(BatchlogTest, ATornEntryIsRemovedAndTheEntriesAfterItAreReplayed) {
   EXPECT_EQ(Entries(), 0u) << "the torn entry was kept";
 }
 
+// An entry with no mutations (a peer's malformed store) has nothing to
+// replay: it is removed, and the entries after it are replayed still.
+TEST_F(BatchlogTest, AnEntryWithoutMutationsIsRemovedUnreplayed) {
+  Store("b1", 0);
+  Store("b2", 1);
+  ASSERT_EQ(Entries(), 2u);
+  TickUntilReplayed();
+  ASSERT_EQ(runs_.size(), 1u);
+  EXPECT_EQ(probes_.reached["batchlog.replayed"], 1) << "the empty entry was replayed";
+  Answer(0, ClientResponse::OK);
+  EXPECT_EQ(Entries(), 0u) << "the empty entry was kept";
+}
+
 }  // namespace
 }  // namespace charybdis

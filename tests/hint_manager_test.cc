@@ -1,0 +1,137 @@
+// Hinted handoff on one shard (core/hints/hint_manager.h), one disk
+// completion at a time: what an earlier life stored is learned at start,
+// even when the first attempt to read it fails; until then no hint is
+// stored, so that none reuses a stored hint's sequence number; stored hints
+// are replayed once their target is up and deleted once it acknowledged.
+
+#include "core/hints/hint_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/data/big_endian.h"
+#include "core/data/checked_value.h"
+#include "tests/fake_env.h"
+
+namespace charybdis {
+namespace {
+
+constexpr NodeId kTarget = 2;
+
+// Fails the first `failures` scans, as a disk error would.
+class FailingScans final : public testing::StorageWrapper {
+ public:
+  FailingScans(Storage& target, int failures) : StorageWrapper(target), failures_(failures) {}
+  void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override {
+    if (failures_ > 0) {
+      failures_--;
+      done(absl::UnavailableError("disk read failed"));
+      return;
+    }
+    StorageWrapper::Scan(std::move(begin), std::move(end), limit, std::move(done));
+  }
+
+ private:
+  int failures_;
+};
+
+std::string HintKey(NodeId target, uint64_t sequence) {
+  std::string key(1, 'h');
+  AppendBigEndian(key, target, 4);
+  AppendBigEndian(key, sequence, 8);
+  return key;
+}
+
+PartitionData Mutation(const std::string& partition_key) {
+  PartitionData mutation;
+  mutation.set_table("ks.t");
+  mutation.set_partition_key(partition_key);
+  return mutation;
+}
+
+class HintManagerTest : public ::testing::Test {
+ protected:
+  // An earlier life stored one hint for the target, at sequence 5.
+  explicit HintManagerTest(int failed_scans = 1)
+      : fake_(Address{1, 0}), failing_(fake_.storage, failed_scans) {
+    const std::string key = HintKey(kTarget, 5);
+    fake_.storage.contents()[key] = checked_value::Seal(key, Mutation("stored").SerializeAsString());
+    fake_.env.storage = &failing_;
+    fake_.env.probes = &probes_;
+    config_.shards = 1;
+    hints_ = std::make_unique<HintManager>(fake_.env, config_, liveness_, metrics_, [](NodeId) { return false; });
+  }
+
+  // Stores a hint for the target; returns whether it became durable.
+  bool Store(const std::string& partition_key) {
+    bool stored = false;
+    hints_->Store(kTarget, Mutation(partition_key), [&stored](bool ok) { stored = ok; });
+    fake_.storage.CompleteAll();
+    return stored;
+  }
+
+  // The replica writes sent since the last call, by partition key.
+  std::vector<std::string> Replayed(std::vector<uint64_t>* request_ids = nullptr) {
+    std::vector<std::string> keys;
+    for (const Envelope& message : fake_.network.TakeSent()) {
+      EXPECT_TRUE(message.has_replica_write());
+      EXPECT_EQ(message.to_node(), kTarget);
+      keys.push_back(message.replica_write().mutation().partition_key());
+      if (request_ids) request_ids->push_back(message.replica_write().request_id());
+    }
+    return keys;
+  }
+
+  testing::FakeEnv fake_;
+  FailingScans failing_;
+  testing::CountingProbes probes_;
+  NodeConfig config_;
+  ShardMetrics metrics_;
+  LivenessView liveness_{0};
+  std::unique_ptr<HintManager> hints_;
+};
+
+TEST_F(HintManagerTest, AFailedFirstLoadIsTriedAgainAndUntilThenNoHintIsStored) {
+  liveness_.Update({kTarget}, fake_.clock.Now());
+  hints_->Start();
+  fake_.storage.CompleteAll();  // the load fails
+  EXPECT_FALSE(Store("early")) << "a hint was stored before the stored ones were known";
+  EXPECT_TRUE(Replayed().empty());
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);
+  fake_.storage.CompleteAll();
+  EXPECT_EQ(Replayed(), std::vector<std::string>{"stored"}) << "the earlier life's hint was never replayed";
+  // A new hint comes after the stored one: it does not overwrite it.
+  EXPECT_TRUE(Store("late"));
+  EXPECT_EQ(fake_.storage.contents().count(HintKey(kTarget, 5)), 1u);
+  EXPECT_EQ(fake_.storage.contents().count(HintKey(kTarget, 6)), 1u);
+}
+
+TEST_F(HintManagerTest, AHintIsReplayedWhenItsTargetComesUpAndDeletedOnceAcknowledged) {
+  hints_->Start();
+  fake_.storage.CompleteAll();  // the load fails
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);
+  fake_.storage.CompleteAll();
+  EXPECT_TRUE(Replayed().empty()) << "replayed to a target that is down";
+  liveness_.Update({kTarget}, fake_.clock.Now());
+  hints_->OnTargetUp(kTarget);
+  fake_.storage.CompleteAll();
+  std::vector<uint64_t> ids;
+  ASSERT_EQ(Replayed(&ids), std::vector<std::string>{"stored"});
+  ASSERT_TRUE(HintManager::IsHintRequest(ids[0]));
+  hints_->OnAck(kTarget, ids[0], /*ok=*/false);  // the target's disk failed
+  fake_.storage.CompleteAll();
+  EXPECT_EQ(fake_.storage.contents().size(), 1u) << "a refused hint was deleted";
+  hints_->OnTargetUp(kTarget);
+  fake_.storage.CompleteAll();
+  ids.clear();
+  ASSERT_EQ(Replayed(&ids), std::vector<std::string>{"stored"}) << "a refused hint was not sent again";
+  hints_->OnAck(kTarget, ids[0], /*ok=*/true);
+  fake_.storage.CompleteAll();
+  EXPECT_TRUE(fake_.storage.contents().empty()) << "an acknowledged hint was kept";
+  EXPECT_EQ(probes_.reached["hints.replayed"], 1);
+}
+
+}  // namespace
+}  // namespace charybdis
