@@ -1,6 +1,7 @@
 #include "sim/sim_storage.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/env/assert.h"
 #include "core/env/commitlog_sync.h"
@@ -145,6 +146,34 @@ absl::Status SimStorage::Land(uint64_t write_id, bool durable) {
     unsynced_at_.push_back(simulator_.now());
     ApplyBatch(batch, &unsynced_.back());
   }
+  return absl::OkStatus();
+}
+
+void SimStorage::Ingest(WriteBatch puts, WriteDone done) {
+  // Its own thread: neither behind the disk's queue nor holding it up.
+  const Nanos at = simulator_.now() + DrawLatency(profile_.write(), random_) + DrawLatency(profile_.sync(), random_) +
+                   faults_.extra_latency;
+  Complete(at, 5, [this, puts = std::move(puts), fails = faults_.fail_writes, done = std::move(done)] {
+    done(LandIngestion(puts, fails));
+  });
+}
+
+absl::Status SimStorage::LandIngestion(const WriteBatch& puts, bool fails) {
+  if (fails) {
+    stats_.failed++;
+    return absl::UnavailableError("simulated disk write failure");
+  }
+  std::set<std::string> keys;
+  for (const WriteBatch::Operation& put : puts.operations) {
+    CHARYBDIS_ASSERT(put.value.has_value());  // puts only
+    CHARYBDIS_ASSERT(keys.empty() || *keys.rbegin() < put.key);  // ascending, distinct
+    keys.insert(put.key);
+  }
+  for (Undo& undo : unsynced_) {
+    std::erase_if(undo, [&keys](const auto& previous) { return keys.count(previous.first) > 0; });
+  }
+  stats_.ingestions++;
+  ApplyBatch(puts, nullptr);
   return absl::OkStatus();
 }
 

@@ -143,6 +143,7 @@ class StorageWrapper : public Storage {
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override {
     target_.Scan(std::move(begin), std::move(end), limit, std::move(done));
   }
+  void Ingest(WriteBatch puts, WriteDone done) override { target_.Ingest(std::move(puts), std::move(done)); }
 
  private:
   Storage& target_;

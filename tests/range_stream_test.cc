@@ -55,10 +55,10 @@ class RangeStreamTest : public ::testing::Test {
     });
   }
 
-  // Carries requests and chunks both ways until nothing moves, or for
-  // `steps` disk operations of the receiver.
+  // Carries requests and chunks both ways until nothing moves, completing
+  // at most `steps` disk operations of the receiver.
   void Pump(RangeStream& stream, int steps = 1 << 30) {
-    for (bool moved = true; moved && steps > 0;) {
+    for (bool moved = true; moved;) {
       moved = false;
       for (Envelope& request : receiver_.network.TakeSent()) {
         request.set_from_node(2);
@@ -116,13 +116,15 @@ TEST_F(RangeStreamTest, SmallChunksResumeAfterAPowerCutAndADoneStreamStaysDone) 
   receiver_.env.buggify = &always_;  // two pairs a chunk
   auto stream = NewStream();
   stream->Start();
-  Pump(*stream, 12);  // the progress read, then 11 chunks stored
+  // The progress read, 11 chunks each ingested and then its progress
+  // synced, and the 12th chunk ingested.
+  Pump(*stream, 1 + 2 * 11 + 1);
   ASSERT_FALSE(done_.has_value());
   receiver_.storage.PowerCut();
   stream->Stop();
   receiver_.network.TakeSent();  // its last request, lost with it
-  const size_t durable = ReceiverData().size();
-  EXPECT_EQ(durable, 22u) << "each chunk is synced with its progress";
+  ASSERT_EQ(ReceiverData().size(), 24u) << "a chunk was not durable once ingested";
+  const std::string last_progressed = std::next(ReceiverData().begin(), 21)->first;
 
   auto resumed = NewStream();
   resumed->Start();
@@ -130,7 +132,7 @@ TEST_F(RangeStreamTest, SmallChunksResumeAfterAPowerCutAndADoneStreamStaysDone) 
   EXPECT_TRUE(probes_.Saw("stream.resumed"));
   std::vector<Envelope> asked = receiver_.network.TakeSent();
   ASSERT_EQ(asked.size(), 1u);
-  EXPECT_EQ(asked[0].stream_request().after_key(), ReceiverData().rbegin()->first) << "after the last key kept";
+  EXPECT_EQ(asked[0].stream_request().after_key(), last_progressed) << "after the last key whose progress was kept";
   EXPECT_EQ(asked[0].stream_request().max_pairs(), 2u);
   asked[0].set_from_node(2);
   AnswerStreamRequest(source_.env, asked[0]);
@@ -183,6 +185,60 @@ TEST_F(RangeStreamTest, LateChunksAreDroppedAndASilentSourceIsAskedAgain) {
   asked = receiver_.network.TakeSent();
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(asked[0].stream_request().after_key(), first.pair(1).key());
+}
+
+// Fires only the named site.
+class BuggifyOne final : public Buggify {
+ public:
+  explicit BuggifyOne(std::string site) : site_(std::move(site)) {}
+  bool Fires(std::string_view site) override { return site == site_; }
+
+ private:
+  std::string site_;
+};
+
+// Counts ingestions, and fails the first `failures` of them.
+class CountedIngestions final : public testing::StorageWrapper {
+ public:
+  CountedIngestions(Storage& target, int failures) : StorageWrapper(target), failures_(failures) {}
+  void Ingest(WriteBatch puts, WriteDone done) override {
+    ingested.push_back(puts.operations.size());
+    if (failures_ > 0) {
+      failures_--;
+      return done(absl::UnavailableError("disk write failed"));
+    }
+    StorageWrapper::Ingest(std::move(puts), std::move(done));
+  }
+  std::vector<size_t> ingested;  // pairs, per ingestion
+
+ private:
+  int failures_;
+};
+
+// Chunks are buffered, each next one asked for at once, and ingested as
+// one file at the range's end; an ingestion that fails stored nothing, so
+// the stream asks again from the last key whose progress is stored.
+TEST_F(RangeStreamTest, ChunksAreIngestedAllAtOnceAndAFailedIngestionStartsOverFromTheStoredProgress) {
+  BuggifyOne small_chunks("stream.small_chunks");
+  CountedIngestions ingestions(receiver_.storage, 1);
+  receiver_.env.buggify = &small_chunks;
+  receiver_.env.storage = &ingestions;
+  auto stream = NewStream();
+  stream->Start();
+  receiver_.storage.CompleteAll();  // the progress read
+  Pump(*stream, 0);  // the source answers; the receiver's disk does nothing
+  EXPECT_EQ(ingestions.ingested, std::vector<size_t>{60}) << "the 30 chunks of two were not ingested as one";
+  EXPECT_TRUE(probes_.Saw("stream.ingestion_failed"));
+  EXPECT_TRUE(ReceiverData().empty());
+  receiver_.clock.Advance(1500 * kMillisecond);  // asks again
+  std::vector<Envelope> asked = receiver_.network.TakeSent();
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].stream_request().after_key(), "") << "not from the start of the range";
+  receiver_.network.Send(Address{1, 0}, asked[0]);  // back in the queue for Pump
+  Pump(*stream);
+  ASSERT_TRUE(done_.has_value() && done_->ok());
+  EXPECT_EQ(ingestions.ingested, (std::vector<size_t>{60, 60}));
+  EXPECT_EQ(ReceiverData(), SourceRange());
 }
 
 // A job stops its other streams when one fails (stream_jobs.cc), perhaps

@@ -69,6 +69,7 @@ inline constexpr std::string_view kProbes[] = {
     "storage.corrupt_stream_progress",
     // Streaming (core/replica/range_stream.cc).
     "stream.resumed",
+    "stream.ingestion_failed",
     "stream.asked_again",
     // Cleanup (core/topology/node_cleanup.cc, core/replica/range_cleanup.cc).
     "cleanup.started",

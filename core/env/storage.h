@@ -57,6 +57,16 @@ class Storage {
   // when the range holds no more. An empty `end` means no upper bound.
   virtual void Scan(std::string begin, std::string end, size_t limit,
                     ScanDone done) = 0;
+  // Stores `puts` (puts only, keys ascending and distinct) durably and all
+  // at once, as a bulk load: on real nodes an SST file ingested into
+  // RocksDB, off the log writer, so client writes never queue behind it.
+  // It lands in no order with other writes, so it is only for keys no
+  // other write gives another value: streamed stored pairs, whose keys are
+  // versions (docs/topology.md, "What a stream carries"). A storage
+  // without a bulk path stores them as one synced batch.
+  virtual void Ingest(WriteBatch puts, WriteDone done) {
+    Apply(std::move(puts), Durability::kSynced, std::move(done));
+  }
 };
 
 }  // namespace charybdis

@@ -59,10 +59,24 @@ bool ReadCache::WriteInFlight(const std::string& begin, const std::string& end) 
 }
 
 void ReadCache::Apply(WriteBatch batch, Durability durability, WriteDone done) {
-  if (capacity_bytes_ == 0) return storage_.Apply(std::move(batch), durability, std::move(done));
+  Write(std::move(batch), std::move(done), [this, durability](WriteBatch issued, WriteDone issued_done) {
+    storage_.Apply(std::move(issued), durability, std::move(issued_done));
+  });
+}
+
+// An ingestion is a write of its puts to the cache: the same keys in
+// flight, the same update of what is cached once it is done.
+void ReadCache::Ingest(WriteBatch puts, WriteDone done) {
+  Write(std::move(puts), std::move(done), [this](WriteBatch issued, WriteDone issued_done) {
+    storage_.Ingest(std::move(issued), std::move(issued_done));
+  });
+}
+
+void ReadCache::Write(WriteBatch batch, WriteDone done, const std::function<void(WriteBatch, WriteDone)>& issue) {
+  if (capacity_bytes_ == 0) return issue(std::move(batch), std::move(done));
   for (const WriteBatch::Operation& operation : batch.operations) keys_in_flight_.insert(operation.key);
   auto copy = std::make_shared<WriteBatch>(batch);
-  storage_.Apply(std::move(batch), durability, [this, copy, done = std::move(done)](absl::Status status) {
+  issue(std::move(batch), [this, copy, done = std::move(done)](absl::Status status) {
     for (const WriteBatch::Operation& operation : copy->operations) {
       CHARYBDIS_ASSERT(keys_in_flight_.find(operation.key) != keys_in_flight_.end());
       keys_in_flight_.erase(keys_in_flight_.find(operation.key));

@@ -57,6 +57,7 @@ class ReadCache final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
+  void Ingest(WriteBatch puts, WriteDone done) override;
 
   size_t bytes() const { return bytes_; }
 
@@ -81,6 +82,9 @@ class ReadCache final : public Storage {
   // The cached range holding `key`, or ranges_.end().
   std::map<std::string, Range>::iterator Holding(const std::string& key);
   bool WriteInFlight(const std::string& begin, const std::string& end) const;
+  // A write (`issue` hands it to storage): its keys in flight until done,
+  // then applied to what is cached.
+  void Write(WriteBatch batch, WriteDone done, const std::function<void(WriteBatch, WriteDone)>& issue);
   void StartFill(std::string begin, std::string end, ScanDone done);
   void FinishFill(uint64_t fill_id, const std::vector<KeyValue>& stored);
   // Forgets the done writes that no running fill started before.

@@ -1,5 +1,7 @@
 #include "core/replica/range_stream.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "core/data/checked_value.h"
 #include "core/env/assert.h"
@@ -12,6 +14,10 @@ namespace {
 
 // How long a receiver waits for a chunk before it asks again.
 constexpr Nanos kStreamRetry = 1000 * kMillisecond;
+// Chunks are buffered until this many bytes, then ingested as one file: a
+// chunk's worth (2 MiB of 4 KiB values) per file is many small files to
+// compact, and a whole range held in memory would be lost to a crash.
+constexpr uint64_t kIngestBytes = 32ull << 20;
 // Progress values: a marker, then the last key stored.
 constexpr char kInProgress = 'p';
 constexpr char kDone = 'd';
@@ -56,6 +62,7 @@ void RangeStream::OnProgressRead(absl::StatusOr<std::optional<std::string>> stor
       return Finish(absl::OkStatus());
     } else {
       last_key_ = std::string(progress->substr(1));
+      durable_key_ = last_key_;
       CHARYBDIS_PROBE(env_.probes, "stream.resumed");
     }
   }
@@ -140,11 +147,35 @@ void RangeStream::OnChunk(const StreamChunk& chunk) {
   Store(chunk);
 }
 
+// Buffered, and the next chunk asked for at once, until a file's worth or
+// the range's end; then ingested (off the log: client writes do not queue
+// behind it), and only then is the progress written.
 void RangeStream::Store(const StreamChunk& chunk) {
-  WriteBatch batch;
-  for (const StoredPair& pair : chunk.pair()) batch.Put(pair.key(), pair.value());
-  const std::string last = chunk.pair().empty() ? last_key_ : chunk.pair().rbegin()->key();
-  WriteProgress(std::move(batch), last, chunk.exhausted(), chunk.pair_size(), BytesOf(chunk));
+  for (const StoredPair& pair : chunk.pair()) buffered_.Put(pair.key(), pair.value());
+  buffered_pairs_ += chunk.pair_size();
+  buffered_bytes_ += BytesOf(chunk);
+  if (!chunk.pair().empty()) last_key_ = chunk.pair().rbegin()->key();
+  // A file per chunk now and then, so that progress lands mid-range.
+  if (!chunk.exhausted() && buffered_bytes_ < kIngestBytes && !env_.buggify->Fires("stream.ingest_each_chunk")) {
+    return Ask();
+  }
+  if (buffered_.operations.empty()) return WriteProgress(WriteBatch(), last_key_, chunk.exhausted(), 0, 0);
+  storing_ = true;
+  const int pairs = std::exchange(buffered_pairs_, 0);
+  const uint64_t bytes = std::exchange(buffered_bytes_, 0);
+  env_.storage->Ingest(std::exchange(buffered_, WriteBatch()),
+                       [self = shared_from_this(), last = last_key_, exhausted = chunk.exhausted(), pairs,
+                        bytes](absl::Status ingested) {
+                         if (self->finished_) return;
+                         if (!ingested.ok()) {
+                           // Nothing of it was stored: ask again after the last key that was.
+                           CHARYBDIS_PROBE(self->env_.probes, "stream.ingestion_failed");
+                           self->storing_ = false;
+                           self->last_key_ = self->durable_key_;
+                           return self->AskLater();
+                         }
+                         self->WriteProgress(WriteBatch(), last, exhausted, pairs, bytes);
+                       });
 }
 
 // Each state through the acceptor, all at once; the progress is written
@@ -192,9 +223,13 @@ void RangeStream::WriteProgress(WriteBatch batch, std::string last, bool exhaust
                       [self = shared_from_this(), last, exhausted, pairs, bytes](absl::Status stored) {
                         self->storing_ = false;
                         if (self->finished_) return;
-                        if (!stored.ok()) return self->AskLater();  // nothing of it was stored
-                        CHARYBDIS_ASSERT(last >= self->last_key_);
+                        // Nothing of it was stored (what an ingestion
+                        // before it stored is, and its end asked after).
+                        if (!stored.ok()) return self->AskLater();
+                        CHARYBDIS_ASSERT(last >= self->durable_key_);
+                        CHARYBDIS_ASSERT(self->spec_.paxos || last == self->last_key_);  // no chunk taken while storing
                         self->last_key_ = last;
+                        self->durable_key_ = last;
                         self->pairs_stored_ += pairs;
                         self->bytes_stored_ += bytes;
                         if (exhausted) return self->Finish(absl::OkStatus());

@@ -3,9 +3,10 @@
 // The receiving side of streaming (docs/topology.md, "What a stream
 // carries"): one shard copies the stored key-value pairs of a table's token
 // range from the same shard of a source node, chunk by chunk, as they are
-// stored. Each pair must check out under its own key and lie in the range;
-// a chunk is stored in one synced batch together with the stream's
-// progress (the last key stored), so a stream that a crash or power cut
+// stored. Each pair must check out under its own key and lie in the range.
+// Chunks are buffered up to a file's worth (or the range's end), ingested
+// all at once (Storage::Ingest), and then the stream's progress (the last
+// key stored) is written, synced, so a stream that a crash or power cut
 // interrupts resumes after that key, and one already done stays done.
 // Applying a pair twice changes nothing: stored keys are blind puts,
 // reconciled at read time.
@@ -69,7 +70,7 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   absl::Status Check(const StreamChunk& chunk) const;
   void Store(const StreamChunk& chunk);
   void MergePaxos(const StreamChunk& chunk);
-  // Stores `batch` with the stream's progress (`last`), synced, then asks
+  // Writes `batch` with the stream's progress (`last`), synced, then asks
   // for more or finishes.
   void WriteProgress(WriteBatch batch, std::string last, bool exhausted, int pairs, uint64_t bytes);
   static uint64_t BytesOf(const StreamChunk& chunk);
@@ -81,7 +82,11 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   std::function<void(absl::Status)> done_;
   PaxosMerge merge_;
   uint64_t merges_begun_ = 0;  // chunks whose merges began: an older one's answers no longer count
-  std::string last_key_;  // stored and synced; empty: nothing yet
+  std::string last_key_;  // received (buffered or stored); the next chunk continues from it
+  std::string durable_key_;  // stored and its progress synced; empty: nothing yet
+  WriteBatch buffered_;  // received pairs not yet ingested, in key order
+  int buffered_pairs_ = 0;
+  uint64_t buffered_bytes_ = 0;
   uint64_t pairs_stored_ = 0;
   uint64_t bytes_stored_ = 0;
   bool storing_ = false;  // a chunk is on its way to disk

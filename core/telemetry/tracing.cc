@@ -131,4 +131,14 @@ void TracingStorage::Scan(std::string begin, std::string end, size_t limit, Scan
   });
 }
 
+void TracingStorage::Ingest(WriteBatch puts, WriteDone done) {
+  const uint64_t trace = tracer_.current();
+  if (trace == 0) return storage_.Ingest(std::move(puts), std::move(done));
+  tracer_.Record(trace, absl::StrCat("ingestion of ", puts.operations.size(), " pairs issued"));
+  storage_.Ingest(std::move(puts), [this, trace, done = std::move(done)](absl::Status status) {
+    tracer_.Record(trace, status.ok() ? "ingestion durable" : absl::StrCat("ingestion failed: ", status.message()));
+    tracer_.Within(trace, [&] { done(std::move(status)); });
+  });
+}
+
 }  // namespace charybdis

@@ -1,7 +1,6 @@
 #include "node/bench/stream_storing.h"
 
 #include <rocksdb/db.h>
-#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/write_batch.h>
 
 #include <chrono>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "node/bench/bench_load.h"
 #include "node/server/rocksdb_storage.h"
+#include "node/server/sst_ingester.h"
 
 namespace charybdis::node {
 
@@ -63,21 +63,12 @@ absl::Status SyncedBatch(rocksdb::DB& db, uint32_t value_bytes, uint64_t first, 
   return absl::OkStatus();
 }
 
+// As a shard's SST ingester stores what a stream sends (node/server/sst_ingester.h).
 absl::Status IngestedSst(rocksdb::DB& db, const std::string& directory, uint32_t value_bytes, uint64_t first,
                          uint64_t end) {
-  const std::string path = absl::StrCat(directory, "/chunk-", first, ".sst");
-  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), RocksDbStorage::ShardOptions());
-  if (rocksdb::Status status = writer.Open(path); !status.ok()) return Failed("sst open", status);
-  for (uint64_t i = first; i < end; i++) {
-    if (rocksdb::Status status = writer.Put(KeyOf(i), IncompressibleValue(value_bytes, i)); !status.ok()) {
-      return Failed("sst put", status);
-    }
-  }
-  if (rocksdb::Status status = writer.Finish(); !status.ok()) return Failed("sst finish", status);
-  rocksdb::IngestExternalFileOptions options;
-  options.move_files = true;
-  if (rocksdb::Status status = db.IngestExternalFile({path}, options); !status.ok()) return Failed("ingest", status);
-  return absl::OkStatus();
+  WriteBatch puts;
+  for (uint64_t i = first; i < end; i++) puts.Put(KeyOf(i), IncompressibleValue(value_bytes, i));
+  return WriteAndIngestSst(db, absl::StrCat(directory, "/chunk-", first, ".sst"), puts);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "core/env/reactor.h"
 #include "core/env/storage.h"
 #include "node/server/log_writer.h"
+#include "node/server/sst_ingester.h"
 #include "proto/durability.pb.h"
 
 namespace rocksdb {
@@ -43,6 +44,8 @@ class RocksDbStorage final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
+  // On the shard's SST ingester, under `directory`/ingest.
+  void Ingest(WriteBatch puts, WriteDone done) override;
 
   // How many fsyncs the shard's synced writes shared (any thread).
   LogWriter::SyncCounts sync_counts() const { return log_writer_->sync_counts(); }
@@ -54,7 +57,8 @@ class RocksDbStorage final : public Storage {
   // Refuses a store of another storage format (storage_codec::kFormatKey)
   // and marks an empty one with this build's.
   static absl::Status CheckFormat(rocksdb::DB& db, const std::string& directory);
-  RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor, const CommitlogSync& sync);
+  RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor, const CommitlogSync& sync,
+                 const std::string& directory);
 
   std::unique_ptr<rocksdb::DB> db_;
   Reactor* reactor_;
@@ -63,6 +67,7 @@ class RocksDbStorage final : public Storage {
   // only): while any are, later writes queue behind them.
   uint64_t with_log_writer_ = 0;
   std::unique_ptr<LogWriter> log_writer_;  // after db_: stops first
+  std::unique_ptr<SstIngester> ingester_;  // likewise
 };
 
 }  // namespace charybdis::node

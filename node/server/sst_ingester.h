@@ -1,0 +1,62 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/env/reactor.h"
+#include "core/env/storage.h"
+
+namespace rocksdb {
+class DB;
+}  // namespace rocksdb
+
+namespace charybdis::node {
+
+// Writes `puts` (ascending, distinct keys) to an SST file at `path` and
+// ingests it into `db`, moving the file in: durable when it returns OK
+// (RocksDB syncs the file and its manifest). The path is gone either way.
+absl::Status WriteAndIngestSst(rocksdb::DB& db, const std::string& path, const WriteBatch& puts);
+
+// A shard's bulk loader (Storage::Ingest): one thread that writes and
+// ingests SST files, so neither the shard's thread nor its log writer
+// waits for one (a streamed range's files are tens of MiB). Callbacks run
+// on the shard's reactor, in order.
+class SstIngester {
+ public:
+  using Done = std::function<void(absl::Status)>;
+
+  // Files are written under `directory`, emptied first: what a crash left
+  // there was never ingested.
+  SstIngester(rocksdb::DB& db, Reactor& reactor, std::string directory);
+  // Ingests what is still queued, then stops.
+  ~SstIngester();
+  SstIngester(const SstIngester&) = delete;
+  SstIngester& operator=(const SstIngester&) = delete;
+
+  void Ingest(WriteBatch puts, Done done);
+
+ private:
+  struct Queued {
+    WriteBatch puts;
+    Done done;
+  };
+  void Loop();
+
+  rocksdb::DB& db_;
+  Reactor& reactor_;
+  const std::string directory_;
+  uint64_t files_ = 0;  // this thread's only
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Queued> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace charybdis::node
