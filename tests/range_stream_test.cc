@@ -241,6 +241,36 @@ TEST_F(RangeStreamTest, ChunksAreIngestedAllAtOnceAndAFailedIngestionStartsOverF
   EXPECT_EQ(ReceiverData(), SourceRange());
 }
 
+// Holds every ingestion until the test lets it land.
+class HeldIngestions final : public testing::StorageWrapper {
+ public:
+  explicit HeldIngestions(Storage& target) : StorageWrapper(target) {}
+  void Ingest(WriteBatch puts, WriteDone done) override { held.emplace_back(std::move(puts), std::move(done)); }
+  void LandAll() {
+    for (auto& [puts, done] : std::exchange(held, {})) StorageWrapper::Ingest(std::move(puts), std::move(done));
+  }
+  std::vector<std::pair<WriteBatch, WriteDone>> held;
+};
+
+// An ingestion lands in no order with other writes: the progress that
+// says its pairs are stored is written only once it is durable.
+TEST_F(RangeStreamTest, NoProgressIsWrittenBeforeItsIngestionIsDurable) {
+  HeldIngestions ingestions(receiver_.storage);
+  receiver_.env.storage = &ingestions;
+  auto stream = NewStream();
+  stream->Start();
+  Pump(*stream);
+  ASSERT_EQ(ingestions.held.size(), 1u);
+  EXPECT_EQ(receiver_.storage.contents().count(StreamProgressKey(spec_.name)), 0u)
+      << "progress written before the pairs it covers were durable";
+  EXPECT_FALSE(done_.has_value());
+  ingestions.LandAll();
+  Pump(*stream);
+  ASSERT_TRUE(done_.has_value() && done_->ok());
+  EXPECT_EQ(receiver_.storage.contents().count(StreamProgressKey(spec_.name)), 1u);
+  EXPECT_EQ(ReceiverData(), SourceRange());
+}
+
 // A job stops its other streams when one fails (stream_jobs.cc), perhaps
 // while a chunk of theirs is being stored: once stored, the stopped stream
 // asks for nothing more and never calls back.
