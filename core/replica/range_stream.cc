@@ -28,7 +28,15 @@ std::string StreamProgressKey(const std::string& name) { return absl::StrCat("sy
 
 RangeStream::RangeStream(ShardEnv env, uint64_t id, StreamSpec spec, std::function<void(absl::Status)> done,
                          PaxosMerge merge)
-    : env_(env), id_(id), spec_(std::move(spec)), done_(std::move(done)), merge_(std::move(merge)) {
+    : env_(env),
+      id_(id),
+      spec_(std::move(spec)),
+      done_(std::move(done)),
+      merge_(std::move(merge)),
+      // Now and then a stream of many small chunks, each perhaps stored on
+      // its own (stream.ingest_each_chunk), so that resuming mid-range is
+      // common and so are buffers of several chunks.
+      small_chunks_(env.buggify->Fires("stream.small_chunks")) {
   CHARYBDIS_ASSERT(spec_.paxos == (merge_ != nullptr));
   CHARYBDIS_ASSERT(id_ != 0);
   CHARYBDIS_ASSERT(!spec_.name.empty() && !spec_.table.empty());
@@ -79,8 +87,7 @@ void RangeStream::Ask() {
   request.set_end_token(spec_.end_token);
   request.set_after_key(last_key_);
   request.set_paxos(spec_.paxos);
-  // Small chunks now and then, so that resuming mid-range is common.
-  request.set_max_pairs(env_.buggify->Fires("stream.small_chunks") ? 2 : kMaxStreamPairs);
+  request.set_max_pairs(small_chunks_ ? 2 : kMaxStreamPairs);
   env_.network->Send(Address{spec_.source, env_.self.shard}, std::move(message));
   AskLater();
 }

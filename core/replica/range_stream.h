@@ -81,6 +81,7 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   const StreamSpec spec_;
   std::function<void(absl::Status)> done_;
   PaxosMerge merge_;
+  const bool small_chunks_;  // asks for two pairs a chunk (Buggify)
   uint64_t merges_begun_ = 0;  // chunks whose merges began: an older one's answers no longer count
   std::string last_key_;  // received (buffered or stored); the next chunk continues from it
   std::string durable_key_;  // stored and its progress synced; empty: nothing yet
