@@ -307,9 +307,7 @@ absl::StatusOr<Coordinator::WritePlan> Coordinator::PlanWrite(const std::string&
     plan.requirement.AddPending(replicas.pending, (*placement)->after());
     plan.replicas.insert(plan.replicas.end(), replicas.pending.begin(), replicas.pending.end());
   }
-  // More owners dropped than added: block_for + pending alone could leave
-  // a write on too few of the owners after.
-  if (replicas.dropped.size() > replicas.pending.size()) {
+  if (replicas.also_among_after) {
     plan.requirement.AlsoAmong((*placement)->after(), (*placement)->after()->ReplicasOf(token));
   }
   CHARYBDIS_ASSERT(plan.replicas.size() == replicas.natural.size() + replicas.pending.size());

@@ -177,17 +177,18 @@ std::shared_ptr<ProposerShell> LwtQueue::RunPaxos(Token token, const std::string
   // During a topology change the pending replica takes part, and a quorum
   // is ScyllaDB's natural/2 + 1 + pending: a majority of the owners before
   // and of the owners after (docs/topology.md). More than one pending
-  // replica is refused, as Cassandra and ScyllaDB do; so is a range that
-  // loses more owners than it gains (a factor lowered), whose majority of
-  // the owners now may hold no majority of those after.
+  // replica is refused, as Cassandra and ScyllaDB do; so is a range whose
+  // writes must also meet their level among the owners after (a factor
+  // lowered, a class changed): a majority of the owners now may hold no
+  // majority of those after.
   const topology::Placement::Replicas replicas = (*placement)->WriteReplicasOf(token);
-  if (replicas.pending.size() > 1 || replicas.dropped.size() > replicas.pending.size()) {
+  if (replicas.pending.size() > 1 || replicas.also_among_after) {
     const uint32_t involved = static_cast<uint32_t>(replicas.natural.size() + replicas.pending.size());
     return Refuse(request,
                   Unavailable(serial_level, involved, involved + 1,
                               replicas.pending.size() > 1
                                   ? "more than one pending replica: Paxos cannot run during this topology change"
-                                  : "a change of replication lowers this range's replicas: Paxos cannot run until "
+                                  : "a change of replication drops replicas of this range: Paxos cannot run until "
                                     "it is done"),
                   replies, after);
   }

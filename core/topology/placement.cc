@@ -80,7 +80,8 @@ absl::Status CheckPlaceable(const Topology& topology, const PlacedBy& placed_by)
 
 Placement::Placement(const Topology& topology, const PlacedBy& placed_by, uint32_t shards_per_node)
     : version_(topology.version()),
-      reads_moved_(topology.move() && topology.move()->stage == Stage::kWriteBothReadNew) {
+      reads_moved_(topology.move() && topology.move()->stage == Stage::kWriteBothReadNew),
+      class_changes_(placed_by.now.strategy != placed_by.after.strategy) {
   CHARYBDIS_ASSERT(CheckPlaceable(topology, placed_by).ok());
   const auto owners_now = topology.OwnersNow();
   now_ = std::make_shared<const TokenRing>(LayoutOf(topology, owners_now, placed_by.now, shards_per_node), owners_now);
@@ -105,6 +106,8 @@ Placement::Replicas Placement::WriteReplicasOf(Token token) const {
   for (NodeId node : replicas.natural) {
     if (std::find(after.begin(), after.end(), node) == after.end()) replicas.dropped.push_back(node);
   }
+  replicas.also_among_after = replicas.dropped.size() > replicas.pending.size() ||
+                              (class_changes_ && !replicas.dropped.empty());
   CHARYBDIS_ASSERT(replicas.natural.size() == now_->total_replication_factor());
   CHARYBDIS_ASSERT(replicas.pending.size() <= after_->total_replication_factor());
   return replicas;

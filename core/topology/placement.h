@@ -46,8 +46,17 @@ class Placement {
     // and ScyllaDB do.
     std::vector<NodeId> pending;
     // Owners now, not owners after: the node that leaves or is replaced,
-    // one displaced by a join, or those a lowered factor drops.
+    // one displaced by a join, or those a lowered factor or a change of
+    // strategy class drops.
     std::vector<NodeId> dropped;
+    // Whether block_for + pending may leave a write on too few of the
+    // owners after, so that it must meet its level among them too, and a
+    // Paxos majority of the owners now may hold no majority of them (LWT
+    // refused): more owners dropped than added (a lowered factor), or any
+    // dropped by a change of strategy class, which may move an owner from
+    // one datacenter to another and so lower a datacenter's count while
+    // the total stays.
+    bool also_among_after = false;
   };
   Replicas WriteReplicasOf(Token token) const;
   const std::vector<NodeId>& ReadReplicasOf(Token token) const;
@@ -64,6 +73,7 @@ class Placement {
  private:
   uint64_t version_ = 0;
   bool reads_moved_ = false;
+  bool class_changes_ = false;  // placed by one strategy class now, another after
   std::shared_ptr<const TokenRing> now_;
   std::shared_ptr<const TokenRing> after_;  // the same ring when nothing moves
 };

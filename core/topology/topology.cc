@@ -156,14 +156,6 @@ absl::Status Topology::CheckReplicate(const Entry& entry) const {
   const ReplicationMove& replicating = entry.replicating;
   if (replicating.keyspace.empty()) return absl::InvalidArgumentError("a change of replication names its keyspace");
   if (replicating.from == replicating.to) return absl::InvalidArgumentError("the replication does not change");
-  // Within one class a range's owners after are a prefix of the same
-  // ring walk, longer or shorter, per datacenter: raised, every owner now
-  // stays; lowered, every owner after was one. Another class walks the
-  // ring otherwise, and could move a range to owners that hold none of it.
-  if (replicating.from.strategy != replicating.to.strategy) {
-    return absl::InvalidArgumentError("a change of replication keeps its strategy class (SimpleStrategy or "
-                                      "NetworkTopologyStrategy): changing the class is not supported yet");
-  }
   // Its node drives it: a normal member, which stays one throughout.
   const Member* driver = Find(entry.node);
   if (entry.driver != entry.node || driver == nullptr || driver->state != NodeState::kNormal) {

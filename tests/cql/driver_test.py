@@ -459,8 +459,9 @@ def check_alter_keyspace(cluster, session, local):
     # keyspace of one replica holds 50 rows, each on one node; raised to
     # three, the answer comes once the rows moved, the driver's metadata
     # shows the new factor, and each node alone reads every row at ONE (a
-    # replica reads its own copy first). Lowered to one, every row still
-    # reads back at ONE.
+    # replica reads its own copy first). Lowered to one and moved to
+    # NetworkTopologyStrategy at once (a change of class: a range may gain
+    # an owner and lose others), every row still reads back at ONE.
     session.execute("CREATE KEYSPACE grow WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
     session.execute("CREATE TABLE grow.t (k int PRIMARY KEY, v text)")
     insert = SimpleStatement("INSERT INTO grow.t (k, v) VALUES (%s, %s)", consistency_level=ConsistencyLevel.ONE)
@@ -482,8 +483,9 @@ def check_alter_keyspace(cluster, session, local):
         finally:
             alone.shutdown()
     session.execute(
-        "ALTER KEYSPACE grow WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=120)
-    assert cluster.metadata.keyspaces["grow"].replication_strategy.replication_factor == 1
+        "ALTER KEYSPACE grow WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 1}", timeout=120)
+    strategy = cluster.metadata.keyspaces["grow"].replication_strategy
+    assert strategy.dc_replication_factors == {"dc1": 1}, strategy.export_for_schema()
     missing = [key for key in range(50) if session.execute(read, (key,)).one() != (key, f"v{key}")]
     assert not missing, f"rows {missing} lost when lowered"
     session.execute("DROP KEYSPACE grow")
