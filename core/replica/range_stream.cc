@@ -16,8 +16,9 @@ namespace {
 constexpr Nanos kStreamRetry = 1000 * kMillisecond;
 // Chunks are buffered until this many bytes, then ingested as one file: a
 // chunk's worth (2 MiB of 4 KiB values) per file is many small files to
-// compact, and a whole range held in memory would be lost to a crash.
-constexpr uint64_t kIngestBytes = 32ull << 20;
+// compact, and a whole range held in memory is unbounded and lost whole to
+// a crash. With kMaxRunningStreams a shard buffers 64 MiB at most.
+constexpr uint64_t kIngestBytes = 16ull << 20;
 // Progress values: a marker, then the last key stored.
 constexpr char kInProgress = 'p';
 constexpr char kDone = 'd';

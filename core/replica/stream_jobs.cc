@@ -47,7 +47,7 @@ void StreamJobs::OnRequest(const Envelope& message) {
   job.requester = requester;
   job.request_id = request.request_id();
   job.name = request.name();
-  std::vector<std::shared_ptr<RangeStream>> started;
+  size_t added = 0;
   for (const std::string& table : tables_()) {
     for (const StreamRanges::Range& range : request.range()) {
       for (const bool paxos : {false, true}) {
@@ -59,14 +59,29 @@ void StreamJobs::OnRequest(const Envelope& message) {
             env_, stream_id, std::move(spec),
             [this, job_id, stream_id](absl::Status status) { OnStreamDone(job_id, stream_id, std::move(status)); },
             paxos ? merge_ : nullptr);
-        streams_[stream_id] = stream;
+        streams_[stream_id] = std::move(stream);
         job.running.insert(stream_id);
-        started.push_back(std::move(stream));
+        waiting_.push_back(stream_id);
+        added++;
       }
     }
   }
-  CHARYBDIS_ASSERT(!started.empty());  // every shard knows the logs' tables
-  for (const auto& stream : started) stream->Start();
+  CHARYBDIS_ASSERT(added > 0);  // every shard knows the logs' tables
+  StartWaiting();
+}
+
+void StreamJobs::StartWaiting() {
+  while (started_.size() < kMaxRunningStreams && !waiting_.empty()) {
+    const uint64_t stream_id = waiting_.front();
+    waiting_.pop_front();
+    auto stream = streams_.find(stream_id);
+    if (stream == streams_.end()) continue;  // its job stopped
+    const bool fresh = started_.insert(stream_id).second;
+    CHARYBDIS_ASSERT(fresh);
+    const std::shared_ptr<RangeStream> starting = stream->second;
+    starting->Start();
+  }
+  CHARYBDIS_ASSERT(started_.size() <= kMaxRunningStreams);
 }
 
 void StreamJobs::OnChunk(const StreamChunk& chunk) {
@@ -86,16 +101,20 @@ void StreamJobs::OnStreamDone(uint64_t job_id, uint64_t stream_id, absl::Status 
   job->second.bytes += stream->second->bytes_stored();
   metrics_.stream_pairs_received += stream->second->pairs_stored();
   metrics_.stream_bytes_received += stream->second->bytes_stored();
+  const size_t was_running = started_.erase(stream_id);
+  CHARYBDIS_ASSERT(was_running == 1);  // a waiting stream never calls back
   job->second.running.erase(stream_id);
   streams_.erase(stream);
-  if (status.ok() && !job->second.running.empty()) return;
+  if (status.ok() && !job->second.running.empty()) return StartWaiting();
   for (uint64_t other : job->second.running) {
     streams_.at(other)->Stop();  // Stop does not call back
     streams_.erase(other);
+    started_.erase(other);
   }
   Answer(job->second.requester, job->second.request_id, job->second.name, status, job->second.pairs,
          job->second.bytes);
   jobs_.erase(job);
+  StartWaiting();
 }
 
 void StreamJobs::Answer(const Address& to, uint64_t request_id, const std::string& name, const absl::Status& status,
