@@ -464,7 +464,24 @@ TEST_F(NodeClusterTest, AnOperationWhoseDriverDiedIsRolledBack) {
   const ClientResponse begun = Execute(4, request);
   ASSERT_EQ(begun.code(), ClientResponse::OK) << begun.message();
   ASSERT_TRUE(cluster_->Kill(4, /*power=*/false).ok());
+  // ctl decommission's watch: its driver is dead, so it watches through
+  // the others, and ends when they show the roll-back.
+  OperationRequest watched;
+  watched.node = 4;
+  watched.driver = 4;
+  watched.driver_address = cluster_->client_address(4);
+  for (NodeId other : {1u, 2u, 3u}) watched.other_addresses.push_back(cluster_->client_address(other));
+  watched.timeout = std::chrono::seconds(60);
+  std::vector<std::string> lines;
+  absl::Status watch_ended;
+  std::thread watch([&] {
+    watch_ended = WatchOperation(watched, [&lines](const std::string& line) { lines.push_back(line); });
+  });
   const absl::StatusOr<uint64_t> rolled_back = RollBack(4, cluster_->client_address(1));
+  watch.join();
+  EXPECT_EQ(watch_ended.code(), absl::StatusCode::kAborted) << watch_ended;
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.front().find("node 4, the driver, does not answer"), std::string::npos) << lines.front();
   ASSERT_TRUE(rolled_back.ok()) << rolled_back.status();
   EXPECT_EQ(*rolled_back, begun.topology_version() + 1);
   EXPECT_EQ(StatusOnceItSees(1, 4, "normal").member_state().at(4), "normal");

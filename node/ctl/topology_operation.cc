@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -70,28 +71,74 @@ std::string Seen(const StatusResponse& status, NodeId node) {
   return seen;
 }
 
-// Polls the driver's status until node `node` is `wanted` (OK) or `undone`
-// (Aborted: the operation was rolled back), printing each change seen.
-absl::Status WatchUntil(const std::string& what, NodeId node, const std::string& driver_address,
-                        std::chrono::seconds timeout, const std::string& wanted, const std::string& undone,
+// How many polls in a row the driver may miss before the topology is
+// watched through the other members (about 2 s).
+constexpr int kDriverSilentPolls = 10;
+
+// Where the watch asks: the driver, or while it does not answer, the first
+// other member that does.
+class StatusSource {
+ public:
+  StatusSource(NodeId driver, std::string driver_address, std::vector<std::string> others)
+      : driver_(driver), driver_address_(std::move(driver_address)), others_(std::move(others)) {}
+
+  // The status, or nullopt when nobody asked answered this time.
+  std::optional<StatusResponse> Poll(const std::function<void(const std::string&)>& progress) {
+    if (std::optional<StatusResponse> status = Ask(driver_address_)) {
+      silent_polls_ = 0;
+      return status;
+    }
+    if (++silent_polls_ < kDriverSilentPolls) return std::nullopt;  // busy or restarting
+    for (const std::string& address : others_) {
+      std::optional<StatusResponse> status = Ask(address);
+      if (!status) continue;
+      if (address != watching_through_) {
+        progress(absl::StrCat("node ", driver_, ", the driver, does not answer: watching the topology through ",
+                              address, " (if node ", driver_, " is gone for good, `ctl rollback ", driver_,
+                              "` undoes the operation until its reads move)"));
+        watching_through_ = address;
+      }
+      return status;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static std::optional<StatusResponse> Ask(const std::string& address) {
+    StatusResponse status;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    if (!ConnectClient(address)->Status(&context, StatusRequest(), &status).ok()) return std::nullopt;
+    return status;
+  }
+
+  const NodeId driver_;
+  const std::string driver_address_;
+  const std::vector<std::string> others_;
+  int silent_polls_ = 0;
+  std::string watching_through_;
+};
+
+// Polls the driver's status (or the others', while it is silent) until
+// node `node` is `wanted` (OK) or `undone` (Aborted: the operation was
+// rolled back), printing each change seen.
+absl::Status WatchUntil(const std::string& what, NodeId node, StatusSource source, std::chrono::seconds timeout,
+                        const std::string& wanted, const std::string& undone,
                         const std::function<void(const std::string&)>& progress) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_seen;
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(kPollInterval);
-    StatusResponse status;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    // The driver may be busy or restarting: it is asked again.
-    if (!ConnectClient(driver_address)->Status(&context, StatusRequest(), &status).ok()) continue;
-    const std::string seen = Seen(status, node);
+    const std::optional<StatusResponse> status = source.Poll(progress);
+    if (!status) continue;
+    const std::string seen = Seen(*status, node);
     if (!seen.empty() && seen != last_seen) progress(seen);
     last_seen = seen;
-    auto state = status.member_state().find(node);
-    if (state == status.member_state().end()) continue;
+    auto state = status->member_state().find(node);
+    if (state == status->member_state().end()) continue;
     // Done once the driver's last barrier passed too: every live member
     // holds the finish (core/topology/operation_driver.h).
-    const bool last_barrier_passed = status.driving_version() != status.topology_version() || status.barrier_passed();
+    const bool last_barrier_passed = status->driving_version() != status->topology_version() || status->barrier_passed();
     if (state->second == wanted && last_barrier_passed) return absl::OkStatus();
     if (state->second == undone) return absl::AbortedError(absl::StrCat(what, " was rolled back"));
   }
@@ -99,15 +146,24 @@ absl::Status WatchUntil(const std::string& what, NodeId node, const std::string&
                                                   " s; it goes on (ctl status shows where)"));
 }
 
+std::string OperationText(const OperationRequest& request) {
+  return absl::StrCat(topology::OperationName(request.operation), " of node ", request.node);
+}
+
 }  // namespace
 
 absl::Status RunOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress) {
-  const std::string what = absl::StrCat(topology::OperationName(request.operation), " of node ", request.node);
   if (absl::Status begun = Begin(request); !begun.ok()) {
-    return absl::Status(begun.code(), absl::StrCat(what, " did not begin: ", begun.message()));
+    return absl::Status(begun.code(), absl::StrCat(OperationText(request), " did not begin: ", begun.message()));
   }
-  progress(absl::StrCat(what, " began, driven by node ", request.driver));
-  return WatchUntil(what, request.node, request.driver_address, request.timeout, "left", "normal", progress);
+  progress(absl::StrCat(OperationText(request), " began, driven by node ", request.driver));
+  return WatchOperation(request, progress);
+}
+
+absl::Status WatchOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress) {
+  return WatchUntil(OperationText(request), request.node,
+                    StatusSource(request.driver, request.driver_address, request.other_addresses), request.timeout,
+                    "left", "normal", progress);
 }
 
 absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address) {
@@ -127,7 +183,8 @@ absl::StatusOr<CleanedUp> CleanUp(const std::string& address, std::chrono::secon
 
 absl::Status WatchJoin(NodeId node, const std::string& address, std::chrono::seconds timeout,
                        const std::function<void(const std::string&)>& progress) {
-  return WatchUntil(absl::StrCat("join of node ", node), node, address, timeout, "normal", "left", progress);
+  return WatchUntil(absl::StrCat("join of node ", node), node, StatusSource(node, address, {}), timeout, "normal",
+                    "left", progress);
 }
 
 }  // namespace charybdis::node

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,6 +21,10 @@ struct OperationRequest {
   NodeId node = 0;    // the node that leaves, or is removed
   NodeId driver = 0;  // who drives it: the node itself for a decommission
   std::string driver_address;  // the driver's client API (host:port)
+  // Other members' client APIs: the topology is watched through them
+  // while the driver does not answer (it may have died: then only a
+  // roll-back ends the operation, and they show it).
+  std::vector<std::string> other_addresses;
   std::chrono::seconds timeout{600};
 };
 
@@ -29,6 +34,8 @@ struct OperationRequest {
 // operation goes on; `ctl status` shows where). `progress` gets one line
 // per change seen: the topology version and the node's state.
 absl::Status RunOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress);
+// The watching half of RunOperation, for an operation already begun.
+absl::Status WatchOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress);
 
 // Undoes the operation in progress on `node` (`ctl rollback`), through the
 // node at `address`: a join or replacement leaves its node `left` (its id
