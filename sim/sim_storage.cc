@@ -150,10 +150,11 @@ absl::Status SimStorage::Land(uint64_t write_id, bool durable) {
 }
 
 void SimStorage::Ingest(WriteBatch puts, WriteDone done) {
-  // Its own thread: neither behind the disk's queue nor holding it up.
-  const Nanos at = simulator_.now() + DrawLatency(profile_.write(), random_) + DrawLatency(profile_.sync(), random_) +
-                   faults_.extra_latency;
-  Complete(at, 5, [this, puts = std::move(puts), fails = faults_.fail_writes, done = std::move(done)] {
+  // Its own thread, neither behind the disk's queue nor holding it up,
+  // which ingests one file at a time.
+  ingestions_free_at_ = std::max(ingestions_free_at_, simulator_.now()) + DrawLatency(profile_.write(), random_) +
+                        DrawLatency(profile_.sync(), random_) + faults_.extra_latency;
+  Complete(ingestions_free_at_, 5, [this, puts = std::move(puts), fails = faults_.fail_writes, done = std::move(done)] {
     done(LandIngestion(puts, fails));
   });
 }
@@ -318,6 +319,7 @@ void SimStorage::Crash(CrashKind kind) {
   group_.clear();
   log_queue_.clear();
   last_completion_ = simulator_.now();
+  ingestions_free_at_ = simulator_.now();
 }
 
 }  // namespace charybdis::sim

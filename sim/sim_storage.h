@@ -103,9 +103,9 @@ class SimStorage final : public Storage {
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
   // As RocksDB ingests an SST on real nodes (node/server/sst_ingester.h):
-  // off the log writer and the disk's queue, one write and one sync
-  // latency, then durable all at once; a crash before that keeps nothing
-  // of it.
+  // off the log writer and the disk's queue, one at a time, one write and
+  // one sync latency each, then durable all at once; a crash before that
+  // keeps nothing of it.
   void Ingest(WriteBatch puts, WriteDone done) override;
 
   // The node crashed: its in-flight operations are gone (their completions
@@ -178,6 +178,7 @@ class SimStorage final : public Storage {
   DiskFaults faults_;
   StorageStats stats_;
   Nanos last_completion_ = 0;
+  Nanos ingestions_free_at_ = 0;  // when the ingester thread is done with what it was given
 
   // What a reader sees. Unsynced batches are applied here too, each with an
   // undo record (the previous value of every key it touched), so a crash

@@ -351,5 +351,34 @@ TEST_F(SimStorageTest, PeriodicModeAnswersAtOnceAndAPowerCutLosesWhatFollowsTheL
   EXPECT_EQ(storage.stats().synced_writes, 2u);
 }
 
+// An ingestion (a stream's SST file on real nodes) lands all at once and
+// durable, off the log writer's queue; a crash before it lands keeps
+// nothing of it, and a crash after never takes its keys back, even those
+// an earlier unsynced write had touched.
+TEST_F(SimStorageTest, AnIngestionLandsWholeAndDurableAndACrashBeforeKeepsNothing) {
+  SimStorage storage(simulator_, host_, 0, Random(3), Profile());
+  WriteBatch puts;
+  puts.Put("i1", "x");
+  puts.Put("i2", "y");
+  bool landed = false;
+  storage.Ingest(puts, [&landed](absl::Status status) { landed = status.ok(); });
+  simulator_.Crash(host_);
+  storage.Crash(CrashKind::kPowerCut);
+  RunAll();
+  EXPECT_FALSE(landed);
+  EXPECT_TRUE(storage.contents().empty()) << "a crash kept part of an ingestion that had not landed";
+
+  Put(storage, "i1", Durability::kUnsynced);  // unsynced, before the ingestion
+  RunAll();
+  storage.Ingest(puts, [&landed](absl::Status status) { landed = status.ok(); });
+  RunAll();
+  ASSERT_TRUE(landed);
+  EXPECT_EQ(storage.contents().at("i1"), "x");
+  storage.Crash(CrashKind::kPowerCut);
+  EXPECT_EQ(storage.contents().count("i1"), 1u) << "a power cut took back an ingested key";
+  EXPECT_EQ(storage.contents().count("i2"), 1u);
+  EXPECT_EQ(storage.stats().ingestions, 1u);
+}
+
 }  // namespace
 }  // namespace charybdis::sim
