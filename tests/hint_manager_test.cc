@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,8 @@ class HintManagerTest : public ::testing::Test {
     fake_.env.storage = &failing_;
     fake_.env.probes = &probes_;
     config_.shards = 1;
-    hints_ = std::make_unique<HintManager>(fake_.env, config_, liveness_, metrics_, [](NodeId) { return false; });
+    hints_ = std::make_unique<HintManager>(fake_.env, config_, liveness_, metrics_,
+                                           [this](NodeId node) { return left_.count(node) > 0; });
   }
 
   // Stores a hint for the target; returns whether it became durable.
@@ -90,6 +92,7 @@ class HintManagerTest : public ::testing::Test {
   NodeConfig config_;
   ShardMetrics metrics_;
   LivenessView liveness_{0};
+  std::set<NodeId> left_;  // what the topology says left
   std::unique_ptr<HintManager> hints_;
 };
 
@@ -131,6 +134,25 @@ TEST_F(HintManagerTest, AHintIsReplayedWhenItsTargetComesUpAndDeletedOnceAcknowl
   fake_.storage.CompleteAll();
   EXPECT_TRUE(fake_.storage.contents().empty()) << "an acknowledged hint was kept";
   EXPECT_EQ(probes_.reached["hints.replayed"], 1);
+}
+
+// A target that left the cluster: its hints are deleted at the next tick
+// and counted dropped, once, however many ticks pass while it runs.
+TEST_F(HintManagerTest, TheHintsOfANodeThatLeftAreDroppedAtTheNextTickOnce) {
+  hints_->Start();
+  fake_.storage.CompleteAll();  // the load fails
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);
+  fake_.storage.CompleteAll();  // loaded: one stored hint for the target
+  left_.insert(kTarget);
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);  // a tick: the excision's scan
+  fake_.storage.CompleteAll();
+  EXPECT_TRUE(fake_.storage.contents().empty()) << "the hints of a node that left were kept past the tick";
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);
+  fake_.storage.CompleteAll();
+  EXPECT_EQ(metrics_.hints_dropped, 1u) << "dropped twice, or not at all";
+  EXPECT_EQ(probes_.reached["hints.dropped_for_left_node"], 1);
+  EXPECT_TRUE(Replayed().empty());
 }
 
 }  // namespace
