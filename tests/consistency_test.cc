@@ -76,6 +76,11 @@ TEST(ConsistencyTest, SimpleStrategyTreatsLocalLevelsAsClusterWide) {
   const Requirement local(CL_LOCAL_QUORUM, ring, "dc1");
   EXPECT_EQ(local.blocked_for(), 2u);
   EXPECT_TRUE(local.Counts(5));
+  // EACH_QUORUM is a QUORUM of all the replicas: the strategy knows no
+  // datacenters.
+  const Requirement each(CL_EACH_QUORUM, ring, "dc1");
+  EXPECT_EQ(each.blocked_for(), 2u);
+  EXPECT_TRUE(each.SatisfiedBy({1, 5}));
 }
 
 // Cassandra's block_for + pending: node 7 (dc1) and node 8 (dc2) are
