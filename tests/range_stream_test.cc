@@ -241,6 +241,35 @@ TEST_F(RangeStreamTest, ChunksAreIngestedAllAtOnceAndAFailedIngestionStartsOverF
   EXPECT_EQ(ReceiverData(), SourceRange());
 }
 
+// A Paxos stream merges each state through the acceptor; the chunk's
+// progress is written only once every merge of it is durable, or a crash
+// between could keep the progress and lose a state (an accepted value).
+TEST_F(RangeStreamTest, APaxosChunksProgressWaitsForEveryMergeToBeDurable) {
+  for (int i = 0; i < 40; i++) {
+    const std::string key = storage_codec::PaxosKey("t", "k" + std::to_string(i));
+    source_.storage.contents()[key] = checked_value::Seal(key, "state");
+  }
+  spec_.paxos = true;
+  std::vector<std::function<void(absl::Status)>> merges;
+  auto stream = std::make_shared<RangeStream>(
+      receiver_.env, 7, spec_, [this](absl::Status status) { done_ = status; },
+      [&merges](const std::string&, const std::string&, std::function<void(absl::Status)> done) {
+        merges.push_back(std::move(done));
+      });
+  stream->Start();
+  Pump(*stream);
+  ASSERT_EQ(merges.size(), 20u);  // the range's 20 partitions, in one chunk
+  for (size_t i = 0; i + 1 < merges.size(); i++) merges[i](absl::OkStatus());
+  Pump(*stream);
+  EXPECT_EQ(receiver_.storage.contents().count(StreamProgressKey(spec_.name)), 0u)
+      << "progress written before every merge was durable";
+  EXPECT_FALSE(done_.has_value());
+  merges.back()(absl::OkStatus());
+  Pump(*stream);
+  ASSERT_TRUE(done_.has_value() && done_->ok());
+  EXPECT_EQ(receiver_.storage.contents().count(StreamProgressKey(spec_.name)), 1u);
+}
+
 // Holds every ingestion until the test lets it land.
 class HeldIngestions final : public testing::StorageWrapper {
  public:
