@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
+
 #include "absl/strings/str_cat.h"
 #include "core/schema/bootstrap.h"
 #include "core/cql/lexer.h"
@@ -162,6 +167,12 @@ TEST(CqlTypes, LiteralsEncodeAsTheProtocolSays) {
 TEST(CqlTypes, RejectsConstantsOfTheWrongKind) {
   EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kString, "1", -1}).ok());
   EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kInteger, "2147483648", -1}).ok());
+  // Each width's bounds, both ends: the lowest value fits, one below not.
+  for (const auto& [type, lowest, below] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"tinyint", "-128", "-129"}, {"smallint", "-32768", "-32769"}, {"int", "-2147483648", "-2147483649"}}) {
+    EXPECT_TRUE(LiteralValue(*ParseType(type), Term{Term::Kind::kInteger, lowest, -1}).ok()) << type;
+    EXPECT_FALSE(LiteralValue(*ParseType(type), Term{Term::Kind::kInteger, below, -1}).ok()) << type;
+  }
   EXPECT_FALSE(LiteralValue(*ParseType("blob"), Term{Term::Kind::kString, "x", -1}).ok());
   EXPECT_FALSE(LiteralValue(*ParseType("timeuuid"), Term{Term::Kind::kUuid, "00000000-0000-4000-8000-000000000000", -1}).ok());
   EXPECT_FALSE(ValidateNative(*ParseType("int"), "abc").ok());
