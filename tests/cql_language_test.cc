@@ -7,7 +7,6 @@
 #include <tuple>
 #include <vector>
 
-
 #include "absl/strings/str_cat.h"
 #include "core/schema/bootstrap.h"
 #include "core/cql/lexer.h"
