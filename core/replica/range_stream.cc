@@ -160,7 +160,6 @@ void RangeStream::OnChunk(const StreamChunk& chunk) {
 // behind it), and only then is the progress written.
 void RangeStream::Store(const StreamChunk& chunk) {
   for (const StoredPair& pair : chunk.pair()) buffered_.Put(pair.key(), pair.value());
-  buffered_pairs_ += chunk.pair_size();
   buffered_bytes_ += BytesOf(chunk);
   if (!chunk.pair().empty()) last_key_ = chunk.pair().rbegin()->key();
   // A file per chunk now and then, so that progress lands mid-range.
@@ -169,7 +168,7 @@ void RangeStream::Store(const StreamChunk& chunk) {
   }
   if (buffered_.operations.empty()) return WriteProgress(WriteBatch(), last_key_, chunk.exhausted(), 0, 0);
   storing_ = true;
-  const int pairs = std::exchange(buffered_pairs_, 0);
+  const int pairs = static_cast<int>(buffered_.operations.size());
   const uint64_t bytes = std::exchange(buffered_bytes_, 0);
   env_.storage->Ingest(std::exchange(buffered_, WriteBatch()),
                        [self = shared_from_this(), last = last_key_, exhausted = chunk.exhausted(), pairs,

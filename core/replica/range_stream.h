@@ -86,7 +86,6 @@ class RangeStream : public std::enable_shared_from_this<RangeStream> {
   std::string last_key_;  // received (buffered or stored); the next chunk continues from it
   std::string durable_key_;  // stored and its progress synced; empty: nothing yet
   WriteBatch buffered_;  // received pairs not yet ingested, in key order
-  int buffered_pairs_ = 0;
   uint64_t buffered_bytes_ = 0;
   uint64_t pairs_stored_ = 0;
   uint64_t bytes_stored_ = 0;

@@ -319,9 +319,7 @@ int Operation(const Arguments& arguments, topology::Operation operation) {
       }
     }
     request.driver_address = cluster->client_address(request.driver);
-    for (NodeId id : nodes) {
-      if (id != request.driver && id != request.node) request.other_addresses.push_back(cluster->client_address(id));
-    }
+    request.other_addresses = OtherClientAddresses(*cluster, request);
   }
   const absl::Status done = RunOperation(request, [](const std::string& line) { std::cout << line << std::endl; });
   if (!done.ok()) {

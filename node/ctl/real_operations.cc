@@ -57,9 +57,7 @@ absl::Status RunOne(LocalCluster& cluster, const Operation& operation,
   request.node = operation.node();
   request.driver = operation.driver() != 0 ? operation.driver() : operation.node();
   request.driver_address = cluster.client_address(request.driver);
-  for (NodeId id : cluster.nodes()) {
-    if (id != request.driver && id != request.node) request.other_addresses.push_back(cluster.client_address(id));
-  }
+  request.other_addresses = OtherClientAddresses(cluster, request);
   request.timeout = RealOperations::kOperationTimeout;
   return RunOperation(request, progress);
 }

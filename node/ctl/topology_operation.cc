@@ -160,6 +160,14 @@ absl::Status RunOperation(const OperationRequest& request, const std::function<v
   return WatchOperation(request, progress);
 }
 
+std::vector<std::string> OtherClientAddresses(const LocalCluster& cluster, const OperationRequest& request) {
+  std::vector<std::string> addresses;
+  for (NodeId id : cluster.nodes()) {
+    if (id != request.driver && id != request.node) addresses.push_back(cluster.client_address(id));
+  }
+  return addresses;
+}
+
 absl::Status WatchOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress) {
   return WatchUntil(OperationText(request), request.node,
                     StatusSource(request.driver, request.driver_address, request.other_addresses), request.timeout,

@@ -12,6 +12,8 @@
 
 namespace charybdis::node {
 
+class LocalCluster;
+
 // A membership operation on a running cluster, as `ctl decommission` and
 // `ctl removenode` run it (docs/node.md): the begin goes to the driver,
 // which streams, runs its barriers and appends the later stages itself
@@ -34,6 +36,10 @@ struct OperationRequest {
 // operation goes on; `ctl status` shows where). `progress` gets one line
 // per change seen: the topology version and the node's state.
 absl::Status RunOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress);
+// The client APIs of `cluster`'s members other than the request's driver
+// and node: its `other_addresses` for a local cluster.
+std::vector<std::string> OtherClientAddresses(const LocalCluster& cluster, const OperationRequest& request);
+
 // The watching half of RunOperation, for an operation already begun.
 absl::Status WatchOperation(const OperationRequest& request, const std::function<void(const std::string&)>& progress);
 
