@@ -58,19 +58,10 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                      acceptor_.MergeStreamed(key, stored, std::move(done));
                    },
                    metrics_),
-      range_cleanup_(env_, topology_log_,
-                     [this] {
-                       // The config's tables are placed as the cluster.
-                       std::map<std::string, ReplicationConfig> tables;
-                       for (const auto& [table, replication] : schema_log_.TablesPlacedByToken()) {
-                         tables.emplace(table, topology::PlacedByOf(topology_log_.topology(), replication).now);
-                       }
-                       for (const auto& [table, schema] : config_.tables) {
-                         tables.emplace(table, schema_log_.ReplicationOf(table).replication);
-                       }
-                       return tables;
-                     },
+      range_cleanup_(env_, topology_log_, [this] { return TablesPlacedNow(); },
                      [this] { return stream_jobs_.busy(); }, metrics_),
+      repair_answerer_(env_, metrics_),
+      range_repair_(env_, topology_log_, [this] { return TablesPlacedNow(); }, metrics_),
       hints_(env_, config, liveness_, metrics_,
              [this](NodeId node) {
                const topology::Member* member = topology_log_.topology().Find(node);
@@ -131,9 +122,10 @@ void Shard::MakeShardZeroParts() {
     join_starter_ = std::make_unique<topology::JoinStarter>(
         env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); }, is_alive, submit);
   }
-  node_cleanup_ = std::make_unique<topology::NodeCleanup>(env_, config_.shards, topology_log_, [this] {
-    return held_until_current_.current() && topology_agent_->HoldsPeersLog();
-  });
+  const auto current = [this] { return held_until_current_.current() && topology_agent_->HoldsPeersLog(); };
+  node_cleanup_ = std::make_unique<topology::NodeCleanup>(env_, config_.shards, topology_log_, current);
+  node_repair_ = std::make_unique<repair::NodeRepair>(
+      env_, config_.shards, topology_log_, [this] { return TablesPlacedNow(); }, current);
   batchlog_ = std::make_unique<Batchlog>(
       env_, config_, metrics_,
       [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
@@ -271,6 +263,7 @@ void Shard::OnClientRequest(const Envelope& message) {
     return topology_agent_->OnRequest(message);
   }
   if (node_cleanup_ && message.client_request().has_cleanup()) return node_cleanup_->OnRequest(message);
+  if (node_repair_ && message.client_request().has_repair()) return node_repair_->OnRequest(message);
   held_until_current_.Take(message);
 }
 
@@ -448,8 +441,43 @@ void Shard::OnTopologyMessage(const Envelope& message) {
       operation_driver_->OnStreamDone(message);
       return;
     default:
+      return OnRepairMessage(message);
+  }
+}
+
+void Shard::OnRepairMessage(const Envelope& message) {
+  switch (message.body_case()) {
+    case Envelope::kShardRepair:
+      return range_repair_.OnRequest(message);
+    case Envelope::kShardRepairDone:
+      CHARYBDIS_ASSERT(node_repair_ != nullptr);  // shard 0 asks
+      return node_repair_->OnShardDone(message);
+    case Envelope::kRepairHashRequest:
+      return repair_answerer_.OnHashRequest(message);
+    case Envelope::kRepairHashes:
+      return range_repair_.OnHashes(message);
+    case Envelope::kRepairFetch:
+      return repair_answerer_.OnFetch(message);
+    case Envelope::kRepairRows:
+      return range_repair_.OnRows(message);
+    case Envelope::kRepairPush:
+      return repair_answerer_.OnPush(message);
+    case Envelope::kRepairPushAck:
+      return range_repair_.OnPushAck(message);
+    default:
       CHARYBDIS_ASSERT(false && "shard received a message it does not serve");
   }
+}
+
+std::map<std::string, ReplicationConfig> Shard::TablesPlacedNow() const {
+  std::map<std::string, ReplicationConfig> tables;
+  for (const auto& [table, replication] : schema_log_.TablesPlacedByToken()) {
+    tables.emplace(table, topology::PlacedByOf(topology_log_.topology(), replication).now);
+  }
+  for (const auto& [table, schema] : config_.tables) {
+    tables.emplace(table, schema_log_.ReplicationOf(table).replication);
+  }
+  return tables;
 }
 
 void Shard::AnswerPing(const Envelope& message) {

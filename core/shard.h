@@ -12,6 +12,9 @@
 #include "core/cluster/node_config.h"
 #include "core/paxos/acceptor.h"
 #include "core/read_cache/read_cache.h"
+#include "core/repair/node_repair.h"
+#include "core/repair/range_repair.h"
+#include "core/repair/repair_answerer.h"
 #include "core/replica/range_cleanup.h"
 #include "core/replica/replica.h"
 #include "core/replica/stream_jobs.h"
@@ -100,6 +103,12 @@ class Shard {
   void TellShardsTopology();
   void LearnMembersAddresses();
   void ServeOnceCurrent();
+  // The storage tables the ring places, each with its replication now (the
+  // config's tables are placed as the cluster): what cleanup and repair
+  // go through.
+  std::map<std::string, ReplicationConfig> TablesPlacedNow() const;
+  // Repair's messages (core/repair/).
+  void OnRepairMessage(const Envelope& message);
 
   // Before the read cache, which counts into them.
   ShardMetrics metrics_;
@@ -127,6 +136,8 @@ class Shard {
   Replica replica_;
   StreamJobs stream_jobs_;
   RangeCleanup range_cleanup_;
+  repair::RepairAnswerer repair_answerer_;
+  repair::RangeRepair range_repair_;
   HintManager hints_;
   Coordinator coordinator_;
   // Client requests wait here until the shard's topology is current.
@@ -139,6 +150,7 @@ class Shard {
   std::unique_ptr<topology::JoinStarter> join_starter_;  // shard 0 of a new node only
   std::unique_ptr<Batchlog> batchlog_;  // shard 0 only
   std::unique_ptr<topology::NodeCleanup> node_cleanup_;  // shard 0 only
+  std::unique_ptr<repair::NodeRepair> node_repair_;      // shard 0 only
   std::function<void(const SchemaSnapshot&)> schema_listener_;
 };
 

@@ -48,6 +48,20 @@ Timestamp Newest(const Partition& partition) {
   return newest;
 }
 
+// An acknowledged plain write (ANY included; not Paxos writes).
+bool AcknowledgedPlainWrite(const CompletedOp& op) {
+  const HistoryOp& invoke = *op.invoke;
+  const bool plain_write =
+      invoke.function == HistoryOp::Function::kWrite || invoke.function == HistoryOp::Function::kDelete;
+  return plain_write && !IsSerial(invoke.consistency) && op.completion != nullptr &&
+         op.completion->type == HistoryOp::Type::kOk;
+}
+
+// Whether `storage` holds the write `op`, or a newer version of its key.
+bool Holds(const SimStorage& storage, const CompletedOp& op) {
+  return Newest(OnDisk(storage, op.invoke->table, op.invoke->key).first) >= op.completion->timestamp;
+}
+
 }  // namespace
 
 CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history) {
@@ -94,21 +108,15 @@ CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& h
   const uint32_t shards = cluster.topology().shards_per_node;
   uint64_t checked = 0, unchecked = 0, lost = 0;
   for (const CompletedOp& op : PairOperations(history)) {
+    if (!AcknowledgedPlainWrite(op)) continue;
     const HistoryOp& invoke = *op.invoke;
-    const bool plain_write = invoke.function == HistoryOp::Function::kWrite ||
-                             invoke.function == HistoryOp::Function::kDelete;
-    if (!plain_write || IsSerial(invoke.consistency) || op.completion == nullptr ||
-        op.completion->type != HistoryOp::Type::kOk) {
-      continue;
-    }
     const Token token = TokenOf(invoke.key);
     bool running = false, kept = false;
     for (NodeId replica : owners->ReplicasOf(token)) {
       const SimNode& node = cluster.node(replica);
       if (!node.running()) continue;
       running = true;
-      const SimStorage& storage = node.storage(ShardOf(token, shards));
-      kept = kept || Newest(OnDisk(storage, invoke.table, invoke.key).first) >= op.completion->timestamp;
+      kept = kept || Holds(node.storage(ShardOf(token, shards)), op);
     }
     if (!running) {
       unchecked++;
@@ -133,6 +141,41 @@ CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& h
                       ? absl::StrCat(checked, " acknowledged writes on a running replica (", unchecked,
                                      " with every replica down not checked)")
                       : absl::StrCat(lost, " of ", checked, " acknowledged writes lost: ", result.detail);
+  return result;
+}
+
+CheckResult CheckRepairedWritesEverywhere(const Cluster& cluster, const History& history, NodeId node,
+                                          Nanos started, const std::string& name) {
+  CheckResult result{name, true, ""};
+  const std::shared_ptr<const TokenRing> owners = cluster.OwnersRing();
+  const uint32_t shards = cluster.topology().shards_per_node;
+  uint64_t checked = 0, missing = 0;
+  for (const CompletedOp& op : PairOperations(history)) {
+    if (!AcknowledgedPlainWrite(op) || op.completion->time >= started) continue;
+    const Token token = TokenOf(op.invoke->key);
+    const std::vector<NodeId>& replicas = owners->ReplicasOf(token);
+    if (std::find(replicas.begin(), replicas.end(), node) == replicas.end()) continue;
+    for (NodeId replica : replicas) {
+      const SimNode& holder = cluster.node(replica);
+      if (!holder.running()) continue;
+      checked++;
+      if (Holds(holder.storage(ShardOf(token, shards)), op)) continue;
+      if (++missing <= 5) {
+        absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "key ", op.invoke->key,
+                        ": the write acknowledged at ", op.completion->time, "ns with timestamp ",
+                        op.completion->timestamp, " is not on node ", replica);
+      }
+    }
+  }
+  if (checked == 0) {
+    return NothingToCheck(name, absl::StrCat("no write acknowledged before node ", node, "'s repair"));
+  }
+  result.passed = missing == 0;
+  result.detail = result.passed
+                      ? absl::StrCat(checked, " copies of writes acknowledged before node ", node,
+                                     "'s repair began, all held by their replicas")
+                      : absl::StrCat(missing, " of ", checked, " copies missing after node ", node,
+                                     "'s repair: ", result.detail);
   return result;
 }
 

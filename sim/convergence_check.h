@@ -18,4 +18,11 @@ CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history
 // replica of its key. Writes whose replicas are all down are not checked.
 CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& history);
 
+// What a repair of `node` that began at `started` and succeeded promises
+// (docs/repair.md): every acknowledged plain write acknowledged before
+// `started`, to a key `node` replicates, is held, as itself or a newer
+// version, on the disk of every running replica of its key.
+CheckResult CheckRepairedWritesEverywhere(const Cluster& cluster, const History& history, NodeId node,
+                                          Nanos started, const std::string& name);
+
 }  // namespace charybdis::sim

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
 #include "core/topology/topology_log.h"
+#include "sim/convergence_check.h"
 
 namespace charybdis::sim {
 
@@ -25,15 +26,16 @@ topology::Operation OperationOf(const std::string& kind) {
 }
 
 bool AskedUntilOk(const scenario::OperationsWorkload::Operation& operation) {
-  return operation.kind() == "cleanup" || operation.kind() == "alter";
+  return operation.kind() == "cleanup" || operation.kind() == "alter" || operation.kind() == "repair";
 }
 
 }  // namespace
 
 OperationsWorkload::OperationsWorkload(Simulator& simulator, Cluster& cluster, std::string name,
-                                       const scenario::OperationsWorkload& spec)
+                                       const scenario::OperationsWorkload& spec, const History& history)
     : simulator_(simulator),
       cluster_(cluster),
+      history_(history),
       name_(std::move(name)),
       spec_(spec),
       progress_(static_cast<size_t>(spec.operation_size())) {
@@ -92,19 +94,23 @@ void OperationsWorkload::SendBegin() {
   });
 }
 
-// A cleanup (ctl cleanup) or an alter goes to its node until it answers
-// OK: refused while an operation runs or the node catches up, stopped by a
-// topology change, or unanswered (a change of replication answers once its
-// data moved), it is asked again. An alter asked again once it took
-// changes nothing, and is answered OK.
+// A cleanup (ctl cleanup), a repair (ctl repair) or an alter goes to its
+// node until it answers OK: refused while an operation runs or the node
+// catches up, stopped by a topology change or a replica that does not
+// answer, or unanswered (a change of replication answers once its data
+// moved), it is asked again. An alter asked again once it took changes
+// nothing, and is answered OK.
 void OperationsWorkload::SendUntilOk() {
   progress_[next_].attempts++;
+  progress_[next_].last_sent_at = simulator_.now();
   Envelope message;
   ClientRequest& request = *message.mutable_client_request();
   request.set_request_id(++last_request_id_);
   const scenario::OperationsWorkload::Operation& operation = spec_.operation(next_);
   if (operation.kind() == "cleanup") {
     request.mutable_cleanup();
+  } else if (operation.kind() == "repair") {
+    request.mutable_repair();
   } else {
     request.mutable_schema_change()->set_statement(operation.statement());
   }
@@ -225,7 +231,16 @@ std::vector<CheckResult> OperationsWorkload::Checks() const {
     }
     absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", outcome);
   }
-  return {result};
+  std::vector<CheckResult> checks{result};
+  for (int i = 0; i < spec_.operation_size(); i++) {
+    const Progress& progress = progress_[static_cast<size_t>(i)];
+    if (spec_.operation(i).kind() != "repair" || progress.finished_at < 0) continue;
+    // The attempt answered OK was the last one sent.
+    checks.push_back(CheckRepairedWritesEverywhere(cluster_, history_, spec_.operation(i).node(),
+                                                   progress.last_sent_at,
+                                                   absl::StrCat(name_, ".repaired_writes_everywhere.", i)));
+  }
+  return checks;
 }
 
 }  // namespace charybdis::sim

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/topology/topology.h"
+#include "core/workload/history.h"
 #include "proto/scenario.pb.h"
 #include "sim/cluster.h"
 #include "sim/workload.h"
@@ -15,11 +16,13 @@ namespace charybdis::sim {
 // operation's driver until the topology log holds it (a join: starts the
 // new node, which asks by itself), then watches the log, as `ctl status`
 // would, until the driver has finished it. At the end
-// every operation must have finished.
+// every operation must have finished, and every write acknowledged before
+// a repair began must be on every replica the repair compared.
 class OperationsWorkload final : public Workload {
  public:
+  // `history`: the clients' operations, which a repair's check reads.
   OperationsWorkload(Simulator& simulator, Cluster& cluster, std::string name,
-                     const scenario::OperationsWorkload& spec);
+                     const scenario::OperationsWorkload& spec, const History& history);
   ~OperationsWorkload() override;
 
   void Start() override;
@@ -38,6 +41,7 @@ class OperationsWorkload final : public Workload {
     Nanos begun_at = -1;     // when the log first held its begin
     Nanos finished_at = -1;  // when its node was first seen to have left
     std::string refusal;     // why it could not begin
+    Nanos last_sent_at = -1;  // asked until OK: the last time it was asked
   };
   topology::Entry BeginOf(const scenario::OperationsWorkload::Operation& operation) const;
   void StartNext();
@@ -57,6 +61,7 @@ class OperationsWorkload final : public Workload {
 
   Simulator& simulator_;
   Cluster& cluster_;
+  const History& history_;
   const std::string name_;
   const scenario::OperationsWorkload spec_;
   NodeId client_ = 0;

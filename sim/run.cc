@@ -61,7 +61,7 @@ class Workloads {
           break;
         case scenario::Workload::kOperations:
           all_.push_back(
-              std::make_unique<OperationsWorkload>(simulator, cluster, workload.name(), workload.operations()));
+              std::make_unique<OperationsWorkload>(simulator, cluster, workload.name(), workload.operations(), history));
           break;
         case scenario::Workload::KIND_NOT_SET:
           CHARYBDIS_ASSERT(false && "rejected by the validator");

@@ -260,10 +260,11 @@ class Validator {
         CheckJoin(w, i, operation, nodes, all_nodes, joined);
         continue;
       }
-      const bool asked_until_ok = operation.kind() == "cleanup" || operation.kind() == "alter";
+      const bool asked_until_ok =
+          operation.kind() == "cleanup" || operation.kind() == "alter" || operation.kind() == "repair";
       if (operation.kind() != "decommission" && operation.kind() != "kill" && !asked_until_ok && !remove) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}},
-                      "must be \"join\", \"replace\", \"decommission\", \"removenode\", \"kill\", \"cleanup\" or \"alter\"");
+                      "must be \"join\", \"replace\", \"decommission\", \"removenode\", \"kill\", \"cleanup\", \"repair\" or \"alter\"");
       }
       if ((operation.kind() == "alter") != !operation.statement().empty()) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"statement"}},

@@ -149,10 +149,11 @@ void Coordinator::Dispatch(const Envelope& message) {
     case ClientRequest::kSchemaChange:
     case ClientRequest::kTopologyChange:
     case ClientRequest::kCleanup:
-      // Shard 0's schema and topology agents and its cleanup run these
-      // (core/schema/schema_agent.h, core/topology/topology_agent.h,
-      // node_cleanup.h); shard 0 hands them over before they reach its
-      // coordinator.
+    case ClientRequest::kRepair:
+      // Shard 0's schema and topology agents, its cleanup and its repair
+      // run these (core/schema/schema_agent.h, core/topology/topology_agent.h,
+      // node_cleanup.h, core/repair/node_repair.h); shard 0 hands them over
+      // before they reach its coordinator.
       CHARYBDIS_ASSERT(context_.env.self.shard != 0);
       if (ForwardIfNotOwner(message, client, 0)) return;
       break;

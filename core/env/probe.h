@@ -78,6 +78,14 @@ inline constexpr std::string_view kProbes[] = {
     "cleanup.shard_started",
     "cleanup.pairs_removed",
     "cleanup.shard_stopped",
+    // Repair (core/repair/).
+    "repair.started",
+    "repair.refused",
+    "repair.done",
+    "repair.shard_stopped",
+    "repair.rows_differed",
+    "repair.rows_sent",
+    "repair.range_repaired",
     // The batch log and the schema agent (core/batchlog/, core/schema/,
     // core/coordinator/held_for_schema.cc).
     "batchlog.replayed",

@@ -80,6 +80,13 @@ struct ShardMetrics {
   // removed, and their bytes.
   uint64_t cleanup_pairs_removed = 0;
   uint64_t cleanup_bytes_removed = 0;
+  // ctl repair, on the repairing shard: token ranges of a table found or
+  // made in agreement on every replica, rows compared, rows found to
+  // differ, and row versions sent to replicas lacking them.
+  uint64_t repair_ranges_repaired = 0;
+  uint64_t repair_rows_compared = 0;
+  uint64_t repair_rows_differing = 0;
+  uint64_t repair_rows_sent = 0;
   // Lightweight transactions (coordinator side).
   uint64_t cas_total_operations = 0;
   uint64_t cas_write_contention = 0;  // lost rounds, summed over operations

@@ -22,7 +22,7 @@ void NodeCleanup::OnRequest(const Envelope& message) {
   if (running_.has_value()) {
     refusal.set_code(ClientResponse::INVALID_REQUEST);
     refusal.set_message(absl::StrCat("node ", env_.self.node, " is already cleaning up"));
-    return Answer(client, request_id, std::move(refusal));
+    return AnswerClient(*env_.network, client, request_id, std::move(refusal));
   }
   // A node behind its peers could miss an operation that makes it gain
   // ranges, and remove what it is being sent.
@@ -30,13 +30,13 @@ void NodeCleanup::OnRequest(const Envelope& message) {
     refusal.set_code(ClientResponse::UNAVAILABLE);
     refusal.set_message(absl::StrCat("node ", env_.self.node,
                                      " is catching up with its peers' topology log: try again"));
-    return Answer(client, request_id, std::move(refusal));
+    return AnswerClient(*env_.network, client, request_id, std::move(refusal));
   }
   if (absl::Status cleanable = CheckCleanable(log_.topology(), env_.self.node); !cleanable.ok()) {
     CHARYBDIS_PROBE(env_.probes, "cleanup.refused");
     refusal.set_code(ClientResponse::INVALID_REQUEST);
     refusal.set_message(std::string(cleanable.message()));
-    return Answer(client, request_id, std::move(refusal));
+    return AnswerClient(*env_.network, client, request_id, std::move(refusal));
   }
   CHARYBDIS_PROBE(env_.probes, "cleanup.started");
   running_ = Running{client, request_id, ++last_id_};
@@ -72,14 +72,7 @@ void NodeCleanup::OnShardDone(const Envelope& message) {
   const Address client = running_->client;
   const uint64_t request_id = running_->client_request_id;
   running_.reset();
-  Answer(client, request_id, std::move(response));
-}
-
-void NodeCleanup::Answer(const Address& client, uint64_t request_id, ClientResponse response) {
-  response.set_request_id(request_id);
-  Envelope envelope;
-  *envelope.mutable_client_response() = std::move(response);
-  env_.network->Send(client, std::move(envelope));
+  AnswerClient(*env_.network, client, request_id, std::move(response));
 }
 
 }  // namespace charybdis::topology

@@ -39,7 +39,6 @@ class NodeCleanup {
     uint64_t bytes = 0;
     std::string error;  // the first shard's that stopped
   };
-  void Answer(const Address& client, uint64_t request_id, ClientResponse response);
 
   ShardEnv env_;
   const uint32_t shards_;

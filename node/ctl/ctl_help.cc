@@ -79,6 +79,23 @@ constexpr Command kCommands[] = {
    "  peers' topology; a cleanup the topology overtakes stops, keeping what it\n"
    "  removed, and may be run again. Exit 0 when every node cleaned up.\n"
    "  docs/topology.md, \"Cleanup\".\n"},
+  {"repair", "replicas of the nodes' ranges come to agree",
+   "repair [KEYSPACE [TABLE]] [--primary-range] [--range START:END] [--dc NAME]\n"
+   "       [--node N | --address A] [--timeout 3600]\n"
+   "  Replicas that missed writes (a node down past the hint window, hints\n"
+   "  off, lost messages) hold old data until a read repairs it; repair makes\n"
+   "  them agree without reads. The repairing node compares, range by range,\n"
+   "  hashes of its rows with each other replica's, and sends each replica\n"
+   "  only the rows it lacks (last write wins). Without --node or --address\n"
+   "  every node of the local cluster (--dir) repairs its primary ranges in\n"
+   "  turn, so that each range is repaired once; --node N repairs every range\n"
+   "  N replicates (or its primary ones, --primary-range). Only KEYSPACE's\n"
+   "  tables (TABLE's); only tokens in (START, END]; only the replicas in\n"
+   "  datacenter NAME (with --node or --address). Prints per node the ranges\n"
+   "  in agreement, rows compared and differing, rows fetched and sent, and\n"
+   "  their bytes. Refused during a topology operation; a repair that loses a\n"
+   "  replica stops, keeping what it repaired, and says where: run it again.\n"
+   "  Exit 0 when every node repaired. docs/repair.md.\n"},
   {"metrics", "a node's /metrics text", "metrics\n  Prints the Prometheus text of --node or --address.\n"},
   {"bench", "latency and throughput of puts, gets, LWTs or lock-step contention",
    "bench put|get|cas [--count 20000] [--prefix P] [--in-flight N] [--cl LEVEL]\n"

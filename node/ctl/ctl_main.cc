@@ -25,6 +25,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "core/cql/lexer.h"
+#include "core/repair/repair_summary.h"
 #include "node/ctl/ctl_calibrate.h"
 #include "node/ctl/ctl_bench.h"
 #include "node/ctl/ctl_help.h"
@@ -47,7 +48,8 @@ struct Arguments {
 // Flags that take no value.
 bool IsSwitch(const std::string& name) {
   return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep" ||
-         name == "ports" || name == "power" || name == "trace" || name == "help" || name == "h";
+         name == "ports" || name == "power" || name == "trace" || name == "help" || name == "h" ||
+         name == "primary-range";
 }
 
 Arguments Parse(int argc, char** argv) {
@@ -573,6 +575,94 @@ int Cleanup(const Arguments& arguments) {
   return failures == 0 ? 0 : 1;
 }
 
+// The repair `ctl repair [KEYSPACE [TABLE]] [--range START:END]
+// [--primary-range] [--dc NAME]` asks for.
+absl::StatusOr<RepairOp> RepairRequestOf(const Arguments& arguments) {
+  RepairOp request;
+  if (arguments.words.size() > 3) return absl::InvalidArgumentError("repair takes at most a keyspace and a table");
+  if (arguments.words.size() > 1) request.set_keyspace(arguments.words[1]);
+  if (arguments.words.size() > 2) request.set_table(arguments.words[2]);
+  request.set_primary_range(arguments.flags.count("primary-range") > 0);
+  if (arguments.flags.count("dc")) request.set_datacenter(arguments.flags.at("dc"));
+  if (arguments.flags.count("range")) {
+    const std::string& range = arguments.flags.at("range");
+    const size_t colon = range.find(':', 1);
+    int64_t start = 0, end = 0;
+    if (colon == std::string::npos || !absl::SimpleAtoi(range.substr(0, colon), &start) ||
+        !absl::SimpleAtoi(range.substr(colon + 1), &end) || start >= end) {
+      return absl::InvalidArgumentError("--range takes START:END, tokens with START < END: the range (START, END]");
+    }
+    request.set_has_range(true);
+    request.set_start_token(start);
+    request.set_end_token(end);
+  }
+  return request;
+}
+
+void PrintRepaired(const std::string& name, const RepairSummary& summary, double seconds) {
+  std::cout << absl::StreamFormat(
+                   "%s: %d table ranges in agreement; %d rows compared, %d differed: %d versions fetched (%d bytes), "
+                   "%d sent to replicas lacking them (%d bytes); %.1f s",
+                   name, summary.ranges(), summary.rows_compared(), summary.rows_differing(),
+                   summary.rows_fetched(), summary.bytes_fetched(), summary.rows_sent(), summary.bytes_sent(),
+                   seconds)
+            << std::endl;
+}
+
+// ctl repair: the node at --address, node --node N of the local cluster,
+// or every node of it in turn, each its primary ranges (each range once).
+int RepairCommand(const Arguments& arguments) {
+  absl::StatusOr<RepairOp> request = RepairRequestOf(arguments);
+  if (!request.ok()) return Usage(std::string(request.status().message()));
+  uint32_t seconds = 3600;
+  if (arguments.flags.count("timeout") && (!absl::SimpleAtoi(arguments.flags.at("timeout"), &seconds) || seconds == 0)) {
+    return Usage("--timeout takes a positive number of seconds");
+  }
+  std::vector<std::pair<std::string, std::string>> targets;  // (name, client address)
+  if (arguments.flags.count("address")) {
+    targets.emplace_back(arguments.flags.at("address"), arguments.flags.at("address"));
+  } else {
+    auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
+    std::vector<NodeId> nodes = cluster->nodes();
+    if (arguments.flags.count("node")) {
+      NodeId node = 0;
+      if (!absl::SimpleAtoi(arguments.flags.at("node"), &node) ||
+          std::find(nodes.begin(), nodes.end(), node) == nodes.end()) {
+        return Usage(absl::StrCat("the cluster has no node ", arguments.flags.at("node")));
+      }
+      nodes = {node};
+    } else if (!request->datacenter().empty()) {
+      return Usage("--dc repairs among one datacenter's replicas from one of its nodes: give --node N");
+    } else {
+      request->set_primary_range(true);  // every node: each range once
+    }
+    for (NodeId node : nodes) targets.emplace_back(absl::StrCat("node ", node), cluster->client_address(node));
+  }
+  RepairSummary total;
+  int failures = 0;
+  const auto began = std::chrono::steady_clock::now();
+  for (const auto& [name, address] : targets) {
+    std::cout << name << ": repairing" << (request->primary_range() ? " its primary ranges" : "") << "..."
+              << std::endl;
+    const auto started = std::chrono::steady_clock::now();
+    const absl::StatusOr<RepairSummary> repaired = Repair(address, *request, std::chrono::seconds(seconds));
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    if (!repaired.ok()) {
+      std::cerr << "charybdis-ctl: " << name << ": " << repaired.status().message() << "\n";
+      failures++;
+      continue;
+    }
+    repair::AddRepairSummary(total, *repaired);
+    PrintRepaired(name, *repaired, took.count());
+  }
+  if (targets.size() > 1) {
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+    PrintRepaired(absl::StrCat("all ", targets.size() - failures, " nodes repaired"), total, took.count());
+  }
+  return failures == 0 ? 0 : 1;
+}
+
 int Cluster(const Arguments& arguments) {
   const auto& words = arguments.words;
   if (words.size() < 2) return Usage("cluster needs up, add, down, kill, start, stop, partition or heal");
@@ -649,6 +739,7 @@ int Main(int argc, char** argv) {
   if (command == "removenode") return Operation(arguments, topology::Operation::kRemove);
   if (command == "replace") return Replace(arguments);
   if (command == "cleanup") return Cleanup(arguments);
+  if (command == "repair") return RepairCommand(arguments);
   if (command == "rollback") return RollBackCommand(arguments);
   if (command == "bench") return Bench(arguments);
   if (command == "calibrate") return Calibrate(arguments);

@@ -28,28 +28,47 @@ absl::Status StartNewNode(LocalCluster& cluster, const Operation& operation,
   return WatchJoin(*id, cluster.client_address(*id), RealOperations::kOperationTimeout, progress);
 }
 
-// As the simulator's operator does: asked again until it answers OK.
-absl::Status CleanUpUntilDone(LocalCluster& cluster, const Operation& operation,
-                              const std::function<void(const std::string&)>& progress) {
+// As the simulator's operator does: a cleanup or a repair is asked again
+// until it answers OK. `ask` returns what it did, or why not.
+absl::Status AskUntilOk(const Operation& operation, const std::function<absl::StatusOr<std::string>()>& ask,
+                        const std::function<void(const std::string&)>& progress) {
   const auto deadline = std::chrono::steady_clock::now() + RealOperations::kOperationTimeout;
   std::string last;
   while (std::chrono::steady_clock::now() < deadline) {
-    const absl::StatusOr<CleanedUp> cleaned =
-        CleanUp(cluster.client_address(operation.node()), std::chrono::seconds(60));
-    if (cleaned.ok()) {
-      progress(absl::StrCat("node ", operation.node(), " removed ", cleaned->pairs, " pairs"));
+    const absl::StatusOr<std::string> done = ask();
+    if (done.ok()) {
+      progress(absl::StrCat("node ", operation.node(), " ", *done));
       return absl::OkStatus();
     }
-    last = std::string(cleaned.status().message());
-    progress(absl::StrCat("cleanup of node ", operation.node(), " refused: ", last, "; asked again"));
+    last = std::string(done.status().message());
+    progress(absl::StrCat(operation.kind(), " of node ", operation.node(), " refused: ", last, "; asked again"));
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  return absl::DeadlineExceededError(absl::StrCat("cleanup did not succeed: ", last));
+  return absl::DeadlineExceededError(absl::StrCat(operation.kind(), " did not succeed: ", last));
+}
+
+absl::StatusOr<std::string> CleanUpOnce(LocalCluster& cluster, const Operation& operation) {
+  const absl::StatusOr<CleanedUp> cleaned = CleanUp(cluster.client_address(operation.node()), std::chrono::seconds(60));
+  if (!cleaned.ok()) return cleaned.status();
+  return absl::StrCat("removed ", cleaned->pairs, " pairs");
+}
+
+absl::StatusOr<std::string> RepairOnce(LocalCluster& cluster, const Operation& operation) {
+  const absl::StatusOr<RepairSummary> repaired =
+      Repair(cluster.client_address(operation.node()), RepairOp(), std::chrono::seconds(600));
+  if (!repaired.ok()) return repaired.status();
+  return absl::StrCat("repaired ", repaired->ranges(), " ranges: ", repaired->rows_differing(),
+                      " rows differed, ", repaired->rows_sent(), " sent");
 }
 
 absl::Status RunOne(LocalCluster& cluster, const Operation& operation,
                     const std::function<void(const std::string&)>& progress) {
-  if (operation.kind() == "cleanup") return CleanUpUntilDone(cluster, operation, progress);
+  if (operation.kind() == "cleanup") {
+    return AskUntilOk(operation, [&] { return CleanUpOnce(cluster, operation); }, progress);
+  }
+  if (operation.kind() == "repair") {
+    return AskUntilOk(operation, [&] { return RepairOnce(cluster, operation); }, progress);
+  }
   if (operation.kind() == "join" || operation.kind() == "replace") return StartNewNode(cluster, operation, progress);
   if (operation.kind() == "kill") return cluster.Kill(operation.node()).status();
   OperationRequest request;

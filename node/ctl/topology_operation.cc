@@ -189,6 +189,15 @@ absl::StatusOr<CleanedUp> CleanUp(const std::string& address, std::chrono::secon
   return CleanedUp{response->cleanup_pairs(), response->cleanup_bytes()};
 }
 
+absl::StatusOr<RepairSummary> Repair(const std::string& address, const RepairOp& request,
+                                     std::chrono::seconds timeout) {
+  ExecuteRequest execute;
+  *execute.mutable_request()->mutable_repair() = request;
+  const absl::StatusOr<ClientResponse> response = ExecuteOk(address, std::move(execute), timeout);
+  if (!response.ok()) return response.status();
+  return response->repair();
+}
+
 absl::Status WatchJoin(NodeId node, const std::string& address, std::chrono::seconds timeout,
                        const std::function<void(const std::string&)>& progress) {
   return WatchUntil(absl::StrCat("join of node ", node), node, StatusSource(node, address, {}), timeout, "normal",

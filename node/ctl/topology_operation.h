@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "core/env/address.h"
 #include "core/topology/topology.h"
+#include "proto/client.pb.h"
 
 namespace charybdis::node {
 
@@ -59,6 +60,12 @@ struct CleanedUp {
 // replicates, and waits up to `timeout` for the answer: what it removed,
 // or why not (its refusal, or that it could not be reached).
 absl::StatusOr<CleanedUp> CleanUp(const std::string& address, std::chrono::seconds timeout);
+
+// Asks the node at `address` to repair its ranges as `request` says
+// (`ctl repair`, docs/repair.md), and waits up to `timeout`: its summary,
+// or why it stopped (with how far it came in the message).
+absl::StatusOr<RepairSummary> Repair(const std::string& address, const RepairOp& request,
+                                     std::chrono::seconds timeout);
 
 // Watches a new node (`address`: its client API) until it is a normal
 // member (OK), as `ctl cluster add` does: the node asks to join and

@@ -1,0 +1,122 @@
+#pragma once
+
+// A shard's part of `ctl repair` (docs/repair.md), in the spirit of
+// ScyllaDB's row-level repair. For each table and range the node repairs,
+// the shard and the same shard of the range's other replicas agree on the
+// rows they hold, a round of at most kRoundRows rows at a time:
+//
+//   1. each replica hashes its next rows after the round's start, and
+//      answers the last one and one hash of them all: when every answer is
+//      the same, the round is in agreement, at the cost of a hash;
+//   2. else each hashes them again one by one, and the rows up to the
+//      smallest of the replicas' last rows (all of them hashed theirs) are
+//      compared: those some replica lacks or holds otherwise differ;
+//   3. the shard fetches each differing version once (from one replica of
+//      each hash), merges them, last write wins;
+//   4. and sends each replica what it lacks of the merge, applied synced.
+//
+// A replica that does not answer, or cannot read its rows, stops the
+// repair: what was repaired stays so, the rest waits for a rerun. So does
+// a topology change, which moves ranges under it.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/cluster/cluster_layout.h"
+#include "core/data/partition.h"
+#include "core/env/shard_env.h"
+#include "core/repair/repair_plan.h"
+#include "core/telemetry/metrics.h"
+#include "core/topology/topology_log.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis::repair {
+
+class RangeRepair {
+ public:
+  // The storage tables placed by token, each with its replication.
+  using Tables = std::function<std::map<std::string, ReplicationConfig>()>;
+  RangeRepair(ShardEnv env, const topology::TopologyLog& log, Tables tables, ShardMetrics& metrics);
+  RangeRepair(const RangeRepair&) = delete;
+  RangeRepair& operator=(const RangeRepair&) = delete;
+
+  // A ShardRepair from shard 0.
+  void OnRequest(const Envelope& message);
+  // The replicas' answers.
+  void OnHashes(const Envelope& message);
+  void OnRows(const Envelope& message);
+  void OnPushAck(const Envelope& message);
+
+  // Most rows a replica hashes for one round.
+  static constexpr uint32_t kRoundRows = 256;
+  // How long a replica may take to answer one step.
+  static constexpr Nanos kAnswerTimeout = 10 * kSecond;
+
+ private:
+  struct Part {
+    std::string table;
+    RepairRange range;
+  };
+  enum class Step { kHashes, kRowHashes, kFetch, kPush };
+  // A row that differs in a round: by replica, the hash of its version
+  // (absent: the replica lacks the row).
+  struct DifferingRow {
+    std::string partition_key;
+    std::string clustering_key;
+    std::map<NodeId, uint64_t> hashes;
+  };
+  struct Run {
+    Address requester;
+    uint64_t request_id = 0;
+    uint64_t version = 0;
+    std::vector<Part> parts;
+    size_t part = 0;
+    uint32_t round_rows = kRoundRows;
+    // The round starts after this row (none: at the range's start).
+    std::optional<std::pair<std::string, std::string>> after;
+    RepairSummary summary;
+    // The step in flight and the replicas it waits for.
+    Step step = Step::kHashes;
+    uint64_t step_id = 0;
+    std::set<NodeId> waiting;
+    std::map<NodeId, RepairHashes> hashes;
+    // Steps 3 and 4 of the round: its rows that differ, by storage key,
+    // where the round ends (none: every replica's range ended), and the
+    // merge of their fetched versions and each hash's version.
+    std::map<std::string, DifferingRow> differing;
+    std::optional<std::pair<std::string, std::string>> round_end;
+    std::map<std::string, Partition> merged;
+    std::map<std::pair<std::string, uint64_t>, Partition> versions;
+  };
+
+  absl::StatusOr<std::vector<Part>> PlanParts(const RepairOp& request) const;
+  void Next();
+  // Sends the step's request to every replica in `to`, and times it out.
+  void Send(Step step, const std::set<NodeId>& to, const std::function<void(NodeId, Envelope&)>& fill);
+  void SendHashRequests(bool each_row);
+  // Whether `message` answers the step in flight (and takes it off the wait).
+  bool Answers(const Envelope& message, Step step, uint64_t request_id);
+  void OnAllHashes();
+  void CompareRows();
+  void FetchDiffering();
+  void OnAllRows();
+  void PushMissing();
+  // The round is done: the next starts after `end` (none: the part is).
+  void EndRound(std::optional<std::pair<std::string, std::string>> end);
+  std::string Describe(const Part& part) const;
+  void Finish(const std::string& error);
+
+  ShardEnv env_;
+  const topology::TopologyLog& log_;
+  Tables tables_;
+  ShardMetrics& metrics_;
+  uint64_t last_step_id_ = 0;
+  std::optional<Run> run_;
+};
+
+}  // namespace charybdis::repair

@@ -1,0 +1,235 @@
+// ctl repair (core/repair/): on a simulated cluster of four (RF 3, a rack
+// each, hints off), a node that missed writes and deletes while it was
+// down gets exactly the rows it lacks from a repair, a repair of replicas
+// in agreement sends nothing, and a repair that loses a replica, or that
+// asks for what cannot be, says so.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/data/storage_codec.h"
+#include "core/repair/repair_plan.h"
+#include "tests/four_node_test.h"
+#include "tests/requests.h"
+
+namespace charybdis::sim {
+namespace {
+
+using ::charybdis::testing::PutRequest;
+
+class RepairTest : public FourNodeTest {
+ protected:
+  RepairTest() : FourNodeTest("coordinator { disable_hinted_handoff: true }") {}
+
+  static ClientRequest RepairRequest(const RepairOp& op = RepairOp()) {
+    ClientRequest request;
+    *request.mutable_repair() = op;
+    return request;
+  }
+  // Sent to shard 1 of `node`, which hands it to shard 0.
+  ClientResponse Repair(NodeId node, const RepairOp& op = RepairOp()) {
+    return Call(RepairRequest(op), "k1", node, 50 * kMillisecond);
+  }
+  ClientResponse Delete(const std::string& key, ConsistencyLevel level) {
+    ClientRequest request;
+    request.mutable_write()->set_table("t");
+    request.mutable_write()->set_partition_key(key);
+    request.mutable_write()->set_delete_row(true);
+    request.mutable_write()->set_consistency(level);
+    return Call(request, key, 1);
+  }
+
+  bool Replicates(NodeId node, const std::string& key) {
+    const std::vector<NodeId>& replicas = cluster_.OwnersRing()->ReplicasOf(TokenOf(key));
+    return std::find(replicas.begin(), replicas.end(), node) != replicas.end();
+  }
+  // `node`'s reconciled copy of `key`'s partition, read from its disk.
+  Partition OnDisk(NodeId node, const std::string& key) {
+    const std::string prefix = storage_codec::PartitionPrefix("t", key);
+    const SimStorage::Contents& stored = cluster_.node(node).storage(ShardOf(TokenOf(key), 2)).contents();
+    std::vector<KeyValue> entries;
+    for (auto it = stored.lower_bound(prefix); it != stored.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+         ++it) {
+      entries.push_back(KeyValue{it->first, it->second});
+    }
+    return storage_codec::DecodeScan(entries).partition;
+  }
+  // Keys node 2 replicates, written at ALL while every node is up.
+  std::vector<std::string> KeysOfNode2(int count) {
+    std::vector<std::string> keys;
+    for (int i = 0; static_cast<int>(keys.size()) < count; i++) {
+      const std::string key = "k" + std::to_string(i);
+      if (Replicates(2, key)) keys.push_back(key);
+    }
+    return keys;
+  }
+};
+
+TEST_F(RepairTest, ReplicasInAgreementSendNothing) {
+  for (const std::string& key : KeysOfNode2(20)) {
+    ASSERT_EQ(Call(PutRequest("t", "a", key, "v", CL_ALL), key, 1).code(), ClientResponse::OK);
+  }
+  const ClientResponse repaired = Repair(2);
+  ASSERT_EQ(repaired.code(), ClientResponse::OK) << repaired.message();
+  EXPECT_GT(repaired.repair().ranges(), 0u);
+  EXPECT_EQ(repaired.repair().rows_compared(), 20u);
+  EXPECT_EQ(repaired.repair().rows_differing(), 0u);
+  EXPECT_EQ(repaired.repair().rows_fetched(), 0u);
+  EXPECT_EQ(repaired.repair().bytes_sent(), 0u);
+}
+
+// Node 2 is down while keys are written at ONE, and others, written at
+// ALL before, are deleted: a repair of node 1 brings it the rows and the
+// tombstones it lacks, versions it holds already are not sent again, and a
+// second repair finds nothing to send.
+TEST_F(RepairTest, AReplicaThatMissedWritesAndDeletesGetsWhatItLacks) {
+  const std::vector<std::string> keys = KeysOfNode2(40);
+  const std::vector<std::string> deleted(keys.begin(), keys.begin() + 10);
+  for (const std::string& key : deleted) {
+    ASSERT_EQ(Call(PutRequest("t", "a", key, "old", CL_ALL), key, 1).code(), ClientResponse::OK);
+  }
+  cluster_.Crash(2);
+  RunFor(3 * kSecond);
+  for (const std::string& key : deleted) ASSERT_EQ(Delete(key, CL_ONE).code(), ClientResponse::OK);
+  for (size_t i = 10; i < keys.size(); i++) {
+    ASSERT_EQ(Call(PutRequest("t", "a", keys[i], "new", CL_ONE), keys[i], 1).code(), ClientResponse::OK);
+  }
+  cluster_.Restart(2);
+  RunFor(3 * kSecond);
+  ASSERT_TRUE(OnDisk(2, keys.back()).empty());
+  ASSERT_FALSE(OnDisk(2, deleted.front()).rows.begin()->second.tombstone.has_value());
+
+  RepairOp every_table;
+  const ClientResponse repaired = Repair(1, every_table);
+  ASSERT_EQ(repaired.code(), ClientResponse::OK) << repaired.message();
+  // Rows node 1 does not replicate are left to other repairs.
+  uint32_t shared = 0;
+  for (const std::string& key : keys) {
+    if (!Replicates(1, key)) continue;
+    shared++;
+    EXPECT_EQ(OnDisk(2, key), OnDisk(1, key)) << key;
+  }
+  EXPECT_EQ(repaired.repair().rows_differing(), shared);
+  EXPECT_EQ(repaired.repair().rows_sent(), shared);
+  for (const std::string& key : deleted) {
+    if (Replicates(1, key)) EXPECT_TRUE(OnDisk(2, key).rows.begin()->second.tombstone.has_value()) << key;
+  }
+  const ClientResponse again = Repair(1);
+  ASSERT_EQ(again.code(), ClientResponse::OK) << again.message();
+  EXPECT_EQ(again.repair().rows_differing(), 0u);
+  EXPECT_EQ(again.repair().rows_compared(), repaired.repair().rows_compared());
+}
+
+// Every node's primary ranges cover the ring once: after a primary-range
+// repair on each node, every replica holds every row.
+TEST_F(RepairTest, PrimaryRangeRepairsOnEveryNodeCoverTheRing) {
+  const std::vector<std::string> keys = KeysOfNode2(30);
+  cluster_.Crash(2);
+  RunFor(3 * kSecond);
+  for (const std::string& key : keys) {
+    ASSERT_EQ(Call(PutRequest("t", "a", key, "v", CL_ONE), key, 1).code(), ClientResponse::OK);
+  }
+  cluster_.Restart(2);
+  RunFor(3 * kSecond);
+  RepairOp primary;
+  primary.set_primary_range(true);
+  uint64_t ranges = 0;
+  for (NodeId node = 1; node <= 4; node++) {
+    const ClientResponse repaired = Repair(node, primary);
+    ASSERT_EQ(repaired.code(), ClientResponse::OK) << repaired.message();
+    ranges += repaired.repair().ranges();
+  }
+  for (const std::string& key : keys) EXPECT_FALSE(OnDisk(2, key).empty()) << key;
+  const ClientResponse full = Repair(1);
+  EXPECT_GT(full.repair().ranges() * 4, ranges) << "a node's primary ranges are a part of its ranges";
+}
+
+TEST_F(RepairTest, AReplicaThatDoesNotAnswerStopsTheRepairWithItsName) {
+  ASSERT_EQ(Call(PutRequest("t", "a", "k1", "v", CL_ALL), "k1", 1).code(), ClientResponse::OK);
+  cluster_.Crash(3);
+  ClientRequest request = RepairRequest();
+  request.set_request_id(1000);
+  Envelope message;
+  *message.mutable_client_request() = request;
+  cluster_.network().Send(Address{client_, 0}, Address{1, 0}, std::move(message));
+  ASSERT_TRUE(RunUntil([&] { return answers_.count(1000) > 0; }, 30 * kSecond));
+  const ClientResponse& stopped = answers_[1000];
+  EXPECT_NE(stopped.code(), ClientResponse::OK);
+  EXPECT_NE(stopped.message().find("node 3 did not answer"), std::string::npos) << stopped.message();
+}
+
+TEST_F(RepairTest, ARequestThatCannotBeIsRefusedWithWhy) {
+  RepairOp wrapping;
+  wrapping.set_has_range(true);
+  wrapping.set_start_token(10);
+  wrapping.set_end_token(-10);
+  ClientResponse refused = Repair(1, wrapping);
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("wraps"), std::string::npos) << refused.message();
+
+  RepairOp unknown;
+  unknown.set_keyspace("nosuch");
+  refused = Repair(1, unknown);
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("nosuch"), std::string::npos) << refused.message();
+
+  RepairOp elsewhere;
+  elsewhere.set_datacenter("dc9");
+  refused = Repair(1, elsewhere);
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("dc9"), std::string::npos) << refused.message();
+
+  Step(topology::Entry::Kind::kBegin);  // node 4 begins to leave
+  refused = Repair(1);
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("in progress"), std::string::npos) << refused.message();
+}
+
+// The plan: a range limits every span to it, a primary range keeps the
+// spans the node is first replica of, a datacenter keeps its replicas.
+TEST_F(RepairTest, ThePlanKeepsToTheRequestedRangeAndReplicas) {
+  const topology::Topology& topology = cluster_.node(1).TopologyLog().topology();
+  const ReplicationConfig& replication = cluster_.ring()->layout().replication;
+  RepairOp within;
+  within.set_has_range(true);
+  within.set_start_token(-1000000000000000000);
+  within.set_end_token(2000000000000000000);
+  const absl::StatusOr<std::vector<repair::RepairRange>> ranges =
+      repair::RangesToRepair(topology, replication, 1, within);
+  ASSERT_TRUE(ranges.ok()) << ranges.status();
+  ASSERT_FALSE(ranges->empty());
+  for (const repair::RepairRange& range : *ranges) {
+    EXPECT_GT(range.span.first, within.start_token());
+    EXPECT_LE(range.span.last, within.end_token());
+    EXPECT_EQ(range.replicas.size(), 3u);
+    EXPECT_EQ(range.replicas.front(), 1u);
+  }
+  RepairOp whole, primary;
+  primary.set_primary_range(true);
+  const auto all = repair::RangesToRepair(topology, replication, 1, whole);
+  const auto first = repair::RangesToRepair(topology, replication, 1, primary);
+  ASSERT_TRUE(all.ok() && first.ok());
+  for (const repair::RepairRange& range : *first) {
+    EXPECT_EQ(cluster_.OwnersRing()->ReplicasOf(range.span.last).front(), 1u);
+  }
+  EXPECT_LT(first->size(), all->size());
+  // The four nodes' primary ranges tile the ring.
+  std::vector<topology::TokenSpan> spans;
+  for (NodeId node = 1; node <= 4; node++) {
+    const auto ranges = repair::RangesToRepair(topology, replication, node, primary);
+    ASSERT_TRUE(ranges.ok());
+    for (const repair::RepairRange& range : *ranges) spans.push_back(range.span);
+  }
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  ASSERT_FALSE(spans.empty());
+  EXPECT_EQ(spans.front().first, std::numeric_limits<Token>::min());
+  EXPECT_EQ(spans.back().last, std::numeric_limits<Token>::max());
+  for (size_t i = 1; i < spans.size(); i++) EXPECT_EQ(spans[i - 1].last + 1, spans[i].first) << i;
+}
+
+}  // namespace
+}  // namespace charybdis::sim
