@@ -21,7 +21,7 @@ CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& h
 // What a repair of `node` that began at `started` and succeeded promises
 // (docs/repair.md): every acknowledged plain write acknowledged before
 // `started`, to a key `node` replicates, is held, as itself or a newer
-// version, on the disk of every running replica of its key.
+// version, on the disk of every replica of its key, running or not.
 CheckResult CheckRepairedWritesEverywhere(const Cluster& cluster, const History& history, NodeId node,
                                           Nanos started, const std::string& name);
 

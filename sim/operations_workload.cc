@@ -132,6 +132,13 @@ void OperationsWorkload::OnUntilOkReply(const ClientResponse& response) {
   }
   progress.refusal.clear();
   progress.finished_at = simulator_.now();
+  if (spec_.operation(next_).kind() == "repair") {
+    // Now: a later repair of the same ranges must not hide what this one
+    // left out. The attempt answered OK was the last one sent.
+    progress.repaired_check = CheckRepairedWritesEverywhere(
+        cluster_, history_, spec_.operation(next_).node(), progress.last_sent_at,
+        absl::StrCat(name_, ".repaired_writes_everywhere.", next_));
+  }
   next_++;
   StartNext();
 }
@@ -232,13 +239,8 @@ std::vector<CheckResult> OperationsWorkload::Checks() const {
     absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", outcome);
   }
   std::vector<CheckResult> checks{result};
-  for (int i = 0; i < spec_.operation_size(); i++) {
-    const Progress& progress = progress_[static_cast<size_t>(i)];
-    if (spec_.operation(i).kind() != "repair" || progress.finished_at < 0) continue;
-    // The attempt answered OK was the last one sent.
-    checks.push_back(CheckRepairedWritesEverywhere(cluster_, history_, spec_.operation(i).node(),
-                                                   progress.last_sent_at,
-                                                   absl::StrCat(name_, ".repaired_writes_everywhere.", i)));
+  for (const Progress& progress : progress_) {
+    if (progress.repaired_check.has_value()) checks.push_back(*progress.repaired_check);
   }
   return checks;
 }

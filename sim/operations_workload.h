@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ class OperationsWorkload final : public Workload {
     Nanos finished_at = -1;  // when its node was first seen to have left
     std::string refusal;     // why it could not begin
     Nanos last_sent_at = -1;  // asked until OK: the last time it was asked
+    // A repair's check, made when it answered OK.
+    std::optional<CheckResult> repaired_check;
   };
   topology::Entry BeginOf(const scenario::OperationsWorkload::Operation& operation) const;
   void StartNext();

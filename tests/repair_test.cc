@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/data/storage_codec.h"
+#include "core/repair/range_repair.h"
 #include "core/repair/repair_plan.h"
 #include "tests/four_node_test.h"
 #include "tests/requests.h"
@@ -146,6 +147,36 @@ TEST_F(RepairTest, PrimaryRangeRepairsOnEveryNodeCoverTheRing) {
   for (const std::string& key : keys) EXPECT_FALSE(OnDisk(2, key).empty()) << key;
   const ClientResponse full = Repair(1);
   EXPECT_GT(full.repair().ranges() * 4, ranges) << "a node's primary ranges are a part of its ranges";
+}
+
+// Many rounds over one range of nodes 1, 2 and 3, where node 2 lacks
+// every third row and node 3 the next ones: each replica's round reaches
+// another row, and a round must end where the shortest ends, or the rows
+// only the others hashed are never compared.
+TEST_F(RepairTest, RoundsEndWhereEveryReplicaHashedItsRows) {
+  const std::vector<NodeId> replicas = cluster_.OwnersRing()->ReplicasOf(TokenOf("k0"));
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < 3 * repair::RangeRepair::kRoundRows; i++) {
+    const std::string key = "r" + std::to_string(i);
+    if (cluster_.OwnersRing()->ReplicasOf(TokenOf(key)) == replicas && ShardOf(TokenOf(key), 2) == 0) {
+      keys.push_back(key);
+    }
+  }
+  for (int phase = 0; phase < 3; phase++) {
+    // Phases 0 and 1: replicas[1], then replicas[2], are down.
+    if (phase < 2) cluster_.Crash(replicas[phase + 1]);
+    if (phase < 2) RunFor(3 * kSecond);
+    for (size_t i = phase; i < keys.size(); i += 3) {
+      ASSERT_EQ(Call(PutRequest("t", "a", keys[i], "v", CL_ONE), keys[i], replicas[0]).code(), ClientResponse::OK);
+    }
+    if (phase < 2) cluster_.Restart(replicas[phase + 1]);
+    if (phase < 2) RunFor(3 * kSecond);
+  }
+  const ClientResponse repaired = Repair(replicas[0]);
+  ASSERT_EQ(repaired.code(), ClientResponse::OK) << repaired.message();
+  for (const std::string& key : keys) {
+    for (NodeId replica : replicas) EXPECT_FALSE(OnDisk(replica, key).empty()) << key << " on node " << replica;
+  }
 }
 
 TEST_F(RepairTest, AReplicaThatDoesNotAnswerStopsTheRepairWithItsName) {
