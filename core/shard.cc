@@ -61,6 +61,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       range_cleanup_(env_, topology_log_, [this] { return TablesPlacedNow(); },
                      [this] { return stream_jobs_.busy(); }, metrics_),
       repair_answerer_(env_, metrics_),
+      repair_history_(env_),
       range_repair_(env_, topology_log_, [this] { return TablesPlacedNow(); }, metrics_),
       hints_(env_, config, liveness_, metrics_,
              [this](NodeId node) {
@@ -136,6 +137,7 @@ void Shard::MakeShardZeroParts() {
 void Shard::Start() {
   acceptor_.Start();
   hints_.Start();
+  repair_history_.Start();
   if (failure_detector_) failure_detector_->Start();
   if (schema_agent_) schema_agent_->Start();
   if (topology_agent_) topology_agent_->Start();
@@ -464,6 +466,10 @@ void Shard::OnRepairMessage(const Envelope& message) {
       return repair_answerer_.OnPush(message);
     case Envelope::kRepairPushAck:
       return range_repair_.OnPushAck(message);
+    case Envelope::kRepairRecord:
+      return repair_history_.OnRecord(message);
+    case Envelope::kRepairRecordAck:
+      return range_repair_.OnRecordAck(message);
     default:
       CHARYBDIS_ASSERT(false && "shard received a message it does not serve");
   }

@@ -15,6 +15,7 @@
 #include "core/repair/node_repair.h"
 #include "core/repair/range_repair.h"
 #include "core/repair/repair_answerer.h"
+#include "core/repair/repair_history.h"
 #include "core/replica/range_cleanup.h"
 #include "core/replica/replica.h"
 #include "core/replica/stream_jobs.h"
@@ -72,6 +73,8 @@ class Shard {
   // Shard 0's is kept by its topology agent, which tells the other shards
   // whenever it grows.
   const topology::TopologyLog& topology_log() const { return topology_log_; }
+  // What this shard knows of the repairs of its tokens (docs/repair.md).
+  const repair::RepairHistory& repair_history() const { return repair_history_; }
   // Shard 0: called (on this shard) whenever the schema or a peer's
   // version changes. Set before Start.
   void SetSchemaListener(std::function<void(const SchemaSnapshot&)> listener);
@@ -137,6 +140,7 @@ class Shard {
   StreamJobs stream_jobs_;
   RangeCleanup range_cleanup_;
   repair::RepairAnswerer repair_answerer_;
+  repair::RepairHistory repair_history_;
   repair::RangeRepair range_repair_;
   HintManager hints_;
   Coordinator coordinator_;

@@ -186,6 +186,11 @@ const topology::TopologyLog& SimNode::TopologyLog(ShardId shard) const {
   return shards_.at(shard)->shard().topology_log();
 }
 
+const repair::RepairHistory& SimNode::RepairHistory(ShardId shard) const {
+  CHARYBDIS_ASSERT(running());
+  return shards_.at(shard)->shard().repair_history();
+}
+
 std::map<std::string, Histogram> SimNode::Histograms(ShardId shard) const {
   std::map<std::string, Histogram> histograms = retired_histograms_.at(shard);
   if (running()) {

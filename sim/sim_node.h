@@ -50,6 +50,8 @@ class SimNode {
   SchemaSnapshot Schema() const;
   // The topology log shard 0 holds. REQUIRES: running().
   const topology::TopologyLog& TopologyLog(ShardId shard = 0) const;
+  // REQUIRES: running().
+  const repair::RepairHistory& RepairHistory(ShardId shard) const;
   // The topology operation this node drives, as ctl status shows it. REQUIRES: running().
   topology::OperationDriver::Progress OperationProgress() const;
   // What this new node's join waits for (Shard::join_waiting_for). REQUIRES: running().

@@ -119,6 +119,20 @@ TEST_F(RepairTest, AReplicaThatMissedWritesAndDeletesGetsWhatItLacks) {
   for (const std::string& key : deleted) {
     if (Replicates(1, key)) EXPECT_TRUE(OnDisk(2, key).rows.begin()->second.tombstone.has_value()) << key;
   }
+  // Every replica recorded, for the ranges node 1 repaired, when their
+  // repair began; the crash and the restart of node 2 keep it.
+  cluster_.Crash(2);
+  cluster_.Restart(2);
+  RunFor(1 * kSecond);
+  for (const std::string& key : keys) {
+    const Token token = TokenOf(key);
+    for (NodeId replica : cluster_.OwnersRing()->ReplicasOf(token)) {
+      const repair::RepairHistory::Repaired repaired =
+          cluster_.node(replica).RepairHistory(ShardOf(token, 2)).RepairedAt("t", token);
+      EXPECT_EQ(repaired.began_us > 0, Replicates(1, key)) << key << " on node " << replica;
+      EXPECT_LE(repaired.began_us, simulator_.now() / kMicrosecond);
+    }
+  }
   const ClientResponse again = Repair(1);
   ASSERT_EQ(again.code(), ClientResponse::OK) << again.message();
   EXPECT_EQ(again.repair().rows_differing(), 0u);
@@ -191,6 +205,15 @@ TEST_F(RepairTest, AReplicaThatDoesNotAnswerStopsTheRepairWithItsName) {
   const ClientResponse& stopped = answers_[1000];
   EXPECT_NE(stopped.code(), ClientResponse::OK);
   EXPECT_NE(stopped.message().find("node 3 did not answer"), std::string::npos) << stopped.message();
+  // No range node 3 replicates counts as repaired anywhere.
+  for (int i = 0; i < 200; i++) {
+    const Token token = TokenOf("k" + std::to_string(i));
+    if (!Replicates(3, "k" + std::to_string(i))) continue;
+    for (NodeId replica : {1, 2, 4}) {
+      EXPECT_EQ(cluster_.node(replica).RepairHistory(ShardOf(token, 2)).RepairedAt("t", token).began_us, 0)
+          << "token " << token << " on node " << replica;
+    }
+  }
 }
 
 TEST_F(RepairTest, ARequestThatCannotBeIsRefusedWithWhy) {

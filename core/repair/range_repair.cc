@@ -77,6 +77,7 @@ void RangeRepair::Next() {
                                log_.topology().version(),
                                " during the repair: run it again once no operation is in progress"));
   }
+  if (run_->part_began_us == 0) run_->part_began_us = env_.clock->Now() / kMicrosecond;
   SendHashRequests(/*each_row=*/false);
 }
 
@@ -294,12 +295,42 @@ void RangeRepair::EndRound(std::optional<std::pair<std::string, std::string>> en
   run_->versions.clear();
   run_->hashes.clear();
   run_->after = std::move(end);
-  if (!run_->after.has_value()) {
-    CHARYBDIS_PROBE(env_.probes, "repair.range_repaired");
-    run_->summary.set_ranges(run_->summary.ranges() + 1);
-    metrics_.repair_ranges_repaired++;
-    run_->part++;
+  if (!run_->after.has_value()) return RecordPart();
+  Continue();
+}
+
+void RangeRepair::RecordPart() {
+  const Part& part = run_->parts[run_->part];
+  CHARYBDIS_ASSERT(run_->part_began_us > 0);
+  const std::set<NodeId> replicas(part.range.replicas.begin(), part.range.replicas.end());
+  Send(Step::kRecord, replicas, [&](NodeId, Envelope& message) {
+    RepairRecord& record = *message.mutable_repair_record();
+    record.set_request_id(run_->step_id);
+    record.set_table(part.table);
+    record.set_first_token(part.range.span.first);
+    record.set_last_token(part.range.span.last);
+    record.set_began_us(run_->part_began_us);
+    record.set_topology_version(run_->version);
+  });
+}
+
+void RangeRepair::OnRecordAck(const Envelope& message) {
+  const RepairRecordAck& ack = message.repair_record_ack();
+  if (!Answers(message, Step::kRecord, ack.request_id())) return;
+  if (!ack.ok()) {
+    return Finish(absl::StrCat("node ", message.from_node(), " could not record the repair of ",
+                               Describe(run_->parts[run_->part])));
   }
+  if (!run_->waiting.empty()) return;
+  CHARYBDIS_PROBE(env_.probes, "repair.range_repaired");
+  run_->summary.set_ranges(run_->summary.ranges() + 1);
+  metrics_.repair_ranges_repaired++;
+  run_->part++;
+  run_->part_began_us = 0;
+  Continue();
+}
+
+void RangeRepair::Continue() {
   if (!env_.buggify->Fires("repair.round_paused")) return Next();
   env_.clock->After(kBuggifyRoundPause, [this, id = run_->step_id] {
     if (run_.has_value() && run_->step_id == id) Next();

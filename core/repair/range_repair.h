@@ -15,6 +15,9 @@
 //      each hash), merges them, last write wins;
 //   4. and sends each replica what it lacks of the merge, applied synced.
 //
+// Once a span's rounds are done, every replica records that it was
+// repaired, and since when (repair_history.h).
+//
 // A replica that does not answer, or cannot read its rows, stops the
 // repair: what was repaired stays so, the rest waits for a rerun. So does
 // a topology change, which moves ranges under it.
@@ -51,6 +54,7 @@ class RangeRepair {
   void OnHashes(const Envelope& message);
   void OnRows(const Envelope& message);
   void OnPushAck(const Envelope& message);
+  void OnRecordAck(const Envelope& message);
 
   // Most rows a replica hashes for one round.
   static constexpr uint32_t kRoundRows = 256;
@@ -62,7 +66,7 @@ class RangeRepair {
     std::string table;
     RepairRange range;
   };
-  enum class Step { kHashes, kRowHashes, kFetch, kPush };
+  enum class Step { kHashes, kRowHashes, kFetch, kPush, kRecord };
   // A row that differs in a round: by replica, the hash of its version
   // (absent: the replica lacks the row).
   struct DifferingRow {
@@ -76,6 +80,8 @@ class RangeRepair {
     uint64_t version = 0;
     std::vector<Part> parts;
     size_t part = 0;
+    // When the part's first round began, by this node's clock (0: not yet).
+    Timestamp part_began_us = 0;
     uint32_t round_rows = kRoundRows;
     // The round starts after this row (none: at the range's start).
     std::optional<std::pair<std::string, std::string>> after;
@@ -108,6 +114,10 @@ class RangeRepair {
   void PushMissing();
   // The round is done: the next starts after `end` (none: the part is).
   void EndRound(std::optional<std::pair<std::string, std::string>> end);
+  // Every replica records the part as repaired.
+  void RecordPart();
+  // The next round, now or (Buggify) after a pause.
+  void Continue();
   std::string Describe(const Part& part) const;
   void Finish(const std::string& error);
 

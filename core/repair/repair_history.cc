@@ -1,0 +1,126 @@
+#include "core/repair/repair_history.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/data/big_endian.h"
+#include "core/data/checked_value.h"
+#include "core/data/storage_codec.h"
+#include "core/env/assert.h"
+
+namespace charybdis::repair {
+
+namespace {
+
+constexpr Nanos kRetryLoad = 1 * kSecond;
+constexpr size_t kSpanBytes = 16;
+
+// kKeyPrefix, the table, then the span's last and first tokens (biased to
+// unsigned, so that byte order is token order).
+std::string KeyOf(const std::string& table, topology::TokenSpan span) {
+  std::string key = RepairHistory::kKeyPrefix + table;
+  AppendBigEndian(key, static_cast<uint64_t>(span.last) ^ (uint64_t{1} << 63), 8);
+  AppendBigEndian(key, static_cast<uint64_t>(span.first) ^ (uint64_t{1} << 63), 8);
+  return key;
+}
+
+struct Parsed {
+  std::string table;
+  topology::TokenSpan span;
+  RepairHistory::Repaired repaired;
+};
+
+std::optional<Parsed> Parse(const KeyValue& stored) {
+  const std::string_view prefix(RepairHistory::kKeyPrefix);
+  const std::optional<std::string_view> payload = checked_value::Open(stored.key, stored.value);
+  if (!payload || payload->size() != 16 || stored.key.size() < prefix.size() + kSpanBytes) return std::nullopt;
+  const std::string_view key(stored.key);
+  Parsed parsed;
+  parsed.table = std::string(key.substr(prefix.size(), key.size() - prefix.size() - kSpanBytes));
+  const std::string_view span = key.substr(key.size() - kSpanBytes);
+  parsed.span.last = static_cast<Token>(ReadBigEndian(span, 8) ^ (uint64_t{1} << 63));
+  parsed.span.first = static_cast<Token>(ReadBigEndian(span.substr(8), 8) ^ (uint64_t{1} << 63));
+  parsed.repaired.began_us = static_cast<Timestamp>(ReadBigEndian(*payload, 8));
+  parsed.repaired.topology_version = ReadBigEndian(payload->substr(8), 8);
+  return parsed;
+}
+
+}  // namespace
+
+void RepairHistory::Start() {
+  const std::string prefix(kKeyPrefix);
+  env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), SIZE_MAX,
+                     [this](absl::StatusOr<std::vector<KeyValue>> stored) {
+                       if (!stored.ok()) {
+                         env_.clock->After(kRetryLoad, [this] { Start(); });
+                         return;
+                       }
+                       for (const KeyValue& entry : *stored) {
+                         // A corrupt entry counts as no repair: nothing is
+                         // purged by it.
+                         std::optional<Parsed> parsed = Parse(entry);
+                         if (!parsed) continue;
+                         tables_[parsed->table][{parsed->span.last, parsed->span.first}] = parsed->repaired;
+                       }
+                       loaded_ = true;
+                     });
+}
+
+RepairHistory::Repaired RepairHistory::RepairedAt(const std::string& table, Token token) const {
+  Repaired newest;
+  auto spans = tables_.find(table);
+  if (!loaded_ || spans == tables_.end()) return newest;
+  for (auto it = spans->second.lower_bound({token, std::numeric_limits<Token>::min()}); it != spans->second.end();
+       ++it) {
+    const auto& [last, first] = it->first;
+    CHARYBDIS_ASSERT(last >= token);
+    if (first <= token && it->second.began_us > newest.began_us) newest = it->second;
+  }
+  return newest;
+}
+
+void RepairHistory::Record(const std::string& table, topology::TokenSpan span, Repaired repaired,
+                           std::function<void(absl::Status)> done) {
+  CHARYBDIS_ASSERT(span.first <= span.last && repaired.began_us > 0);
+  WriteBatch batch;
+  std::string payload;
+  AppendBigEndian(payload, static_cast<uint64_t>(repaired.began_us), 8);
+  AppendBigEndian(payload, repaired.topology_version, 8);
+  const std::string key = KeyOf(table, span);
+  batch.Put(key, checked_value::Seal(key, payload));
+  // Spans inside this one that an older repair covered say nothing more.
+  std::vector<std::pair<Token, Token>> covered;
+  for (const auto& [bounds, older] : tables_[table]) {
+    const auto& [last, first] = bounds;
+    const bool inside = first >= span.first && last <= span.last && (first != span.first || last != span.last);
+    if (inside && older.began_us <= repaired.began_us) covered.push_back(bounds);
+  }
+  for (const auto& [last, first] : covered) batch.Delete(KeyOf(table, {first, last}));
+  env_.storage->Apply(std::move(batch), Durability::kSynced,
+                      [this, table, span, repaired, covered, done = std::move(done)](absl::Status status) {
+                        if (status.ok()) {
+                          Spans& spans = tables_[table];
+                          Repaired& entry = spans[{span.last, span.first}];
+                          if (repaired.began_us >= entry.began_us) entry = repaired;
+                          for (const auto& bounds : covered) spans.erase(bounds);
+                        }
+                        done(status);
+                      });
+}
+
+void RepairHistory::OnRecord(const Envelope& message) {
+  const RepairRecord& record = message.repair_record();
+  Record(record.table(), {record.first_token(), record.last_token()},
+         Repaired{record.began_us(), record.topology_version()},
+         [this, sender = Address{message.from_node(), message.from_shard()},
+          request_id = record.request_id()](absl::Status status) {
+           Envelope reply;
+           reply.mutable_repair_record_ack()->set_request_id(request_id);
+           reply.mutable_repair_record_ack()->set_ok(status.ok());
+           env_.network->Send(sender, std::move(reply));
+         });
+}
+
+}  // namespace charybdis::repair
