@@ -62,6 +62,8 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                      [this] { return stream_jobs_.busy(); }, metrics_),
       repair_answerer_(env_, metrics_),
       repair_history_(env_),
+      shard_compaction_(env_, topology_log_, repair_history_,
+                        [this](const CompactOp& request) { return TablesToCompact(request); }, metrics_),
       range_repair_(env_, topology_log_, [this] { return TablesPlacedNow(); }, metrics_),
       hints_(env_, config, liveness_, metrics_,
              [this](NodeId node) {
@@ -127,6 +129,7 @@ void Shard::MakeShardZeroParts() {
   node_cleanup_ = std::make_unique<topology::NodeCleanup>(env_, config_.shards, topology_log_, current);
   node_repair_ = std::make_unique<repair::NodeRepair>(
       env_, config_.shards, topology_log_, [this] { return TablesPlacedNow(); }, current);
+  node_compaction_ = std::make_unique<repair::NodeCompaction>(env_, config_.shards);
   batchlog_ = std::make_unique<Batchlog>(
       env_, config_, metrics_,
       [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
@@ -266,6 +269,7 @@ void Shard::OnClientRequest(const Envelope& message) {
   }
   if (node_cleanup_ && message.client_request().has_cleanup()) return node_cleanup_->OnRequest(message);
   if (node_repair_ && message.client_request().has_repair()) return node_repair_->OnRequest(message);
+  if (node_compaction_ && message.client_request().has_compact()) return node_compaction_->OnRequest(message);
   held_until_current_.Take(message);
 }
 
@@ -470,9 +474,33 @@ void Shard::OnRepairMessage(const Envelope& message) {
       return repair_history_.OnRecord(message);
     case Envelope::kRepairRecordAck:
       return range_repair_.OnRecordAck(message);
+    case Envelope::kShardCompact:
+      return shard_compaction_.OnRequest(message);
+    case Envelope::kShardCompactDone:
+      CHARYBDIS_ASSERT(node_compaction_ != nullptr);  // shard 0 asks
+      return node_compaction_->OnShardDone(message);
     default:
       CHARYBDIS_ASSERT(false && "shard received a message it does not serve");
   }
+}
+
+std::vector<repair::ShardCompaction::TableGc> Shard::TablesToCompact(const CompactOp& request) const {
+  RepairOp named;
+  named.set_keyspace(request.keyspace());
+  named.set_table(request.table());
+  std::map<std::string, ReplicationConfig> all;  // the names, for repair's filter
+  std::map<std::string, TombstoneGc> gcs;
+  for (const auto& [table, schema] : config_.tables) {
+    all.emplace(table, ReplicationConfig());
+    gcs[table] = schema.gc;
+  }
+  for (const auto& [name, table] : schema_log_.schema()->tables()) {
+    all.emplace(table.storage, ReplicationConfig());
+    gcs[table.storage] = table.gc;
+  }
+  std::vector<repair::ShardCompaction::TableGc> tables;
+  for (const auto& [table, unused] : repair::TablesToRepair(all, named)) tables.push_back({table, gcs.at(table)});
+  return tables;
 }
 
 std::map<std::string, ReplicationConfig> Shard::TablesPlacedNow() const {

@@ -12,10 +12,12 @@
 #include "core/cluster/node_config.h"
 #include "core/paxos/acceptor.h"
 #include "core/read_cache/read_cache.h"
+#include "core/repair/node_compaction.h"
 #include "core/repair/node_repair.h"
 #include "core/repair/range_repair.h"
 #include "core/repair/repair_answerer.h"
 #include "core/repair/repair_history.h"
+#include "core/repair/shard_compaction.h"
 #include "core/replica/range_cleanup.h"
 #include "core/replica/replica.h"
 #include "core/replica/stream_jobs.h"
@@ -110,6 +112,10 @@ class Shard {
   // config's tables are placed as the cluster): what cleanup and repair
   // go through.
   std::map<std::string, ReplicationConfig> TablesPlacedNow() const;
+  // The storage tables a `ctl compact` names, with their tombstone GC: the
+  // config's, and the CQL tables of the schema (not the logs', which never
+  // delete).
+  std::vector<repair::ShardCompaction::TableGc> TablesToCompact(const CompactOp& request) const;
   // Repair's messages (core/repair/).
   void OnRepairMessage(const Envelope& message);
 
@@ -141,6 +147,7 @@ class Shard {
   RangeCleanup range_cleanup_;
   repair::RepairAnswerer repair_answerer_;
   repair::RepairHistory repair_history_;
+  repair::ShardCompaction shard_compaction_;
   repair::RangeRepair range_repair_;
   HintManager hints_;
   Coordinator coordinator_;
@@ -155,6 +162,7 @@ class Shard {
   std::unique_ptr<Batchlog> batchlog_;  // shard 0 only
   std::unique_ptr<topology::NodeCleanup> node_cleanup_;  // shard 0 only
   std::unique_ptr<repair::NodeRepair> node_repair_;      // shard 0 only
+  std::unique_ptr<repair::NodeCompaction> node_compaction_;  // shard 0 only
   std::function<void(const SchemaSnapshot&)> schema_listener_;
 };
 

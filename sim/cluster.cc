@@ -73,8 +73,16 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
   ring_ = std::make_shared<const TokenRing>(LayoutOf(topology_, spec, random.Fork(3).Next()));
   std::map<std::string, TableSchema> tables;
   for (const auto& table : spec.schema().table()) {
-    tables[table.name()] =
-        TableSchema{table.name(), std::set<std::string>(table.column().begin(), table.column().end())};
+    TableSchema& schema = tables[table.name()];
+    schema.name = table.name();
+    schema.columns = std::set<std::string>(table.column().begin(), table.column().end());
+    if (!table.tombstone_gc().empty()) {
+      const absl::StatusOr<TombstoneGc::Mode> mode = ParseTombstoneGcMode(table.tombstone_gc());
+      CHARYBDIS_ASSERT(mode.ok());  // the validator checks it
+      schema.gc.mode = *mode;
+    }
+    if (table.has_gc_grace_seconds()) schema.gc.gc_grace_seconds = table.gc_grace_seconds();
+    if (table.has_propagation_delay_seconds()) schema.gc.propagation_delay_seconds = table.propagation_delay_seconds();
   }
   // The CQL schema the nodes start with; their shards know its storage
   // tables (core/schema/schema_log.h).

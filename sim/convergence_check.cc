@@ -1,6 +1,7 @@
 #include "sim/convergence_check.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "core/request/consistency.h"
@@ -141,6 +142,41 @@ CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& h
                       ? absl::StrCat(checked, " acknowledged writes on a running replica (", unchecked,
                                      " with every replica down not checked)")
                       : absl::StrCat(lost, " of ", checked, " acknowledged writes lost: ", result.detail);
+  return result;
+}
+
+CheckResult CheckNoResurrection(const Cluster& cluster, const History& history) {
+  CheckResult result{"no_resurrection", true, ""};
+  std::map<std::pair<std::string, std::string>, Timestamp> deleted;  // table, key -> newest acknowledged delete
+  for (const CompletedOp& op : PairOperations(history)) {
+    if (!AcknowledgedPlainWrite(op) || op.invoke->function != HistoryOp::Function::kDelete) continue;
+    Timestamp& newest = deleted[{op.invoke->table, op.invoke->key}];
+    newest = std::max(newest, op.completion->timestamp);
+  }
+  if (deleted.empty()) return NothingToCheck("no_resurrection", "no acknowledged delete");
+  const std::shared_ptr<const TokenRing> owners = cluster.OwnersRing();
+  const uint32_t shards = cluster.topology().shards_per_node;
+  uint64_t resurrected = 0;
+  for (const auto& [key, deleted_at] : deleted) {
+    const Token token = TokenOf(key.second);
+    Partition merged;
+    for (NodeId replica : owners->ReplicasOf(token)) {
+      merged.Merge(OnDisk(cluster.node(replica).storage(ShardOf(token, shards)), key.first, key.second).first);
+    }
+    merged.Compact();
+    for (const auto& [clustering_key, row] : merged.rows) {
+      for (const auto& [column, cell] : row.cells) {
+        if (cell.tombstone || cell.timestamp > deleted_at) continue;
+        if (++resurrected <= 5) {
+          absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "key ", key.second, ": ", column, "@",
+                          cell.timestamp, " is back after a delete acknowledged at timestamp ", deleted_at);
+        }
+      }
+    }
+  }
+  result.passed = resurrected == 0;
+  result.detail = result.passed ? absl::StrCat(deleted.size(), " deleted keys stay deleted on the replicas' disks")
+                                : absl::StrCat(resurrected, " deleted values came back: ", result.detail);
   return result;
 }
 

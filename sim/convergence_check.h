@@ -18,6 +18,11 @@ CheckResult CheckReplicasConverge(const Cluster& cluster, const History& history
 // replica of its key. Writes whose replicas are all down are not checked.
 CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& history);
 
+// No acknowledged delete is undone (docs/repair.md, "Tombstone GC"): for
+// every key deleted with an acknowledgement, the merge of every replica's
+// disk, running or not, holds no live version at or before the delete.
+CheckResult CheckNoResurrection(const Cluster& cluster, const History& history);
+
 // What a repair of `node` that began at `started` and succeeded promises
 // (docs/repair.md): every acknowledged plain write acknowledged before
 // `started`, to a key `node` replicates, is held, as itself or a newer

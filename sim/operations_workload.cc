@@ -26,7 +26,8 @@ topology::Operation OperationOf(const std::string& kind) {
 }
 
 bool AskedUntilOk(const scenario::OperationsWorkload::Operation& operation) {
-  return operation.kind() == "cleanup" || operation.kind() == "alter" || operation.kind() == "repair";
+  return operation.kind() == "cleanup" || operation.kind() == "alter" || operation.kind() == "repair" ||
+         operation.kind() == "compact";
 }
 
 }  // namespace
@@ -111,6 +112,8 @@ void OperationsWorkload::SendUntilOk() {
     request.mutable_cleanup();
   } else if (operation.kind() == "repair") {
     request.mutable_repair();
+  } else if (operation.kind() == "compact") {
+    request.mutable_compact();
   } else {
     request.mutable_schema_change()->set_statement(operation.statement());
   }

@@ -236,6 +236,7 @@ std::vector<CheckResult> EndOfRunChecks(const scenario::Scenario& spec, const Cl
   if (spec.checks().acknowledged_writes_kept()) {
     checks.push_back(CheckAcknowledgedWritesKept(cluster, history));
   }
+  if (spec.checks().no_resurrection()) checks.push_back(CheckNoResurrection(cluster, history));
   const auto latencies = MergedLatencies(workloads.kv());
   for (const auto& check : spec.checks().latency()) {
     checks.push_back(CheckLatency(check, latencies));

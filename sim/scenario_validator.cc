@@ -11,6 +11,7 @@
 #include "core/paxos/ballot.h"
 #include "core/env/probe.h"
 #include "core/tools/text_proto.h"
+#include "core/data/tombstone_gc.h"
 #include "core/workload/fault_kinds.h"
 #include "sim/envelope_kinds.h"
 #include "sim/history_checks.h"
@@ -261,10 +262,11 @@ class Validator {
         continue;
       }
       const bool asked_until_ok =
-          operation.kind() == "cleanup" || operation.kind() == "alter" || operation.kind() == "repair";
+          operation.kind() == "cleanup" || operation.kind() == "alter" || operation.kind() == "repair" ||
+          operation.kind() == "compact";
       if (operation.kind() != "decommission" && operation.kind() != "kill" && !asked_until_ok && !remove) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"kind"}},
-                      "must be \"join\", \"replace\", \"decommission\", \"removenode\", \"kill\", \"cleanup\", \"repair\" or \"alter\"");
+                      "must be \"join\", \"replace\", \"decommission\", \"removenode\", \"kill\", \"cleanup\", \"repair\", \"compact\" or \"alter\"");
       }
       if ((operation.kind() == "alter") != !operation.statement().empty()) {
         problems_.Add({{"workload", w}, {"operations"}, {"operation", i}, {"statement"}},
@@ -463,6 +465,10 @@ class Validator {
       }
       if (tables[t].column_size() == 0) {
         problems_.Add({{"schema"}, {"table", t}, {"column"}}, "a table needs at least one column");
+      }
+      if (!tables[t].tombstone_gc().empty()) {
+        const absl::StatusOr<TombstoneGc::Mode> mode = ParseTombstoneGcMode(tables[t].tombstone_gc());
+        if (!mode.ok()) problems_.Add({{"schema"}, {"table", t}, {"tombstone_gc"}}, std::string(mode.status().message()));
       }
     }
   }

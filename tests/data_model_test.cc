@@ -8,6 +8,7 @@
 #include "core/data/checked_value.h"
 #include "core/data/partition.h"
 #include "core/data/storage_codec.h"
+#include "core/data/tombstone_gc.h"
 
 namespace charybdis {
 namespace {
@@ -275,6 +276,87 @@ TEST(StorageCodecTest, TornAndMisdirectedVersionsAreCaught) {
   misdirected[1].value = clean[0].value;
   misdirected[0].value = clean[1].value;
   EXPECT_EQ(storage_codec::DecodeScan(misdirected).corrupt_keys.size(), 2u);
+}
+
+
+// The stored entries of a batch of mutations, as a scan returns them.
+std::vector<KeyValue> Stored(const WriteBatch& batch) {
+  std::map<std::string, std::string> unique;
+  for (const auto& operation : batch.operations) unique[operation.key] = *operation.value;
+  std::vector<KeyValue> stored;
+  for (const auto& [key, value] : unique) stored.push_back({key, value});
+  return stored;
+}
+
+std::vector<KeyValue> Without(const std::vector<KeyValue>& stored, const std::vector<std::string>& keys) {
+  std::vector<KeyValue> kept;
+  for (const KeyValue& entry : stored) {
+    if (std::find(keys.begin(), keys.end(), entry.key) == keys.end()) kept.push_back(entry);
+  }
+  return kept;
+}
+
+// A row deleted at 10 over cells of 5 and 20, a cell deleted at 12 over an
+// older value, and a cell that expired at 15: purged before 14, the row
+// tombstone, the cell tombstone and the expired cell go with what they
+// shadow; the cell of 20 stays, and nothing older comes back.
+TEST(StorageCodecTest, APurgeTakesEachDeletionWithWhatItShadows) {
+  WriteBatch batch;
+  Partition partition;
+  partition.rows["r"].cells["a"] = Live(5, "shadowed");
+  partition.rows["r"].cells["b"] = Live(20, "newer");
+  storage_codec::AddMutation("t", "p", partition, batch);
+  Partition deletion;
+  deletion.rows["r"].tombstone = 10;
+  deletion.rows["s"].cells["c"] = Dead(12);
+  deletion.rows["u"].cells["e"] = Live(13, "expired", /*expiry=*/15, 1);
+  storage_codec::AddMutation("t", "p", deletion, batch);
+  Partition older;
+  older.rows["s"].cells["c"] = Live(11, "deleted");
+  older.rows["u"].cells["e"] = Live(2, "older");
+  storage_codec::AddMutation("t", "p", older, batch);
+  const std::vector<KeyValue> stored = Stored(batch);
+
+  const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+  // Before 10, nothing is purged but the obsolete versions.
+  std::vector<std::string> purged = storage_codec::PurgedKeys(decoded, 10).keys;
+  EXPECT_EQ(purged.size(), decoded.obsolete_keys.size());
+  EXPECT_EQ(storage_codec::PurgedKeys(decoded, 10).deletions, 0u);
+  Partition after = storage_codec::DecodeScan(Without(stored, purged)).partition;
+  EXPECT_EQ(after, decoded.partition);
+
+  EXPECT_EQ(storage_codec::PurgedKeys(decoded, 16).deletions, 3u);
+  purged = storage_codec::PurgedKeys(decoded, 16).keys;
+  after = storage_codec::DecodeScan(Without(stored, purged)).partition;
+  Partition expected;
+  expected.rows["r"].cells["b"] = Live(20, "newer");
+  EXPECT_EQ(after, expected);
+  EXPECT_EQ(purged.size(), stored.size() - 1);
+}
+
+TEST(TombstoneGcTest, EachModePurgesWhatItMay) {
+  constexpr Timestamp kSecond = 1'000'000;
+  const Timestamp now = 100'000 * kSecond;
+  TombstoneGc gc;
+  gc.gc_grace_seconds = 1000;
+  gc.propagation_delay_seconds = 60;
+  gc.mode = TombstoneGc::Mode::kTimeout;
+  EXPECT_EQ(PurgeBefore(gc, now, 0), now - 1000 * kSecond);
+  gc.mode = TombstoneGc::Mode::kRepair;
+  EXPECT_EQ(PurgeBefore(gc, now, 0), std::numeric_limits<Timestamp>::min()) << "never repaired: nothing";
+  EXPECT_EQ(PurgeBefore(gc, now, now - 10 * kSecond), now - 70 * kSecond);
+  // A repair dated after now (another node's clock) purges nothing newer than now.
+  EXPECT_EQ(PurgeBefore(gc, now, now + 3600 * kSecond), now);
+  gc.mode = TombstoneGc::Mode::kImmediate;
+  EXPECT_EQ(PurgeBefore(gc, now, 0), now);
+  gc.mode = TombstoneGc::Mode::kDisabled;
+  EXPECT_EQ(PurgeBefore(gc, now, now), std::numeric_limits<Timestamp>::min());
+  for (const char* name : {"timeout", "repair", "immediate", "disabled"}) {
+    const absl::StatusOr<TombstoneGc::Mode> mode = ParseTombstoneGcMode(name);
+    ASSERT_TRUE(mode.ok());
+    EXPECT_STREQ(TombstoneGcModeName(*mode), name);
+  }
+  EXPECT_FALSE(ParseTombstoneGcMode("sometimes").ok());
 }
 
 }  // namespace

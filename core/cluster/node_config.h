@@ -9,6 +9,7 @@
 
 #include "core/cluster/failure_detector.h"
 #include "core/cluster/token_ring.h"
+#include "core/data/tombstone_gc.h"
 
 namespace charybdis {
 
@@ -19,6 +20,8 @@ class Schema;  // core/cql/schema.h: the cluster holds it, never reads it
 struct TableSchema {
   std::string name;
   std::set<std::string> columns;
+  // When its deletions may be purged (docs/repair.md, "Tombstone GC").
+  TombstoneGc gc;
 };
 
 struct CoordinatorOptions {

@@ -150,6 +150,7 @@ void Coordinator::Dispatch(const Envelope& message) {
     case ClientRequest::kTopologyChange:
     case ClientRequest::kCleanup:
     case ClientRequest::kRepair:
+    case ClientRequest::kCompact:
       // Shard 0's schema and topology agents, its cleanup and its repair
       // run these (core/schema/schema_agent.h, core/topology/topology_agent.h,
       // node_cleanup.h, core/repair/node_repair.h); shard 0 hands them over

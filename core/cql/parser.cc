@@ -494,9 +494,16 @@ class Parser {
       } else if (Accept("compact")) {
         Fail("COMPACT STORAGE is not supported");
       } else {
-        Identifier();  // other table options are accepted and ignored
+        // Tombstone GC's options are kept; others are accepted and ignored.
+        const std::string option = Identifier();
         Expect("=");
-        IsSymbol("{") ? (void)ParseMapLiteral() : (void)ParseTerm();
+        if (option == "tombstone_gc" && IsSymbol("{")) {
+          create.tombstone_gc = ParseMapLiteral();
+        } else if (option == "gc_grace_seconds" && !IsSymbol("{")) {
+          create.gc_grace_seconds = ParseTerm().text;
+        } else {
+          IsSymbol("{") ? (void)ParseMapLiteral() : (void)ParseTerm();
+        }
       }
     } while (error_.ok() && Accept("and"));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
 #include "core/data/big_endian.h"
@@ -137,6 +138,39 @@ void SortRegularColumns(Table& table) {
 
 }  // namespace
 
+// WITH gc_grace_seconds = N AND tombstone_gc = {'mode': M,
+// 'propagation_delay_in_seconds': D}, as ScyllaDB takes them.
+static absl::StatusOr<TombstoneGc> TombstoneGcOf(const CreateTable& create) {
+  TombstoneGc gc;
+  const auto seconds = [](const std::string& text, const char* what) -> absl::StatusOr<int64_t> {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(text, &value) || value < 0 || value > int64_t{1} << 40) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " must be a number of seconds, not '", text, "'"));
+    }
+    return value;
+  };
+  if (create.gc_grace_seconds) {
+    absl::StatusOr<int64_t> grace = seconds(*create.gc_grace_seconds, "gc_grace_seconds");
+    if (!grace.ok()) return grace.status();
+    gc.gc_grace_seconds = *grace;
+  }
+  for (const auto& [option, value] : create.tombstone_gc) {
+    if (option == "mode") {
+      absl::StatusOr<TombstoneGc::Mode> mode = ParseTombstoneGcMode(value);
+      if (!mode.ok()) return mode.status();
+      gc.mode = *mode;
+    } else if (option == "propagation_delay_in_seconds") {
+      absl::StatusOr<int64_t> delay = seconds(value, "propagation_delay_in_seconds");
+      if (!delay.ok()) return delay.status();
+      gc.propagation_delay_seconds = *delay;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("tombstone_gc has no option '", option,
+                                                     "': it takes mode and propagation_delay_in_seconds"));
+    }
+  }
+  return gc;
+}
+
 absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool allow_collections) {
   const auto key = std::pair{create.table.keyspace, create.table.table};
   if (!keyspaces_.count(key.first)) return absl::InvalidArgumentError(absl::StrCat("keyspace ", key.first, " does not exist"));
@@ -151,7 +185,10 @@ absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool al
     if (!types.emplace(column.name, *type).second) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " is defined twice"));
   }
   if (absl::Status checked = CheckPrimaryKey(create, types, allow_collections); !checked.ok()) return checked;
+  absl::StatusOr<TombstoneGc> gc = TombstoneGcOf(create);
+  if (!gc.ok()) return gc.status();
   Table table;
+  table.gc = *gc;
   table.keyspace = key.first;
   table.name = key.second;
   table.storage = absl::StrCat(key.first, ".", key.second);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/data/tombstone_gc.h"
 #include "core/cql/statement.h"
 #include "core/cql/types.h"
 
@@ -53,6 +54,8 @@ struct Table {
   // Regular columns dropped by ALTER TABLE. Their stored cells stay, and
   // a column added again under the name gets a storage column of its own.
   std::set<std::string> dropped;
+  // When its deletions may be purged (docs/repair.md, "Tombstone GC").
+  TombstoneGc gc;
 
   const Column* Find(std::string_view column) const;
   int IndexOf(std::string_view column) const;

@@ -119,6 +119,10 @@ struct CreateTable {
   std::vector<std::string> partition_key;
   std::vector<std::string> clustering;
   std::map<std::string, bool> descending;  // CLUSTERING ORDER BY
+  // WITH gc_grace_seconds = N, tombstone_gc = {'mode': ..., ...}: as
+  // written, checked by the schema (docs/repair.md).
+  std::optional<std::string> gc_grace_seconds;
+  std::map<std::string, std::string> tombstone_gc;
 };
 
 // ALTER KEYSPACE ... WITH replication = {...}: a change of replication

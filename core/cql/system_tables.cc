@@ -142,7 +142,7 @@ std::vector<ResultRow> TableRows(const Table& table, const std::vector<const Sch
                          .Set("flags", TextSet({"compound"}))
                          .Set("comment", "")
                          .Set("default_time_to_live", NativeInt(0))
-                         .Set("gc_grace_seconds", NativeInt(864000))
+                         .Set("gc_grace_seconds", NativeInt(static_cast<int32_t>(described.gc.gc_grace_seconds)))
                          .Set("speculative_retry", "99PERCENTILE")
                          .Take());
     }

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -251,6 +252,12 @@ class ScanDecoder {
     return true;
   }
 
+  // Where each row's tombstone and each cell's winner is stored.
+  void ListWinners() {
+    for (const auto& [key, stored] : cell_keys_) decoded_.cell_keys[key] = *stored;
+    for (const auto& [key, stored] : tombstone_keys_) decoded_.row_tombstone_keys[key] = *stored;
+  }
+
   // Cells at or before their row's tombstone can never be seen again.
   void ListShadowedCells() {
     for (const auto& [key, cell_key] : cell_keys_) {
@@ -317,9 +324,33 @@ Decoded DecodeScan(const std::vector<KeyValue>& stored) {
   }
   CHARYBDIS_ASSERT(decoded.corrupt_keys.size() <= stored.size());
   decoder.ListShadowedCells();
+  decoder.ListWinners();
   // Replicas that did and did not drop shadowed versions yet must agree.
   decoded.partition.Compact();
   return decoded;
+}
+
+Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before) {
+  CHARYBDIS_ASSERT(decoded.corrupt_keys.empty());
+  std::set<std::string> purged(decoded.obsolete_keys.begin(), decoded.obsolete_keys.end());
+  uint64_t deletions = 0;
+  for (const auto& [clustering_key, row] : decoded.partition.rows) {
+    // Older tombstones and the cells a tombstone shadows are obsolete: they
+    // go with it.
+    if (row.tombstone && *row.tombstone < purge_before) {
+      purged.insert(decoded.row_tombstone_keys.at(clustering_key));
+      deletions++;
+    }
+    for (const auto& [column, cell] : row.cells) {
+      const bool deleted = cell.tombstone && cell.timestamp < purge_before;
+      const bool expired = cell.expiring() && cell.expiry < purge_before;
+      // Its older versions lost to it: they are obsolete.
+      if (!deleted && !expired) continue;
+      purged.insert(decoded.cell_keys.at({clustering_key, column}));
+      deletions++;
+    }
+  }
+  return Purge{std::vector<std::string>(purged.begin(), purged.end()), deletions};
 }
 
 void DropKeys(Storage& storage, const std::vector<std::string>& keys) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,11 +90,27 @@ struct Decoded {
   // Stored entries whose bytes fail their checksum or that this codec did
   // not write: a flipped bit, a torn or a misdirected write.
   std::vector<std::string> corrupt_keys;
+  // The stored key of each row's tombstone (by clustering key) and each
+  // cell's winning version (by clustering key and column).
+  std::map<std::string, std::string> row_tombstone_keys;
+  std::map<std::pair<std::string, std::string>, std::string> cell_keys;
 };
 
 // Reconciles the stored versions read by scanning a partition or row
 // prefix, setting aside the entries that do not check out.
 Decoded DecodeScan(const std::vector<KeyValue>& stored);
+
+// The stored keys a purge of the partition `decoded` deletes (docs/repair.md,
+// "Tombstone GC"): its obsolete versions, and each deletion made before
+// `purge_before` (row and cell tombstones by timestamp, expiring cells by
+// expiry) with every version it shadows, so that the replica holds of
+// them what one that never saw them holds. Deleted in one batch, a
+// tombstone never goes without what it shadows. REQUIRES: no corrupt keys.
+struct Purge {
+  std::vector<std::string> keys;
+  uint64_t deletions = 0;  // row tombstones, cell tombstones and expired cells among them
+};
+Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before);
 
 // Deletes stored versions no read needs: obsolete ones (they lose every
 // merge, so the next scan of the partition is short) and corrupt ones

@@ -86,6 +86,7 @@ inline constexpr std::string_view kProbes[] = {
     "repair.rows_differed",
     "repair.rows_sent",
     "repair.range_repaired",
+    "gc.purged",
     // The batch log and the schema agent (core/batchlog/, core/schema/,
     // core/coordinator/held_for_schema.cc).
     "batchlog.replayed",

@@ -1,0 +1,61 @@
+#include "core/data/tombstone_gc.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
+
+namespace charybdis {
+
+namespace {
+
+constexpr Timestamp kMicrosPerSecond = 1'000'000;
+constexpr Timestamp kNothing = std::numeric_limits<Timestamp>::min();
+
+}  // namespace
+
+const char* TombstoneGcModeName(TombstoneGc::Mode mode) {
+  switch (mode) {
+    case TombstoneGc::Mode::kTimeout:
+      return "timeout";
+    case TombstoneGc::Mode::kRepair:
+      return "repair";
+    case TombstoneGc::Mode::kImmediate:
+      return "immediate";
+    case TombstoneGc::Mode::kDisabled:
+      return "disabled";
+  }
+  CHARYBDIS_ASSERT(false && "a mode of its own");
+  return "";
+}
+
+absl::StatusOr<TombstoneGc::Mode> ParseTombstoneGcMode(std::string_view name) {
+  for (TombstoneGc::Mode mode : {TombstoneGc::Mode::kTimeout, TombstoneGc::Mode::kRepair,
+                                 TombstoneGc::Mode::kImmediate, TombstoneGc::Mode::kDisabled}) {
+    if (name == TombstoneGcModeName(mode)) return mode;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("tombstone_gc mode '", std::string(name),
+                                                 "' is none of timeout, repair, immediate and disabled"));
+}
+
+Timestamp PurgeBefore(const TombstoneGc& gc, Timestamp now_us, Timestamp repaired_us) {
+  CHARYBDIS_ASSERT(gc.gc_grace_seconds >= 0 && gc.propagation_delay_seconds >= 0 && repaired_us >= 0);
+  Timestamp before = kNothing;
+  switch (gc.mode) {
+    case TombstoneGc::Mode::kTimeout:
+      before = now_us - gc.gc_grace_seconds * kMicrosPerSecond;
+      break;
+    case TombstoneGc::Mode::kRepair:
+      if (repaired_us > 0) before = repaired_us - gc.propagation_delay_seconds * kMicrosPerSecond;
+      break;
+    case TombstoneGc::Mode::kImmediate:
+      before = now_us;
+      break;
+    case TombstoneGc::Mode::kDisabled:
+      break;
+  }
+  return std::min(before, now_us);
+}
+
+}  // namespace charybdis

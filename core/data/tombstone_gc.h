@@ -1,0 +1,45 @@
+#pragma once
+
+// When a deletion may leave a replica's storage for good (docs/repair.md,
+// "Tombstone GC"). A tombstone shadows older versions on replicas that
+// may not have seen it yet: purged before every replica holds it, the
+// data it deleted comes back from them (a zombie). ScyllaDB's modes:
+//
+//   timeout    after gc_grace_seconds (Cassandra's only rule): safe only
+//              if every replica is repaired within that time;
+//   repair     once a repair that began at least propagation_delay after
+//              the deletion covered its token (ScyllaDB's default, and
+//              ours): every replica held it then;
+//   immediate  at once (tables that are never deleted from, only expire);
+//   disabled   never.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "core/data/cell.h"
+
+namespace charybdis {
+
+struct TombstoneGc {
+  enum class Mode { kTimeout, kRepair, kImmediate, kDisabled };
+  Mode mode = Mode::kRepair;
+  int64_t gc_grace_seconds = 864000;  // 10 days, as Cassandra and ScyllaDB
+  // Writes may arrive late or carry a client's timestamp from the past: a
+  // repair counts for deletions made this long before it began.
+  int64_t propagation_delay_seconds = 3600;
+
+  bool operator==(const TombstoneGc&) const = default;
+};
+
+const char* TombstoneGcModeName(TombstoneGc::Mode mode);
+absl::StatusOr<TombstoneGc::Mode> ParseTombstoneGcMode(std::string_view name);
+
+// Deletions made before the time returned may be purged now (`now_us`, the
+// replica's clock) from a token whose newest repair, at the topology the
+// replica holds, began at `repaired_us` (0: none): row and cell tombstones
+// by their timestamp, expiring cells by their expiry. Never after now.
+Timestamp PurgeBefore(const TombstoneGc& gc, Timestamp now_us, Timestamp repaired_us);
+
+}  // namespace charybdis

@@ -1,0 +1,58 @@
+#include "core/repair/node_compaction.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/env/assert.h"
+#include "core/env/client_address.h"
+
+namespace charybdis::repair {
+
+NodeCompaction::NodeCompaction(ShardEnv env, uint32_t shards) : env_(env), shards_(shards) {
+  CHARYBDIS_ASSERT(env_.self.shard == 0 && shards_ >= 1);
+}
+
+void NodeCompaction::OnRequest(const Envelope& message) {
+  CHARYBDIS_ASSERT(message.client_request().has_compact());
+  const Address client = ClientAddressOf(message);
+  const uint64_t request_id = message.client_request().request_id();
+  if (running_.has_value()) {
+    ClientResponse refusal;
+    refusal.set_code(ClientResponse::INVALID_REQUEST);
+    refusal.set_message(absl::StrCat("node ", env_.self.node, " is already compacting"));
+    return AnswerClient(*env_.network, client, request_id, std::move(refusal));
+  }
+  running_ = Running{client, request_id, ++last_id_};
+  for (ShardId shard = 0; shard < shards_; shard++) {
+    running_->waiting.insert(shard);
+    Envelope request;
+    request.mutable_shard_compact()->set_request_id(running_->id);
+    *request.mutable_shard_compact()->mutable_compact() = message.client_request().compact();
+    env_.network->Send(Address{env_.self.node, shard}, std::move(request));
+  }
+}
+
+void NodeCompaction::OnShardDone(const Envelope& message) {
+  CHARYBDIS_ASSERT(message.from_node() == env_.self.node && message.from_shard() < shards_);
+  const ShardCompactDone& done = message.shard_compact_done();
+  if (!running_.has_value() || done.request_id() != running_->id) return;  // a compaction before a restart
+  if (running_->waiting.erase(message.from_shard()) == 0) return;          // a duplicate
+  running_->pairs += done.pairs();
+  running_->bytes += done.bytes();
+  if (!done.ok() && running_->error.empty()) running_->error = done.error();
+  if (!running_->waiting.empty()) return;
+  ClientResponse response;
+  response.set_compacted_pairs(running_->pairs);
+  response.set_compacted_bytes(running_->bytes);
+  if (!running_->error.empty()) {
+    response.set_code(ClientResponse::INVALID_REQUEST);
+    response.set_message(absl::StrCat("compaction stopped after deleting ", running_->pairs, " pairs: ",
+                                      running_->error));
+  }
+  const Address client = running_->client;
+  const uint64_t request_id = running_->client_request_id;
+  running_.reset();
+  AnswerClient(*env_.network, client, request_id, std::move(response));
+}
+
+}  // namespace charybdis::repair

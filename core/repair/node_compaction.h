@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "core/env/shard_env.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis::repair {
+
+// `ctl compact` on a node (docs/repair.md, "Tombstone GC"), run by its
+// shard 0: asks every shard to purge what its tables' tombstone GC allows
+// (shard_compaction.h), and answers the client with the pairs and bytes
+// deleted once all did, or with the first shard's reason to stop. One
+// compaction at a time.
+class NodeCompaction {
+ public:
+  NodeCompaction(ShardEnv env, uint32_t shards);
+  NodeCompaction(const NodeCompaction&) = delete;
+  NodeCompaction& operator=(const NodeCompaction&) = delete;
+
+  // A client's CompactOp.
+  void OnRequest(const Envelope& message);
+  // A shard's ShardCompactDone.
+  void OnShardDone(const Envelope& message);
+
+ private:
+  struct Running {
+    Address client;
+    uint64_t client_request_id = 0;
+    uint64_t id = 0;  // of the ShardCompact requests
+    std::set<ShardId> waiting;
+    uint64_t pairs = 0;
+    uint64_t bytes = 0;
+    std::string error;  // the first shard's that stopped
+  };
+
+  ShardEnv env_;
+  const uint32_t shards_;
+  uint64_t last_id_ = 0;
+  std::optional<Running> running_;
+};
+
+}  // namespace charybdis::repair

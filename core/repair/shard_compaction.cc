@@ -1,0 +1,119 @@
+#include "core/repair/shard_compaction.h"
+
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/data/storage_codec.h"
+#include "core/env/assert.h"
+
+namespace charybdis::repair {
+
+ShardCompaction::ShardCompaction(ShardEnv env, const topology::TopologyLog& log, const RepairHistory& history,
+                                 Tables tables, ShardMetrics& metrics)
+    : env_(env), log_(log), history_(history), tables_(std::move(tables)), metrics_(metrics) {
+  CHARYBDIS_ASSERT(tables_ != nullptr);
+}
+
+void ShardCompaction::OnRequest(const Envelope& message) {
+  CHARYBDIS_ASSERT(message.has_shard_compact() && message.from_node() == env_.self.node);
+  const Address requester{message.from_node(), message.from_shard()};
+  if (run_.has_value()) {
+    Envelope refusal;
+    refusal.mutable_shard_compact_done()->set_request_id(message.shard_compact().request_id());
+    refusal.mutable_shard_compact_done()->set_error(absl::StrCat("shard ", env_.self.shard, " is already compacting"));
+    return env_.network->Send(requester, std::move(refusal));
+  }
+  run_ = Run{requester, message.shard_compact().request_id(), tables_(message.shard_compact().compact())};
+  Next();
+}
+
+void ShardCompaction::Next() {
+  CHARYBDIS_ASSERT(run_.has_value());
+  if (run_->table == run_->tables.size()) return Finish("");
+  ScanOp scan;
+  scan.set_table(run_->tables[run_->table].table);
+  scan.set_start_token(std::numeric_limits<Token>::min());  // no key has it
+  scan.set_end_token(std::numeric_limits<Token>::max());
+  if (run_->after.has_value()) {
+    scan.set_resume(true);
+    scan.set_after_partition_key(run_->after->first);
+    scan.set_after_clustering_key(run_->after->second);
+  }
+  scan.set_limit(kBatchRows);
+  ScanShardRows(*env_.storage, scan,
+                [this](absl::StatusOr<ShardScanResult> scanned) { OnScanned(std::move(scanned)); });
+}
+
+WriteBatch ShardCompaction::PurgeOf(const std::vector<KeyValue>& entries, uint64_t& bytes,
+                                    uint64_t& deletions) const {
+  const TableGc& table = run_->tables[run_->table];
+  const Timestamp now_us = env_.clock->Now() / kMicrosecond;
+  std::map<std::string, size_t> sizes;
+  for (const KeyValue& entry : entries) sizes[entry.key] = entry.key.size() + entry.value.size();
+  WriteBatch batch;
+  for (auto& [partition_key, stored] : GroupByPartition(entries)) {
+    const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+    // Corrupt entries are for reads to drop (and repair to write again).
+    if (!decoded.corrupt_keys.empty()) continue;
+    const Token token = TokenOf(partition_key);
+    const RepairHistory::Repaired repaired = history_.RepairedAt(table.table, token);
+    // A repair at another topology may not have compared this token's
+    // replicas now.
+    const Timestamp repaired_us =
+        repaired.topology_version == log_.topology().version() ? repaired.began_us : 0;
+    storage_codec::Purge purge = storage_codec::PurgedKeys(decoded, PurgeBefore(table.gc, now_us, repaired_us));
+    deletions += purge.deletions;
+    for (std::string& key : purge.keys) {
+      bytes += sizes.at(key);
+      batch.Delete(std::move(key));
+    }
+  }
+  return batch;
+}
+
+void ShardCompaction::OnScanned(absl::StatusOr<ShardScanResult> scanned) {
+  CHARYBDIS_ASSERT(run_.has_value());
+  if (!scanned.ok()) return Finish(absl::StrCat("storage: ", scanned.status().message()));
+  uint64_t bytes = 0, deletions = 0;
+  WriteBatch batch = PurgeOf(scanned->entries, bytes, deletions);
+  // The next batch starts after the last row scanned.
+  std::optional<storage_codec::StoredRow> last;
+  if (!scanned->entries.empty()) last = storage_codec::RowOfKey(scanned->entries.back().key);
+  if (scanned->exhausted || !last.has_value()) {
+    run_->table++;
+    run_->after.reset();
+  } else {
+    run_->after = {last->partition_key, last->clustering_key};
+  }
+  if (batch.operations.empty()) return env_.reactor->Post([this] { Next(); });
+  const uint64_t pairs = batch.operations.size();
+  env_.storage->Apply(std::move(batch), Durability::kSynced, [this, pairs, bytes, deletions](absl::Status applied) {
+    CHARYBDIS_ASSERT(run_.has_value());
+    if (!applied.ok()) return Finish(absl::StrCat("storage: ", applied.message()));
+    CHARYBDIS_PROBE(env_.probes, "gc.purged");
+    run_->pairs += pairs;
+    run_->bytes += bytes;
+    metrics_.gc_pairs_purged += pairs;
+    metrics_.gc_bytes_purged += bytes;
+    metrics_.gc_deletions_purged += deletions;
+    Next();
+  });
+}
+
+void ShardCompaction::Finish(const std::string& error) {
+  CHARYBDIS_ASSERT(run_.has_value());
+  Envelope answer;
+  ShardCompactDone& done = *answer.mutable_shard_compact_done();
+  done.set_request_id(run_->request_id);
+  done.set_ok(error.empty());
+  done.set_error(error);
+  done.set_pairs(run_->pairs);
+  done.set_bytes(run_->bytes);
+  const Address requester = run_->requester;
+  run_.reset();
+  env_.network->Send(requester, std::move(answer));
+}
+
+}  // namespace charybdis::repair

@@ -1,0 +1,74 @@
+#pragma once
+
+// A shard's part of `ctl compact` (docs/repair.md, "Tombstone GC"): for
+// each table asked, scans the shard's rows a batch at a time and deletes,
+// in one synced batch per scanned batch, their obsolete versions and each
+// deletion its tombstone GC lets go, with every version it shadows
+// (storage_codec::PurgedKeys). In `repair` mode a token's deletions may go
+// only once a repair at the topology the shard holds covered it, and by
+// as long before that repair as the propagation delay.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/data/tombstone_gc.h"
+#include "core/env/shard_env.h"
+#include "core/replica/shard_scan.h"
+#include "core/repair/repair_history.h"
+#include "core/telemetry/metrics.h"
+#include "core/topology/topology_log.h"
+#include "proto/messages.pb.h"
+
+namespace charybdis::repair {
+
+class ShardCompaction {
+ public:
+  struct TableGc {
+    std::string table;
+    TombstoneGc gc;
+  };
+  // The storage tables a CompactOp names, each with its tombstone GC.
+  using Tables = std::function<std::vector<TableGc>(const CompactOp&)>;
+  ShardCompaction(ShardEnv env, const topology::TopologyLog& log, const RepairHistory& history, Tables tables,
+                  ShardMetrics& metrics);
+  ShardCompaction(const ShardCompaction&) = delete;
+  ShardCompaction& operator=(const ShardCompaction&) = delete;
+
+  // A ShardCompact from shard 0.
+  void OnRequest(const Envelope& message);
+
+  // Rows one batch scans.
+  static constexpr uint32_t kBatchRows = 256;
+
+ private:
+  struct Run {
+    Address requester;
+    uint64_t request_id = 0;
+    std::vector<TableGc> tables;
+    size_t table = 0;
+    // The next batch starts after this row (none: at the table's start).
+    std::optional<std::pair<std::string, std::string>> after;
+    uint64_t pairs = 0;
+    uint64_t bytes = 0;
+  };
+  void Next();
+  void OnScanned(absl::StatusOr<ShardScanResult> scanned);
+  // The batch that purges the scanned rows, its pairs' bytes, and the
+  // deletions among them.
+  WriteBatch PurgeOf(const std::vector<KeyValue>& entries, uint64_t& bytes, uint64_t& deletions) const;
+  void Finish(const std::string& error);
+
+  ShardEnv env_;
+  const topology::TopologyLog& log_;
+  const RepairHistory& history_;
+  Tables tables_;
+  ShardMetrics& metrics_;
+  std::optional<Run> run_;
+};
+
+}  // namespace charybdis::repair
