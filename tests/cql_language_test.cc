@@ -221,6 +221,25 @@ TEST(CqlSchema, RejectsBadTables) {
             absl::StatusCode::kAlreadyExists);
 }
 
+TEST(CqlSchema, TablesKeepTheirTombstoneGc) {
+  Schema schema = MakeSchema(
+      {"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+       "CREATE TABLE ks.d (a int PRIMARY KEY, v int)",
+       "CREATE TABLE ks.t (a int PRIMARY KEY, v int) WITH comment = 'x' AND gc_grace_seconds = 60 AND "
+       "tombstone_gc = {'mode': 'timeout', 'propagation_delay_in_seconds': '7'}"});
+  EXPECT_EQ(schema.FindTable("ks", "d")->gc, TombstoneGc());
+  const TombstoneGc& gc = schema.FindTable("ks", "t")->gc;
+  EXPECT_EQ(gc.mode, TombstoneGc::Mode::kTimeout);
+  EXPECT_EQ(gc.gc_grace_seconds, 60);
+  EXPECT_EQ(gc.propagation_delay_seconds, 7);
+  for (const char* text : {"CREATE TABLE ks.u (a int PRIMARY KEY) WITH tombstone_gc = {'mode': 'sometimes'}",
+                           "CREATE TABLE ks.u (a int PRIMARY KEY) WITH tombstone_gc = {'when': 'now'}",
+                           "CREATE TABLE ks.u (a int PRIMARY KEY) WITH gc_grace_seconds = -1",
+                           "CREATE TABLE ks.u (a int PRIMARY KEY) WITH gc_grace_seconds = 'soon'"}) {
+    EXPECT_FALSE(schema.Apply(std::get<CreateTable>(ParseOk(text).statement)).ok()) << text;
+  }
+}
+
 // What a SCHEMA_CHANGE event says, from the schemas before and after.
 std::vector<std::string> ChangesOf(SchemaLog& log, const std::vector<std::string>& statements) {
   const std::shared_ptr<const Schema> before = log.schema();

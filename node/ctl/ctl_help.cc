@@ -96,6 +96,17 @@ constexpr Command kCommands[] = {
    "  their bytes. Refused during a topology operation; a repair that loses a\n"
    "  replica stops, keeping what it repaired, and says where: run it again.\n"
    "  Exit 0 when every node repaired. docs/repair.md.\n"},
+  {"compact", "nodes purge deletions their tables' tombstone GC lets go",
+   "compact [KEYSPACE [TABLE]] [--node N | --address A]\n"
+   "  Each node of the local cluster (--dir) in turn, or node N, or the node\n"
+   "  at A, scans its tables (KEYSPACE's, TABLE's) and deletes obsolete\n"
+   "  versions and every deletion its table's tombstone GC lets go (row and\n"
+   "  cell tombstones, expired cells) with all it shadows, and prints the\n"
+   "  pairs and bytes deleted. A table's mode (CREATE TABLE ... WITH\n"
+   "  tombstone_gc = {'mode': ...}): repair (the default: once a repair begun\n"
+   "  after the deletion covered it), timeout (after gc_grace_seconds),\n"
+   "  immediate or disabled. Exit 0 when every node compacted.\n"
+   "  docs/repair.md, \"Tombstone GC\".\n"},
   {"metrics", "a node's /metrics text", "metrics\n  Prints the Prometheus text of --node or --address.\n"},
   {"bench", "latency and throughput of puts, gets, LWTs or lock-step contention",
    "bench put|get|cas [--count 20000] [--prefix P] [--in-flight N] [--cl LEVEL]\n"

@@ -609,6 +609,53 @@ void PrintRepaired(const std::string& name, const RepairSummary& summary, double
             << std::endl;
 }
 
+// The nodes a repair or a compaction runs on: the one at --address, node
+// --node N of the local cluster, or every node of it; (name, address).
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> TargetsOf(const Arguments& arguments) {
+  std::vector<std::pair<std::string, std::string>> targets;
+  if (arguments.flags.count("address")) {
+    targets.emplace_back(arguments.flags.at("address"), arguments.flags.at("address"));
+    return targets;
+  }
+  auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
+  if (!cluster.ok()) return cluster.status();
+  std::vector<NodeId> nodes = cluster->nodes();
+  if (arguments.flags.count("node")) {
+    NodeId node = 0;
+    if (!absl::SimpleAtoi(arguments.flags.at("node"), &node) ||
+        std::find(nodes.begin(), nodes.end(), node) == nodes.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("the cluster has no node ", arguments.flags.at("node")));
+    }
+    nodes = {node};
+  }
+  for (NodeId node : nodes) targets.emplace_back(absl::StrCat("node ", node), cluster->client_address(node));
+  return targets;
+}
+
+// ctl compact [KEYSPACE [TABLE]]: each node in turn purges what its
+// tables' tombstone GC allows (core/repair/shard_compaction.h).
+int CompactCommand(const Arguments& arguments) {
+  if (arguments.words.size() > 3) return Usage("compact takes at most a keyspace and a table");
+  CompactOp request;
+  if (arguments.words.size() > 1) request.set_keyspace(arguments.words[1]);
+  if (arguments.words.size() > 2) request.set_table(arguments.words[2]);
+  const absl::StatusOr<std::vector<std::pair<std::string, std::string>>> targets = TargetsOf(arguments);
+  if (!targets.ok()) return Usage(std::string(targets.status().message()));
+  int failures = 0;
+  for (const auto& [name, address] : *targets) {
+    std::cout << name << ": compacting..." << std::endl;
+    const absl::StatusOr<CleanedUp> compacted = Compact(address, request, std::chrono::seconds(3600));
+    if (!compacted.ok()) {
+      std::cerr << "charybdis-ctl: " << name << ": " << compacted.status().message() << "\n";
+      failures++;
+      continue;
+    }
+    std::cout << name << ": deleted " << compacted->pairs << " stored pairs (" << compacted->bytes
+              << " bytes): obsolete versions, and the deletions tombstone GC lets go" << std::endl;
+  }
+  return failures == 0 ? 0 : 1;
+}
+
 // ctl repair: the node at --address, node --node N of the local cluster,
 // or every node of it in turn, each its primary ranges (each range once).
 int RepairCommand(const Arguments& arguments) {
@@ -618,27 +665,15 @@ int RepairCommand(const Arguments& arguments) {
   if (arguments.flags.count("timeout") && (!absl::SimpleAtoi(arguments.flags.at("timeout"), &seconds) || seconds == 0)) {
     return Usage("--timeout takes a positive number of seconds");
   }
-  std::vector<std::pair<std::string, std::string>> targets;  // (name, client address)
-  if (arguments.flags.count("address")) {
-    targets.emplace_back(arguments.flags.at("address"), arguments.flags.at("address"));
-  } else {
-    auto cluster = LocalCluster::Open(ClusterDirectory(arguments), NodeBinaryBesideSelf());
-    if (!cluster.ok()) return Usage(std::string(cluster.status().message()));
-    std::vector<NodeId> nodes = cluster->nodes();
-    if (arguments.flags.count("node")) {
-      NodeId node = 0;
-      if (!absl::SimpleAtoi(arguments.flags.at("node"), &node) ||
-          std::find(nodes.begin(), nodes.end(), node) == nodes.end()) {
-        return Usage(absl::StrCat("the cluster has no node ", arguments.flags.at("node")));
-      }
-      nodes = {node};
-    } else if (!request->datacenter().empty()) {
+  if (!arguments.flags.count("address") && !arguments.flags.count("node")) {
+    if (!request->datacenter().empty()) {
       return Usage("--dc repairs among one datacenter's replicas from one of its nodes: give --node N");
-    } else {
-      request->set_primary_range(true);  // every node: each range once
     }
-    for (NodeId node : nodes) targets.emplace_back(absl::StrCat("node ", node), cluster->client_address(node));
+    request->set_primary_range(true);  // every node: each range once
   }
+  const absl::StatusOr<std::vector<std::pair<std::string, std::string>>> found = TargetsOf(arguments);
+  if (!found.ok()) return Usage(std::string(found.status().message()));
+  const std::vector<std::pair<std::string, std::string>>& targets = *found;
   RepairSummary total;
   int failures = 0;
   const auto began = std::chrono::steady_clock::now();
@@ -740,6 +775,7 @@ int Main(int argc, char** argv) {
   if (command == "replace") return Replace(arguments);
   if (command == "cleanup") return Cleanup(arguments);
   if (command == "repair") return RepairCommand(arguments);
+  if (command == "compact") return CompactCommand(arguments);
   if (command == "rollback") return RollBackCommand(arguments);
   if (command == "bench") return Bench(arguments);
   if (command == "calibrate") return Calibrate(arguments);

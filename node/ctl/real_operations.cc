@@ -53,6 +53,13 @@ absl::StatusOr<std::string> CleanUpOnce(LocalCluster& cluster, const Operation& 
   return absl::StrCat("removed ", cleaned->pairs, " pairs");
 }
 
+absl::StatusOr<std::string> CompactOnce(LocalCluster& cluster, const Operation& operation) {
+  const absl::StatusOr<CleanedUp> compacted =
+      Compact(cluster.client_address(operation.node()), CompactOp(), std::chrono::seconds(600));
+  if (!compacted.ok()) return compacted.status();
+  return absl::StrCat("compacted: deleted ", compacted->pairs, " pairs");
+}
+
 absl::StatusOr<std::string> RepairOnce(LocalCluster& cluster, const Operation& operation) {
   const absl::StatusOr<RepairSummary> repaired =
       Repair(cluster.client_address(operation.node()), RepairOp(), std::chrono::seconds(600));
@@ -65,6 +72,9 @@ absl::Status RunOne(LocalCluster& cluster, const Operation& operation,
                     const std::function<void(const std::string&)>& progress) {
   if (operation.kind() == "cleanup") {
     return AskUntilOk(operation, [&] { return CleanUpOnce(cluster, operation); }, progress);
+  }
+  if (operation.kind() == "compact") {
+    return AskUntilOk(operation, [&] { return CompactOnce(cluster, operation); }, progress);
   }
   if (operation.kind() == "repair") {
     return AskUntilOk(operation, [&] { return RepairOnce(cluster, operation); }, progress);

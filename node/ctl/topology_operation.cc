@@ -189,6 +189,15 @@ absl::StatusOr<CleanedUp> CleanUp(const std::string& address, std::chrono::secon
   return CleanedUp{response->cleanup_pairs(), response->cleanup_bytes()};
 }
 
+absl::StatusOr<CleanedUp> Compact(const std::string& address, const CompactOp& request,
+                                  std::chrono::seconds timeout) {
+  ExecuteRequest execute;
+  *execute.mutable_request()->mutable_compact() = request;
+  const absl::StatusOr<ClientResponse> response = ExecuteOk(address, std::move(execute), timeout);
+  if (!response.ok()) return response.status();
+  return CleanedUp{response->compacted_pairs(), response->compacted_bytes()};
+}
+
 absl::StatusOr<RepairSummary> Repair(const std::string& address, const RepairOp& request,
                                      std::chrono::seconds timeout) {
   ExecuteRequest execute;

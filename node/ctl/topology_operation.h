@@ -51,7 +51,8 @@ absl::Status WatchOperation(const OperationRequest& request, const std::function
 // version after it.
 absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address);
 
-// What a node's cleanup removed (`ctl cleanup`).
+// What a node's cleanup (`ctl cleanup`) or compaction (`ctl compact`)
+// removed.
 struct CleanedUp {
   uint64_t pairs = 0;
   uint64_t bytes = 0;
@@ -60,6 +61,12 @@ struct CleanedUp {
 // replicates, and waits up to `timeout` for the answer: what it removed,
 // or why not (its refusal, or that it could not be reached).
 absl::StatusOr<CleanedUp> CleanUp(const std::string& address, std::chrono::seconds timeout);
+
+// Asks the node at `address` to purge what its tables' tombstone GC allows
+// (`ctl compact`), and waits up to `timeout`: the pairs and bytes it
+// deleted, or why not.
+absl::StatusOr<CleanedUp> Compact(const std::string& address, const CompactOp& request,
+                                  std::chrono::seconds timeout);
 
 // Asks the node at `address` to repair its ranges as `request` says
 // (`ctl repair`, docs/repair.md), and waits up to `timeout`: its summary,
