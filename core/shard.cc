@@ -45,7 +45,8 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       topology_log_(BootstrapTopologyOf(config)),
       placements_(topology_log_, config.ring->layout().shards_per_node),
       acceptor_(env_, metrics_),
-      replica_(env_, metrics_, acceptor_, topology_fence_),
+      replica_(env_, metrics_, acceptor_, topology_fence_,
+               [this](const std::string& table, Token token) { return PurgeHorizonOf(table, token); }),
       stream_jobs_(env_,
                    [this] {
                      // The config's tables, then the CQL ones and the schema log's.
@@ -60,10 +61,12 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                    metrics_),
       range_cleanup_(env_, topology_log_, [this] { return TablesPlacedNow(); },
                      [this] { return stream_jobs_.busy(); }, metrics_),
-      repair_answerer_(env_, metrics_),
+      repair_answerer_(env_, metrics_,
+                       [this](const std::string& table, Token token) { return PurgeHorizonOf(table, token); }),
       repair_history_(env_),
-      shard_compaction_(env_, topology_log_, repair_history_,
-                        [this](const CompactOp& request) { return TablesToCompact(request); }, metrics_),
+      shard_compaction_(
+          env_, [this](const CompactOp& request) { return TablesToCompact(request); },
+          [this](const std::string& table, Token token) { return PurgeHorizonOf(table, token); }, metrics_),
       range_repair_(env_, topology_log_, [this] { return TablesPlacedNow(); }, metrics_),
       hints_(env_, config, liveness_, metrics_,
              [this](NodeId node) {
@@ -484,23 +487,33 @@ void Shard::OnRepairMessage(const Envelope& message) {
   }
 }
 
-std::vector<repair::ShardCompaction::TableGc> Shard::TablesToCompact(const CompactOp& request) const {
+std::vector<std::string> Shard::TablesToCompact(const CompactOp& request) const {
   RepairOp named;
   named.set_keyspace(request.keyspace());
   named.set_table(request.table());
   std::map<std::string, ReplicationConfig> all;  // the names, for repair's filter
-  std::map<std::string, TombstoneGc> gcs;
-  for (const auto& [table, schema] : config_.tables) {
-    all.emplace(table, ReplicationConfig());
-    gcs[table] = schema.gc;
-  }
-  for (const auto& [name, table] : schema_log_.schema()->tables()) {
-    all.emplace(table.storage, ReplicationConfig());
-    gcs[table.storage] = table.gc;
-  }
-  std::vector<repair::ShardCompaction::TableGc> tables;
-  for (const auto& [table, unused] : repair::TablesToRepair(all, named)) tables.push_back({table, gcs.at(table)});
+  for (const auto& [table, schema] : config_.tables) all.emplace(table, ReplicationConfig());
+  for (const auto& [name, table] : schema_log_.schema()->tables()) all.emplace(table.storage, ReplicationConfig());
+  std::vector<std::string> tables;
+  for (const auto& [table, unused] : repair::TablesToRepair(all, named)) tables.push_back(table);
   return tables;
+}
+
+TombstoneGc Shard::GcOf(const std::string& table) const {
+  if (auto config = config_.tables.find(table); config != config_.tables.end()) return config->second.gc;
+  for (const auto& [name, described] : schema_log_.schema()->tables()) {
+    if (described.storage == table) return described.gc;
+  }
+  TombstoneGc never;
+  never.mode = TombstoneGc::Mode::kDisabled;
+  return never;
+}
+
+Timestamp Shard::PurgeHorizonOf(const std::string& table, Token token) const {
+  const repair::RepairHistory::Repaired repaired = repair_history_.RepairedAt(table, token);
+  const Timestamp repaired_us =
+      repaired.topology_version == topology_log_.topology().version() ? repaired.began_us : 0;
+  return PurgeBefore(GcOf(table), env_.clock->Now() / kMicrosecond, repaired_us);
 }
 
 std::map<std::string, ReplicationConfig> Shard::TablesPlacedNow() const {

@@ -112,10 +112,16 @@ class Shard {
   // config's tables are placed as the cluster): what cleanup and repair
   // go through.
   std::map<std::string, ReplicationConfig> TablesPlacedNow() const;
-  // The storage tables a `ctl compact` names, with their tombstone GC: the
-  // config's, and the CQL tables of the schema (not the logs', which never
-  // delete).
-  std::vector<repair::ShardCompaction::TableGc> TablesToCompact(const CompactOp& request) const;
+  // The storage tables a `ctl compact` names: the config's, and the CQL
+  // tables of the schema (not the logs', which never delete).
+  std::vector<std::string> TablesToCompact(const CompactOp& request) const;
+  // When a table's deletions may be purged (docs/repair.md): the config's
+  // or the CQL schema's setting; never for other tables.
+  TombstoneGc GcOf(const std::string& table) const;
+  // PurgeBefore for a token of a table: by its GC, this node's clock, and
+  // the newest repair that covered the token at the topology held now (a
+  // repair at another topology may not have compared the replicas now).
+  Timestamp PurgeHorizonOf(const std::string& table, Token token) const;
   // Repair's messages (core/repair/).
   void OnRepairMessage(const Envelope& message);
 

@@ -334,6 +334,26 @@ TEST(StorageCodecTest, APurgeTakesEachDeletionWithWhatItShadows) {
   EXPECT_EQ(purged.size(), stored.size() - 1);
 }
 
+// What a replica that purged holds is what one that has not serves.
+TEST(TombstoneGcTest, ThePurgedViewIsWhatAPurgeLeaves) {
+  WriteBatch batch;
+  Partition partition;
+  partition.rows["r"].tombstone = 10;
+  partition.rows["r"].cells["b"] = Live(20, "newer");
+  partition.rows["s"].cells["c"] = Dead(12);
+  partition.rows["t"].cells["d"] = Live(3, "kept");
+  partition.rows["u"].cells["e"] = Live(13, "expired", /*expiry=*/15, 1);
+  storage_codec::AddMutation("t", "p", partition, batch);
+  const std::vector<KeyValue> stored = Stored(batch);
+  const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+  for (const Timestamp before : {Timestamp{0}, Timestamp{11}, Timestamp{13}, Timestamp{16}, Timestamp{100}}) {
+    Partition view = decoded.partition;
+    DropPurgeable(view, before);
+    const std::vector<std::string> purged = storage_codec::PurgedKeys(decoded, before).keys;
+    EXPECT_EQ(view, storage_codec::DecodeScan(Without(stored, purged)).partition) << "before " << before;
+  }
+}
+
 TEST(TombstoneGcTest, EachModePurgesWhatItMay) {
   constexpr Timestamp kSecond = 1'000'000;
   const Timestamp now = 100'000 * kSecond;

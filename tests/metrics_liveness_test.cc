@@ -63,6 +63,14 @@ TEST(ShardMetricsTest, CountersHaveScyllaNames) {
   EXPECT_TRUE(found);
 }
 
+// A shard that did nothing reports nothing: every counter starts at 0
+// (a counter off by one from the start misleads every reading of it).
+TEST(ShardMetricsTest, EveryCounterStartsAtZero) {
+  const ShardMetrics metrics;
+  for (const auto& [name, value] : metrics.Counters()) EXPECT_EQ(value, 0u) << name;
+  for (const auto& [name, histogram] : metrics.Histograms()) EXPECT_EQ(histogram->count(), 0u) << name;
+}
+
 TEST(LivenessViewTest, ReportsNodesThatCameUpAndHowLongOthersAreDown) {
   LivenessView view(-50);
   EXPECT_EQ(view.DownFor(1, 0), 50);  // never seen: down since the view began

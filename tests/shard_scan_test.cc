@@ -97,7 +97,9 @@ TEST(ReplicaScanTest, AScanThatMeetsACorruptEntryAnswersNotOk) {
   ShardMetrics metrics;
   NoRounds rounds;
   const uint64_t no_fence = 0;
-  Replica replica(fake.env, metrics, rounds, no_fence);
+  // Nothing purgeable: every deletion is served.
+  Replica replica(fake.env, metrics, rounds, no_fence,
+                  [](const std::string&, Token) { return std::numeric_limits<Timestamp>::min(); });
   Partition partition;
   partition.rows["r"].cells["a"] = Cell{1, false, "x", 0, 0};
   WriteBatch batch;

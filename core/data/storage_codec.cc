@@ -10,6 +10,7 @@
 #include "core/data/checked_value.h"
 #include "core/data/murmur3.h"
 #include "core/data/token.h"
+#include "core/data/tombstone_gc.h"
 #include "core/env/assert.h"
 
 namespace charybdis::storage_codec {
@@ -342,10 +343,8 @@ Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before) {
       deletions++;
     }
     for (const auto& [column, cell] : row.cells) {
-      const bool deleted = cell.tombstone && cell.timestamp < purge_before;
-      const bool expired = cell.expiring() && cell.expiry < purge_before;
       // Its older versions lost to it: they are obsolete.
-      if (!deleted && !expired) continue;
+      if (!PurgeableCell(cell, purge_before)) continue;
       purged.insert(decoded.cell_keys.at({clustering_key, column}));
       deletions++;
     }

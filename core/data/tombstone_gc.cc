@@ -58,4 +58,13 @@ Timestamp PurgeBefore(const TombstoneGc& gc, Timestamp now_us, Timestamp repaire
   return std::min(before, now_us);
 }
 
+void DropPurgeable(Partition& partition, Timestamp purge_before) {
+  for (auto row = partition.rows.begin(); row != partition.rows.end();) {
+    if (row->second.tombstone && *row->second.tombstone < purge_before) row->second.tombstone.reset();
+    std::erase_if(row->second.cells, [&](const auto& cell) { return PurgeableCell(cell.second, purge_before); });
+    const bool empty = !row->second.tombstone && row->second.cells.empty();
+    row = empty ? partition.rows.erase(row) : std::next(row);
+  }
+}
+
 }  // namespace charybdis

@@ -14,11 +14,14 @@
 //   disabled   never.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "core/data/cell.h"
+#include "core/data/partition.h"
+#include "core/data/token.h"
 
 namespace charybdis {
 
@@ -41,5 +44,23 @@ absl::StatusOr<TombstoneGc::Mode> ParseTombstoneGcMode(std::string_view name);
 // replica holds, began at `repaired_us` (0: none): row and cell tombstones
 // by their timestamp, expiring cells by their expiry. Never after now.
 Timestamp PurgeBefore(const TombstoneGc& gc, Timestamp now_us, Timestamp repaired_us);
+
+// For a shard: PurgeBefore for a token of a table, by the table's GC, the
+// shard's clock and its repair history.
+using PurgeHorizon = std::function<Timestamp(const std::string& table, Token token)>;
+
+// Whether a purge before `purge_before` lets the deletion `cell` go (a
+// tombstone by its timestamp, an expiring cell by its expiry); a row
+// tombstone goes when its timestamp is before it.
+inline bool PurgeableCell(const Cell& cell, Timestamp purge_before) {
+  return (cell.tombstone && cell.timestamp < purge_before) || (cell.expiring() && cell.expiry < purge_before);
+}
+
+// `partition` (reconciled, compacted) as a replica that purged holds it:
+// without the deletions a purge before `purge_before` lets go. Reads and
+// repair's hashes show this view, so that a replica that purged and one
+// that has not yet agree, and read repair never writes a purgeable
+// tombstone back (ScyllaDB #24332, CASSANDRA-8979).
+void DropPurgeable(Partition& partition, Timestamp purge_before);
 
 }  // namespace charybdis

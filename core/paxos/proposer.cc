@@ -179,7 +179,12 @@ void Proposer::OnPromise(NodeId replica, const PaxosPromise& promise) {
     refused_.insert(replica);
     // A higher ballot got there first: a quorum is out of reach for this one.
     const size_t live = LiveParticipants().size();
-    if (live < refused_.size() + request_.quorum) BackOffAndRetry();
+    if (live >= refused_.size() + request_.quorum) return;
+    // A fence only rises: every retry of this round's topology would be
+    // refused again until the timeout. Answered now as the timeout would
+    // be, so that the client retries on the topology that moved on.
+    if (promise.fenced()) return GiveUp("a replica is fenced against this round's topology, which moved on: retry");
+    BackOffAndRetry();
     return;
   }
   promises_[replica] = promise;
@@ -539,6 +544,11 @@ void Proposer::Finish(ClientResponse response) {
 
 void Proposer::OnTimeout() {
   if (phase_ == Phase::kDone) return;
+  GiveUp("timed out before a quorum promised or accepted");
+}
+
+void Proposer::GiveUp(const char* why) {
+  CHARYBDIS_ASSERT(phase_ != Phase::kDone);
   if (replied_) return Finish(ClientResponse());  // only the commit was left
   // An accept of our own value went out: any copy may have been accepted.
   const bool uncertain =
@@ -550,7 +560,7 @@ void Proposer::OnTimeout() {
   if (!is_read()) response.set_write_type("CAS");
   response.set_blocked_for(request_.quorum);
   response.set_received(static_cast<uint32_t>(accepted_.size()));
-  response.set_message("timed out before a quorum promised or accepted");
+  response.set_message(why);
   Finish(std::move(response));
 }
 

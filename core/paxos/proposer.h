@@ -150,6 +150,9 @@ class Proposer {
   // counts once in cas_prune); all of them unless said.
   void Prune(const Ballot& ballot, std::optional<size_t> operations = std::nullopt);
   void AnswerUncertain(const char* message);
+  // Ends the operation as a timeout does (uncertain if an accept of its
+  // own value went out), saying `why`.
+  void GiveUp(const char* why);
   // Sends `response` to every waiting client (if none was answered yet),
   // then forgets this proposer.
   void Finish(ClientResponse response);

@@ -36,8 +36,8 @@ void AppendSized(std::string& out, const std::string& bytes) {
 
 // Hashes the scanned rows into `answer`; false if a partition cannot be
 // served (a failed read, or corrupt entries, now dropped).
-bool HashRows(const ShardEnv& env, ShardMetrics& metrics, std::vector<KeyValue> entries, bool each_row,
-              RepairHashes& answer) {
+bool HashRows(const ShardEnv& env, ShardMetrics& metrics, const PurgeHorizon& horizon, const std::string& table,
+              std::vector<KeyValue> entries, bool each_row, RepairHashes& answer) {
   if (!entries.empty()) {
     std::optional<storage_codec::StoredRow> last = storage_codec::RowOfKey(entries.back().key);
     if (!last) return false;  // not a data key: corrupt (it fails decoding too)
@@ -46,7 +46,8 @@ bool HashRows(const ShardEnv& env, ShardMetrics& metrics, std::vector<KeyValue> 
   }
   std::string encoded;
   for (auto& [partition_key, stored] : GroupByPartition(std::move(entries))) {
-    absl::StatusOr<Partition> partition = ServablePartition(env, metrics, std::move(stored));
+    absl::StatusOr<Partition> partition =
+        ServablePartition(env, metrics, std::move(stored), horizon(table, TokenOf(partition_key)));
     if (!partition.ok()) return false;
     for (auto& [clustering_key, row] : partition->rows) {
       Partition alone;
@@ -73,12 +74,13 @@ void RepairAnswerer::OnHashRequest(const Envelope& message) {
   const RepairHashRequest& request = message.repair_hash_request();
   CHARYBDIS_ASSERT(request.max_rows() >= 1);
   ScanShardRows(*env_.storage, ScanOf(request),
-                [this, sender = SenderOf(message), request_id = request.request_id(),
+                [this, sender = SenderOf(message), request_id = request.request_id(), table = request.table(),
                  each_row = request.each_row()](absl::StatusOr<ShardScanResult> scanned) {
                   Envelope reply;
                   RepairHashes& answer = *reply.mutable_repair_hashes();
                   answer.set_request_id(request_id);
-                  if (scanned.ok() && HashRows(env_, metrics_, std::move(scanned->entries), each_row, answer)) {
+                  if (scanned.ok() &&
+                      HashRows(env_, metrics_, purge_horizon_, table, std::move(scanned->entries), each_row, answer)) {
                     answer.set_ok(true);
                     answer.set_exhausted(scanned->exhausted);
                   } else {
@@ -112,7 +114,8 @@ void RepairAnswerer::OnFetch(const Envelope& message) {
     env_.storage->Scan(begin, storage_codec::PrefixEnd(begin), SIZE_MAX,
                        [this, fetching, answer, table = request.table(),
                         key = row.partition_key()](absl::StatusOr<std::vector<KeyValue>> stored) {
-                         absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored));
+                         absl::StatusOr<Partition> data = ServablePartition(
+                             env_, metrics_, std::move(stored), purge_horizon_(table, TokenOf(key)));
                          if (!data.ok()) {
                            fetching->failed = true;
                          } else if (!data->empty()) {

@@ -10,10 +10,9 @@
 
 namespace charybdis::repair {
 
-ShardCompaction::ShardCompaction(ShardEnv env, const topology::TopologyLog& log, const RepairHistory& history,
-                                 Tables tables, ShardMetrics& metrics)
-    : env_(env), log_(log), history_(history), tables_(std::move(tables)), metrics_(metrics) {
-  CHARYBDIS_ASSERT(tables_ != nullptr);
+ShardCompaction::ShardCompaction(ShardEnv env, Tables tables, PurgeHorizon purge_horizon, ShardMetrics& metrics)
+    : env_(env), tables_(std::move(tables)), purge_horizon_(std::move(purge_horizon)), metrics_(metrics) {
+  CHARYBDIS_ASSERT(tables_ != nullptr && purge_horizon_ != nullptr);
 }
 
 void ShardCompaction::OnRequest(const Envelope& message) {
@@ -33,7 +32,7 @@ void ShardCompaction::Next() {
   CHARYBDIS_ASSERT(run_.has_value());
   if (run_->table == run_->tables.size()) return Finish("");
   ScanOp scan;
-  scan.set_table(run_->tables[run_->table].table);
+  scan.set_table(run_->tables[run_->table]);
   scan.set_start_token(std::numeric_limits<Token>::min());  // no key has it
   scan.set_end_token(std::numeric_limits<Token>::max());
   if (run_->after.has_value()) {
@@ -48,8 +47,7 @@ void ShardCompaction::Next() {
 
 WriteBatch ShardCompaction::PurgeOf(const std::vector<KeyValue>& entries, uint64_t& bytes,
                                     uint64_t& deletions) const {
-  const TableGc& table = run_->tables[run_->table];
-  const Timestamp now_us = env_.clock->Now() / kMicrosecond;
+  const std::string& table = run_->tables[run_->table];
   std::map<std::string, size_t> sizes;
   for (const KeyValue& entry : entries) sizes[entry.key] = entry.key.size() + entry.value.size();
   WriteBatch batch;
@@ -57,13 +55,8 @@ WriteBatch ShardCompaction::PurgeOf(const std::vector<KeyValue>& entries, uint64
     const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
     // Corrupt entries are for reads to drop (and repair to write again).
     if (!decoded.corrupt_keys.empty()) continue;
-    const Token token = TokenOf(partition_key);
-    const RepairHistory::Repaired repaired = history_.RepairedAt(table.table, token);
-    // A repair at another topology may not have compared this token's
-    // replicas now.
-    const Timestamp repaired_us =
-        repaired.topology_version == log_.topology().version() ? repaired.began_us : 0;
-    storage_codec::Purge purge = storage_codec::PurgedKeys(decoded, PurgeBefore(table.gc, now_us, repaired_us));
+    storage_codec::Purge purge =
+        storage_codec::PurgedKeys(decoded, purge_horizon_(table, TokenOf(partition_key)));
     deletions += purge.deletions;
     for (std::string& key : purge.keys) {
       bytes += sizes.at(key);

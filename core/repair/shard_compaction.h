@@ -4,9 +4,7 @@
 // each table asked, scans the shard's rows a batch at a time and deletes,
 // in one synced batch per scanned batch, their obsolete versions and each
 // deletion its tombstone GC lets go, with every version it shadows
-// (storage_codec::PurgedKeys). In `repair` mode a token's deletions may go
-// only once a repair at the topology the shard holds covered it, and by
-// as long before that repair as the propagation delay.
+// (storage_codec::PurgedKeys), by the shard's purge horizon.
 
 #include <cstdint>
 #include <functional>
@@ -19,23 +17,16 @@
 #include "core/data/tombstone_gc.h"
 #include "core/env/shard_env.h"
 #include "core/replica/shard_scan.h"
-#include "core/repair/repair_history.h"
 #include "core/telemetry/metrics.h"
-#include "core/topology/topology_log.h"
 #include "proto/messages.pb.h"
 
 namespace charybdis::repair {
 
 class ShardCompaction {
  public:
-  struct TableGc {
-    std::string table;
-    TombstoneGc gc;
-  };
-  // The storage tables a CompactOp names, each with its tombstone GC.
-  using Tables = std::function<std::vector<TableGc>(const CompactOp&)>;
-  ShardCompaction(ShardEnv env, const topology::TopologyLog& log, const RepairHistory& history, Tables tables,
-                  ShardMetrics& metrics);
+  // The storage tables a CompactOp names.
+  using Tables = std::function<std::vector<std::string>(const CompactOp&)>;
+  ShardCompaction(ShardEnv env, Tables tables, PurgeHorizon purge_horizon, ShardMetrics& metrics);
   ShardCompaction(const ShardCompaction&) = delete;
   ShardCompaction& operator=(const ShardCompaction&) = delete;
 
@@ -49,7 +40,7 @@ class ShardCompaction {
   struct Run {
     Address requester;
     uint64_t request_id = 0;
-    std::vector<TableGc> tables;
+    std::vector<std::string> tables;
     size_t table = 0;
     // The next batch starts after this row (none: at the table's start).
     std::optional<std::pair<std::string, std::string>> after;
@@ -64,9 +55,8 @@ class ShardCompaction {
   void Finish(const std::string& error);
 
   ShardEnv env_;
-  const topology::TopologyLog& log_;
-  const RepairHistory& history_;
   Tables tables_;
+  PurgeHorizon purge_horizon_;
   ShardMetrics& metrics_;
   std::optional<Run> run_;
 };

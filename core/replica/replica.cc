@@ -106,15 +106,16 @@ void Replica::OnRead(const Envelope& message) {
     return env_.network->Send(sender, std::move(reply));
   }
   const bool in_progress = rounds_.InProgress(read.table(), read.partition_key());
+  const Timestamp purge_before = purge_horizon_(read.table(), TokenOf(read.partition_key()));
   env_.storage->Scan(
       std::move(begin), std::move(end), SIZE_MAX,
-      [this, sender, request_id, digest_only, in_progress](absl::StatusOr<std::vector<KeyValue>> stored) {
+      [this, sender, request_id, digest_only, in_progress, purge_before](absl::StatusOr<std::vector<KeyValue>> stored) {
         Envelope reply;
         ReplicaReadResponse* response = reply.mutable_replica_read_response();
         response->set_request_id(request_id);
         response->set_digest_only(digest_only);
         response->set_paxos_in_progress(in_progress);
-        absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored));
+        absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored), purge_before);
         if (data.ok()) {
           response->set_ok(true);
           if (digest_only) {
@@ -160,7 +161,8 @@ void Replica::OnScan(const Envelope& message) {
         }
       }
       for (auto& [partition_key, entries] : GroupByPartition(std::move(result->entries))) {
-        absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(entries));
+        absl::StatusOr<Partition> data =
+            ServablePartition(env_, metrics_, std::move(entries), purge_horizon_(table, TokenOf(partition_key)));
         if (!data.ok()) {
           response->set_ok(false);  // a replica never serves bytes it cannot vouch for
           break;

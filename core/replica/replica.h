@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/tombstone_gc.h"
 #include "core/telemetry/metrics.h"
 #include "core/replica/unfinished_rounds.h"
 #include "core/env/shard_env.h"
@@ -17,8 +18,10 @@ class Replica {
   // `rounds` tells which partitions have an unfinished Paxos round;
   // `fence` is the oldest topology version a routed write or read may carry
   // (raised by the barrier, core/topology/barrier_answerer.h).
-  Replica(ShardEnv env, ShardMetrics& metrics, const UnfinishedRounds& rounds, const uint64_t& fence)
-      : env_(env), metrics_(metrics), rounds_(rounds), fence_(fence) {}
+  // `purge_horizon`: what reads leave out as purgeable (core/data/tombstone_gc.h).
+  Replica(ShardEnv env, ShardMetrics& metrics, const UnfinishedRounds& rounds, const uint64_t& fence,
+          PurgeHorizon purge_horizon)
+      : env_(env), metrics_(metrics), rounds_(rounds), fence_(fence), purge_horizon_(std::move(purge_horizon)) {}
 
   void OnWrite(const Envelope& message);
   void OnRead(const Envelope& message);
@@ -36,6 +39,7 @@ class Replica {
   ShardMetrics& metrics_;
   const UnfinishedRounds& rounds_;
   const uint64_t& fence_;
+  PurgeHorizon purge_horizon_;
 };
 
 }  // namespace charybdis

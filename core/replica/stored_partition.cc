@@ -2,11 +2,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/data/storage_codec.h"
+#include "core/data/tombstone_gc.h"
 
 namespace charybdis {
 
 absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& metrics,
-                                            absl::StatusOr<std::vector<KeyValue>> stored) {
+                                            absl::StatusOr<std::vector<KeyValue>> stored, Timestamp purge_before) {
   if (!stored.ok()) {
     metrics.database_failed_reads++;
     return stored.status();
@@ -22,6 +23,7 @@ absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& m
                                             " stored versions fail their checksum"));
   }
   metrics.database_total_reads++;
+  DropPurgeable(decoded.partition, purge_before);
   return std::move(decoded.partition);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,8 +16,11 @@ namespace charybdis {
 // failed, DataLoss when an entry failed its checksum. A replica never
 // serves bytes it cannot vouch for: it answers an error, drops the corrupt
 // entries, and read repair or a Paxos commit writes their data back.
-// Obsolete versions are dropped too. Counts the read in `metrics`.
+// Obsolete versions are dropped too. Counts the read in `metrics`. Served
+// without the deletions a purge before `purge_before` lets go
+// (core/data/tombstone_gc.h: DropPurgeable).
 absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& metrics,
-                                            absl::StatusOr<std::vector<KeyValue>> stored);
+                                            absl::StatusOr<std::vector<KeyValue>> stored,
+                                            Timestamp purge_before = std::numeric_limits<Timestamp>::min());
 
 }  // namespace charybdis
