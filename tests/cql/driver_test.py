@@ -354,6 +354,7 @@ def check_node_down(cluster, session, local, gocql_check):
     host = next(h for h in cluster.metadata.all_hosts() if (h.endpoint.address, h.endpoint.port) == local.cql[victim])
     session.execute("CREATE KEYSPACE single WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
     session.execute("CREATE TABLE single.t (k int PRIMARY KEY, v int)")
+    create_gc_table(session)
     events = EventListener(local.cql[1])
     local.run("kill", str(victim))
     events.wait_for("DOWN", local.cql[victim], 15)
@@ -376,6 +377,9 @@ def check_node_down(cluster, session, local, gocql_check):
     wait_for("ALL to be Unavailable", all_unavailable, 15)
     assert (caught.required_replicas, caught.alive_replicas) == (3, 2), caught
     check_single_replica_keyspace(cluster, session, host)
+    delete = SimpleStatement("DELETE FROM gc.t WHERE k = %s", consistency_level=ConsistencyLevel.QUORUM)
+    for key in range(20):
+        session.execute(delete, (key,))
     if gocql_check:
         check_gocql(local, gocql_check, "--one-node-down")
     local.run("start", str(victim))
@@ -383,6 +387,42 @@ def check_node_down(cluster, session, local, gocql_check):
     events.close()
     wait_for("the driver to mark the restarted node up", lambda: host.is_up, 60)
     wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
+    check_repair_and_gc(session, local)
+
+
+def ctl(local, *args):
+    env = dict(os.environ, CHARYBDIS_CLUSTER_DIR=local.directory)
+    result = subprocess.run([local.ctl, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"ctl {' '.join(args)}: {result.stdout}{result.stderr}"
+    return result.stdout
+
+
+def create_gc_table(session):
+    # Deletions go once a repair begun after them covered them (no delay).
+    session.execute("CREATE KEYSPACE gc WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}")
+    session.execute("CREATE TABLE gc.t (k int PRIMARY KEY, v int) "
+                    "WITH tombstone_gc = {'mode': 'repair', 'propagation_delay_in_seconds': 0}")
+    insert = SimpleStatement("INSERT INTO gc.t (k, v) VALUES (%s, 1)", consistency_level=ConsistencyLevel.ALL)
+    for key in range(30):
+        session.execute(insert, (key,))
+
+
+def check_repair_and_gc(session, local):
+    # Node 3 was down while keys 0-19 of gc.t were deleted at QUORUM. A
+    # compaction before any repair purges no deletion; node 1's repair
+    # covers every range (RF 3 of 3), and the compactions after it purge
+    # the tombstones with the rows they deleted, on every node. The keys
+    # stay deleted at every level, and the others stay.
+    ctl(local, "compact", "gc")
+    repaired = ctl(local, "repair", "gc", "--node", "1")
+    assert "ranges in agreement" in repaired, repaired
+    compacted = ctl(local, "compact", "gc")
+    purged = [int(line.split("deleted ")[1].split()[0]) for line in compacted.splitlines() if "deleted " in line]
+    assert len(purged) == 3 and all(pairs >= 20 for pairs in purged), compacted
+    for level in (ConsistencyLevel.ONE, ConsistencyLevel.ALL):
+        read = SimpleStatement("SELECT k FROM gc.t WHERE k = %s", consistency_level=level)
+        left = [key for key in range(30) if list(session.execute(read, (key,)))]
+        assert left == list(range(20, 30)), (level, left)
 
 
 def check_nodejs(local, node_modules, expected):
