@@ -132,7 +132,8 @@ void Shard::MakeShardZeroParts() {
   node_cleanup_ = std::make_unique<topology::NodeCleanup>(env_, config_.shards, topology_log_, current);
   node_repair_ = std::make_unique<repair::NodeRepair>(
       env_, config_.shards, topology_log_, [this] { return TablesPlacedNow(); }, current);
-  node_compaction_ = std::make_unique<repair::NodeCompaction>(env_, config_.shards);
+  node_compaction_ = std::make_unique<repair::NodeCompaction>(
+      env_, config_.shards, [this](const CompactOp& request) { return TablesToCompact(request); });
   batchlog_ = std::make_unique<Batchlog>(
       env_, config_, metrics_,
       [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {

@@ -243,6 +243,22 @@ TEST_F(RepairTest, ARequestThatCannotBeIsRefusedWithWhy) {
   EXPECT_NE(refused.message().find("in progress"), std::string::npos) << refused.message();
 }
 
+TEST_F(RepairTest, ACompactionOfAnUnknownTableIsRefusedWithWhy) {
+  ClientRequest request;
+  request.mutable_compact()->set_keyspace("nosuch");
+  ClientResponse refused = Call(request, "k1", 1);
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("nosuch"), std::string::npos) << refused.message();
+  request.mutable_compact()->set_keyspace("");
+  request.mutable_compact()->set_table("t");
+  refused = Call(request, "k1", 1);
+  EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST);
+  EXPECT_NE(refused.message().find("keyspace"), std::string::npos) << refused.message();
+  request.mutable_compact()->set_table("");
+  const ClientResponse compacted = Call(request, "k1", 1);
+  EXPECT_EQ(compacted.code(), ClientResponse::OK) << compacted.message();
+}
+
 // The plan: a range limits every span to it, a primary range keeps the
 // spans the node is first replica of, a datacenter keeps its replicas.
 TEST_F(RepairTest, ThePlanKeepsToTheRequestedRangeAndReplicas) {

@@ -8,18 +8,30 @@
 
 namespace charybdis::repair {
 
-NodeCompaction::NodeCompaction(ShardEnv env, uint32_t shards) : env_(env), shards_(shards) {
-  CHARYBDIS_ASSERT(env_.self.shard == 0 && shards_ >= 1);
+NodeCompaction::NodeCompaction(ShardEnv env, uint32_t shards, Tables tables)
+    : env_(env), shards_(shards), tables_(std::move(tables)) {
+  CHARYBDIS_ASSERT(env_.self.shard == 0 && shards_ >= 1 && tables_ != nullptr);
 }
 
 void NodeCompaction::OnRequest(const Envelope& message) {
   CHARYBDIS_ASSERT(message.client_request().has_compact());
   const Address client = ClientAddressOf(message);
   const uint64_t request_id = message.client_request().request_id();
+  const CompactOp& request = message.client_request().compact();
+  std::string refused;
   if (running_.has_value()) {
+    refused = absl::StrCat("node ", env_.self.node, " is already compacting");
+  } else if (!request.table().empty() && request.keyspace().empty()) {
+    refused = "a table to compact needs its keyspace";
+  } else if (!request.keyspace().empty() && tables_(request).empty()) {
+    refused = request.table().empty()
+                  ? absl::StrCat("keyspace '", request.keyspace(), "' has no table")
+                  : absl::StrCat("keyspace '", request.keyspace(), "' has no table '", request.table(), "'");
+  }
+  if (!refused.empty()) {
     ClientResponse refusal;
     refusal.set_code(ClientResponse::INVALID_REQUEST);
-    refusal.set_message(absl::StrCat("node ", env_.self.node, " is already compacting"));
+    refusal.set_message(refused);
     return AnswerClient(*env_.network, client, request_id, std::move(refusal));
   }
   running_ = Running{client, request_id, ++last_id_};

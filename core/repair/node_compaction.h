@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/env/shard_env.h"
 #include "proto/messages.pb.h"
@@ -17,7 +19,9 @@ namespace charybdis::repair {
 // compaction at a time.
 class NodeCompaction {
  public:
-  NodeCompaction(ShardEnv env, uint32_t shards);
+  // The storage tables a CompactOp names (none: it names no table).
+  using Tables = std::function<std::vector<std::string>(const CompactOp&)>;
+  NodeCompaction(ShardEnv env, uint32_t shards, Tables tables);
   NodeCompaction(const NodeCompaction&) = delete;
   NodeCompaction& operator=(const NodeCompaction&) = delete;
 
@@ -39,6 +43,7 @@ class NodeCompaction {
 
   ShardEnv env_;
   const uint32_t shards_;
+  Tables tables_;
   uint64_t last_id_ = 0;
   std::optional<Running> running_;
 };
