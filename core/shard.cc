@@ -46,7 +46,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       placements_(topology_log_, config.ring->layout().shards_per_node),
       acceptor_(env_, metrics_),
       replica_(env_, metrics_, acceptor_, topology_fence_,
-               [this](const std::string& table, Token token) { return PurgeHorizonOf(table, token); }),
+               PurgeHorizonFunction()),
       stream_jobs_(env_,
                    [this] {
                      // The config's tables, then the CQL ones and the schema log's.
@@ -62,11 +62,11 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       range_cleanup_(env_, topology_log_, [this] { return TablesPlacedNow(); },
                      [this] { return stream_jobs_.busy(); }, metrics_),
       repair_answerer_(env_, metrics_,
-                       [this](const std::string& table, Token token) { return PurgeHorizonOf(table, token); }),
+                       PurgeHorizonFunction()),
       repair_history_(env_),
       shard_compaction_(
           env_, [this](const CompactOp& request) { return TablesToCompact(request); },
-          [this](const std::string& table, Token token) { return PurgeHorizonOf(table, token); }, metrics_),
+          PurgeHorizonFunction(), metrics_),
       range_repair_(env_, topology_log_, [this] { return TablesPlacedNow(); }, metrics_),
       hints_(env_, config, liveness_, metrics_,
              [this](NodeId node) {
@@ -511,10 +511,18 @@ TombstoneGc Shard::GcOf(const std::string& table) const {
 }
 
 Timestamp Shard::PurgeHorizonOf(const std::string& table, Token token) const {
-  const repair::RepairHistory::Repaired repaired = repair_history_.RepairedAt(table, token);
-  const Timestamp repaired_us =
-      repaired.topology_version == topology_log_.topology().version() ? repaired.began_us : 0;
-  return PurgeBefore(GcOf(table), env_.clock->Now() / kMicrosecond, repaired_us);
+  const TombstoneGc gc = GcOf(table);
+  Timestamp repaired_us = 0;
+  // Only `repair` mode reads the history (every read asks).
+  if (gc.mode == TombstoneGc::Mode::kRepair) {
+    const repair::RepairHistory::Repaired repaired = repair_history_.RepairedAt(table, token);
+    if (repaired.topology_version == topology_log_.topology().version()) repaired_us = repaired.began_us;
+  }
+  return PurgeBefore(gc, env_.clock->Now() / kMicrosecond, repaired_us);
+}
+
+PurgeHorizon Shard::PurgeHorizonFunction() {
+  return [this](const std::string& table, Token token) { return PurgeHorizonOf(table, token); };
 }
 
 std::map<std::string, ReplicationConfig> Shard::TablesPlacedNow() const {

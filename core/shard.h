@@ -122,6 +122,8 @@ class Shard {
   // the newest repair that covered the token at the topology held now (a
   // repair at another topology may not have compared the replicas now).
   Timestamp PurgeHorizonOf(const std::string& table, Token token) const;
+  // PurgeHorizonOf, for the parts that read and purge.
+  PurgeHorizon PurgeHorizonFunction();
   // Repair's messages (core/repair/).
   void OnRepairMessage(const Envelope& message);
 

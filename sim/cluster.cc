@@ -55,6 +55,24 @@ NodeClock DrawClock(const scenario::ClockProfile& profile, Random& random) {
                    static_cast<int32_t>(random.Between(-max_drift, max_drift)));
 }
 
+// The scenario's tables as every node's config holds them.
+std::map<std::string, TableSchema> TablesOf(const scenario::Schema& schema) {
+  std::map<std::string, TableSchema> tables;
+  for (const auto& table : schema.table()) {
+    TableSchema& config = tables[table.name()];
+    config.name = table.name();
+    config.columns = std::set<std::string>(table.column().begin(), table.column().end());
+    if (!table.tombstone_gc().empty()) {
+      const absl::StatusOr<TombstoneGc::Mode> mode = ParseTombstoneGcMode(table.tombstone_gc());
+      CHARYBDIS_ASSERT(mode.ok());  // the validator checks it
+      config.gc.mode = *mode;
+    }
+    if (table.has_gc_grace_seconds()) config.gc.gc_grace_seconds = table.gc_grace_seconds();
+    if (table.has_propagation_delay_seconds()) config.gc.propagation_delay_seconds = table.propagation_delay_seconds();
+  }
+  return tables;
+}
+
 }  // namespace
 
 Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random random,
@@ -71,19 +89,7 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
   detector.heartbeat_interval = spec.failure_detector().heartbeat_interval_ms() * kMillisecond;
   detector.convict_after = spec.failure_detector().convict_after_ms() * kMillisecond;
   ring_ = std::make_shared<const TokenRing>(LayoutOf(topology_, spec, random.Fork(3).Next()));
-  std::map<std::string, TableSchema> tables;
-  for (const auto& table : spec.schema().table()) {
-    TableSchema& schema = tables[table.name()];
-    schema.name = table.name();
-    schema.columns = std::set<std::string>(table.column().begin(), table.column().end());
-    if (!table.tombstone_gc().empty()) {
-      const absl::StatusOr<TombstoneGc::Mode> mode = ParseTombstoneGcMode(table.tombstone_gc());
-      CHARYBDIS_ASSERT(mode.ok());  // the validator checks it
-      schema.gc.mode = *mode;
-    }
-    if (table.has_gc_grace_seconds()) schema.gc.gc_grace_seconds = table.gc_grace_seconds();
-    if (table.has_propagation_delay_seconds()) schema.gc.propagation_delay_seconds = table.propagation_delay_seconds();
-  }
+  const std::map<std::string, TableSchema> tables = TablesOf(spec.schema());
   // The CQL schema the nodes start with; their shards know its storage
   // tables (core/schema/schema_log.h).
   const auto& cql = spec.schema().cql();
