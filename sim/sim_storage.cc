@@ -150,13 +150,28 @@ absl::Status SimStorage::Land(uint64_t write_id, bool durable) {
 }
 
 void SimStorage::Ingest(WriteBatch puts, WriteDone done) {
-  // Its own thread, neither behind the disk's queue nor holding it up,
-  // which ingests one file at a time.
-  ingestions_free_at_ = std::max(ingestions_free_at_, simulator_.now()) + DrawLatency(profile_.write(), random_) +
-                        DrawLatency(profile_.sync(), random_) + faults_.extra_latency;
-  Complete(ingestions_free_at_, 5, [this, puts = std::move(puts), fails = faults_.fail_writes, done = std::move(done)] {
+  Complete(WorkerJobDone(), 5, [this, puts = std::move(puts), fails = faults_.fail_writes, done = std::move(done)] {
     done(LandIngestion(puts, fails));
   });
+}
+
+void SimStorage::Compact(WriteDone done) {
+  Complete(WorkerJobDone(), 6, [this, fails = faults_.fail_writes, done = std::move(done)] {
+    if (fails) {
+      stats_.failed++;
+      return done(absl::UnavailableError("simulated disk write failure"));
+    }
+    stats_.compactions++;
+    done(absl::OkStatus());
+  });
+}
+
+Nanos SimStorage::WorkerJobDone() {
+  // Its own thread, neither behind the disk's queue nor holding it up,
+  // which runs one job at a time.
+  worker_free_at_ = std::max(worker_free_at_, simulator_.now()) + DrawLatency(profile_.write(), random_) +
+                    DrawLatency(profile_.sync(), random_) + faults_.extra_latency;
+  return worker_free_at_;
 }
 
 absl::Status SimStorage::LandIngestion(const WriteBatch& puts, bool fails) {
@@ -319,7 +334,7 @@ void SimStorage::Crash(CrashKind kind) {
   group_.clear();
   log_queue_.clear();
   last_completion_ = simulator_.now();
-  ingestions_free_at_ = simulator_.now();
+  worker_free_at_ = simulator_.now();
 }
 
 }  // namespace charybdis::sim

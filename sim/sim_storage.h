@@ -49,6 +49,7 @@ struct StorageStats {
   uint64_t misdirected_puts = 0;
   uint64_t torn_writes = 0;
   uint64_t ingestions = 0;
+  uint64_t compactions = 0;
 
   // Each counter by its report name.
   std::vector<std::pair<const char*, uint64_t>> Counters() const {
@@ -62,7 +63,8 @@ struct StorageStats {
             {"corrupted_reads", corrupted_reads},
             {"misdirected_puts", misdirected_puts},
             {"torn_writes", torn_writes},
-            {"ingestions", ingestions}};
+            {"ingestions", ingestions},
+            {"compactions", compactions}};
   }
 };
 
@@ -102,11 +104,15 @@ class SimStorage final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
-  // As RocksDB ingests an SST on real nodes (node/server/sst_ingester.h):
+  // As RocksDB ingests an SST on real nodes (node/server/storage_worker.h):
   // off the log writer and the disk's queue, one at a time, one write and
   // one sync latency each, then durable all at once; a crash before that
   // keeps nothing of it.
   void Ingest(WriteBatch puts, WriteDone done) override;
+  // As a full compaction on real nodes: on the same worker as ingestions,
+  // one write and one sync latency; keys here take no space once deleted,
+  // so it changes nothing else.
+  void Compact(WriteDone done) override;
 
   // The node crashed: its in-flight operations are gone (their completions
   // were bound to the dead incarnation) and so is part or all of the data
@@ -128,6 +134,8 @@ class SimStorage final : public Storage {
   // Now plus a drawn latency, and no earlier than the previous completion.
   Nanos CompletionTime(const scenario::Latency& latency);
   void Complete(Nanos at, uint64_t detail, std::function<void()> fn);
+  // When a job given to the storage worker now is done.
+  Nanos WorkerJobDone();
   // Previous values of the keys one unsynced batch touched, in order.
   using Undo = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
@@ -178,7 +186,7 @@ class SimStorage final : public Storage {
   DiskFaults faults_;
   StorageStats stats_;
   Nanos last_completion_ = 0;
-  Nanos ingestions_free_at_ = 0;  // when the ingester thread is done with what it was given
+  Nanos worker_free_at_ = 0;  // when the storage worker is done with what it was given
 
   // What a reader sees. Unsynced batches are applied here too, each with an
   // undo record (the previous value of every key it touched), so a crash

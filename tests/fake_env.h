@@ -106,6 +106,9 @@ class QueuedStorage : public Storage {
       done(std::move(rows));
     });
   }
+  void Compact(WriteDone done) override {
+    queue_.push_back([done = std::move(done)] { done(absl::OkStatus()); });
+  }
   size_t pending() const { return queue_.size(); }
   bool CompleteNext() {
     if (queue_.empty()) return false;
@@ -144,6 +147,7 @@ class StorageWrapper : public Storage {
     target_.Scan(std::move(begin), std::move(end), limit, std::move(done));
   }
   void Ingest(WriteBatch puts, WriteDone done) override { target_.Ingest(std::move(puts), std::move(done)); }
+  void Compact(WriteDone done) override { target_.Compact(std::move(done)); }
 
  private:
   Storage& target_;

@@ -65,6 +65,7 @@ class TwoQueueStorage final : public Storage {
     }
   }
   void Get(std::string, GetDone done) override { done(std::optional<std::string>()); }
+  void Compact(WriteDone done) override { writes_.push_back([done = std::move(done)] { done(absl::OkStatus()); }); }
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override {
     scans_issued++;
     if (scan_reads_at_start_) {

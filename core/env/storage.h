@@ -67,6 +67,10 @@ class Storage {
   virtual void Ingest(WriteBatch puts, WriteDone done) {
     Apply(std::move(puts), Durability::kSynced, std::move(done));
   }
+  // Gives back the space of deleted and overwritten keys (after a purge,
+  // docs/repair.md): on real nodes a full RocksDB compaction, off the
+  // shard's thread and its log writer. Changes nothing a read sees.
+  virtual void Compact(WriteDone done) = 0;
 };
 
 }  // namespace charybdis

@@ -30,7 +30,7 @@ void ShardCompaction::OnRequest(const Envelope& message) {
 
 void ShardCompaction::Next() {
   CHARYBDIS_ASSERT(run_.has_value());
-  if (run_->table == run_->tables.size()) return Finish("");
+  if (run_->table == run_->tables.size()) return CompactStorage();
   ScanOp scan;
   scan.set_table(run_->tables[run_->table]);
   scan.set_start_token(std::numeric_limits<Token>::min());  // no key has it
@@ -92,6 +92,15 @@ void ShardCompaction::OnScanned(absl::StatusOr<ShardScanResult> scanned) {
     metrics_.gc_bytes_purged += bytes;
     metrics_.gc_deletions_purged += deletions;
     Next();
+  });
+}
+
+void ShardCompaction::CompactStorage() {
+  // The purge only deleted keys; their space, and that of every key
+  // deleted before, comes back with a compaction of the storage.
+  env_.storage->Compact([this](absl::Status compacted) {
+    CHARYBDIS_ASSERT(run_.has_value());
+    Finish(compacted.ok() ? "" : absl::StrCat("storage: ", compacted.message()));
   });
 }
 

@@ -4,7 +4,8 @@
 // each table asked, scans the shard's rows a batch at a time and deletes,
 // in one synced batch per scanned batch, their obsolete versions and each
 // deletion its tombstone GC lets go, with every version it shadows
-// (storage_codec::PurgedKeys), by the shard's purge horizon.
+// (storage_codec::PurgedKeys), by the shard's purge horizon; then
+// compacts the storage (Storage::Compact), which gives their space back.
 
 #include <cstdint>
 #include <functional>
@@ -52,6 +53,7 @@ class ShardCompaction {
   // The batch that purges the scanned rows, its pairs' bytes, and the
   // deletions among them.
   WriteBatch PurgeOf(const std::vector<KeyValue>& entries, uint64_t& bytes, uint64_t& deletions) const;
+  void CompactStorage();
   void Finish(const std::string& error);
 
   ShardEnv env_;

@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "node/bench/bench_load.h"
 #include "node/server/rocksdb_storage.h"
-#include "node/server/sst_ingester.h"
+#include "node/server/storage_worker.h"
 
 namespace charybdis::node {
 
@@ -63,7 +63,7 @@ absl::Status SyncedBatch(rocksdb::DB& db, uint32_t value_bytes, uint64_t first, 
   return absl::OkStatus();
 }
 
-// As a shard's SST ingester stores what a stream sends (node/server/sst_ingester.h).
+// As a shard's SST ingester stores what a stream sends (node/server/storage_worker.h).
 absl::Status IngestedSst(rocksdb::DB& db, const std::string& directory, uint32_t value_bytes, uint64_t first,
                          uint64_t end) {
   WriteBatch puts;

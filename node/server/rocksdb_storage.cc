@@ -67,11 +67,11 @@ RocksDbStorage::RocksDbStorage(std::unique_ptr<rocksdb::DB> db, Reactor* reactor
       reactor_(reactor),
       periodic_(SyncPeriodMs(sync) > 0),
       log_writer_(std::make_unique<LogWriter>(*db_, *reactor_, sync)),
-      ingester_(std::make_unique<SstIngester>(*db_, *reactor_, directory + "/ingest")) {}
+      worker_(std::make_unique<StorageWorker>(*db_, *reactor_, directory + "/ingest")) {}
 
 RocksDbStorage::~RocksDbStorage() {
   log_writer_.reset();  // writes what it holds first
-  ingester_.reset();  // and ingests
+  worker_.reset();  // and its jobs
   if (db_ != nullptr) db_->Close();
 }
 
@@ -104,7 +104,9 @@ void RocksDbStorage::Apply(WriteBatch batch, Durability durability, WriteDone do
   reactor_->Post([done = std::move(done), status = std::move(status)] { done(status); });
 }
 
-void RocksDbStorage::Ingest(WriteBatch puts, WriteDone done) { ingester_->Ingest(std::move(puts), std::move(done)); }
+void RocksDbStorage::Ingest(WriteBatch puts, WriteDone done) { worker_->Ingest(std::move(puts), std::move(done)); }
+
+void RocksDbStorage::Compact(WriteDone done) { worker_->Compact(std::move(done)); }
 
 void RocksDbStorage::Get(std::string key, GetDone done) {
   std::string value;

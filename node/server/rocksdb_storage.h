@@ -7,7 +7,7 @@
 #include "core/env/reactor.h"
 #include "core/env/storage.h"
 #include "node/server/log_writer.h"
-#include "node/server/sst_ingester.h"
+#include "node/server/storage_worker.h"
 #include "proto/durability.pb.h"
 
 namespace rocksdb {
@@ -44,8 +44,10 @@ class RocksDbStorage final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
-  // On the shard's SST ingester, under `directory`/ingest.
+  // On the shard's storage worker, under `directory`/ingest.
   void Ingest(WriteBatch puts, WriteDone done) override;
+  // On the shard's storage worker, like an ingestion.
+  void Compact(WriteDone done) override;
 
   // How many fsyncs the shard's synced writes shared (any thread).
   LogWriter::SyncCounts sync_counts() const { return log_writer_->sync_counts(); }
@@ -67,7 +69,7 @@ class RocksDbStorage final : public Storage {
   // only): while any are, later writes queue behind them.
   uint64_t with_log_writer_ = 0;
   std::unique_ptr<LogWriter> log_writer_;  // after db_: stops first
-  std::unique_ptr<SstIngester> ingester_;  // likewise
+  std::unique_ptr<StorageWorker> worker_;  // likewise
 };
 
 }  // namespace charybdis::node

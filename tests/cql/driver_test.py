@@ -388,6 +388,7 @@ def check_node_down(cluster, session, local, gocql_check):
     wait_for("the driver to mark the restarted node up", lambda: host.is_up, 60)
     wait_for("ALL to work again", lambda: session.execute(everyone, (8101,)) is not None, 15)
     check_repair_and_gc(session, local)
+    check_storage_shrinks(session, local)
 
 
 def ctl(local, *args):
@@ -423,6 +424,41 @@ def check_repair_and_gc(session, local):
         read = SimpleStatement("SELECT k FROM gc.t WHERE k = %s", consistency_level=level)
         left = [key for key in range(30) if list(session.execute(read, (key,)))]
         assert left == list(range(20, 30)), (level, left)
+
+
+def stored_bytes(local, node):
+    # What node `node` keeps on disk for its shards: RocksDB's tables,
+    # write-ahead logs and manifests, not its informational LOG files.
+    total = 0
+    for root, _, files in os.walk(os.path.join(local.directory, "node%d" % node, "data")):
+        if os.path.basename(root).startswith("shard-"):
+            total += sum(os.path.getsize(os.path.join(root, name)) for name in files if not name.startswith("LOG"))
+    return total
+
+
+def check_storage_shrinks(session, local):
+    # 20000 rows written at ALL and deleted at ALL; node 1's repair, then a
+    # compaction on every node (the purge, then RocksDB's full compaction)
+    # leave each node's disk at most 5% of its peak.
+    session.execute("CREATE TABLE gc.big (k int PRIMARY KEY, v text) "
+                    "WITH tombstone_gc = {'mode': 'repair', 'propagation_delay_in_seconds': 0}")
+    keys = [(key,) for key in range(20000)]
+    insert = session.prepare("INSERT INTO gc.big (k, v) VALUES (?, '%s')" % ("x" * 100))
+    insert.consistency_level = ConsistencyLevel.ALL
+    delete = session.prepare("DELETE FROM gc.big WHERE k = ?")
+    delete.consistency_level = ConsistencyLevel.ALL
+    peak = {node: stored_bytes(local, node) for node in local.cql}
+    for statement in (insert, delete):
+        results = execute_concurrent_with_args(session, statement, keys, concurrency=64, raise_on_first_error=True)
+        assert all(success for success, _ in results)
+        peak = {node: max(peak[node], stored_bytes(local, node)) for node in local.cql}
+    ctl(local, "repair", "gc", "big", "--node", "1")
+    compacted = ctl(local, "compact", "gc", "big")
+    after = {node: stored_bytes(local, node) for node in local.cql}
+    print(f"  stored bytes at peak {peak}, after compaction {after}", flush=True)
+    assert all(peak[node] >= 2000000 for node in local.cql), peak  # the rows did reach the disk
+    assert all(after[node] <= 0.05 * peak[node] for node in local.cql), (peak, after, compacted)
+    assert list(session.execute("SELECT k FROM gc.big LIMIT 1")) == []
 
 
 def check_nodejs(local, node_modules, expected):

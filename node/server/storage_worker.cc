@@ -1,4 +1,4 @@
-#include "node/server/sst_ingester.h"
+#include "node/server/storage_worker.h"
 
 #include <pthread.h>
 #include <rocksdb/db.h>
@@ -41,17 +41,17 @@ absl::Status WriteAndIngestSst(rocksdb::DB& db, const std::string& path, const W
   return ToStatus(status);
 }
 
-SstIngester::SstIngester(rocksdb::DB& db, Reactor& reactor, std::string directory)
+StorageWorker::StorageWorker(rocksdb::DB& db, Reactor& reactor, std::string directory)
     : db_(db), reactor_(reactor), directory_(std::move(directory)) {
   std::filesystem::remove_all(directory_);
   std::filesystem::create_directories(directory_);
   thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "sst-ingester");
+    pthread_setname_np(pthread_self(), "storage-worker");
     Loop();
   });
 }
 
-SstIngester::~SstIngester() {
+StorageWorker::~StorageWorker() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -60,27 +60,47 @@ SstIngester::~SstIngester() {
   thread_.join();
 }
 
-void SstIngester::Ingest(WriteBatch puts, Done done) {
+void StorageWorker::Ingest(WriteBatch puts, Done done) {
+  Enqueue(
+      [this, puts = std::move(puts)] {
+        if (puts.operations.empty()) return absl::OkStatus();
+        return WriteAndIngestSst(db_, absl::StrCat(directory_, "/", ++files_, ".sst"), puts);
+      },
+      std::move(done));
+}
+
+void StorageWorker::Compact(Done done) {
+  Enqueue(
+      [this] {
+        rocksdb::CompactRangeOptions options;
+        // The bottom level is rewritten too, even with nothing above it:
+        // only there do deleted keys leave the files.
+        options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+        return ToStatus(db_.CompactRange(options, nullptr, nullptr));
+      },
+      std::move(done));
+}
+
+void StorageWorker::Enqueue(std::function<absl::Status()> job, Done done) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     CHARYBDIS_ASSERT(!stopping_);
-    queue_.push_back(Queued{std::move(puts), std::move(done)});
+    queue_.push_back(Queued{std::move(job), std::move(done)});
   }
   wake_.notify_one();
 }
 
-void SstIngester::Loop() {
+void StorageWorker::Loop() {
   std::vector<Queued> taken;
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and nothing left to ingest
+    if (queue_.empty()) return;  // stopping, and nothing left to run
     taken.swap(queue_);
     lock.unlock();
-    for (Queued& job : taken) {
-      const std::string path = absl::StrCat(directory_, "/", ++files_, ".sst");
-      absl::Status status = job.puts.operations.empty() ? absl::OkStatus() : WriteAndIngestSst(db_, path, job.puts);
-      reactor_.Post([done = std::move(job.done), status = std::move(status)] { done(status); });
+    for (Queued& queued : taken) {
+      absl::Status status = queued.job();
+      reactor_.Post([done = std::move(queued.done), status = std::move(status)] { done(status); });
     }
     taken.clear();
     lock.lock();

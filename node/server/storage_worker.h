@@ -23,29 +23,34 @@ namespace charybdis::node {
 // (RocksDB syncs the file and its manifest). The path is gone either way.
 absl::Status WriteAndIngestSst(rocksdb::DB& db, const std::string& path, const WriteBatch& puts);
 
-// A shard's bulk loader (Storage::Ingest): one thread that writes and
-// ingests SST files, so neither the shard's thread nor its log writer
-// waits for one (a streamed range's files are tens of MiB). Callbacks run
-// on the shard's reactor, in order.
-class SstIngester {
+// A shard's thread for long storage jobs, so neither the shard's thread
+// nor its log writer waits for one: bulk loads (Storage::Ingest: an SST
+// file written and ingested; a streamed range's files are tens of MiB)
+// and full compactions (Storage::Compact). Jobs run one at a time, in
+// order; their callbacks run on the shard's reactor, in order.
+class StorageWorker {
  public:
   using Done = std::function<void(absl::Status)>;
 
   // Files are written under `directory`, emptied first: what a crash left
   // there was never ingested.
-  SstIngester(rocksdb::DB& db, Reactor& reactor, std::string directory);
-  // Ingests what is still queued, then stops.
-  ~SstIngester();
-  SstIngester(const SstIngester&) = delete;
-  SstIngester& operator=(const SstIngester&) = delete;
+  StorageWorker(rocksdb::DB& db, Reactor& reactor, std::string directory);
+  // Runs what is still queued, then stops.
+  ~StorageWorker();
+  StorageWorker(const StorageWorker&) = delete;
+  StorageWorker& operator=(const StorageWorker&) = delete;
 
   void Ingest(WriteBatch puts, Done done);
+  // Compacts every key of the database to the bottom level, where RocksDB
+  // drops deleted keys and the versions they hide, and so their space.
+  void Compact(Done done);
 
  private:
   struct Queued {
-    WriteBatch puts;
+    std::function<absl::Status()> job;
     Done done;
   };
+  void Enqueue(std::function<absl::Status()> job, Done done);
   void Loop();
 
   rocksdb::DB& db_;
