@@ -44,7 +44,10 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       schema_log_(config.cql_bootstrap ? config.cql_bootstrap : std::make_shared<cql::Schema>(), config.ring),
       topology_log_(BootstrapTopologyOf(config)),
       placements_(topology_log_, config.ring->layout().shards_per_node),
-      acceptor_(env_, metrics_),
+      acceptor_(env_, metrics_, Acceptor::kDefaultMaxIdlePartitions,
+                [this](const std::string& table, Token token) {
+                  return repair_history_.RepairedAt(table, token).began_us;
+                }),
       replica_(env_, metrics_, acceptor_, topology_fence_,
                PurgeHorizonFunction()),
       stream_jobs_(env_,
@@ -66,8 +69,16 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       repair_history_(env_),
       shard_compaction_(
           env_, [this](const CompactOp& request) { return TablesToCompact(request); },
-          PurgeHorizonFunction(), metrics_),
-      range_repair_(env_, topology_log_, [this] { return TablesPlacedNow(); }, metrics_),
+          PurgeHorizonFunction(),
+          [this](const std::string& table, const std::string& partition_key, std::function<void(bool)> done) {
+            acceptor_.Purge(table, partition_key, std::move(done));
+          },
+          metrics_),
+      range_repair_(env_, topology_log_, [this] { return TablesPlacedNow(); },
+                    [this](const std::string& table, const std::string& partition_key, std::function<void(bool)> done) {
+                      coordinator_.FinishRound(table, partition_key, std::move(done));
+                    },
+                    metrics_),
       hints_(env_, config, liveness_, metrics_,
              [this](NodeId node) {
                const topology::Member* member = topology_log_.topology().Find(node);
@@ -478,6 +489,10 @@ void Shard::OnRepairMessage(const Envelope& message) {
       return repair_history_.OnRecord(message);
     case Envelope::kRepairRecordAck:
       return range_repair_.OnRecordAck(message);
+    case Envelope::kPaxosFence:
+      return acceptor_.OnFence(message);
+    case Envelope::kPaxosFenced:
+      return range_repair_.OnFenced(message);
     case Envelope::kShardCompact:
       return shard_compaction_.OnRequest(message);
     case Envelope::kShardCompactDone:

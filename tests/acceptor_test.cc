@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -335,6 +336,105 @@ TEST(AcceptorCacheTest, IdlePartitionsBeyondTheBoundAreDroppedAndReloadedFromDis
   // (Each reload drops one more idle partition: the floor grows.)
   EXPECT_EQ(refused_with("k0", 50), 100);  // from disk: above the floor
   EXPECT_EQ(acceptor.cached_partitions(), 2u);
+}
+
+// A repair's fence and purge floor (docs/repair.md, "Paxos state"), with
+// the repair history the test sets.
+class AcceptorRepairTest : public AcceptorTest {
+ protected:
+  AcceptorRepairTest()
+      : repairing_(fake_.env, metrics_, Acceptor::kDefaultMaxIdlePartitions,
+                   [this](const std::string& table, Token) { return table == "t" ? repaired_since_us_ : 0; }) {
+    repairing_.Start();
+    fake_.storage.CompleteAll();
+  }
+
+  // Fences all of table t's tokens at `fence_us`; the partitions it names.
+  std::vector<std::string> Fence(Acceptor& acceptor, int64_t fence_us) {
+    Envelope message;
+    message.set_from_node(1);
+    PaxosFence& fence = *message.mutable_paxos_fence();
+    fence.set_request_id(9);
+    fence.set_table("t");
+    fence.set_first_token(std::numeric_limits<Token>::min());
+    fence.set_last_token(std::numeric_limits<Token>::max());
+    fence.set_fence_us(fence_us);
+    acceptor.OnFence(message);
+    fake_.storage.CompleteAll();
+    const std::vector<Envelope> sent = fake_.network.TakeSent();
+    EXPECT_EQ(sent.size(), 1u);
+    if (sent.empty()) return {};
+    EXPECT_TRUE(sent[0].paxos_fenced().ok());
+    return {sent[0].paxos_fenced().unfinished_partition_keys().begin(),
+            sent[0].paxos_fenced().unfinished_partition_keys().end()};
+  }
+  // The only reply to `message`.
+  Envelope Answer(const Envelope& message) {
+    if (message.has_paxos_prepare()) repairing_.OnPrepare(message);
+    if (message.has_paxos_accept()) repairing_.OnAccept(message);
+    fake_.storage.CompleteAll();
+    std::vector<Envelope> sent = fake_.network.TakeSent();
+    EXPECT_EQ(sent.size(), 1u);
+    return sent.empty() ? Envelope() : sent[0];
+  }
+  bool Purged() {
+    std::optional<bool> purged;
+    repairing_.Purge("t", "k", [&purged](bool done) { purged = done; });
+    fake_.storage.CompleteAll();
+    EXPECT_TRUE(purged.has_value());
+    return purged.value_or(false);
+  }
+
+  int64_t repaired_since_us_ = 0;
+  Acceptor repairing_;
+};
+
+TEST_F(AcceptorRepairTest, AFenceRefusesBallotsBelowItAndNamesUnfinishedProposals) {
+  EXPECT_TRUE(Answer(Accept(At(100), "a")).paxos_accept_reply().accepted());
+  EXPECT_EQ(Fence(repairing_, 500), std::vector<std::string>{"k"});
+  const Envelope refused = Answer(Prepare(At(300)));
+  EXPECT_FALSE(refused.paxos_promise().promised());
+  EXPECT_EQ(refused.paxos_promise().promised_ballot().micros(), 500);  // the proposer goes above
+  EXPECT_FALSE(Answer(Accept(At(400), "b")).paxos_accept_reply().accepted());
+  // Above it, the unfinished proposal is reported: the repair finishes it.
+  const Envelope promise = Answer(Prepare(At(600)));
+  EXPECT_TRUE(promise.paxos_promise().promised());
+  EXPECT_EQ(promise.paxos_promise().accepted().ballot().micros(), 100);
+}
+
+TEST_F(AcceptorRepairTest, BelowARepairAProposalIsIgnoredAndAStateWhollyBelowIsPurged) {
+  EXPECT_TRUE(Answer(Accept(At(100), "a")).paxos_accept_reply().accepted());
+  Fence(repairing_, 500);
+  EXPECT_FALSE(Purged());  // no repair yet
+  repaired_since_us_ = 500;
+  EXPECT_EQ(Fence(repairing_, 500), std::vector<std::string>{});  // finished or never: ignored
+  const Envelope promise = Answer(Prepare(At(600)));
+  EXPECT_TRUE(promise.paxos_promise().promised());
+  EXPECT_FALSE(promise.paxos_promise().has_accepted());
+  EXPECT_FALSE(repairing_.InProgress("t", "k"));
+  EXPECT_FALSE(Purged());  // promised 600: above the floor
+  repaired_since_us_ = 1000;
+  EXPECT_FALSE(Purged());  // the floor is the lower of the repair and the fence
+  Fence(repairing_, 1000);
+  EXPECT_TRUE(Purged());
+  EXPECT_FALSE(Durable().has_promised());
+  EXPECT_EQ(metrics_.paxos_states_purged, 1u);
+  // What the state promised, the fence still refuses.
+  EXPECT_FALSE(Answer(Prepare(At(700))).paxos_promise().promised());
+}
+
+TEST_F(AcceptorRepairTest, AFenceHoldsAfterARestart) {
+  Fence(repairing_, 500);
+  ShardMetrics metrics;
+  Acceptor restarted(fake_.env, metrics);
+  restarted.Start();
+  fake_.storage.CompleteAll();
+  restarted.OnPrepare(Prepare(At(300)));
+  fake_.storage.CompleteAll();
+  const std::vector<Envelope> sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_FALSE(sent[0].paxos_promise().promised());
+  EXPECT_EQ(sent[0].paxos_promise().promised_ballot().micros(), 500);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/data/storage_codec.h"
+#include "core/paxos/ballot.h"
 #include "core/repair/range_repair.h"
 #include "core/repair/repair_plan.h"
 #include "tests/four_node_test.h"
@@ -137,6 +138,56 @@ TEST_F(RepairTest, AReplicaThatMissedWritesAndDeletesGetsWhatItLacks) {
   ASSERT_EQ(again.code(), ClientResponse::OK) << again.message();
   EXPECT_EQ(again.repair().rows_differing(), 0u);
   EXPECT_EQ(again.repair().rows_compared(), repaired.repair().rows_compared());
+}
+
+// A proposal a majority accepted and nobody committed (its proposer gone)
+// is finished by the repair before it compares rows (docs/repair.md,
+// "Paxos state"): every replica then holds its value. Once a later repair
+// covers the round that finished it, a compaction purges the partition's
+// Paxos state, and the value stays.
+TEST_F(RepairTest, ARepairFinishesARoundItsProposerLeftAndALaterOneLetsItsStateGo) {
+  std::string key;
+  for (int i = 0; key.empty(); i++) {
+    if (Replicates(1, "p" + std::to_string(i))) key = "p" + std::to_string(i);
+  }
+  const Token token = TokenOf(key);
+  const std::vector<NodeId>& replicas = cluster_.OwnersRing()->ReplicasOf(token);
+  Envelope accept;
+  Proposal& proposal = *accept.mutable_paxos_accept()->mutable_proposal();
+  proposal.mutable_ballot()->set_micros(simulator_.now() / kMicrosecond);
+  proposal.mutable_ballot()->set_unique(BallotUnique(3, 1, BallotLayout::kMaxNonce, 1));
+  *proposal.mutable_origin() = proposal.ballot();
+  PartitionData& mutation = *proposal.mutable_mutation();
+  mutation.set_table("t");
+  mutation.set_partition_key(key);
+  CellData& cell = *mutation.add_rows()->add_cells();
+  cell.set_column("a");
+  cell.set_value("chosen");
+  cell.set_timestamp(proposal.ballot().micros());
+  for (size_t i = 0; i < 2; i++) {
+    cluster_.network().Send(Address{client_, 0}, Address{replicas[i], ShardOf(token, 2)}, accept);
+  }
+  RunFor(100 * kMillisecond);
+  ASSERT_TRUE(OnDisk(replicas[2], key).empty());
+
+  const ClientResponse repaired = Repair(1);
+  ASSERT_EQ(repaired.code(), ClientResponse::OK) << repaired.message();
+  EXPECT_EQ(repaired.repair().paxos_rounds_finished(), 1u);
+  for (NodeId replica : replicas) {
+    const Partition held = OnDisk(replica, key);
+    ASSERT_EQ(held.rows.size(), 1u) << "node " << replica;
+    EXPECT_EQ(held.rows.begin()->second.cells.at("a").value, "chosen") << "node " << replica;
+  }
+  ClientRequest compact;
+  compact.mutable_compact();
+  // The round that finished it is above the first repair's fence.
+  EXPECT_EQ(Call(compact, key, 1).compacted_paxos_states(), 0u);
+  ASSERT_EQ(Repair(1).code(), ClientResponse::OK);
+  EXPECT_EQ(Repair(1).repair().paxos_rounds_finished(), 0u);
+  EXPECT_GE(Call(compact, key, 1).compacted_paxos_states(), 1u);
+  for (NodeId replica : replicas) {
+    EXPECT_EQ(OnDisk(replica, key).rows.begin()->second.cells.at("a").value, "chosen") << "node " << replica;
+  }
 }
 
 // Every node's primary ranges cover the ring once: after a primary-range

@@ -50,6 +50,11 @@ class Coordinator {
                      std::function<void(ClientResponse)> reply) {
     lwt_.RunAmong(std::move(participants), std::move(cas), std::move(read), std::move(reply));
   }
+  // Finishes any unfinished Paxos round of a partition this shard owns
+  // (a repair found one under its fence); `done` gets whether it could.
+  void FinishRound(const std::string& table, const std::string& partition_key, std::function<void(bool ok)> done) {
+    lwt_.FinishRound(TokenOf(partition_key), table, partition_key, std::move(done));
+  }
   // Promises, accept replies and commit acknowledgements.
   void OnPaxosReply(const Envelope& message);
 

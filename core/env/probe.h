@@ -33,6 +33,10 @@ inline constexpr std::string_view kProbes[] = {
     "paxos.acceptor.refuse_accept",
     "paxos.acceptor.raise_horizon",
     "paxos.acceptor.merge_streamed",
+    "paxos.acceptor.fence_raised",
+    "paxos.acceptor.fenced_by_repair",
+    "paxos.acceptor.ignore_repaired_accept",
+    "paxos.acceptor.state_purged",
     // Reads (core/coordinator/read_executor.cc).
     "read.speculative_retry",
     "read.replace_refused_replica",
@@ -64,6 +68,7 @@ inline constexpr std::string_view kProbes[] = {
     "storage.corrupt_entry",
     "storage.corrupt_paxos_state",
     "storage.corrupt_paxos_horizon",
+    "storage.corrupt_paxos_fence",
     "storage.corrupt_hint",
     "storage.corrupt_generation",
     "storage.corrupt_stream_progress",
@@ -86,6 +91,7 @@ inline constexpr std::string_view kProbes[] = {
     "repair.rows_differed",
     "repair.rows_sent",
     "repair.range_repaired",
+    "repair.paxos_round_finished",
     "gc.purged",
     // The batch log and the schema agent (core/batchlog/, core/schema/,
     // core/coordinator/held_for_schema.cc).

@@ -1,6 +1,8 @@
 #include "core/paxos/acceptor.h"
 
 #include <algorithm>
+#include <limits>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 
@@ -101,8 +103,12 @@ bool ParseStoredPaxosState(const std::string& key, const std::string& stored, Pa
   return payload && state.ParseFromArray(payload->data(), static_cast<int>(payload->size()));
 }
 
-Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics, size_t max_idle_partitions)
-    : env_(env), metrics_(metrics), max_idle_partitions_(max_idle_partitions) {}
+Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics, size_t max_idle_partitions, RepairedSince repaired_since)
+    : env_(env),
+      metrics_(metrics),
+      repaired_since_(std::move(repaired_since)),
+      fences_(env),
+      max_idle_partitions_(max_idle_partitions) {}
 
 void Acceptor::Start() {
   LoadHorizon();
@@ -119,8 +125,10 @@ void Acceptor::Start() {
       PaxosState state;
       // Unreadable state may hide an accept: treat it as in progress, so
       // plain reads finish a round (which reads a quorum) before answering.
-      if (!ParseStoredPaxosState(entry.key, entry.value, state) || HasUncommittedAccept(state)) {
-        in_progress_.insert(entry.key);
+      if (!ParseStoredPaxosState(entry.key, entry.value, state)) {
+        in_progress_[entry.key] = std::numeric_limits<int64_t>::max();
+      } else if (HasUncommittedAccept(state)) {
+        in_progress_[entry.key] = state.accepted().ballot().micros();
       }
     }
     started_ = true;
@@ -132,21 +140,35 @@ void Acceptor::LoadHorizon() {
   // first answer counts (raises and evictions may follow it).
   if (horizon_.loaded || horizon_.reading) return;
   horizon_.reading = true;
-  const std::string first = kHorizonKeys[0];
-  env_.storage->Scan(first, storage_codec::PrefixEnd(first), 2, [this](absl::StatusOr<std::vector<KeyValue>> stored) {
+  // One scan for the horizon and the fences (docs/repair.md): the keys of
+  // both begin with it.
+  const std::string prefix = "system/paxos_";
+  static_assert(std::string_view(kHorizonKeys[0]).starts_with("system/paxos_"));
+  static_assert(std::string_view(PaxosFences::kKeyPrefix).starts_with("system/paxos_"));
+  env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), SIZE_MAX, [this](absl::StatusOr<std::vector<KeyValue>> scanned) {
     horizon_.reading = false;
-    if (!stored.ok()) {
+    if (!scanned.ok()) {
       env_.clock->After(kSecond, [this] { LoadHorizon(); });
       return;
     }
+    std::vector<KeyValue> fences;
+    std::vector<KeyValue> stored;  // the horizon's copies
+    for (KeyValue& entry : *scanned) {
+      if (entry.key.starts_with(PaxosFences::kKeyPrefix)) {
+        fences.push_back(std::move(entry));
+      } else if (entry.key.starts_with(kHorizonKeys[0])) {
+        stored.push_back(std::move(entry));
+      }
+    }
+    fences_.Load(fences);
     // Never raised: every promise so far was synced. Both copies are
     // written in one batch; either one that checks out will do, and only
     // when neither does is no lower bound on the lost promises known: this
     // shard's acceptor then decides nothing (its proposers go to the other
     // replicas), as for a partition whose state is corrupt.
     int64_t micros = 0;
-    bool readable = stored->empty();
-    for (const KeyValue& copy : *stored) {
+    bool readable = stored.empty();
+    for (const KeyValue& copy : stored) {
       const std::optional<std::string_view> payload = checked_value::Open(copy.key, copy.value);
       int64_t value = 0;
       if (payload && absl::SimpleAtoi(absl::string_view(payload->data(), payload->size()), &value) && value >= 0) {
@@ -164,12 +186,34 @@ void Acceptor::LoadHorizon() {
     // Every promise of the previous life was below `micros`.
     floor_.set_micros(micros);
     floor_.set_unique(0);
-    std::vector<std::string> waiting;
-    for (const auto& [key, entry] : partitions_) {
-      if (!entry.waiting.empty()) waiting.push_back(key);
-    }
-    for (const std::string& key : waiting) RunNext(key);
+    RunWaiting();
   });
+}
+
+void Acceptor::RunWaiting() {
+  if (!horizon_.loaded || !fences_.loaded()) return;
+  std::vector<std::string> waiting;
+  for (const auto& [key, entry] : partitions_) {
+    if (!entry.waiting.empty()) waiting.push_back(key);
+  }
+  for (const std::string& key : waiting) RunNext(key);
+}
+
+Ballot Acceptor::AtLeastFence(const std::string& table, const std::string& partition_key,
+                              const Ballot& promised) const {
+  Ballot fence;
+  fence.set_micros(fences_.FenceOf(table, TokenOf(partition_key)));
+  if (!BallotLess(promised, fence)) return promised;
+  CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.fenced_by_repair");
+  return fence;
+}
+
+int64_t Acceptor::PurgeFloorOf(const std::string& table, const std::string& partition_key) const {
+  if (repaired_since_ == nullptr || !fences_.loaded()) return 0;
+  // A repair's history entry is written once its fence held on every
+  // replica and its rounds were finished; the fence bounds it all the same.
+  const Token token = TokenOf(partition_key);
+  return std::min(repaired_since_(table, token), fences_.FenceOf(table, token));
 }
 
 void Acceptor::PlanPromise(const Ballot& ballot, Decision& decision) {
@@ -196,12 +240,14 @@ void Acceptor::PlanPromise(const Ballot& ballot, Decision& decision) {
 }
 
 bool Acceptor::InProgress(const std::string& table, const std::string& partition_key) const {
-  return !started_ || in_progress_.count(storage_codec::PaxosKey(table, partition_key)) > 0;
+  if (!started_ || !fences_.loaded()) return true;
+  auto it = in_progress_.find(storage_codec::PaxosKey(table, partition_key));
+  return it != in_progress_.end() && it->second >= PurgeFloorOf(table, partition_key);
 }
 
 void Acceptor::NoteProgress(const std::string& key, const PaxosState& state) {
   if (HasUncommittedAccept(state)) {
-    in_progress_.insert(key);
+    in_progress_[key] = state.accepted().ballot().micros();
   } else {
     in_progress_.erase(key);
   }
@@ -279,7 +325,7 @@ void Acceptor::Load(const std::string& key) {
 }
 
 void Acceptor::RunNext(const std::string& key) {
-  if (!horizon_.loaded) return;  // LoadHorizon runs every waiting partition
+  if (!horizon_.loaded || !fences_.loaded()) return;  // RunWaiting runs every waiting partition
   Entry& entry = partitions_[key];
   if (horizon_.corrupt) entry.waiting.clear();  // decides nothing (LoadHorizon)
   while (!entry.waiting.empty() && !entry.busy) {
@@ -291,19 +337,29 @@ void Acceptor::RunNext(const std::string& key) {
     entry.waiting.pop_front();
     Decision decision = decide(entry.state);
     if (!decision.next) {
+      if (decision.written) decision.written(true);
       Send(std::move(decision.answer), true);
       continue;
     }
-    AssertTransition(entry.state, *decision.next);
+    if (decision.erase) {
+      CHARYBDIS_ASSERT(!decision.in_memory && decision.extra.operations.empty());
+    } else {
+      AssertTransition(entry.state, *decision.next);
+    }
     if (decision.in_memory) {
       KeepInMemory(entry, key, decision);
       continue;
     }
     entry.busy = true;
     WriteBatch batch = std::move(decision.extra);
-    batch.Put(key, checked_value::Seal(key, decision.next->SerializeAsString()));
+    if (decision.erase) {
+      batch.Delete(key);
+    } else {
+      batch.Put(key, checked_value::Seal(key, decision.next->SerializeAsString()));
+    }
     env_.storage->Apply(std::move(batch), decision.durability,
-                        [this, key, next = std::move(*decision.next), written = std::move(decision.written),
+                        [this, key, erase = decision.erase, next = std::move(*decision.next),
+                         written = std::move(decision.written),
                          answer = std::move(decision.answer)](absl::Status status) mutable {
                           Entry& done = partitions_[key];
                           CHARYBDIS_ASSERT(done.busy);  // one decision at a time
@@ -312,6 +368,10 @@ void Acceptor::RunNext(const std::string& key) {
                           if (written) written(status.ok());
                           if (status.ok()) {
                             done.state = next;
+                            // A purged state is as a load of the missing key gives.
+                            if (erase && BallotLess(done.state.promised(), floor_)) {
+                              *done.state.mutable_promised() = floor_;
+                            }
                             done.promise_in_memory = false;
                             NoteProgress(key, next);
                           }
@@ -439,10 +499,11 @@ void Acceptor::OnPrepare(const Envelope& message) {
     promise->set_request_id(prepare.request_id());
     promise->set_ok(true);
     // An equal ballot is the same proposer asking again (a duplicate).
-    if (BallotLess(prepare.ballot(), state.promised())) {
+    const Ballot floor = AtLeastFence(prepare.table(), prepare.partition_key(), state.promised());
+    if (BallotLess(prepare.ballot(), floor)) {
       CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.refuse_prepare");
       promise->set_promised(false);
-      *promise->mutable_promised_ballot() = state.promised();
+      *promise->mutable_promised_ballot() = floor;
       decision.answer.kind = Answer::Kind::kRefusedPromise;
       return decision;
     }
@@ -450,7 +511,14 @@ void Acceptor::OnPrepare(const Envelope& message) {
     *next.mutable_promised() = prepare.ballot();
     promise->set_promised(true);
     *promise->mutable_promised_ballot() = next.promised();
-    if (next.has_accepted()) *promise->mutable_accepted() = next.accepted();
+    // A proposal below the purge floor was finished by a repair, or never
+    // will be: reported, it could be finished after what deleted it went.
+    if (next.has_accepted() &&
+        next.accepted().ballot().micros() < PurgeFloorOf(prepare.table(), prepare.partition_key())) {
+      CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.ignore_repaired_accept");
+    } else if (next.has_accepted()) {
+      *promise->mutable_accepted() = next.accepted();
+    }
     if (next.has_committed()) *promise->mutable_committed() = next.committed();
     if (prepare.has_uncertain_origin()) {
       promise->set_origin_fate(FateOf(next, prepare.uncertain_origin()));
@@ -474,11 +542,13 @@ void Acceptor::OnAccept(const Envelope& message) {
     decision.answer.to = sender;
     PaxosAcceptReply* answer = decision.answer.message.mutable_paxos_accept_reply();
     answer->set_request_id(accept.request_id());
-    if (BallotLess(accept.proposal().ballot(), state.promised())) {
+    const PartitionData& mutation = accept.proposal().mutation();
+    const Ballot floor = AtLeastFence(mutation.table(), mutation.partition_key(), state.promised());
+    if (BallotLess(accept.proposal().ballot(), floor)) {
       CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.refuse_accept");
       answer->set_ok(true);
       answer->set_accepted(false);
-      *answer->mutable_promised_ballot() = state.promised();
+      *answer->mutable_promised_ballot() = floor;
     } else {
       PaxosState next = state;
       *next.mutable_promised() = accept.proposal().ballot();
@@ -537,6 +607,80 @@ void Acceptor::OnPrune(const Envelope& message) {
     next.mutable_committed()->set_pruned(true);
     decision.next = std::move(next);
     decision.durability = Durability::kUnsynced;
+    return decision;
+  });
+}
+
+void Acceptor::OnFence(const Envelope& message) {
+  // Unfinished proposals are known once the states are scanned.
+  if (!started_ || !fences_.loaded()) {
+    env_.clock->After(100 * kMillisecond, [this, message] { OnFence(message); });
+    return;
+  }
+  const PaxosFence fence = message.paxos_fence();
+  fences_.Raise(fence.table(), fence.first_token(), fence.last_token(), fence.fence_us(),
+                [this, fence, sender = SenderOf(message)](absl::Status status) {
+                  Envelope reply;
+                  PaxosFenced& fenced = *reply.mutable_paxos_fenced();
+                  fenced.set_request_id(fence.request_id());
+                  fenced.set_ok(status.ok());
+                  if (status.ok()) {
+                    CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.fence_raised");
+                    for (std::string& partition_key : UnfinishedIn(fence)) {
+                      fenced.add_unfinished_partition_keys(std::move(partition_key));
+                    }
+                  }
+                  env_.network->Send(sender, std::move(reply));
+                });
+}
+
+std::vector<std::string> Acceptor::UnfinishedIn(const PaxosFence& fence) const {
+  std::vector<std::string> unfinished;
+  const std::string prefix = storage_codec::PaxosTablePrefix(fence.table());
+  const auto within = [&](const std::string& key) -> std::optional<std::string> {
+    std::optional<std::string> partition_key = storage_codec::PartitionOfPaxosKey(key, fence.table());
+    if (!partition_key) return std::nullopt;
+    const Token token = TokenOf(*partition_key);
+    if (token < fence.first_token() || token > fence.last_token()) return std::nullopt;
+    return partition_key;
+  };
+  for (auto it = in_progress_.lower_bound(prefix); it != in_progress_.end() && it->first.starts_with(prefix); ++it) {
+    std::optional<std::string> partition_key = within(it->first);
+    if (partition_key && it->second >= PurgeFloorOf(fence.table(), *partition_key)) {
+      unfinished.push_back(std::move(*partition_key));
+    }
+  }
+  // A decision whose write is in flight was made before the fence held:
+  // it may be an accept below it.
+  for (auto it = partitions_.lower_bound(prefix); it != partitions_.end() && it->first.starts_with(prefix); ++it) {
+    if (!it->second.busy || in_progress_.count(it->first) > 0) continue;
+    if (std::optional<std::string> partition_key = within(it->first)) unfinished.push_back(std::move(*partition_key));
+  }
+  return unfinished;
+}
+
+void Acceptor::Purge(const std::string& table, const std::string& partition_key, std::function<void(bool)> done) {
+  const std::string key = storage_codec::PaxosKey(table, partition_key);
+  Submit(key, [this, table, partition_key, done = std::move(done)](const PaxosState& state) mutable {
+    Decision decision;  // answers no proposer
+    const int64_t floor = PurgeFloorOf(table, partition_key);
+    const auto below = [floor](const Ballot& ballot) { return ballot.micros() < floor; };
+    const bool purgeable = below(state.promised()) && (!state.has_accepted() || below(state.accepted().ballot())) &&
+                           (!state.has_committed() || below(state.committed().ballot()));
+    if (!purgeable) {
+      decision.written = [done = std::move(done)](bool) { done(false); };
+      return decision;
+    }
+    // The fence refuses every ballot the state could still answer for.
+    CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.state_purged");
+    decision.next = PaxosState();
+    decision.erase = true;
+    // Lost in a crash, the state comes back below the floor: ignored.
+    decision.durability = Durability::kUnsynced;
+    decision.written = [this, done = std::move(done)](bool ok) {
+      if (ok) metrics_.paxos_states_purged++;
+      done(ok);
+    };
     return decision;
   });
 }

@@ -7,9 +7,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/telemetry/metrics.h"
 #include "core/env/shard_env.h"
+#include "core/paxos/paxos_fences.h"
 #include "core/replica/unfinished_rounds.h"
 
 namespace charybdis {
@@ -37,6 +39,12 @@ bool ParseStoredPaxosState(const std::string& key, const std::string& stored, Pa
 // used idle ones beyond `max_idle_partitions` are dropped (a later message
 // loads the state again; a promise that was only in memory leaves its
 // ballot as a floor every reloaded state is raised to).
+//
+// Repair (docs/repair.md, "Paxos state") fences a span: its prepares and
+// accepts below the fence are refused (PaxosFences). Once the span is
+// repaired, an accepted proposal below both the fence and the repair is
+// finished or never will be, and is ignored: no promise reports it, and a
+// state wholly below them may be purged.
 class Acceptor final : public UnfinishedRounds {
  public:
   static constexpr size_t kDefaultMaxIdlePartitions = 10'000;
@@ -54,8 +62,12 @@ class Acceptor final : public UnfinishedRounds {
   // stop the shard (the next raise writes both again).
   static constexpr const char* kHorizonKeys[] = {"system/paxos_horizon", "system/paxos_horizon/copy"};
 
+  // When the newest repair covering `token` of `table` began, in
+  // microseconds (0: none), whatever the topology since.
+  using RepairedSince = std::function<int64_t(const std::string& table, Token token)>;
+
   Acceptor(ShardEnv env, ShardMetrics& metrics,
-           size_t max_idle_partitions = kDefaultMaxIdlePartitions);
+           size_t max_idle_partitions = kDefaultMaxIdlePartitions, RepairedSince repaired_since = nullptr);
   Acceptor(const Acceptor&) = delete;
   Acceptor& operator=(const Acceptor&) = delete;
 
@@ -72,6 +84,12 @@ class Acceptor final : public UnfinishedRounds {
   // durable, DataLoss for bytes that do not parse, Unavailable when the
   // disk refused.
   void MergeStreamed(const std::string& key, const std::string& stored, std::function<void(absl::Status)> done);
+  // A repair's fence (PaxosFence): raised durably, then answered with the
+  // span's partitions whose accepted proposal is not committed.
+  void OnFence(const Envelope& message);
+  // Deletes the partition's Paxos state if it is wholly below its span's
+  // purge floor; `done` gets whether it did.
+  void Purge(const std::string& table, const std::string& partition_key, std::function<void(bool purged)> done);
 
   // Whether this shard holds, for the partition, an accepted proposal newer
   // than its latest commit (true until Start has finished: a read must then
@@ -97,10 +115,13 @@ class Acceptor final : public UnfinishedRounds {
     std::optional<PaxosState> next;
     // A prune may be lost in a crash: the state it drops is only a copy.
     Durability durability = Durability::kSynced;
+    // A purge: the state's key is deleted, and `next` is empty.
+    bool erase = false;
     // A promise below the horizon: the new state needs no write at all.
     bool in_memory = false;
     WriteBatch extra;
-    // Runs once the write is done (ok or not), before the answer.
+    // Runs once the write is done (ok or not), before the answer; at once
+    // for a decision without one.
     std::function<void(bool ok)> written;
     Answer answer;
   };
@@ -136,6 +157,18 @@ class Acceptor final : public UnfinishedRounds {
   // Applies a decision that needs no write.
   void KeepInMemory(Entry& entry, const std::string& key, Decision& decision);
   void NoteProgress(const std::string& key, const PaxosState& state);
+  // Runs the decisions that waited for the horizon and the fences.
+  void RunWaiting();
+  // Below this ballot the partition's prepares and accepts are refused:
+  // `promised`, or the span's fence if higher.
+  Ballot AtLeastFence(const std::string& table, const std::string& partition_key, const Ballot& promised) const;
+  // The fence's partitions with an unfinished proposal not below their
+  // purge floor, or a write in flight.
+  std::vector<std::string> UnfinishedIn(const PaxosFence& fence) const;
+  // Below this time (microseconds) the partition's Paxos state is
+  // repaired: an accepted proposal there is ignored, and a state wholly
+  // there may be purged.
+  int64_t PurgeFloorOf(const std::string& table, const std::string& partition_key) const;
   // The partition's entry, taken out of the idle list (it is in use).
   Entry& Use(const std::string& key);
   // Files the entry as idle if it is, and drops the oldest idle ones
@@ -144,6 +177,8 @@ class Acceptor final : public UnfinishedRounds {
 
   ShardEnv env_;
   ShardMetrics& metrics_;
+  RepairedSince repaired_since_;
+  PaxosFences fences_;
   bool started_ = false;
   // The promise horizon, in ballot microseconds.
   struct Horizon {
@@ -161,7 +196,9 @@ class Acceptor final : public UnfinishedRounds {
   std::map<std::string, Entry> partitions_;
   const size_t max_idle_partitions_;
   std::list<std::string> idle_;  // idle partitions, most recently used first
-  std::set<std::string> in_progress_;  // storage keys of the states
+  // Storage keys of the states with an uncommitted accepted proposal, and
+  // its ballot's microseconds.
+  std::map<std::string, int64_t> in_progress_;
 };
 
 }  // namespace charybdis

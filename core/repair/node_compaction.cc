@@ -51,11 +51,13 @@ void NodeCompaction::OnShardDone(const Envelope& message) {
   if (running_->waiting.erase(message.from_shard()) == 0) return;          // a duplicate
   running_->pairs += done.pairs();
   running_->bytes += done.bytes();
+  running_->paxos_states += done.paxos_states();
   if (!done.ok() && running_->error.empty()) running_->error = done.error();
   if (!running_->waiting.empty()) return;
   ClientResponse response;
   response.set_compacted_pairs(running_->pairs);
   response.set_compacted_bytes(running_->bytes);
+  response.set_compacted_paxos_states(running_->paxos_states);
   if (!running_->error.empty()) {
     response.set_code(ClientResponse::INVALID_REQUEST);
     response.set_message(absl::StrCat("compaction stopped after deleting ", running_->pairs, " pairs: ",

@@ -38,6 +38,7 @@ class NodeCompaction {
     std::set<ShardId> waiting;
     uint64_t pairs = 0;
     uint64_t bytes = 0;
+    uint64_t paxos_states = 0;
     std::string error;  // the first shard's that stopped
   };
 

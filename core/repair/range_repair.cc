@@ -27,9 +27,10 @@ bool SameAnswer(const RepairHashes& a, const RepairHashes& b) {
 
 }  // namespace
 
-RangeRepair::RangeRepair(ShardEnv env, const topology::TopologyLog& log, Tables tables, ShardMetrics& metrics)
-    : env_(env), log_(log), tables_(std::move(tables)), metrics_(metrics) {
-  CHARYBDIS_ASSERT(tables_ != nullptr);
+RangeRepair::RangeRepair(ShardEnv env, const topology::TopologyLog& log, Tables tables, FinishRound finish_round,
+                         ShardMetrics& metrics)
+    : env_(env), log_(log), tables_(std::move(tables)), finish_round_(std::move(finish_round)), metrics_(metrics) {
+  CHARYBDIS_ASSERT(tables_ != nullptr && finish_round_ != nullptr);
 }
 
 void RangeRepair::OnRequest(const Envelope& message) {
@@ -77,8 +78,59 @@ void RangeRepair::Next() {
                                log_.topology().version(),
                                " during the repair: run it again once no operation is in progress"));
   }
-  if (run_->part_began_us == 0) run_->part_began_us = env_.clock->Now() / kMicrosecond;
-  SendHashRequests(/*each_row=*/false);
+  if (run_->part_began_us > 0) return SendHashRequests(/*each_row=*/false);
+  run_->part_began_us = env_.clock->Now() / kMicrosecond;
+  FencePaxos();
+}
+
+void RangeRepair::FencePaxos() {
+  const Part& part = run_->parts[run_->part];
+  const std::set<NodeId> replicas(part.range.replicas.begin(), part.range.replicas.end());
+  run_->unfinished.clear();
+  Send(Step::kFence, replicas, [&](NodeId, Envelope& message) {
+    PaxosFence& fence = *message.mutable_paxos_fence();
+    fence.set_request_id(run_->step_id);
+    fence.set_table(part.table);
+    fence.set_first_token(part.range.span.first);
+    fence.set_last_token(part.range.span.last);
+    fence.set_fence_us(run_->part_began_us);
+  });
+}
+
+void RangeRepair::OnFenced(const Envelope& message) {
+  const PaxosFenced& answer = message.paxos_fenced();
+  if (!Answers(message, Step::kFence, answer.request_id())) return;
+  if (!answer.ok()) {
+    return Finish(absl::StrCat("node ", message.from_node(), " could not fence the Paxos state of ",
+                               Describe(run_->parts[run_->part])));
+  }
+  for (const std::string& partition_key : answer.unfinished_partition_keys()) run_->unfinished.insert(partition_key);
+  if (!run_->waiting.empty()) return;
+  run_->step = Step::kFinishRounds;
+  run_->step_id = ++last_step_id_;
+  FinishRounds();
+}
+
+void RangeRepair::FinishRounds() {
+  CHARYBDIS_ASSERT(run_.has_value() && run_->step == Step::kFinishRounds);
+  if (run_->unfinished.empty()) return SendHashRequests(/*each_row=*/false);
+  const Part& part = run_->parts[run_->part];
+  const std::string partition_key = *run_->unfinished.begin();
+  run_->unfinished.erase(run_->unfinished.begin());
+  // One at a time: they are few (rounds a proposer left), and each is a
+  // round of Paxos among the partition's replicas.
+  finish_round_(part.table, partition_key, [this, id = run_->step_id, partition_key](bool ok) {
+    if (!run_.has_value() || run_->step_id != id) return;
+    if (!ok) {
+      return Finish(absl::StrCat("could not finish the Paxos round of a partition of ",
+                                 Describe(run_->parts[run_->part]), " (token ", TokenOf(partition_key),
+                                 "): too few replicas answered"));
+    }
+    CHARYBDIS_PROBE(env_.probes, "repair.paxos_round_finished");
+    run_->summary.set_paxos_rounds_finished(run_->summary.paxos_rounds_finished() + 1);
+    metrics_.repair_paxos_rounds_finished++;
+    FinishRounds();
+  });
 }
 
 void RangeRepair::Send(Step step, const std::set<NodeId>& to, const std::function<void(NodeId, Envelope&)>& fill) {

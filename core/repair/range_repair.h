@@ -2,8 +2,13 @@
 
 // A shard's part of `ctl repair` (docs/repair.md), in the spirit of
 // ScyllaDB's row-level repair. For each table and range the node repairs,
-// the shard and the same shard of the range's other replicas agree on the
-// rows they hold, a round of at most kRoundRows rows at a time:
+// the shard and the same shard of the range's other replicas agree first
+// on its Paxos state, then on the rows they hold. The Paxos state (docs/
+// repair.md, "Paxos state"): every replica fences the span at the time
+// the repair began (no prepare or accept below it from then on) and names
+// its partitions with an accepted proposal not yet committed; the shard
+// finishes each of their rounds as a proposer. Then the rows, a round of
+// at most kRoundRows rows at a time:
 //
 //   1. each replica hashes its next rows after the round's start, and
 //      answers the last one and one hash of them all: when every answer is
@@ -16,7 +21,8 @@
 //   4. and sends each replica what it lacks of the merge, applied synced.
 //
 // Once a span's rounds are done, every replica records that it was
-// repaired, and since when (repair_history.h).
+// repaired, and since when (repair_history.h): below that time its Paxos
+// state is finished, and may be purged.
 //
 // A replica that does not answer, or cannot read its rows, stops the
 // repair: what was repaired stays so, the rest waits for a rerun. So does
@@ -44,13 +50,18 @@ class RangeRepair {
  public:
   // The storage tables placed by token, each with its replication.
   using Tables = std::function<std::map<std::string, ReplicationConfig>()>;
-  RangeRepair(ShardEnv env, const topology::TopologyLog& log, Tables tables, ShardMetrics& metrics);
+  // Finishes any unfinished Paxos round of a partition (the coordinator's).
+  using FinishRound =
+      std::function<void(const std::string& table, const std::string& partition_key, std::function<void(bool ok)>)>;
+  RangeRepair(ShardEnv env, const topology::TopologyLog& log, Tables tables, FinishRound finish_round,
+              ShardMetrics& metrics);
   RangeRepair(const RangeRepair&) = delete;
   RangeRepair& operator=(const RangeRepair&) = delete;
 
   // A ShardRepair from shard 0.
   void OnRequest(const Envelope& message);
   // The replicas' answers.
+  void OnFenced(const Envelope& message);
   void OnHashes(const Envelope& message);
   void OnRows(const Envelope& message);
   void OnPushAck(const Envelope& message);
@@ -66,7 +77,7 @@ class RangeRepair {
     std::string table;
     RepairRange range;
   };
-  enum class Step { kHashes, kRowHashes, kFetch, kPush, kRecord };
+  enum class Step { kFence, kFinishRounds, kHashes, kRowHashes, kFetch, kPush, kRecord };
   // A row that differs in a round: by replica, the hash of its version
   // (absent: the replica lacks the row).
   struct DifferingRow {
@@ -86,6 +97,9 @@ class RangeRepair {
     // The round starts after this row (none: at the range's start).
     std::optional<std::pair<std::string, std::string>> after;
     RepairSummary summary;
+    // The partitions whose unfinished Paxos rounds the replicas named
+    // under the part's fence, not finished yet.
+    std::set<std::string> unfinished;
     // The step in flight and the replicas it waits for.
     Step step = Step::kHashes;
     uint64_t step_id = 0;
@@ -104,6 +118,9 @@ class RangeRepair {
   void Next();
   // Sends the step's request to every replica in `to`, and times it out.
   void Send(Step step, const std::set<NodeId>& to, const std::function<void(NodeId, Envelope&)>& fill);
+  // The part's Paxos state: the fence, then its unfinished rounds.
+  void FencePaxos();
+  void FinishRounds();
   void SendHashRequests(bool each_row);
   // Whether `message` answers the step in flight (and takes it off the wait).
   bool Answers(const Envelope& message, Step step, uint64_t request_id);
@@ -124,6 +141,7 @@ class RangeRepair {
   ShardEnv env_;
   const topology::TopologyLog& log_;
   Tables tables_;
+  FinishRound finish_round_;
   ShardMetrics& metrics_;
   uint64_t last_step_id_ = 0;
   std::optional<Run> run_;

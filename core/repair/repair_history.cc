@@ -7,6 +7,7 @@
 
 #include "core/data/big_endian.h"
 #include "core/data/checked_value.h"
+#include "core/data/span_key.h"
 #include "core/data/storage_codec.h"
 #include "core/env/assert.h"
 
@@ -15,16 +16,6 @@ namespace charybdis::repair {
 namespace {
 
 constexpr Nanos kRetryLoad = 1 * kSecond;
-constexpr size_t kSpanBytes = 16;
-
-// kKeyPrefix, the table, then the span's last and first tokens (biased to
-// unsigned, so that byte order is token order).
-std::string KeyOf(const std::string& table, topology::TokenSpan span) {
-  std::string key = RepairHistory::kKeyPrefix + table;
-  AppendBigEndian(key, static_cast<uint64_t>(span.last) ^ (uint64_t{1} << 63), 8);
-  AppendBigEndian(key, static_cast<uint64_t>(span.first) ^ (uint64_t{1} << 63), 8);
-  return key;
-}
 
 struct Parsed {
   std::string table;
@@ -32,16 +23,17 @@ struct Parsed {
   RepairHistory::Repaired repaired;
 };
 
+std::string KeyOf(const std::string& table, topology::TokenSpan span) {
+  return SpanKey(RepairHistory::kKeyPrefix, table, span.first, span.last);
+}
+
 std::optional<Parsed> Parse(const KeyValue& stored) {
-  const std::string_view prefix(RepairHistory::kKeyPrefix);
   const std::optional<std::string_view> payload = checked_value::Open(stored.key, stored.value);
-  if (!payload || payload->size() != 16 || stored.key.size() < prefix.size() + kSpanBytes) return std::nullopt;
-  const std::string_view key(stored.key);
+  const std::optional<SpanKeyParts> key = ParseSpanKey(RepairHistory::kKeyPrefix, stored.key);
+  if (!payload || payload->size() != 16 || !key) return std::nullopt;
   Parsed parsed;
-  parsed.table = std::string(key.substr(prefix.size(), key.size() - prefix.size() - kSpanBytes));
-  const std::string_view span = key.substr(key.size() - kSpanBytes);
-  parsed.span.last = static_cast<Token>(ReadBigEndian(span, 8) ^ (uint64_t{1} << 63));
-  parsed.span.first = static_cast<Token>(ReadBigEndian(span.substr(8), 8) ^ (uint64_t{1} << 63));
+  parsed.table = key->table;
+  parsed.span = {key->first, key->last};
   parsed.repaired.began_us = static_cast<Timestamp>(ReadBigEndian(*payload, 8));
   parsed.repaired.topology_version = ReadBigEndian(payload->substr(8), 8);
   return parsed;

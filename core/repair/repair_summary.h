@@ -13,6 +13,7 @@ inline void AddRepairSummary(RepairSummary& total, const RepairSummary& part) {
   total.set_rows_sent(total.rows_sent() + part.rows_sent());
   total.set_bytes_fetched(total.bytes_fetched() + part.bytes_fetched());
   total.set_bytes_sent(total.bytes_sent() + part.bytes_sent());
+  total.set_paxos_rounds_finished(total.paxos_rounds_finished() + part.paxos_rounds_finished());
 }
 
 }  // namespace charybdis::repair

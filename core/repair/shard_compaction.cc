@@ -10,9 +10,14 @@
 
 namespace charybdis::repair {
 
-ShardCompaction::ShardCompaction(ShardEnv env, Tables tables, PurgeHorizon purge_horizon, ShardMetrics& metrics)
-    : env_(env), tables_(std::move(tables)), purge_horizon_(std::move(purge_horizon)), metrics_(metrics) {
-  CHARYBDIS_ASSERT(tables_ != nullptr && purge_horizon_ != nullptr);
+ShardCompaction::ShardCompaction(ShardEnv env, Tables tables, PurgeHorizon purge_horizon, PurgePaxos purge_paxos,
+                                 ShardMetrics& metrics)
+    : env_(env),
+      tables_(std::move(tables)),
+      purge_horizon_(std::move(purge_horizon)),
+      purge_paxos_(std::move(purge_paxos)),
+      metrics_(metrics) {
+  CHARYBDIS_ASSERT(tables_ != nullptr && purge_horizon_ != nullptr && purge_paxos_ != nullptr);
 }
 
 void ShardCompaction::OnRequest(const Envelope& message) {
@@ -31,6 +36,7 @@ void ShardCompaction::OnRequest(const Envelope& message) {
 void ShardCompaction::Next() {
   CHARYBDIS_ASSERT(run_.has_value());
   if (run_->table == run_->tables.size()) return CompactStorage();
+  if (run_->paxos) return ScanPaxos();
   ScanOp scan;
   scan.set_table(run_->tables[run_->table]);
   scan.set_start_token(std::numeric_limits<Token>::min());  // no key has it
@@ -75,8 +81,7 @@ void ShardCompaction::OnScanned(absl::StatusOr<ShardScanResult> scanned) {
   std::optional<storage_codec::StoredRow> last;
   if (!scanned->entries.empty()) last = storage_codec::RowOfKey(scanned->entries.back().key);
   if (scanned->exhausted || !last.has_value()) {
-    run_->table++;
-    run_->after.reset();
+    run_->paxos = true;
   } else {
     run_->after = {last->partition_key, last->clustering_key};
   }
@@ -93,6 +98,55 @@ void ShardCompaction::OnScanned(absl::StatusOr<ShardScanResult> scanned) {
     metrics_.gc_deletions_purged += deletions;
     Next();
   });
+}
+
+void ShardCompaction::ScanPaxos() {
+  const std::string prefix = storage_codec::PaxosTablePrefix(run_->tables[run_->table]);
+  // The smallest key after the last one scanned.
+  std::string begin = run_->paxos_after.has_value() ? *run_->paxos_after + std::string(1, '\0') : prefix;
+  env_.storage->Scan(std::move(begin), storage_codec::PrefixEnd(prefix), kBatchRows,
+                     [this](absl::StatusOr<std::vector<KeyValue>> scanned) { OnPaxosScanned(std::move(scanned)); });
+}
+
+void ShardCompaction::OnPaxosScanned(absl::StatusOr<std::vector<KeyValue>> scanned) {
+  CHARYBDIS_ASSERT(run_.has_value() && run_->paxos && run_->purges_waiting == 0);
+  if (!scanned.ok()) return Finish(absl::StrCat("storage: ", scanned.status().message()));
+  run_->paxos_exhausted = scanned->size() < kBatchRows;
+  if (scanned->empty()) return NextTable();
+  run_->paxos_after = scanned->back().key;
+  const std::string& table = run_->tables[run_->table];
+  run_->purges_waiting = scanned->size();
+  for (const KeyValue& entry : *scanned) {
+    const std::optional<std::string> partition_key = storage_codec::PartitionOfPaxosKey(entry.key, table);
+    const uint64_t bytes = entry.key.size() + entry.value.size();
+    if (!partition_key.has_value()) {
+      OnPaxosPurged(false, 0);  // not a key of the table's
+      continue;
+    }
+    purge_paxos_(table, *partition_key, [this, bytes](bool purged) { OnPaxosPurged(purged, bytes); });
+  }
+}
+
+void ShardCompaction::OnPaxosPurged(bool purged, uint64_t bytes) {
+  CHARYBDIS_ASSERT(run_.has_value() && run_->purges_waiting > 0);
+  if (purged) {
+    run_->pairs++;
+    run_->bytes += bytes;
+    run_->paxos_states++;
+    metrics_.gc_pairs_purged++;
+    metrics_.gc_bytes_purged += bytes;
+  }
+  if (--run_->purges_waiting > 0) return;
+  if (run_->paxos_exhausted) return NextTable();
+  Next();
+}
+
+void ShardCompaction::NextTable() {
+  run_->table++;
+  run_->after.reset();
+  run_->paxos = false;
+  run_->paxos_after.reset();
+  Next();
 }
 
 void ShardCompaction::CompactStorage() {
@@ -113,6 +167,7 @@ void ShardCompaction::Finish(const std::string& error) {
   done.set_error(error);
   done.set_pairs(run_->pairs);
   done.set_bytes(run_->bytes);
+  done.set_paxos_states(run_->paxos_states);
   const Address requester = run_->requester;
   run_.reset();
   env_.network->Send(requester, std::move(answer));

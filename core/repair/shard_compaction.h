@@ -4,8 +4,10 @@
 // each table asked, scans the shard's rows a batch at a time and deletes,
 // in one synced batch per scanned batch, their obsolete versions and each
 // deletion its tombstone GC lets go, with every version it shadows
-// (storage_codec::PurgedKeys), by the shard's purge horizon; then
-// compacts the storage (Storage::Compact), which gives their space back.
+// (storage_codec::PurgedKeys), by the shard's purge horizon; then has the
+// acceptor purge each of the table's Paxos states wholly below its purge
+// floor (Acceptor::Purge); then compacts the storage (Storage::Compact),
+// which gives their space back.
 
 #include <cstdint>
 #include <functional>
@@ -27,7 +29,11 @@ class ShardCompaction {
  public:
   // The storage tables a CompactOp names.
   using Tables = std::function<std::vector<std::string>(const CompactOp&)>;
-  ShardCompaction(ShardEnv env, Tables tables, PurgeHorizon purge_horizon, ShardMetrics& metrics);
+  // Purges a partition's Paxos state if it may go (the acceptor's).
+  using PurgePaxos =
+      std::function<void(const std::string& table, const std::string& partition_key, std::function<void(bool)>)>;
+  ShardCompaction(ShardEnv env, Tables tables, PurgeHorizon purge_horizon, PurgePaxos purge_paxos,
+                  ShardMetrics& metrics);
   ShardCompaction(const ShardCompaction&) = delete;
   ShardCompaction& operator=(const ShardCompaction&) = delete;
 
@@ -45,20 +51,33 @@ class ShardCompaction {
     size_t table = 0;
     // The next batch starts after this row (none: at the table's start).
     std::optional<std::pair<std::string, std::string>> after;
+    // The table's rows are done; its Paxos states are next, after this
+    // key (none: from the first).
+    bool paxos = false;
+    std::optional<std::string> paxos_after;
+    size_t purges_waiting = 0;
+    bool paxos_exhausted = false;
     uint64_t pairs = 0;
     uint64_t bytes = 0;
+    uint64_t paxos_states = 0;
   };
   void Next();
   void OnScanned(absl::StatusOr<ShardScanResult> scanned);
   // The batch that purges the scanned rows, its pairs' bytes, and the
   // deletions among them.
   WriteBatch PurgeOf(const std::vector<KeyValue>& entries, uint64_t& bytes, uint64_t& deletions) const;
+  void ScanPaxos();
+  void OnPaxosScanned(absl::StatusOr<std::vector<KeyValue>> scanned);
+  void OnPaxosPurged(bool purged, uint64_t bytes);
+  // The table is done: on to the next one's rows.
+  void NextTable();
   void CompactStorage();
   void Finish(const std::string& error);
 
   ShardEnv env_;
   Tables tables_;
   PurgeHorizon purge_horizon_;
+  PurgePaxos purge_paxos_;
   ShardMetrics& metrics_;
   std::optional<Run> run_;
 };

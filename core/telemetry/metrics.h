@@ -87,11 +87,16 @@ struct ShardMetrics {
   uint64_t repair_rows_compared = 0;
   uint64_t repair_rows_differing = 0;
   uint64_t repair_rows_sent = 0;
+  // Unfinished Paxos rounds a repair found under its fence and finished.
+  uint64_t repair_paxos_rounds_finished = 0;
   // ctl compact: stored pairs deleted (purged deletions with what they
   // shadowed, and obsolete versions), and their bytes.
   uint64_t gc_pairs_purged = 0;
   uint64_t gc_bytes_purged = 0;
   uint64_t gc_deletions_purged = 0;  // row and cell tombstones, expired cells
+  // ctl compact: partitions' Paxos states wholly below their purge floor,
+  // deleted (docs/repair.md, "Paxos state").
+  uint64_t paxos_states_purged = 0;
   // Lightweight transactions (coordinator side).
   uint64_t cas_total_operations = 0;
   uint64_t cas_write_contention = 0;  // lost rounds, summed over operations

@@ -602,10 +602,10 @@ absl::StatusOr<RepairOp> RepairRequestOf(const Arguments& arguments) {
 void PrintRepaired(const std::string& name, const RepairSummary& summary, double seconds) {
   std::cout << absl::StreamFormat(
                    "%s: %d table ranges in agreement; %d rows compared, %d differed: %d versions fetched (%d bytes), "
-                   "%d sent to replicas lacking them (%d bytes); %.1f s",
+                   "%d sent to replicas lacking them (%d bytes); %d unfinished Paxos rounds finished; %.1f s",
                    name, summary.ranges(), summary.rows_compared(), summary.rows_differing(),
                    summary.rows_fetched(), summary.bytes_fetched(), summary.rows_sent(), summary.bytes_sent(),
-                   seconds)
+                   summary.paxos_rounds_finished(), seconds)
             << std::endl;
 }
 
@@ -651,7 +651,8 @@ int CompactCommand(const Arguments& arguments) {
       continue;
     }
     std::cout << name << ": deleted " << compacted->pairs << " stored pairs (" << compacted->bytes
-              << " bytes): obsolete versions, and the deletions tombstone GC lets go" << std::endl;
+              << " bytes): obsolete versions, the deletions tombstone GC lets go, and "
+              << compacted->paxos_states << " repaired Paxos states" << std::endl;
   }
   return failures == 0 ? 0 : 1;
 }

@@ -195,7 +195,7 @@ absl::StatusOr<CleanedUp> Compact(const std::string& address, const CompactOp& r
   *execute.mutable_request()->mutable_compact() = request;
   const absl::StatusOr<ClientResponse> response = ExecuteOk(address, std::move(execute), timeout);
   if (!response.ok()) return response.status();
-  return CleanedUp{response->compacted_pairs(), response->compacted_bytes()};
+  return CleanedUp{response->compacted_pairs(), response->compacted_bytes(), response->compacted_paxos_states()};
 }
 
 absl::StatusOr<RepairSummary> Repair(const std::string& address, const RepairOp& request,

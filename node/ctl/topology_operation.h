@@ -56,6 +56,7 @@ absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address);
 struct CleanedUp {
   uint64_t pairs = 0;
   uint64_t bytes = 0;
+  uint64_t paxos_states = 0;  // a compaction's: Paxos states purged, of the pairs
 };
 // Asks the node at `address` (its client API) to remove what it no longer
 // replicates, and waits up to `timeout` for the answer: what it removed,
