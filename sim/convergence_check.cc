@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "core/request/consistency.h"
@@ -61,6 +62,19 @@ bool AcknowledgedPlainWrite(const CompletedOp& op) {
 // Whether `storage` holds the write `op`, or a newer version of its key.
 bool Holds(const SimStorage& storage, const CompletedOp& op) {
   return Newest(OnDisk(storage, op.invoke->table, op.invoke->key).first) >= op.completion->timestamp;
+}
+
+using NewestDeletes = std::map<std::pair<std::string, std::string>, Timestamp>;  // table, key -> timestamp
+
+// The newest acknowledged plain delete of each key deleted.
+NewestDeletes NewestAcknowledgedDeletes(const History& history) {
+  NewestDeletes deleted;
+  for (const CompletedOp& op : PairOperations(history)) {
+    if (!AcknowledgedPlainWrite(op) || op.invoke->function != HistoryOp::Function::kDelete) continue;
+    Timestamp& newest = deleted[{op.invoke->table, op.invoke->key}];
+    newest = std::max(newest, op.completion->timestamp);
+  }
+  return deleted;
 }
 
 }  // namespace
@@ -147,12 +161,7 @@ CheckResult CheckAcknowledgedWritesKept(const Cluster& cluster, const History& h
 
 CheckResult CheckNoResurrection(const Cluster& cluster, const History& history) {
   CheckResult result{"no_resurrection", true, ""};
-  std::map<std::pair<std::string, std::string>, Timestamp> deleted;  // table, key -> newest acknowledged delete
-  for (const CompletedOp& op : PairOperations(history)) {
-    if (!AcknowledgedPlainWrite(op) || op.invoke->function != HistoryOp::Function::kDelete) continue;
-    Timestamp& newest = deleted[{op.invoke->table, op.invoke->key}];
-    newest = std::max(newest, op.completion->timestamp);
-  }
+  const NewestDeletes deleted = NewestAcknowledgedDeletes(history);
   if (deleted.empty()) return NothingToCheck("no_resurrection", "no acknowledged delete");
   const std::shared_ptr<const TokenRing> owners = cluster.OwnersRing();
   const uint32_t shards = cluster.topology().shards_per_node;
@@ -186,8 +195,22 @@ CheckResult CheckRepairedWritesEverywhere(const Cluster& cluster, const History&
   const std::shared_ptr<const TokenRing> owners = cluster.OwnersRing();
   const uint32_t shards = cluster.topology().shards_per_node;
   uint64_t checked = 0, missing = 0;
+  const NewestDeletes deleted = NewestAcknowledgedDeletes(history);
+  // Keys with a plain delete not answered yet, or answered uncertain: it
+  // may have been applied, at any timestamp.
+  std::set<std::pair<std::string, std::string>> perhaps_deleted;
+  for (const CompletedOp& op : PairOperations(history)) {
+    const bool uncertain = op.completion == nullptr || op.completion->type == HistoryOp::Type::kInfo;
+    if (op.invoke->function == HistoryOp::Function::kDelete && !IsSerial(op.invoke->consistency) && uncertain) {
+      perhaps_deleted.insert({op.invoke->table, op.invoke->key});
+    }
+  }
   for (const CompletedOp& op : PairOperations(history)) {
     if (!AcknowledgedPlainWrite(op) || op.completion->time >= started) continue;
+    // A compaction may have purged a delete with what it shadowed.
+    auto delete_of_key = deleted.find({op.invoke->table, op.invoke->key});
+    const bool may_be_purged = (delete_of_key != deleted.end() && delete_of_key->second >= op.completion->timestamp) ||
+                               perhaps_deleted.count({op.invoke->table, op.invoke->key}) > 0;
     const Token token = TokenOf(op.invoke->key);
     const std::vector<NodeId>& replicas = owners->ReplicasOf(token);
     if (std::find(replicas.begin(), replicas.end(), node) == replicas.end()) continue;
@@ -195,7 +218,7 @@ CheckResult CheckRepairedWritesEverywhere(const Cluster& cluster, const History&
     // and what it sent them was synced.
     for (NodeId replica : replicas) {
       checked++;
-      if (Holds(cluster.node(replica).storage(ShardOf(token, shards)), op)) continue;
+      if (may_be_purged || Holds(cluster.node(replica).storage(ShardOf(token, shards)), op)) continue;
       if (++missing <= 5) {
         absl::StrAppend(&result.detail, result.detail.empty() ? "" : "; ", "key ", op.invoke->key,
                         ": the write acknowledged at ", op.completion->time, "ns with timestamp ",
