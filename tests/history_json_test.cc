@@ -49,5 +49,19 @@ TEST(HistoryJsonTest, AMalformedCoordinatorIsRefusedWithItsLine) {
   EXPECT_NE(read.status().message().find("2"), std::string::npos) << read.status();
 }
 
+TEST(HistoryJsonTest, AnUnknownTypeOrFunctionIsRefusedByName) {
+  const std::string invoke = "{\"process\":1,\"type\":\"invoke\",\"f\":\"read\",\"key\":\"k\",\"time\":1,"
+                             "\"consistency\":\"ONE\"}\n";
+  std::stringstream function(invoke.substr(0, invoke.find("read")) + "append" +
+                             invoke.substr(invoke.find("read") + 4));
+  absl::StatusOr<History> read = ReadHistoryJson(function, "t", "dc1");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("\"append\""), std::string::npos) << read.status();
+  std::stringstream type(invoke.substr(0, invoke.find("invoke")) + "begun" + invoke.substr(invoke.find("invoke") + 6));
+  read = ReadHistoryJson(type, "t", "dc1");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("\"begun\""), std::string::npos) << read.status();
+}
+
 }  // namespace
 }  // namespace charybdis

@@ -34,5 +34,21 @@ TEST(TracerTest, IdsOfDifferentCoordinatorsNeverMeet) {
   EXPECT_EQ(ids.size(), drawn);
 }
 
+// A trace keeps at most kMaxEvents steps, its own and those other shards
+// send back, however many come.
+TEST(TracerTest, ATraceKeepsAtMostItsBoundOfSteps) {
+  testing::ManualClock clock;
+  Tracer tracer(Address{1, 0}, clock);
+  const uint64_t trace = tracer.NewTrace();
+  google::protobuf::RepeatedPtrField<TraceEvent> sent_back;
+  for (size_t i = 0; i < Tracer::kMaxEvents - 1; i++) sent_back.Add()->set_what("step");
+  tracer.Add(trace, sent_back);
+  tracer.Add(trace, sent_back);
+  EXPECT_EQ(tracer.Take(trace).size(), Tracer::kMaxEvents);
+  const uint64_t recorded = tracer.NewTrace();
+  for (size_t i = 0; i < Tracer::kMaxEvents + 5; i++) tracer.Record(recorded, "step");
+  EXPECT_EQ(tracer.Take(recorded).size(), Tracer::kMaxEvents);
+}
+
 }  // namespace
 }  // namespace charybdis

@@ -54,11 +54,12 @@ class Tracer {
   // The steps recorded for `trace`, handed over (they leave with a message).
   std::vector<TraceEvent> Take(uint64_t trace);
 
- private:
   // At most this many traces are kept per shard, and this many steps each:
   // the oldest go first (a trace whose answer was lost is abandoned).
   static constexpr size_t kMaxTraces = 256;
   static constexpr size_t kMaxEvents = 1000;
+
+ private:
 
   Address self_;
   Clock& clock_;
