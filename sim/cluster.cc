@@ -62,13 +62,11 @@ std::map<std::string, TableSchema> TablesOf(const scenario::Schema& schema) {
     TableSchema& config = tables[table.name()];
     config.name = table.name();
     config.columns = std::set<std::string>(table.column().begin(), table.column().end());
-    if (!table.tombstone_gc().empty()) {
-      const absl::StatusOr<TombstoneGc::Mode> mode = ParseTombstoneGcMode(table.tombstone_gc());
-      CHARYBDIS_ASSERT(mode.ok());  // the validator checks it
-      config.gc.mode = *mode;
-    }
-    if (table.has_gc_grace_seconds()) config.gc.gc_grace_seconds = table.gc_grace_seconds();
-    if (table.has_propagation_delay_seconds()) config.gc.propagation_delay_seconds = table.propagation_delay_seconds();
+    const absl::StatusOr<TombstoneGc> gc = TombstoneGcOf(
+        table.tombstone_gc(), table.has_gc_grace_seconds() ? std::optional<uint32_t>(table.gc_grace_seconds()) : std::nullopt,
+        table.has_propagation_delay_seconds() ? std::optional<uint32_t>(table.propagation_delay_seconds()) : std::nullopt);
+    CHARYBDIS_ASSERT(gc.ok());  // the validator checks the mode
+    config.gc = *gc;
   }
   return tables;
 }

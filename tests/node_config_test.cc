@@ -41,5 +41,24 @@ TEST(NodeConfigDefaultsTest, AGivenFieldOverridesItsDefault) {
   EXPECT_EQ(loaded->node.failure_detector.heartbeat_interval, 500 * kMillisecond);
 }
 
+// A table's tombstone GC (docs/repair.md): the default, given options,
+// and a mode of no one's refused with where it is.
+TEST(NodeConfigDefaultsTest, ATablesTombstoneGcIsItsOwnOrTheDefault) {
+  const absl::StatusOr<LoadedConfig> loaded = ParseConfig(
+      "gc.textproto", std::string(kMinimal) +
+                          "table { name: \"events\" column: \"v\" tombstone_gc: \"timeout\" gc_grace_seconds: 60 }\n");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->node.tables.at("kv").gc, TombstoneGc());
+  const TombstoneGc& events = loaded->node.tables.at("events").gc;
+  EXPECT_EQ(events.mode, TombstoneGc::Mode::kTimeout);
+  EXPECT_EQ(events.gc_grace_seconds, 60);
+  EXPECT_EQ(events.propagation_delay_seconds, 3600);
+  const absl::StatusOr<LoadedConfig> refused = ParseConfig(
+      "bad.textproto", std::string(kMinimal) + "table { name: \"t\" column: \"v\" tombstone_gc: \"sometimes\" }\n");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("sometimes"), std::string::npos) << refused.status();
+  EXPECT_NE(refused.status().message().find("table"), std::string::npos) << refused.status();
+}
+
 }  // namespace
 }  // namespace charybdis::node

@@ -39,6 +39,19 @@ absl::StatusOr<TombstoneGc::Mode> ParseTombstoneGcMode(std::string_view name) {
                                                  "' is none of timeout, repair, immediate and disabled"));
 }
 
+absl::StatusOr<TombstoneGc> TombstoneGcOf(std::string_view mode, std::optional<uint32_t> gc_grace_seconds,
+                                          std::optional<uint32_t> propagation_delay_seconds) {
+  TombstoneGc gc;
+  if (!mode.empty()) {
+    const absl::StatusOr<TombstoneGc::Mode> parsed = ParseTombstoneGcMode(mode);
+    if (!parsed.ok()) return parsed.status();
+    gc.mode = *parsed;
+  }
+  if (gc_grace_seconds) gc.gc_grace_seconds = *gc_grace_seconds;
+  if (propagation_delay_seconds) gc.propagation_delay_seconds = *propagation_delay_seconds;
+  return gc;
+}
+
 Timestamp PurgeBefore(const TombstoneGc& gc, Timestamp now_us, Timestamp repaired_us) {
   CHARYBDIS_ASSERT(gc.gc_grace_seconds >= 0 && gc.propagation_delay_seconds >= 0 && repaired_us >= 0);
   Timestamp before = kNothing;

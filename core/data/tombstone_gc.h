@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,11 @@ struct TombstoneGc {
 
 const char* TombstoneGcModeName(TombstoneGc::Mode mode);
 absl::StatusOr<TombstoneGc::Mode> ParseTombstoneGcMode(std::string_view name);
+// A table's GC from a config's fields (a scenario's table, a node
+// config's): the mode's name ("": the default) and, when set, the grace
+// and the propagation delay.
+absl::StatusOr<TombstoneGc> TombstoneGcOf(std::string_view mode, std::optional<uint32_t> gc_grace_seconds,
+                                          std::optional<uint32_t> propagation_delay_seconds);
 
 // Deletions made before the time returned may be purged now (`now_us`, the
 // replica's clock) from a token whose newest repair, at the topology the

@@ -89,7 +89,7 @@ absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t repl
   options.nodes = 3;
   options.shards = kShards;
   options.replication_factor = replication_factor;
-  options.tables = {{"kv", {"v"}}};
+  options.tables = {TableNamed("kv")};
   options.cql_schema = BenchCqlSchema(replication_factor);
   options.extra_config = extra_config;
   options.power_loss_journal = false;  // as deployed: nothing cuts its power here

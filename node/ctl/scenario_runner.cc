@@ -131,7 +131,12 @@ LocalCluster::Options ShapeOf(const scenario::Scenario& spec, uint32_t nodes) {
   if (replication.replication_factor()) factor = replication.replication_factor();
   shape.replication_factor = std::min(factor, shape.nodes);
   for (const auto& table : spec.schema().table()) {
-    shape.tables[table.name()] = {table.column().begin(), table.column().end()};
+    Table& config = shape.tables.emplace_back();
+    config.set_name(table.name());
+    *config.mutable_column() = table.column();
+    config.set_tombstone_gc(table.tombstone_gc());
+    if (table.has_gc_grace_seconds()) config.set_gc_grace_seconds(table.gc_grace_seconds());
+    if (table.has_propagation_delay_seconds()) config.set_propagation_delay_seconds(table.propagation_delay_seconds());
   }
   shape.extra_config = ExtraConfig(spec);
   return shape;

@@ -23,6 +23,13 @@
 
 namespace charybdis::node {
 
+Table TableNamed(const std::string& name) {
+  Table table;
+  table.set_name(name);
+  table.add_column("v");
+  return table;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -109,12 +116,8 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   ReplicationFactor* factor = shared.add_replication();
   factor->set_datacenter("dc1");
   factor->set_replication_factor(options.replication_factor);
-  if (options.tables.empty()) options.tables = {{"kv", {"v"}}, {"registers", {"v"}}};
-  for (const auto& [name, columns] : options.tables) {
-    Table* table = shared.add_table();
-    table->set_name(name);
-    for (const std::string& column : columns) table->add_column(column);
-  }
+  if (options.tables.empty()) options.tables = {TableNamed("kv"), TableNamed("registers")};
+  for (const Table& table : options.tables) *shared.add_table() = table;
   for (const std::string& statement : options.cql_schema) shared.add_cql_schema(statement);
   shared.set_token_seed(1);
   for (NodeId id = 1; id <= options.nodes; id++) {

@@ -19,14 +19,18 @@ namespace charybdis::node {
 // (its config), `nodeN/data/` (its RocksDB directories), `nodeN/node.log`
 // and `nodeN/pid` while it runs. Addresses and ports are picked at `Create`
 // (Options::own_addresses).
+// A node config table of `name` with one column, v (GC by default).
+Table TableNamed(const std::string& name);
+
 class LocalCluster {
  public:
   struct Options {
     uint32_t nodes = 3;
     uint32_t shards = 2;
     uint32_t replication_factor = 3;
-    // Tables (name -> columns); empty: kv and registers, each with column v.
-    std::map<std::string, std::vector<std::string>> tables;
+    // Tables, as the node config has them; empty: kv and registers, each
+    // with column v.
+    std::vector<Table> tables;
     // Extra lines for every node's config (timeouts, hint window...).
     std::string extra_config;
     // The bootstrap CQL schema, one statement per entry (cql_schema).

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/data/tombstone_gc.h"
 #include "core/schema/bootstrap.h"
 #include "core/env/commitlog_sync.h"
 #include "core/paxos/ballot.h"
@@ -144,6 +145,14 @@ void CheckTables(const NodeConfigFile& file, TextProtoProblems& problems, NodeCo
     if (table.name().empty()) problems.Add({{"table", i}, {"name"}}, "is required");
     if (table.column_size() == 0) problems.Add({{"table", i}, {"column"}}, "give at least one column");
     TableSchema schema{table.name(), {table.column().begin(), table.column().end()}};
+    const absl::StatusOr<TombstoneGc> gc = TombstoneGcOf(
+        table.tombstone_gc(), table.has_gc_grace_seconds() ? std::optional<uint32_t>(table.gc_grace_seconds()) : std::nullopt,
+        table.has_propagation_delay_seconds() ? std::optional<uint32_t>(table.propagation_delay_seconds()) : std::nullopt);
+    if (gc.ok()) {
+      schema.gc = *gc;
+    } else {
+      problems.Add({{"table", i}, {"tombstone_gc"}}, std::string(gc.status().message()));
+    }
     node.tables[table.name()] = std::move(schema);
   }
 }
