@@ -27,6 +27,15 @@ class CharybdisSystem : public BenchSystem {
   void StartPut(const std::string& key, const std::string& value, OutcomeDone done) override {
     StartExecute(key, PutRequest(key, value), std::move(done));
   }
+  void StartDelete(const std::string& key, OutcomeDone done) override {
+    ClientRequest request;
+    WriteOp& write = *request.mutable_write();
+    write.set_table(options_.table);
+    write.set_partition_key(key);
+    write.set_delete_row(true);
+    write.set_consistency(options_.level);
+    StartExecute(key, std::move(request), std::move(done));
+  }
 
   Outcome Get(const std::string& key) override { return Read(key, options_.level); }
   Outcome SerialGet(const std::string& key) override { return Read(key, CL_SERIAL); }

@@ -1,7 +1,7 @@
 // charybdis-bench-real: Charybdis beside etcd on this machine, in one run
 // (`./charybdis bench real`, docs/benchmarks.md).
 //
-//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqmj] [--quick]
+//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqmjr] [--quick]
 //
 // Starts a local 3-node Charybdis cluster (RF=3, 2 shards per node) and a
 // 3-member etcd cluster on loopback, runs the phases on both, measure by
@@ -13,7 +13,8 @@
 // (and b, with b) again with commitlog_sync periodic; q phase a through CQL beside our
 // gRPC API, on one cluster, and CQL puts and gets at each level; m our
 // nodes' memory across 1M LWTs on fresh keys; j a fourth node joins a
-// loaded cluster under load (node/bench/bench_join.h). --quick: small sizes, for
+// loaded cluster under load (node/bench/bench_join.h); r repair and
+// tombstone GC (node/bench/bench_repair.h). --quick: small sizes, for
 // the test suite. Exits 1 if a system broke a promise (a check failed) or served
 // no request of a measure (the naive mode excepted).
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "absl/strings/str_format.h"
 #include "core/env/commitlog_sync.h"
 #include "node/bench/bench_join.h"
+#include "node/bench/bench_repair.h"
 #include "node/bench/bench_phases.h"
 #include "node/bench/bench_report.h"
 #include "node/bench/stream_storing.h"
@@ -45,7 +47,7 @@ namespace fs = std::filesystem;
 struct Flags {
   std::string directory;
   std::string out = "bench-real";
-  std::string phases = "abcdpqmj";
+  std::string phases = "abcdpqmjr";
   bool quick = false;
 };
 
@@ -84,12 +86,13 @@ struct OurCluster {
 };
 
 absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t replication_factor,
-                                     const std::string& name, const std::string& extra_config, bool shard_aware) {
+                                     const std::string& name, const std::string& extra_config, bool shard_aware,
+                                     const Table& kv = TableNamed("kv")) {
   LocalCluster::Options options;
   options.nodes = 3;
   options.shards = kShards;
   options.replication_factor = replication_factor;
-  options.tables = {TableNamed("kv")};
+  options.tables = {kv};
   options.cql_schema = BenchCqlSchema(replication_factor);
   options.extra_config = extra_config;
   options.power_loss_journal = false;  // as deployed: nothing cuts its power here
@@ -148,6 +151,7 @@ struct Results {
   std::optional<MachineFloor> floor;  // measured before phase a
   std::optional<JoinMeasures> join;   // phase j
   std::optional<StreamStoringMeasures> storing;  // phase j
+  std::optional<RepairMeasures> repair;          // phase r
 };
 
 // The machine's floor, measured while both clusters are idle, so that
@@ -293,6 +297,28 @@ absl::Status RunJoinPhase(const Flags& flags, Results& results) {
   return absl::OkStatus();
 }
 
+// Phase r on a cluster of its own: kv deletes may go once a repair began
+// after them (no propagation delay: one machine, one clock), and no hints,
+// so that only the repair brings node 3 what it missed.
+absl::Status RunRepairPhase(const Flags& flags, Results& results) {
+  Table kv = TableNamed("kv");
+  kv.set_tombstone_gc("repair");
+  kv.set_propagation_delay_seconds(0);
+  auto ours = StartOurs(flags.directory + "/rf3-repair", 3, "charybdis", "max_hint_window_ms: 1\n", true, kv);
+  if (!ours.ok()) return ours.status();
+  RepairSizes sizes;
+  if (flags.quick) {
+    sizes.gc_rows = 20000;
+    sizes.data_bytes = 8 << 20;
+    sizes.window_seconds = 2;
+    sizes.repair_timeout_seconds = 120;
+  }
+  absl::StatusOr<RepairMeasures> measures = RunRepair(*ours->cluster, *ours->client, sizes);
+  if (!measures.ok()) return measures.status();
+  results.repair = *std::move(measures);
+  return ours->cluster->StopAll();
+}
+
 // Phase j's time from add to normal, and what it comes to for 1 GiB.
 std::string JoinTimeLine(const JoinMeasures& join) {
   return absl::StrFormat(
@@ -318,7 +344,7 @@ absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::v
 }
 
 constexpr char kHelp[] =
-    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqmj] [--quick]\n"
+    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqmjr] [--quick]\n"
     "Charybdis (3 nodes, RF=3, 2 shards each) beside etcd (3 members) on this machine, in one run.\n"
     "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
     "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
@@ -333,6 +359,11 @@ constexpr char kHelp[] =
     "            QUORUM and 2 run IF NOT EXISTS: its streaming beside this machine's sequential write\n"
     "            of the same bytes (goal >= 50%), put p99 (<= 2x) and LWT p50 (<= 1.5x) during the\n"
     "            join beside just before, and its time from add to UN\n"
+    "            r: repair and tombstone GC on a cluster of their own: 1M rows written, deleted,\n"
+    "            repaired and compacted (disk after <= 5% of its peak); 256 MiB loaded at RF=3, a\n"
+    "            repair of replicas in agreement (sends < 0.1% of it, takes <= 2x a COUNT(*) at\n"
+    "            ONE), QUORUM put p99 during a repair (<= 2x before), and a repair after node 3\n"
+    "            missed 1% of the writes (sends <= 3x what it missed)\n"
     "            Phase a starts with this machine's floor: the loopback round trip and 3 fdatasyncs\n"
     "            at once, what a QUORUM put and an LWT cannot beat here\n"
     "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
@@ -364,6 +395,10 @@ std::vector<Comparison> AllComparisons(const Results& results) {
   if (results.storing) {
     const std::vector<Comparison> storing = StreamStoringComparisons(*results.storing);
     comparisons.insert(comparisons.end(), storing.begin(), storing.end());
+  }
+  if (results.repair) {
+    const std::vector<Comparison> repair = RepairComparisons(*results.repair);
+    comparisons.insert(comparisons.end(), repair.begin(), repair.end());
   }
   return comparisons;
 }
@@ -400,6 +435,19 @@ void WriteReport(const std::string& prefix, const Results& results, const std::v
                                 {"sst_per_chunk_seconds", storing->sst_per_chunk_seconds},
                                 {"one_sst_seconds", storing->one_sst_seconds}};
   }
+  if (const std::optional<RepairMeasures>& repair = results.repair) {
+    report["repair"] = {{"gc_peak_bytes", repair->gc_peak_bytes},
+                        {"gc_after_bytes", repair->gc_after_bytes},
+                        {"data_bytes", repair->data_bytes},
+                        {"scan_seconds", repair->scan_seconds},
+                        {"in_sync_seconds", repair->in_sync_seconds},
+                        {"in_sync_bytes_sent", repair->in_sync_bytes_sent},
+                        {"missed_bytes", repair->missed_bytes},
+                        {"missed_bytes_sent", repair->missed_bytes_sent},
+                        {"missed_seconds", repair->missed_seconds},
+                        {"put_p99_us_before", repair->puts_before.p99_us()},
+                        {"put_p99_us_during", repair->puts_during.p99_us()}};
+  }
   std::ofstream(prefix + ".json") << report.dump(2) << "\n";
   std::ofstream(prefix + ".svg") << RatioChartSvg(comparisons);
   std::cerr << "bench: wrote " << prefix << ".json and " << prefix << ".svg\n";
@@ -421,8 +469,8 @@ int Main(int argc, char** argv) {
     }
     else return Usage(absl::StrCat("unknown argument ", word));
   }
-  if (flags.phases.find_first_not_of("abcdpqmj") != std::string::npos || flags.phases.empty()) {
-    return Usage("--phases takes letters of abcdpqmj");
+  if (flags.phases.find_first_not_of("abcdpqmjr") != std::string::npos || flags.phases.empty()) {
+    return Usage("--phases takes letters of abcdpqmjr");
   }
   if (flags.directory.empty()) flags.directory = fs::temp_directory_path() / absl::StrCat("charybdis-bench-", getpid());
   if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {
@@ -433,12 +481,13 @@ int Main(int argc, char** argv) {
   const PhaseSizes sizes = flags.quick ? QuickSizes() : PhaseSizes();
   Results results;
   const std::vector<PhaseRun>& runs = results.runs;
-  // Phase j alone needs neither etcd nor the phases' cluster.
-  absl::Status status = flags.phases.find_first_not_of("j") == std::string::npos
+  // Phases j and r need neither etcd nor the phases' cluster.
+  absl::Status status = flags.phases.find_first_not_of("jr") == std::string::npos
                             ? absl::OkStatus()
                             : RunReplicated(flags, sizes, results);
   if (status.ok() && Has(flags, 'd')) status = RunUnreplicated(flags, sizes, results.runs);
   if (status.ok() && Has(flags, 'j')) status = RunJoinPhase(flags, results);
+  if (status.ok() && Has(flags, 'r')) status = RunRepairPhase(flags, results);
   if (!status.ok()) {
     std::cerr << "charybdis-bench-real: " << status << "\n(clusters are under " << flags.directory << ")\n";
     return 1;

@@ -164,10 +164,14 @@ std::string ComparisonTable(const std::vector<Comparison>& comparisons) {
   std::string table = absl::StrFormat("%-84s %15s %14s %7s %8s\n", "measure", "ours", "theirs", "ratio", "goal");
   for (const Comparison& c : comparisons) {
     std::string goal = "";
-    if (c.goal) goal = absl::StrFormat("%s%.1f %s", c.lower_is_better ? "<=" : ">=", *c.goal, c.met() ? "met" : "MISSED");
-    const std::string unit = c.unit == "us" || c.unit == "MiB" || c.unit == "MB/s" ? c.unit : "/s";
-    absl::StrAppend(&table, absl::StrFormat("%-84s %11.0f %-3s %10.0f %-3s %7.2f %s\n", c.title, c.ours, unit,
-                                            c.theirs, unit, c.ratio(), goal));
+    if (c.goal) goal = absl::StrFormat("%s%g %s", c.lower_is_better ? "<=" : ">=", *c.goal, c.met() ? "met" : "MISSED");
+    const bool plain = c.unit == "us" || c.unit == "MiB" || c.unit == "MB/s" || c.unit == "B" || c.unit == "s";
+    const std::string unit = plain ? c.unit : "/s";
+    // Seconds of a short run, and ratios far below 1, keep their digits.
+    const std::string values = c.unit == "s" ? absl::StrFormat("%11.2f %-3s %10.2f %-3s", c.ours, unit, c.theirs, unit)
+                                             : absl::StrFormat("%11.0f %-3s %10.0f %-3s", c.ours, unit, c.theirs, unit);
+    const std::string ratio = c.ratio() < 0.01 ? absl::StrFormat("%7.4f", c.ratio()) : absl::StrFormat("%7.2f", c.ratio());
+    absl::StrAppend(&table, absl::StrFormat("%-84s ", c.title), values, " ", ratio, " ", goal, "\n");
   }
   return table;
 }

@@ -60,6 +60,9 @@ class BenchSystem {
                                       const std::string& value, OutcomeDone done) {
     done(InsertIfNotExists(partition, clustering_keys, value));
   }
+  // Deletes `key`'s row at the write level (phase r's tombstones). Only
+  // Charybdis's gRPC system has it; the others answer "unsupported".
+  virtual void StartDelete(const std::string& key, OutcomeDone done) { done(Outcome{false, false, "unsupported"}); }
 };
 
 struct CharybdisClientOptions {

@@ -11,13 +11,6 @@
 
 namespace charybdis::node {
 
-namespace {
-
-constexpr auto kPollInterval = std::chrono::milliseconds(200);
-constexpr auto kRequestDeadline = std::chrono::seconds(30);
-
-// Runs `request` on the node at `address`: its answer when OK, else why
-// not (the node's refusal, or that it could not be reached in `timeout`).
 absl::StatusOr<ClientResponse> ExecuteOk(const std::string& address, ExecuteRequest request,
                                          std::chrono::seconds timeout) {
   ClientResponse response;
@@ -28,6 +21,11 @@ absl::StatusOr<ClientResponse> ExecuteOk(const std::string& address, ExecuteRequ
   if (response.code() != ClientResponse::OK) return absl::FailedPreconditionError(response.message());
   return response;
 }
+
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(200);
+constexpr auto kRequestDeadline = std::chrono::seconds(30);
 
 // Appends `entry` to the topology log through the node at `address`; the
 // topology version after it.

@@ -10,6 +10,7 @@
 #include "core/env/address.h"
 #include "core/topology/topology.h"
 #include "proto/client.pb.h"
+#include "proto/node.pb.h"
 
 namespace charybdis::node {
 
@@ -53,6 +54,11 @@ absl::StatusOr<uint64_t> RollBack(NodeId node, const std::string& address);
 
 // What a node's cleanup (`ctl cleanup`) or compaction (`ctl compact`)
 // removed.
+// Runs `request` on the node at `address`: its answer when OK, else why
+// not (the node's refusal, or that it could not be reached in `timeout`).
+absl::StatusOr<ClientResponse> ExecuteOk(const std::string& address, ExecuteRequest request,
+                                         std::chrono::seconds timeout);
+
 struct CleanedUp {
   uint64_t pairs = 0;
   uint64_t bytes = 0;
