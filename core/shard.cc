@@ -47,7 +47,8 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
       acceptor_(env_, metrics_, Acceptor::kDefaultMaxIdlePartitions,
                 [this](const std::string& table, Token token) {
                   return repair_history_.RepairedAt(table, token).began_us;
-                }),
+                },
+                PurgeHorizonFunction()),
       replica_(env_, metrics_, acceptor_, topology_fence_,
                PurgeHorizonFunction()),
       stream_jobs_(env_,

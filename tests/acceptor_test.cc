@@ -343,8 +343,10 @@ TEST(AcceptorCacheTest, IdlePartitionsBeyondTheBoundAreDroppedAndReloadedFromDis
 class AcceptorRepairTest : public AcceptorTest {
  protected:
   AcceptorRepairTest()
-      : repairing_(fake_.env, metrics_, Acceptor::kDefaultMaxIdlePartitions,
-                   [this](const std::string& table, Token) { return table == "t" ? repaired_since_us_ : 0; }) {
+      : repairing_(
+            fake_.env, metrics_, Acceptor::kDefaultMaxIdlePartitions,
+            [this](const std::string& table, Token) { return table == "t" ? repaired_since_us_ : 0; },
+            [this](const std::string&, Token) { return purge_before_us_; }) {
     repairing_.Start();
     fake_.storage.CompleteAll();
   }
@@ -386,6 +388,7 @@ class AcceptorRepairTest : public AcceptorTest {
   }
 
   int64_t repaired_since_us_ = 0;
+  Timestamp purge_before_us_ = std::numeric_limits<Timestamp>::min();
   Acceptor repairing_;
 };
 
@@ -435,6 +438,24 @@ TEST_F(AcceptorRepairTest, AFenceHoldsAfterARestart) {
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_FALSE(sent[0].paxos_promise().promised());
   EXPECT_EQ(sent[0].paxos_promise().promised_ballot().micros(), 500);
+}
+
+// The read folded into a promise serves the purged view, as a replica's
+// reads do: a proposer that repairs a replica from it never writes a
+// purgeable tombstone back (docs/repair.md, "Tombstone GC").
+TEST_F(AcceptorRepairTest, APromiseLeavesOutTheDeletionsAPurgeWouldLetGo) {
+  Partition deleted;
+  deleted.rows[""].tombstone = 100;
+  WriteBatch batch;
+  storage_codec::AddMutation("t", "k", deleted, batch);
+  for (auto& operation : batch.operations) fake_.storage.contents()[operation.key] = *operation.value;
+  const Envelope kept = Answer(Prepare(At(600)));
+  ASSERT_TRUE(kept.paxos_promise().promised());
+  EXPECT_EQ(kept.paxos_promise().data().rows_size(), 1);
+  purge_before_us_ = 101;
+  const Envelope purged = Answer(Prepare(At(700)));
+  ASSERT_TRUE(purged.paxos_promise().promised());
+  EXPECT_EQ(purged.paxos_promise().data().rows_size(), 0);
 }
 
 }  // namespace

@@ -103,10 +103,12 @@ bool ParseStoredPaxosState(const std::string& key, const std::string& stored, Pa
   return payload && state.ParseFromArray(payload->data(), static_cast<int>(payload->size()));
 }
 
-Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics, size_t max_idle_partitions, RepairedSince repaired_since)
+Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics, size_t max_idle_partitions, RepairedSince repaired_since,
+                   PurgeHorizon purge_horizon)
     : env_(env),
       metrics_(metrics),
       repaired_since_(std::move(repaired_since)),
+      purge_horizon_(std::move(purge_horizon)),
       fences_(env),
       max_idle_partitions_(max_idle_partitions) {}
 
@@ -424,9 +426,13 @@ void Acceptor::SendPromise(Answer answer, bool durable) {
     return env_.network->Send(to, std::move(*reply));
   }
   // The read folded into the prepare: the rows it names (or the
-  // partition) as the table holds them.
-  ReadForPrepare(answer.prepare, [this, to, reply](absl::StatusOr<std::vector<KeyValue>> stored) {
-    absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored));
+  // partition) as the table holds them, purged of what may go, so that a
+  // proposer's repair of a replica never writes a purgeable tombstone back.
+  const Timestamp purge_before =
+      purge_horizon_ ? purge_horizon_(answer.prepare.table(), TokenOf(answer.prepare.partition_key()))
+                     : std::numeric_limits<Timestamp>::min();
+  ReadForPrepare(answer.prepare, [this, to, reply, purge_before](absl::StatusOr<std::vector<KeyValue>> stored) {
+    absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored), purge_before);
     PaxosPromise* promise = reply->mutable_paxos_promise();
     if (data.ok()) {
       data->ToProto(promise->mutable_data());

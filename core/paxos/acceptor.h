@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/tombstone_gc.h"
 #include "core/telemetry/metrics.h"
 #include "core/env/shard_env.h"
 #include "core/paxos/paxos_fences.h"
@@ -66,8 +67,11 @@ class Acceptor final : public UnfinishedRounds {
   // microseconds (0: none), whatever the topology since.
   using RepairedSince = std::function<int64_t(const std::string& table, Token token)>;
 
+  // `purge_horizon`: the reads folded into promises serve the purged view
+  // (docs/repair.md), as the replica's reads do (none: nothing purged).
   Acceptor(ShardEnv env, ShardMetrics& metrics,
-           size_t max_idle_partitions = kDefaultMaxIdlePartitions, RepairedSince repaired_since = nullptr);
+           size_t max_idle_partitions = kDefaultMaxIdlePartitions, RepairedSince repaired_since = nullptr,
+           PurgeHorizon purge_horizon = nullptr);
   Acceptor(const Acceptor&) = delete;
   Acceptor& operator=(const Acceptor&) = delete;
 
@@ -178,6 +182,7 @@ class Acceptor final : public UnfinishedRounds {
   ShardEnv env_;
   ShardMetrics& metrics_;
   RepairedSince repaired_since_;
+  PurgeHorizon purge_horizon_;
   PaxosFences fences_;
   bool started_ = false;
   // The promise horizon, in ballot microseconds.
