@@ -80,4 +80,18 @@ void DropPurgeable(Partition& partition, Timestamp purge_before) {
   }
 }
 
+bool DropOlderThan(Partition& partition, Timestamp purge_before) {
+  bool dropped = false;
+  for (auto row = partition.rows.begin(); row != partition.rows.end();) {
+    if (row->second.tombstone && *row->second.tombstone < purge_before) {
+      row->second.tombstone.reset();
+      dropped = true;
+    }
+    dropped |= std::erase_if(row->second.cells, [&](const auto& cell) { return cell.second.timestamp < purge_before; }) > 0;
+    const bool empty = !row->second.tombstone && row->second.cells.empty();
+    row = empty ? partition.rows.erase(row) : std::next(row);
+  }
+  return dropped;
+}
+
 }  // namespace charybdis

@@ -69,4 +69,10 @@ inline bool PurgeableCell(const Cell& cell, Timestamp purge_before) {
 // tombstone back (ScyllaDB #24332, CASSANDRA-8979).
 void DropPurgeable(Partition& partition, Timestamp purge_before);
 
+// Drops from `partition` every version, live or deleted, written before
+// `purge_before`: what a late write (a hint's replay) brings from before a
+// purge, which a tombstone already let go may have shadowed. Returns
+// whether it dropped any.
+bool DropOlderThan(Partition& partition, Timestamp purge_before);
+
 }  // namespace charybdis

@@ -56,6 +56,7 @@ inline constexpr std::string_view kProbes[] = {
     "scan.fenced_and_behind",
     "replica.write_fenced",
     "replica.paxos_fenced",
+    "replica.hint_past_horizon_dropped",
     "replica.read_fenced",
     "replica.scan_fenced",
     "hints.expired_window",

@@ -56,9 +56,16 @@ void Replica::OnWrite(const Envelope& message) {
     reply.mutable_replica_write_ack()->set_fence(fence_);
     return env_.network->Send(SenderOf(message), std::move(reply));
   }
+  Partition partition = Partition::FromProto(mutation);
+  // A hint's writes from before the purge horizon may have been deleted
+  // and purged here already: applied, they would come back (Cassandra
+  // drops hints older than gc_grace for the same reason).
+  if (write.hint() && DropOlderThan(partition, purge_horizon_(mutation.table(), TokenOf(mutation.partition_key())))) {
+    CHARYBDIS_PROBE(env_.probes, "replica.hint_past_horizon_dropped");
+    metrics_.hints_dropped_past_horizon++;
+  }
   WriteBatch batch;
-  storage_codec::AddMutation(mutation.table(), mutation.partition_key(),
-                             Partition::FromProto(mutation), batch);
+  storage_codec::AddMutation(mutation.table(), mutation.partition_key(), partition, batch);
   const Address sender = SenderOf(message);
   const uint64_t request_id = write.request_id();
   // Synced before the ack: an acknowledged write survives a crash of every

@@ -98,6 +98,7 @@ std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
       {"gc_bytes_purged", gc_bytes_purged},
       {"gc_deletions_purged", gc_deletions_purged},
       {"paxos_states_purged", paxos_states_purged},
+      {"hints_dropped_past_horizon", hints_dropped_past_horizon},
       {"cas_total_operations", cas_total_operations},
       {"cas_write_contention", cas_write_contention},
       {"cas_write_condition_not_met", cas_write_condition_not_met},
