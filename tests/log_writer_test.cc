@@ -24,42 +24,13 @@
 #include "absl/strings/str_format.h"
 #include "core/env/commitlog_sync.h"
 #include "node/server/rocksdb_storage.h"
+#include "tests/thread_reactor.h"
 #include "rocksdb/env.h"
 #include "rocksdb/file_system.h"
 
 namespace charybdis::node {
 namespace {
 
-// The test thread plays the shard's: it runs what the log writer posts.
-class QueueReactor final : public Reactor {
- public:
-  void Post(std::function<void()> fn) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      posted_.push_back(std::move(fn));
-    }
-    wake_.notify_one();
-  }
-
-  // Runs posted work until `done()` holds; false after 60 s without.
-  bool RunUntil(const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!done()) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      if (!wake_.wait_until(lock, deadline, [this] { return !posted_.empty(); })) return false;
-      std::function<void()> next = std::move(posted_.front());
-      posted_.pop_front();
-      lock.unlock();
-      next();
-    }
-    return true;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> posted_;
-};
 
 // How many bytes of RocksDB's WAL files were written and how many of them
 // an fsync has made durable; and for each key of a burst ("burst-NNNN"),
@@ -197,7 +168,7 @@ class LogWriterTest : public ::testing::Test {
     return found;
   }
 
-  QueueReactor reactor_;
+  testing::ThreadReactor reactor_;
   WalBytes wal_;
   std::unique_ptr<rocksdb::Env> slow_sync_env_;
   std::unique_ptr<RocksDbStorage> storage_;  // last: it goes before its file system

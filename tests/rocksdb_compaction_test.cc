@@ -4,47 +4,18 @@
 
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
-#include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "core/env/commitlog_sync.h"
 #include "core/env/random.h"
 #include "node/server/rocksdb_storage.h"
+#include "tests/thread_reactor.h"
 
 namespace charybdis::node {
 namespace {
 
-// Runs what the store posts, from any thread, on the test's thread.
-class QueueReactor final : public Reactor {
- public:
-  void Post(std::function<void()> fn) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      posted_.push_back(std::move(fn));
-    }
-    wake_.notify_one();
-  }
-  // Runs posted work until `done` holds.
-  void RunUntil(const bool& done) {
-    while (!done) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return !posted_.empty(); });
-      std::function<void()> next = std::move(posted_.front());
-      posted_.pop_front();
-      lock.unlock();
-      next();
-    }
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> posted_;
-};
 
 class RocksDbCompactionTest : public ::testing::Test {
  protected:
@@ -81,7 +52,7 @@ class RocksDbCompactionTest : public ::testing::Test {
       EXPECT_TRUE(status.ok()) << status;
       done = true;
     });
-    reactor_.RunUntil(done);
+    ASSERT_TRUE(reactor_.RunUntil([&done] { return done; }));
   }
 
   // The store's files, but for RocksDB's informational LOG files.
@@ -103,12 +74,12 @@ class RocksDbCompactionTest : public ::testing::Test {
       rows = std::move(*scanned);
       done = true;
     });
-    reactor_.RunUntil(done);
+    EXPECT_TRUE(reactor_.RunUntil([&done] { return done; }));
     return rows;
   }
 
   std::string directory_;
-  QueueReactor reactor_;
+  testing::ThreadReactor reactor_;
   std::unique_ptr<RocksDbStorage> storage_;
 };
 
