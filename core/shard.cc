@@ -156,7 +156,7 @@ void Shard::MakeShardZeroParts() {
 void Shard::Start() {
   acceptor_.Start();
   hints_.Start();
-  repair_history_.Start();
+  repair_history_.Start([this] { acceptor_.OnRepairHistoryLoaded(); });
   if (failure_detector_) failure_detector_->Start();
   if (schema_agent_) schema_agent_->Start();
   if (topology_agent_) topology_agent_->Start();

@@ -349,6 +349,7 @@ class AcceptorRepairTest : public AcceptorTest {
             [this](const std::string&, Token) { return purge_before_us_; }) {
     repairing_.Start();
     fake_.storage.CompleteAll();
+    repairing_.OnRepairHistoryLoaded();
   }
 
   // Fences all of table t's tokens at `fence_us`; the partitions it names.
@@ -456,6 +457,44 @@ TEST_F(AcceptorRepairTest, APromiseLeavesOutTheDeletionsAPurgeWouldLetGo) {
   const Envelope purged = Answer(Prepare(At(700)));
   ASSERT_TRUE(purged.paxos_promise().promised());
   EXPECT_EQ(purged.paxos_promise().data().rows_size(), 0);
+}
+
+// Until the repair history is known, nothing is decided: a purge floor
+// read as 0 would report what replicas that purged no longer hold.
+TEST_F(AcceptorRepairTest, NothingIsDecidedBeforeTheRepairHistoryIsKnown) {
+  ShardMetrics metrics;
+  Acceptor restarted(fake_.env, metrics, Acceptor::kDefaultMaxIdlePartitions,
+                     [](const std::string&, Token) { return int64_t{500}; });
+  restarted.Start();
+  fake_.storage.CompleteAll();
+  restarted.OnPrepare(Prepare(At(600)));
+  fake_.storage.CompleteAll();
+  EXPECT_TRUE(fake_.network.TakeSent().empty());
+  EXPECT_TRUE(restarted.InProgress("t", "k"));  // unknown: assume the worst
+  restarted.OnRepairHistoryLoaded();
+  fake_.storage.CompleteAll();
+  const std::vector<Envelope> sent = fake_.network.TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].paxos_promise().promised());
+}
+
+// Below the purge floor a commit is not reported either: it is in every
+// replica's table, and sent again it would write its rows back after
+// their delete was purged.
+TEST_F(AcceptorRepairTest, BelowARepairACommitIsNotReported) {
+  Envelope commit = Accept(At(100), "a");
+  Proposal proposal = commit.paxos_accept().proposal();
+  commit.clear_paxos_accept();
+  *commit.mutable_paxos_commit()->mutable_proposal() = proposal;
+  repairing_.OnCommit(commit);
+  fake_.storage.CompleteAll();
+  fake_.network.TakeSent();
+  EXPECT_EQ(Answer(Prepare(At(300))).paxos_promise().committed().ballot().micros(), 100);
+  Fence(repairing_, 500);
+  repaired_since_us_ = 500;
+  const Envelope promise = Answer(Prepare(At(600)));
+  EXPECT_TRUE(promise.paxos_promise().promised());
+  EXPECT_FALSE(promise.paxos_promise().has_committed());
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ inline constexpr std::string_view kProbes[] = {
     "paxos.acceptor.fenced_by_repair",
     "paxos.acceptor.ignore_repaired_accept",
     "paxos.acceptor.state_purged",
+    "paxos.acceptor.late_commit_past_horizon",
     // Reads (core/coordinator/read_executor.cc).
     "read.speculative_retry",
     "read.replace_refused_replica",

@@ -110,6 +110,7 @@ Acceptor::Acceptor(ShardEnv env, ShardMetrics& metrics, size_t max_idle_partitio
       repaired_since_(std::move(repaired_since)),
       purge_horizon_(std::move(purge_horizon)),
       fences_(env),
+      history_loaded_(repaired_since_ == nullptr),
       max_idle_partitions_(max_idle_partitions) {}
 
 void Acceptor::Start() {
@@ -192,8 +193,13 @@ void Acceptor::LoadHorizon() {
   });
 }
 
+void Acceptor::OnRepairHistoryLoaded() {
+  history_loaded_ = true;
+  RunWaiting();
+}
+
 void Acceptor::RunWaiting() {
-  if (!horizon_.loaded || !fences_.loaded()) return;
+  if (!horizon_.loaded || !fences_.loaded() || !history_loaded_) return;
   std::vector<std::string> waiting;
   for (const auto& [key, entry] : partitions_) {
     if (!entry.waiting.empty()) waiting.push_back(key);
@@ -212,6 +218,7 @@ Ballot Acceptor::AtLeastFence(const std::string& table, const std::string& parti
 
 int64_t Acceptor::PurgeFloorOf(const std::string& table, const std::string& partition_key) const {
   if (repaired_since_ == nullptr || !fences_.loaded()) return 0;
+  CHARYBDIS_ASSERT(history_loaded_);  // no decision, and nothing in progress, before
   // A repair's history entry is written once its fence held on every
   // replica and its rounds were finished; the fence bounds it all the same.
   const Token token = TokenOf(partition_key);
@@ -242,7 +249,7 @@ void Acceptor::PlanPromise(const Ballot& ballot, Decision& decision) {
 }
 
 bool Acceptor::InProgress(const std::string& table, const std::string& partition_key) const {
-  if (!started_ || !fences_.loaded()) return true;
+  if (!started_ || !fences_.loaded() || !history_loaded_) return true;
   auto it = in_progress_.find(storage_codec::PaxosKey(table, partition_key));
   return it != in_progress_.end() && it->second >= PurgeFloorOf(table, partition_key);
 }
@@ -327,7 +334,8 @@ void Acceptor::Load(const std::string& key) {
 }
 
 void Acceptor::RunNext(const std::string& key) {
-  if (!horizon_.loaded || !fences_.loaded()) return;  // RunWaiting runs every waiting partition
+  // RunWaiting runs every waiting partition.
+  if (!horizon_.loaded || !fences_.loaded() || !history_loaded_) return;
   Entry& entry = partitions_[key];
   if (horizon_.corrupt) entry.waiting.clear();  // decides nothing (LoadHorizon)
   while (!entry.waiting.empty() && !entry.busy) {
@@ -517,17 +525,25 @@ void Acceptor::OnPrepare(const Envelope& message) {
     *next.mutable_promised() = prepare.ballot();
     promise->set_promised(true);
     *promise->mutable_promised_ballot() = next.promised();
-    // A proposal below the purge floor was finished by a repair, or never
-    // will be: reported, it could be finished after what deleted it went.
-    if (next.has_accepted() &&
-        next.accepted().ballot().micros() < PurgeFloorOf(prepare.table(), prepare.partition_key())) {
+    // Below the purge floor the state is as if purged (replicas that
+    // purged theirs report nothing): a proposal there was finished by a
+    // repair or never will be, and a commit there is in every replica's
+    // table. Reported, either could be written again after what deleted
+    // it went.
+    const int64_t purge_floor = PurgeFloorOf(prepare.table(), prepare.partition_key());
+    if (next.has_accepted() && next.accepted().ballot().micros() < purge_floor) {
       CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.ignore_repaired_accept");
     } else if (next.has_accepted()) {
       *promise->mutable_accepted() = next.accepted();
     }
-    if (next.has_committed()) *promise->mutable_committed() = next.committed();
+    if (next.has_committed() && next.committed().ballot().micros() >= purge_floor) {
+      *promise->mutable_committed() = next.committed();
+    }
     if (prepare.has_uncertain_origin()) {
-      promise->set_origin_fate(FateOf(next, prepare.uncertain_origin()));
+      // A purge forgot the origins it held.
+      promise->set_origin_fate(prepare.uncertain_origin().micros() < purge_floor
+                                   ? PaxosPromise::ORIGIN_FORGOTTEN
+                                   : FateOf(next, prepare.uncertain_origin()));
     }
     decision.next = std::move(next);
     PlanPromise(prepare.ballot(), decision);
@@ -588,8 +604,17 @@ void Acceptor::OnCommit(const Envelope& message) {
     Decision decision;
     decision.next = std::move(next);
     // The table and the Paxos state change together, in one synced write.
-    storage_codec::AddMutation(proposal.mutation().table(), proposal.mutation().partition_key(),
-                               Partition::FromProto(proposal.mutation()), decision.extra);
+    // A commit below the purge floor arrives late (every replica's table
+    // has it): what it carries from before the purge horizon may have been
+    // deleted and purged here, as a hint's may (replica.cc).
+    Partition mutation = Partition::FromProto(proposal.mutation());
+    const std::string& table = proposal.mutation().table();
+    const std::string& partition_key = proposal.mutation().partition_key();
+    if (purge_horizon_ && proposal.ballot().micros() < PurgeFloorOf(table, partition_key) &&
+        DropOlderThan(mutation, purge_horizon_(table, TokenOf(partition_key)))) {
+      CHARYBDIS_PROBE(env_.probes, "paxos.acceptor.late_commit_past_horizon");
+    }
+    storage_codec::AddMutation(table, partition_key, mutation, decision.extra);
     decision.answer.kind = Answer::Kind::kCommitAck;
     decision.answer.to = sender;
     decision.answer.message.mutable_paxos_commit_ack()->set_request_id(commit.request_id());
@@ -619,7 +644,7 @@ void Acceptor::OnPrune(const Envelope& message) {
 
 void Acceptor::OnFence(const Envelope& message) {
   // Unfinished proposals are known once the states are scanned.
-  if (!started_ || !fences_.loaded()) {
+  if (!started_ || !fences_.loaded() || !history_loaded_) {
     env_.clock->After(100 * kMillisecond, [this, message] { OnFence(message); });
     return;
   }

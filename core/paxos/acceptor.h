@@ -77,6 +77,10 @@ class Acceptor final : public UnfinishedRounds {
 
   // Learns which partitions hold an uncommitted accepted proposal.
   void Start();
+  // The repair history is loaded (with `repaired_since`, no decision is
+  // made before: a purge floor read as 0 would report proposals that
+  // replicas which purged theirs no longer hold).
+  void OnRepairHistoryLoaded();
   void OnPrepare(const Envelope& message);
   void OnAccept(const Envelope& message);
   void OnCommit(const Envelope& message);
@@ -184,6 +188,7 @@ class Acceptor final : public UnfinishedRounds {
   RepairedSince repaired_since_;
   PurgeHorizon purge_horizon_;
   PaxosFences fences_;
+  bool history_loaded_;
   bool started_ = false;
   // The promise horizon, in ballot microseconds.
   struct Horizon {

@@ -48,6 +48,9 @@ void PaxosFences::Raise(const std::string& table, Token first, Token last, int64
                         std::function<void(absl::Status)> done) {
   CHARYBDIS_ASSERT(loaded_ && first <= last && fence_us > 0);
   WriteBatch batch;
+  // Never back, on disk as in memory (a fence that came late).
+  auto known = tables_[table].find({last, first});
+  if (known != tables_[table].end()) fence_us = std::max(fence_us, known->second);
   std::string payload;
   AppendBigEndian(payload, static_cast<uint64_t>(fence_us), 8);
   const std::string key = SpanKey(kKeyPrefix, table, first, last);

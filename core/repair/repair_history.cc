@@ -41,12 +41,12 @@ std::optional<Parsed> Parse(const KeyValue& stored) {
 
 }  // namespace
 
-void RepairHistory::Start() {
+void RepairHistory::Start(std::function<void()> loaded) {
   const std::string prefix(kKeyPrefix);
   env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), SIZE_MAX,
-                     [this](absl::StatusOr<std::vector<KeyValue>> stored) {
+                     [this, loaded = std::move(loaded)](absl::StatusOr<std::vector<KeyValue>> stored) {
                        if (!stored.ok()) {
-                         env_.clock->After(kRetryLoad, [this] { Start(); });
+                         env_.clock->After(kRetryLoad, [this, loaded] { Start(loaded); });
                          return;
                        }
                        for (const KeyValue& entry : *stored) {
@@ -57,6 +57,7 @@ void RepairHistory::Start() {
                          tables_[parsed->table][{parsed->span.last, parsed->span.first}] = parsed->repaired;
                        }
                        loaded_ = true;
+                       loaded();
                      });
 }
 
@@ -75,7 +76,11 @@ RepairHistory::Repaired RepairHistory::RepairedAt(const std::string& table, Toke
 
 void RepairHistory::Record(const std::string& table, topology::TokenSpan span, Repaired repaired,
                            std::function<void(absl::Status)> done) {
-  CHARYBDIS_ASSERT(span.first <= span.last && repaired.began_us > 0);
+  CHARYBDIS_ASSERT(loaded_ && span.first <= span.last && repaired.began_us > 0);
+  // Never back: a record that came late (or from a clock behind) keeps
+  // the newer one, on disk as in memory.
+  auto known = tables_[table].find({span.last, span.first});
+  if (known != tables_[table].end() && known->second.began_us > repaired.began_us) repaired = known->second;
   WriteBatch batch;
   std::string payload;
   AppendBigEndian(payload, static_cast<uint64_t>(repaired.began_us), 8);
@@ -104,6 +109,12 @@ void RepairHistory::Record(const std::string& table, topology::TokenSpan span, R
 
 void RepairHistory::OnRecord(const Envelope& message) {
   const RepairRecord& record = message.repair_record();
+  if (!loaded_) {
+    // Just restarted: the repair stops and says so (run it again).
+    Envelope refusal;
+    refusal.mutable_repair_record_ack()->set_request_id(record.request_id());
+    return env_.network->Send(Address{message.from_node(), message.from_shard()}, std::move(refusal));
+  }
   Record(record.table(), {record.first_token(), record.last_token()},
          Repaired{record.began_us(), record.topology_version()},
          [this, sender = Address{message.from_node(), message.from_shard()},

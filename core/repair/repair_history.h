@@ -29,9 +29,9 @@ class RepairHistory {
   RepairHistory(const RepairHistory&) = delete;
   RepairHistory& operator=(const RepairHistory&) = delete;
 
-  // Reads the stored history (again later if the disk fails); until it is
-  // loaded, nothing counts as repaired.
-  void Start();
+  // Reads the stored history (again later if the disk fails), then calls
+  // `loaded`; until then nothing counts as repaired.
+  void Start(std::function<void()> loaded);
 
   struct Repaired {
     Timestamp began_us = 0;  // 0: never

@@ -114,21 +114,28 @@ void ShardCompaction::OnPaxosScanned(absl::StatusOr<std::vector<KeyValue>> scann
   run_->paxos_exhausted = scanned->size() < kBatchRows;
   if (scanned->empty()) return NextTable();
   run_->paxos_after = scanned->back().key;
-  const std::string& table = run_->tables[run_->table];
+  const std::string table = run_->tables[run_->table];
+  const uint64_t batch = run_->purge_batch = ++last_purge_batch_;
   run_->purges_waiting = scanned->size();
+  env_.clock->After(kPurgeTimeout, [this, batch] {
+    if (!run_.has_value() || run_->purge_batch != batch || run_->purges_waiting == 0) return;
+    Finish(absl::StrCat("the acceptor did not answer for ", run_->purges_waiting,
+                        " Paxos states within 10 s (a failed disk, or a corrupt state)"));
+  });
   for (const KeyValue& entry : *scanned) {
     const std::optional<std::string> partition_key = storage_codec::PartitionOfPaxosKey(entry.key, table);
     const uint64_t bytes = entry.key.size() + entry.value.size();
     if (!partition_key.has_value()) {
-      OnPaxosPurged(false, 0);  // not a key of the table's
+      OnPaxosPurged(batch, false, 0);  // not a key of the table's
       continue;
     }
-    purge_paxos_(table, *partition_key, [this, bytes](bool purged) { OnPaxosPurged(purged, bytes); });
+    purge_paxos_(table, *partition_key, [this, batch, bytes](bool purged) { OnPaxosPurged(batch, purged, bytes); });
   }
 }
 
-void ShardCompaction::OnPaxosPurged(bool purged, uint64_t bytes) {
-  CHARYBDIS_ASSERT(run_.has_value() && run_->purges_waiting > 0);
+void ShardCompaction::OnPaxosPurged(uint64_t batch, bool purged, uint64_t bytes) {
+  if (!run_.has_value() || run_->purge_batch != batch) return;  // the run gave up on it
+  CHARYBDIS_ASSERT(run_->purges_waiting > 0);
   if (purged) {
     run_->pairs++;
     run_->bytes += bytes;

@@ -42,6 +42,9 @@ class ShardCompaction {
 
   // Rows one batch scans.
   static constexpr uint32_t kBatchRows = 256;
+  // How long the acceptor may take to answer a batch's purges: it drops
+  // a decision whose state it cannot load (a failed disk, a corrupt state).
+  static constexpr Nanos kPurgeTimeout = 10 * kSecond;
 
  private:
   struct Run {
@@ -55,6 +58,7 @@ class ShardCompaction {
     // key (none: from the first).
     bool paxos = false;
     std::optional<std::string> paxos_after;
+    uint64_t purge_batch = 0;  // the batch whose purges are waited for
     size_t purges_waiting = 0;
     bool paxos_exhausted = false;
     uint64_t pairs = 0;
@@ -68,7 +72,7 @@ class ShardCompaction {
   WriteBatch PurgeOf(const std::vector<KeyValue>& entries, uint64_t& bytes, uint64_t& deletions) const;
   void ScanPaxos();
   void OnPaxosScanned(absl::StatusOr<std::vector<KeyValue>> scanned);
-  void OnPaxosPurged(bool purged, uint64_t bytes);
+  void OnPaxosPurged(uint64_t batch, bool purged, uint64_t bytes);
   // The table is done: on to the next one's rows.
   void NextTable();
   void CompactStorage();
@@ -80,6 +84,7 @@ class ShardCompaction {
   PurgePaxos purge_paxos_;
   ShardMetrics& metrics_;
   std::optional<Run> run_;
+  uint64_t last_purge_batch_ = 0;  // across runs: a late answer names an old one
 };
 
 }  // namespace charybdis::repair
