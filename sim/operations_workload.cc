@@ -102,6 +102,7 @@ void OperationsWorkload::SendBegin() {
 // moved), it is asked again. An alter asked again once it took changes
 // nothing, and is answered OK.
 void OperationsWorkload::SendUntilOk() {
+  if (progress_[next_].begun_at < 0) progress_[next_].begun_at = simulator_.now();
   progress_[next_].attempts++;
   progress_[next_].last_sent_at = simulator_.now();
   Envelope message;
@@ -128,7 +129,6 @@ void OperationsWorkload::SendUntilOk() {
 
 void OperationsWorkload::OnUntilOkReply(const ClientResponse& response) {
   Progress& progress = progress_[next_];
-  if (progress.begun_at < 0) progress.begun_at = simulator_.now();
   if (response.code() != ClientResponse::OK) {
     progress.refusal = response.message();
     return Schedule(kRetryDelay, [this] { SendUntilOk(); });

@@ -39,7 +39,9 @@ class OperationsWorkload final : public Workload {
  private:
   struct Progress {
     uint32_t attempts = 0;
-    Nanos begun_at = -1;     // when the log first held its begin
+    // When the log first held its begin; for an operation asked until it
+    // answers OK (cleanup, repair, compact, alter), its first ask.
+    Nanos begun_at = -1;
     Nanos finished_at = -1;  // when its node was first seen to have left
     std::string refusal;     // why it could not begin
     Nanos last_sent_at = -1;  // asked until OK: the last time it was asked
