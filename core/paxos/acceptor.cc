@@ -199,7 +199,7 @@ void Acceptor::OnRepairHistoryLoaded() {
 }
 
 void Acceptor::RunWaiting() {
-  if (!horizon_.loaded || !fences_.loaded() || !history_loaded_) return;
+  if (!Ready()) return;
   std::vector<std::string> waiting;
   for (const auto& [key, entry] : partitions_) {
     if (!entry.waiting.empty()) waiting.push_back(key);
@@ -249,7 +249,7 @@ void Acceptor::PlanPromise(const Ballot& ballot, Decision& decision) {
 }
 
 bool Acceptor::InProgress(const std::string& table, const std::string& partition_key) const {
-  if (!started_ || !fences_.loaded() || !history_loaded_) return true;
+  if (!started_ || !Ready()) return true;
   auto it = in_progress_.find(storage_codec::PaxosKey(table, partition_key));
   return it != in_progress_.end() && it->second >= PurgeFloorOf(table, partition_key);
 }
@@ -335,7 +335,7 @@ void Acceptor::Load(const std::string& key) {
 
 void Acceptor::RunNext(const std::string& key) {
   // RunWaiting runs every waiting partition.
-  if (!horizon_.loaded || !fences_.loaded() || !history_loaded_) return;
+  if (!Ready()) return;
   Entry& entry = partitions_[key];
   if (horizon_.corrupt) entry.waiting.clear();  // decides nothing (LoadHorizon)
   while (!entry.waiting.empty() && !entry.busy) {
@@ -644,7 +644,7 @@ void Acceptor::OnPrune(const Envelope& message) {
 
 void Acceptor::OnFence(const Envelope& message) {
   // Unfinished proposals are known once the states are scanned.
-  if (!started_ || !fences_.loaded() || !history_loaded_) {
+  if (!started_ || !Ready()) {
     env_.clock->After(100 * kMillisecond, [this, message] { OnFence(message); });
     return;
   }

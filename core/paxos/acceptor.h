@@ -165,7 +165,10 @@ class Acceptor final : public UnfinishedRounds {
   // Applies a decision that needs no write.
   void KeepInMemory(Entry& entry, const std::string& key, Decision& decision);
   void NoteProgress(const std::string& key, const PaxosState& state);
-  // Runs the decisions that waited for the horizon and the fences.
+  // Whether decisions may be made: the promise horizon and the fences (one
+  // scan loads both) and the repair history are known.
+  bool Ready() const { return horizon_.loaded && fences_.loaded() && history_loaded_; }
+  // Runs the decisions that waited until Ready.
   void RunWaiting();
   // Below this ballot the partition's prepares and accepts are refused:
   // `promised`, or the span's fence if higher.

@@ -35,12 +35,7 @@ int64_t PaxosFences::FenceOf(const std::string& table, Token token) const {
   auto spans = tables_.find(table);
   if (spans == tables_.end()) return 0;
   int64_t fence = 0;
-  for (auto it = spans->second.lower_bound({token, std::numeric_limits<Token>::min()}); it != spans->second.end();
-       ++it) {
-    const auto& [last, first] = it->first;
-    CHARYBDIS_ASSERT(last >= token);
-    if (first <= token) fence = std::max(fence, it->second);
-  }
+  ForEachSpanHolding(spans->second, token, [&fence](int64_t held) { fence = std::max(fence, held); });
   return fence;
 }
 
@@ -56,11 +51,8 @@ void PaxosFences::Raise(const std::string& table, Token first, Token last, int64
   const std::string key = SpanKey(kKeyPrefix, table, first, last);
   batch.Put(key, checked_value::Seal(key, payload));
   // Spans inside this one with lower fences say nothing more.
-  std::vector<std::pair<Token, Token>> covered;
-  for (const auto& [bounds, older] : tables_[table]) {
-    const bool inside = bounds.second >= first && bounds.first <= last && bounds != std::make_pair(last, first);
-    if (inside && older <= fence_us) covered.push_back(bounds);
-  }
+  const std::vector<std::pair<Token, Token>> covered =
+      SpansInside(tables_[table], first, last, [fence_us](int64_t older) { return older <= fence_us; });
   for (const auto& [covered_last, covered_first] : covered) {
     batch.Delete(SpanKey(kKeyPrefix, table, covered_first, covered_last));
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/data/span_key.h"
 #include "core/data/token.h"
 #include "core/env/shard_env.h"
 
@@ -43,7 +44,7 @@ class PaxosFences {
 
  private:
   // By table, then by span (last, first).
-  using Spans = std::map<std::pair<Token, Token>, int64_t>;
+  using Spans = SpanRecords<int64_t>;
 
   ShardEnv env_;
   bool loaded_ = false;

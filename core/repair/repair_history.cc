@@ -65,12 +65,9 @@ RepairHistory::Repaired RepairHistory::RepairedAt(const std::string& table, Toke
   Repaired newest;
   auto spans = tables_.find(table);
   if (!loaded_ || spans == tables_.end()) return newest;
-  for (auto it = spans->second.lower_bound({token, std::numeric_limits<Token>::min()}); it != spans->second.end();
-       ++it) {
-    const auto& [last, first] = it->first;
-    CHARYBDIS_ASSERT(last >= token);
-    if (first <= token && it->second.began_us > newest.began_us) newest = it->second;
-  }
+  ForEachSpanHolding(spans->second, token, [&newest](const Repaired& held) {
+    if (held.began_us > newest.began_us) newest = held;
+  });
   return newest;
 }
 
@@ -88,12 +85,8 @@ void RepairHistory::Record(const std::string& table, topology::TokenSpan span, R
   const std::string key = KeyOf(table, span);
   batch.Put(key, checked_value::Seal(key, payload));
   // Spans inside this one that an older repair covered say nothing more.
-  std::vector<std::pair<Token, Token>> covered;
-  for (const auto& [bounds, older] : tables_[table]) {
-    const auto& [last, first] = bounds;
-    const bool inside = first >= span.first && last <= span.last && (first != span.first || last != span.last);
-    if (inside && older.began_us <= repaired.began_us) covered.push_back(bounds);
-  }
+  const std::vector<std::pair<Token, Token>> covered = SpansInside(
+      tables_[table], span.first, span.last, [&repaired](const Repaired& older) { return older.began_us <= repaired.began_us; });
   for (const auto& [last, first] : covered) batch.Delete(KeyOf(table, {first, last}));
   env_.storage->Apply(std::move(batch), Durability::kSynced,
                       [this, table, span, repaired, covered, done = std::move(done)](absl::Status status) {

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "core/data/cell.h"
+#include "core/data/span_key.h"
 #include "core/data/token.h"
 #include "core/env/shard_env.h"
 #include "core/topology/token_spans.h"
@@ -48,7 +49,7 @@ class RepairHistory {
 
  private:
   // By table, then by span (last, first).
-  using Spans = std::map<std::pair<Token, Token>, Repaired>;
+  using Spans = SpanRecords<Repaired>;
   void Record(const std::string& table, topology::TokenSpan span, Repaired repaired,
               std::function<void(absl::Status)> done);
 
