@@ -75,6 +75,7 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
             acceptor_.Purge(table, partition_key, std::move(done));
           },
           metrics_),
+      dropped_tables_(env_, metrics_),
       range_repair_(env_, topology_log_, [this] { return TablesPlacedNow(); },
                     [this](const std::string& table, const std::string& partition_key, std::function<void(bool)> done) {
                       coordinator_.FinishRound(table, partition_key, std::move(done));
@@ -145,11 +146,12 @@ void Shard::MakeShardZeroParts() {
   node_repair_ = std::make_unique<repair::NodeRepair>(
       env_, config_.shards, topology_log_, [this] { return TablesPlacedNow(); }, current);
   node_compaction_ = std::make_unique<repair::NodeCompaction>(
-      env_, config_.shards, [this](const CompactOp& request) { return TablesToCompact(request); });
+      env_, config_.shards, [this](const CompactOp& request) { return TablesToCompact(request); },
+      config_.compaction_interval);
   batchlog_ = std::make_unique<Batchlog>(
       env_, config_, metrics_,
       [this](PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, Batchlog::Reply reply) {
-        coordinator_.RunMutation(std::move(mutation), timestamp, level, std::move(reply));
+        coordinator_.ReplayMutation(std::move(mutation), timestamp, level, std::move(reply));
       });
 }
 
@@ -161,6 +163,7 @@ void Shard::Start() {
   if (schema_agent_) schema_agent_->Start();
   if (topology_agent_) topology_agent_->Start();
   if (batchlog_) batchlog_->Start();
+  if (node_compaction_) node_compaction_->Start();
   if (join_starter_) join_starter_->Start();
   if (env_.self.shard == 0) {
     // No peer heard for this long (all down, or cut off): serve by the log
@@ -196,6 +199,7 @@ void Shard::OnSchemaChange() {
     }
     shards_told_sequence_ = schema_log_.sequence();
   }
+  dropped_tables_.Reclaim(schema_log_.dropped_storage_tables());
   if (schema_listener_) schema_listener_(SchemaNow());
 }
 
@@ -274,6 +278,7 @@ void Shard::OnSchemaUpdate(const SchemaUpdate& update) {
   CHARYBDIS_ASSERT(env_.self.shard != 0);
   AppendNewEntries(update, schema_log_);
   coordinator_.OnSchemaUpdated();
+  dropped_tables_.Reclaim(schema_log_.dropped_storage_tables());
 }
 
 void Shard::OnClientRequest(const Envelope& message) {

@@ -12,6 +12,7 @@
 #include "core/cluster/node_config.h"
 #include "core/paxos/acceptor.h"
 #include "core/read_cache/read_cache.h"
+#include "core/repair/dropped_tables.h"
 #include "core/repair/node_compaction.h"
 #include "core/repair/node_repair.h"
 #include "core/repair/range_repair.h"
@@ -156,6 +157,7 @@ class Shard {
   repair::RepairAnswerer repair_answerer_;
   repair::RepairHistory repair_history_;
   repair::ShardCompaction shard_compaction_;
+  repair::DroppedTables dropped_tables_;
   repair::RangeRepair range_repair_;
   HintManager hints_;
   Coordinator coordinator_;

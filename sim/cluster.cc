@@ -102,6 +102,7 @@ Cluster::Cluster(Simulator& simulator, const LoadedScenario& scenario, Random ra
   common.cql_bootstrap = bootstrap.schema;
   common.coordinator = CoordinatorOptionsOf(spec.coordinator());
   if (spec.disable_read_cache()) common.read_cache_bytes = 0;
+  if (spec.compaction_interval_ms()) common.compaction_interval = spec.compaction_interval_ms() * kMillisecond;
   // Which dead member each new node replaces, as its config would say.
   std::map<NodeId, NodeId> replaces;
   for (const auto& workload : spec.workload()) {

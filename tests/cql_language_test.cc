@@ -240,6 +240,32 @@ TEST(CqlSchema, TablesKeepTheirTombstoneGc) {
   }
 }
 
+// ALTER TABLE ... WITH changes what it names and keeps the rest; a bad
+// option changes nothing.
+TEST(CqlSchema, AlterTableWithChangesTheTombstoneGcItNames) {
+  Schema schema = MakeSchema(
+      {"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+       "CREATE TABLE ks.t (a int PRIMARY KEY, v int) WITH gc_grace_seconds = 60 AND "
+       "tombstone_gc = {'mode': 'timeout', 'propagation_delay_in_seconds': '7'}"});
+  const std::string version = schema.Version();
+  ASSERT_TRUE(schema.Apply(std::get<AlterTable>(ParseOk("ALTER TABLE ks.t WITH tombstone_gc = {'mode': 'repair'} AND comment = 'x'").statement), 2).ok());
+  const TombstoneGc& gc = schema.FindTable("ks", "t")->gc;
+  EXPECT_EQ(gc.mode, TombstoneGc::Mode::kRepair);
+  EXPECT_EQ(gc.gc_grace_seconds, 60);
+  EXPECT_EQ(gc.propagation_delay_seconds, 7);
+  EXPECT_NE(schema.Version(), version);
+  ASSERT_TRUE(schema.Apply(std::get<AlterTable>(ParseOk("ALTER TABLE ks.t WITH gc_grace_seconds = 5").statement), 3).ok());
+  EXPECT_EQ(schema.FindTable("ks", "t")->gc.gc_grace_seconds, 5);
+  EXPECT_EQ(schema.FindTable("ks", "t")->gc.mode, TombstoneGc::Mode::kRepair);
+  for (const char* text : {"ALTER TABLE ks.t WITH tombstone_gc = {'mode': 'sometimes'}",
+                           "ALTER TABLE ks.t WITH gc_grace_seconds = -1", "ALTER TABLE ks.nope WITH gc_grace_seconds = 1"}) {
+    EXPECT_FALSE(schema.Apply(std::get<AlterTable>(ParseOk(text).statement), 4).ok()) << text;
+  }
+  EXPECT_EQ(schema.FindTable("ks", "t")->gc.gc_grace_seconds, 5);
+  EXPECT_FALSE(Parse("ALTER TABLE ks.t WITH").ok());
+  EXPECT_FALSE(Parse("ALTER TABLE ks.t RENAME a TO b").ok());
+}
+
 // What a SCHEMA_CHANGE event says, from the schemas before and after.
 std::vector<std::string> ChangesOf(SchemaLog& log, const std::vector<std::string>& statements) {
   const std::shared_ptr<const Schema> before = log.schema();

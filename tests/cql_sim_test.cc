@@ -8,6 +8,7 @@
 #include "core/cql/connection.h"
 #include "core/cql/consistency_code.h"
 #include "absl/strings/str_cat.h"
+#include "core/data/storage_codec.h"
 #include "core/data/token.h"
 #include "sim/cluster.h"
 #include "sim/cql_backend.h"
@@ -410,6 +411,38 @@ TEST_F(CqlSimTest, ABatchLogEntryOutlivesAPowerCut) {
   SimCqlClient survivor(simulator_, cluster_, 2);
   survivor.Startup();
   EXPECT_EQ(BatchRowsFound(survivor), 3u);
+}
+
+// A dropped table gives its space back (core/repair/dropped_tables.h):
+// soon after the drop no node's storage holds a key of it, rows or Paxos
+// states, and a table created again under its name starts empty.
+TEST_F(CqlSimTest, ADroppedTableLeavesEveryNodesStorage) {
+  Query("CREATE TABLE app.scratch (id int PRIMARY KEY, v text)");
+  for (int i = 0; i < 40; i++) Query(absl::StrCat("INSERT INTO app.scratch (id, v) VALUES (", i, ", 'x')"));
+  Query("INSERT INTO app.scratch (id, v) VALUES (100, 'y') IF NOT EXISTS");
+  const cql::Table* table = cluster_.node(1).Schema().schema->FindTable("app", "scratch");
+  ASSERT_NE(table, nullptr);
+  const std::vector<std::string> prefixes{storage_codec::TablePrefix(table->storage),
+                                          storage_codec::PaxosTablePrefix(table->storage)};
+  const auto stored_keys = [&](const std::string& prefix) {
+    size_t keys = 0;
+    for (NodeId node = 1; node <= 3; node++) {
+      for (ShardId shard = 0; shard < 2; shard++) {
+        const SimStorage::Contents& contents = cluster_.node(node).storage(shard).contents();
+        for (auto it = contents.lower_bound(prefix); it != contents.end() && it->first.starts_with(prefix); ++it) keys++;
+      }
+    }
+    return keys;
+  };
+  ASSERT_GE(stored_keys(prefixes[0]), 3u * 41);
+  ASSERT_GE(stored_keys(prefixes[1]), 3u);
+  const uint64_t others = CounterSum(cluster_, "dropped_table_pairs_deleted");
+  EXPECT_EQ(SchemaChangeOf(Query("DROP TABLE app.scratch")), "DROPPED TABLE app scratch");
+  RunFor(2 * kSecond);
+  for (const std::string& prefix : prefixes) EXPECT_EQ(stored_keys(prefix), 0u);
+  EXPECT_GE(CounterSum(cluster_, "dropped_table_pairs_deleted") - others, 3u * 42);
+  Query("CREATE TABLE app.scratch (id int PRIMARY KEY, v text)");
+  EXPECT_TRUE(Rows(Query("SELECT * FROM app.scratch WHERE id = 3")).empty());
 }
 
 TEST_F(CqlSimTest, SchemaChangesReachEveryNodeThroughTheLog) {

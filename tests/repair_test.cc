@@ -2,12 +2,14 @@
 // each, hints off), a node that missed writes and deletes while it was
 // down gets exactly the rows it lacks from a repair, a repair of replicas
 // in agreement sends nothing, and a repair that loses a replica, or that
-// asks for what cannot be, says so.
+// asks for what cannot be, says so. And a batch log's replay older than a
+// purge is dropped by its replicas.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "core/paxos/ballot.h"
 #include "core/repair/range_repair.h"
 #include "core/repair/repair_plan.h"
+#include "sim/scenario_checks.h"
 #include "tests/four_node_test.h"
 #include "tests/requests.h"
 
@@ -25,7 +28,12 @@ using ::charybdis::testing::PutRequest;
 
 class RepairTest : public FourNodeTest {
  protected:
-  RepairTest() : FourNodeTest("coordinator { disable_hinted_handoff: true }") {}
+  RepairTest() : RepairTest("") {}
+  // `table_options`: more settings of table t (its tombstone GC); `extra`:
+  // more of the scenario.
+  explicit RepairTest(const std::string& table_options, const std::string& extra = "")
+      : FourNodeTest(Scenario{absl::StrReplaceAll(FourNodes("coordinator { disable_hinted_handoff: true } " + extra),
+                                                  {{"column: \"a\" }", "column: \"a\" " + table_options + " }"}})}) {}
 
   static ClientRequest RepairRequest(const RepairOp& op = RepairOp()) {
     ClientRequest request;
@@ -353,6 +361,72 @@ TEST_F(RepairTest, ThePlanKeepsToTheRequestedRangeAndReplicas) {
   EXPECT_EQ(spans.front().first, std::numeric_limits<Token>::min());
   EXPECT_EQ(spans.back().last, std::numeric_limits<Token>::max());
   for (size_t i = 1; i < spans.size(); i++) EXPECT_EQ(spans[i - 1].last + 1, spans[i].first) << i;
+}
+
+class ImmediateGcTest : public RepairTest {
+ protected:
+  ImmediateGcTest() : RepairTest("tombstone_gc: \"immediate\"") {}
+};
+
+// A logged batch that met too few live replicas stays in the batch log,
+// which replays it later with the batch's timestamp. Its rows were
+// deleted meanwhile and the deletes purged (the table's GC is immediate):
+// the replay's replicas drop what it carries from before their purge
+// horizon, or the deleted rows come back (docs/repair.md, "Replays past
+// the horizon").
+TEST_F(ImmediateGcTest, ABatchLogReplayOlderThanAPurgeIsDroppedByItsReplicas) {
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < 2; i++) {
+    if (Replicates(4, "b" + std::to_string(i))) keys.push_back("b" + std::to_string(i));
+  }
+  // Not convicted yet: the batch is logged, and its parts time out.
+  cluster_.Crash(4);
+  ClientRequest batch;
+  batch.mutable_batch()->set_logged(true);
+  batch.mutable_batch()->set_consistency(CL_ALL);
+  for (const std::string& key : keys) *batch.mutable_batch()->add_write() = PutRequest("t", "a", key, "old", CL_ALL).write();
+  // The batch log applies it later.
+  ASSERT_EQ(Call(batch, keys[0], 1).code(), ClientResponse::WRITE_TIMEOUT);
+  for (const std::string& key : keys) ASSERT_EQ(Delete(key, CL_QUORUM).code(), ClientResponse::OK);
+  RunFor(100 * kMillisecond);
+  ClientRequest compact;
+  compact.mutable_compact();
+  for (NodeId node = 1; node <= 3; node++) ASSERT_EQ(Call(compact, keys[0], node).code(), ClientResponse::OK);
+  std::map<std::string, uint64_t> metrics = MetricTotals(cluster_);
+  ASSERT_EQ(metrics["batchlog_replays"], 0u);  // not due yet
+  ASSERT_GE(metrics["gc_deletions_purged"], 2u);
+  RunFor(10 * kSecond);
+  metrics = MetricTotals(cluster_);
+  EXPECT_GE(metrics["batchlog_replays"], 1u);
+  EXPECT_GE(metrics["replays_dropped_past_horizon"], 1u);
+  for (const std::string& key : keys) {
+    for (NodeId node = 1; node <= 3; node++) {
+      if (Replicates(node, key)) EXPECT_TRUE(OnDisk(node, key).empty()) << key << " on node " << node;
+    }
+  }
+}
+
+class CompactionOfItsOwnTest : public RepairTest {
+ protected:
+  CompactionOfItsOwnTest() : RepairTest("tombstone_gc: \"immediate\"", "compaction_interval_ms: 3000") {}
+};
+
+// Each node purges and compacts on its own every compaction interval, as
+// ctl compact does, without being asked.
+TEST_F(CompactionOfItsOwnTest, EveryNodePurgesEachInterval) {
+  const std::vector<std::string> keys = KeysOfNode2(10);
+  for (const std::string& key : keys) {
+    ASSERT_EQ(Call(PutRequest("t", "a", key, "v", CL_ALL), key, 1).code(), ClientResponse::OK);
+    ASSERT_EQ(Delete(key, CL_ALL).code(), ClientResponse::OK);
+  }
+  ASSERT_FALSE(OnDisk(2, keys[0]).empty());
+  RunFor(3 * kSecond);
+  EXPECT_GE(MetricTotals(cluster_)["gc_deletions_purged"], 3u * keys.size());
+  for (const std::string& key : keys) {
+    for (NodeId node = 1; node <= 4; node++) {
+      if (Replicates(node, key)) EXPECT_TRUE(OnDisk(node, key).empty()) << key << " on node " << node;
+    }
+  }
 }
 
 }  // namespace

@@ -82,6 +82,9 @@ struct NodeConfig {
   CoordinatorOptions coordinator;
   // Per shard, for the ranges reads scan (core/read_cache/read_cache.h); 0: none.
   size_t read_cache_bytes = 32 << 20;
+  // How often the node purges and compacts every table on its own, as
+  // `ctl compact` does (docs/repair.md, "Tombstone GC").
+  Nanos compaction_interval = 24 * 3600 * kSecond;
 };
 
 // This node's internode address: its bootstrap member's, or the new

@@ -338,8 +338,8 @@ std::optional<ClientResponse> Coordinator::UnavailableFor(const absl::StatusOr<W
                      "not enough live replicas");
 }
 
-void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
-                              std::function<void(ClientResponse)> reply) {
+void Coordinator::RunWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, bool replay,
+                           std::function<void(ClientResponse)> reply) {
   CHARYBDIS_ASSERT(reply != nullptr);
   if (ColumnsOf(mutation.table()) == nullptr) {  // a batch log's, of a table dropped since
     ClientResponse invalid;
@@ -353,6 +353,7 @@ void Coordinator::RunMutation(PartitionData mutation, Timestamp timestamp, Consi
     context_.metrics.write_unavailable++;
     return reply(*std::move(unavailable));
   }
+  plan->replay = replay;
   StartWrite(*std::move(plan), std::move(mutation), timestamp, std::move(reply));
 }
 
@@ -364,10 +365,11 @@ void Coordinator::StartWrite(WritePlan plan, PartitionData mutation, Timestamp t
   CHARYBDIS_ASSERT(!plan.replicas.empty());
   auto handler = std::make_shared<WriteHandler>(
       context_, id, std::move(plan.requirement), token, std::move(plan.replicas), plan.topology_version,
-      std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); },
-      [this](uint64_t fence, PartitionData fenced, Timestamp fenced_timestamp, ConsistencyLevel level,
-             std::function<void(ClientResponse)> fenced_reply) {
-        RerunWriteWhenTopologyReaches(fence, std::move(fenced), fenced_timestamp, level, std::move(fenced_reply));
+      plan.replay, std::move(mutation), timestamp, std::move(reply), [this, id] { pending_.erase(id); },
+      [this, replay = plan.replay](uint64_t fence, PartitionData fenced, Timestamp fenced_timestamp,
+                                   ConsistencyLevel level, std::function<void(ClientResponse)> fenced_reply) {
+        RerunWriteWhenTopologyReaches(fence, std::move(fenced), fenced_timestamp, level, replay,
+                                      std::move(fenced_reply));
       });
   Track(id, handler);
   CHARYBDIS_ASSERT(pending_.count(id) == 1);
@@ -391,7 +393,8 @@ void Coordinator::RunWhenTopologyReaches(uint64_t fence, Nanos wait, std::functi
 }
 
 void Coordinator::RerunWriteWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp,
-                                                ConsistencyLevel level, std::function<void(ClientResponse)> reply) {
+                                                ConsistencyLevel level, bool replay,
+                                                std::function<void(ClientResponse)> reply) {
   auto shared_reply = std::make_shared<std::function<void(ClientResponse)>>(std::move(reply));
   // A write timeout: the first run may have reached replicas that took it.
   const auto may_have_been_applied = [this, level, shared_reply](std::string why) {
@@ -405,8 +408,8 @@ void Coordinator::RerunWriteWhenTopologyReaches(uint64_t fence, PartitionData mu
   };
   RunWhenTopologyReaches(
       fence, context_.config.coordinator.write_timeout,
-      [this, mutation = std::move(mutation), timestamp, level, shared_reply, may_have_been_applied] {
-        RunMutation(mutation, timestamp, level, [this, shared_reply, may_have_been_applied](ClientResponse response) {
+      [this, mutation = std::move(mutation), timestamp, level, replay, shared_reply, may_have_been_applied] {
+        RunWrite(mutation, timestamp, level, replay, [this, shared_reply, may_have_been_applied](ClientResponse response) {
           // A rerun refused before it sent anything (Unavailable, a table
           // dropped) cannot say the write was not applied.
           if (response.code() == ClientResponse::OK || response.code() == ClientResponse::WRITE_TIMEOUT) {

@@ -43,7 +43,16 @@ class Coordinator {
   // Writes a mutation at `level` (Unavailable when too few replicas are
   // up): a client's write, a batch's part, or a batch log's replay.
   void RunMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
-                   std::function<void(ClientResponse)> reply);
+                   std::function<void(ClientResponse)> reply) {
+    RunWrite(std::move(mutation), timestamp, level, /*replay=*/false, std::move(reply));
+  }
+  // A batch log's replay of a mutation, as RunMutation: its replicas drop
+  // what it carries from before their purge horizon (docs/repair.md,
+  // "Replays past the horizon").
+  void ReplayMutation(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level,
+                      std::function<void(ClientResponse)> reply) {
+    RunWrite(std::move(mutation), timestamp, level, /*replay=*/true, std::move(reply));
+  }
   // A Paxos round among participants the caller chose (LwtQueue::RunAmong):
   // the topology log's.
   void RunPaxosAmong(std::vector<NodeId> participants, CasOp cas, ReadOp read,
@@ -73,7 +82,10 @@ class Coordinator {
     Requirement requirement;
     std::vector<NodeId> replicas;  // natural, then pending
     uint64_t topology_version = 0;  // of the placement: replicas fence older ones
+    bool replay = false;  // a batch log's: marked so to its replicas
   };
+  void RunWrite(PartitionData mutation, Timestamp timestamp, ConsistencyLevel level, bool replay,
+                std::function<void(ClientResponse)> reply);
   absl::StatusOr<WritePlan> PlanWrite(const std::string& table, Token token, ConsistencyLevel level);
   // Unavailable when the plan was refused or too few of its replicas are up.
   std::optional<ClientResponse> UnavailableFor(const absl::StatusOr<WritePlan>& plan, ConsistencyLevel level) const;
@@ -87,7 +99,7 @@ class Coordinator {
   // A fenced write: within the write timeout, else a write timeout (it may
   // have been applied).
   void RerunWriteWhenTopologyReaches(uint64_t fence, PartitionData mutation, Timestamp timestamp,
-                                     ConsistencyLevel level, std::function<void(ClientResponse)> reply);
+                                     ConsistencyLevel level, bool replay, std::function<void(ClientResponse)> reply);
   // Who replicates a table, at the shard's topology version.
   absl::StatusOr<std::shared_ptr<const topology::Placement>> PlacementOf(const std::string& table) const;
   void Batch(const Address& client, uint64_t client_request_id, const BatchOp& op);

@@ -9,7 +9,7 @@
 namespace charybdis {
 
 WriteHandler::WriteHandler(CoordinatorContext& context, uint64_t id, Requirement requirement,
-                           Token token, std::vector<NodeId> replicas, uint64_t topology_version,
+                           Token token, std::vector<NodeId> replicas, uint64_t topology_version, bool replay,
                            PartitionData mutation, Timestamp timestamp, Reply reply, std::function<void()> done,
                            Rerun rerun)
     : context_(context),
@@ -20,6 +20,7 @@ WriteHandler::WriteHandler(CoordinatorContext& context, uint64_t id, Requirement
       mutation_(std::move(mutation)),
       timestamp_(timestamp),
       topology_version_(topology_version),
+      replay_(replay),
       reply_(std::move(reply)),
       done_(std::move(done)),
       rerun_(std::move(rerun)) {
@@ -41,6 +42,7 @@ void WriteHandler::Start() {
     ReplicaWrite* write = message.mutable_replica_write();
     write->set_request_id(id_);
     write->set_topology_version(topology_version_);
+    write->set_replay(replay_);
     *write->mutable_mutation() = mutation_;
     pending_.push_back(replica);
     context_.metrics.replica_writes_sent++;

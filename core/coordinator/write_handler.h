@@ -26,9 +26,9 @@ class WriteHandler final : public PendingRequest,
                                    ConsistencyLevel level, Reply reply)>;
 
   // `topology_version`: what the replicas were chosen by (they refuse a
-  // version older than their fence).
+  // version older than their fence); `replay`: a batch log's replay.
   WriteHandler(CoordinatorContext& context, uint64_t id, Requirement requirement, Token token,
-               std::vector<NodeId> replicas, uint64_t topology_version, PartitionData mutation,
+               std::vector<NodeId> replicas, uint64_t topology_version, bool replay, PartitionData mutation,
                Timestamp timestamp, Reply reply, std::function<void()> done, Rerun rerun);
 
   void Start();
@@ -56,6 +56,7 @@ class WriteHandler final : public PendingRequest,
   const PartitionData mutation_;
   const Timestamp timestamp_;
   const uint64_t topology_version_;
+  const bool replay_;
   Reply reply_;
   std::function<void()> done_;
   Rerun rerun_;

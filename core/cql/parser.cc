@@ -394,12 +394,19 @@ class Parser {
   }
 
   // ALTER TABLE t ADD c type | ADD (c type, ...) | DROP c | DROP (c, ...)
+  //           | WITH option = value AND ...
   Statement ParseAlterTable() {
     AlterTable alter;
     alter.table = QualifiedName();
+    if (Accept("with")) {
+      do {
+        ParseTableOption(alter.gc);
+      } while (error_.ok() && Accept("and"));
+      return alter;
+    }
     const bool add = Accept("add");
     if (!add && !Accept("drop")) {
-      Expected("ADD or DROP");
+      Expected("ADD, DROP or WITH");
       return alter;
     }
     const bool listed = Accept("(");
@@ -494,18 +501,23 @@ class Parser {
       } else if (Accept("compact")) {
         Fail("COMPACT STORAGE is not supported");
       } else {
-        // Tombstone GC's options are kept; others are accepted and ignored.
-        const std::string option = Identifier();
-        Expect("=");
-        if (option == "tombstone_gc" && IsSymbol("{")) {
-          create.tombstone_gc = ParseMapLiteral();
-        } else if (option == "gc_grace_seconds" && !IsSymbol("{")) {
-          create.gc_grace_seconds = ParseTerm().text;
-        } else {
-          IsSymbol("{") ? (void)ParseMapLiteral() : (void)ParseTerm();
-        }
+        ParseTableOption(create.gc);
       }
     } while (error_.ok() && Accept("and"));
+  }
+
+  // option = value: tombstone GC's options are kept; others are accepted
+  // and ignored.
+  void ParseTableOption(TableGcOptions& gc) {
+    const std::string option = Identifier();
+    Expect("=");
+    if (option == "tombstone_gc" && IsSymbol("{")) {
+      gc.tombstone_gc = ParseMapLiteral();
+    } else if (option == "gc_grace_seconds" && !IsSymbol("{")) {
+      gc.gc_grace_seconds = ParseTerm().text;
+    } else {
+      IsSymbol("{") ? (void)ParseMapLiteral() : (void)ParseTerm();
+    }
   }
 
   Statement ParseCreateTable() {

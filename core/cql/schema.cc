@@ -139,9 +139,9 @@ void SortRegularColumns(Table& table) {
 }  // namespace
 
 // WITH gc_grace_seconds = N AND tombstone_gc = {'mode': M,
-// 'propagation_delay_in_seconds': D}, as ScyllaDB takes them.
-static absl::StatusOr<TombstoneGc> TombstoneGcOf(const CreateTable& create) {
-  TombstoneGc gc;
+// 'propagation_delay_in_seconds': D}, as ScyllaDB takes them: `gc` with
+// what they set.
+static absl::StatusOr<TombstoneGc> TombstoneGcOf(const TableGcOptions& options, TombstoneGc gc) {
   const auto seconds = [](const std::string& text, const char* what) -> absl::StatusOr<int64_t> {
     int64_t value = 0;
     if (!absl::SimpleAtoi(text, &value) || value < 0 || value > int64_t{1} << 40) {
@@ -149,12 +149,12 @@ static absl::StatusOr<TombstoneGc> TombstoneGcOf(const CreateTable& create) {
     }
     return value;
   };
-  if (create.gc_grace_seconds) {
-    absl::StatusOr<int64_t> grace = seconds(*create.gc_grace_seconds, "gc_grace_seconds");
+  if (options.gc_grace_seconds) {
+    absl::StatusOr<int64_t> grace = seconds(*options.gc_grace_seconds, "gc_grace_seconds");
     if (!grace.ok()) return grace.status();
     gc.gc_grace_seconds = *grace;
   }
-  for (const auto& [option, value] : create.tombstone_gc) {
+  for (const auto& [option, value] : options.tombstone_gc) {
     if (option == "mode") {
       absl::StatusOr<TombstoneGc::Mode> mode = ParseTombstoneGcMode(value);
       if (!mode.ok()) return mode.status();
@@ -185,7 +185,7 @@ absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool al
     if (!types.emplace(column.name, *type).second) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " is defined twice"));
   }
   if (absl::Status checked = CheckPrimaryKey(create, types, allow_collections); !checked.ok()) return checked;
-  absl::StatusOr<TombstoneGc> gc = TombstoneGcOf(create);
+  absl::StatusOr<TombstoneGc> gc = TombstoneGcOf(create.gc, TombstoneGc());
   if (!gc.ok()) return gc.status();
   Table table;
   table.gc = *gc;
@@ -237,6 +237,9 @@ absl::Status Schema::Apply(const AlterTable& alter, uint64_t sequence) {
     return absl::InvalidArgumentError(absl::StrCat("table ", alter.table.keyspace, ".", alter.table.table, " does not exist"));
   }
   Table table = found->second;
+  absl::StatusOr<TombstoneGc> gc = TombstoneGcOf(alter.gc, table.gc);
+  if (!gc.ok()) return gc.status();
+  table.gc = *gc;
   for (const ColumnDefinition& column : alter.add) {
     absl::StatusOr<Type> type = ColumnType(column, /*allow_collections=*/false);
     if (!type.ok()) return type.status();
@@ -281,6 +284,11 @@ std::string Schema::Version() const {
   for (const auto& [key, table] : tables_) {
     absl::StrAppend(&digest, "t:", key.first, ".", key.second, "@", table.storage, ";");
     for (const std::string& dropped : table.dropped) absl::StrAppend(&digest, "-", dropped, ";");
+    // The default adds nothing: versions of tables without options stay.
+    if (!(table.gc == TombstoneGc())) {
+      absl::StrAppend(&digest, "gc:", TombstoneGcModeName(table.gc.mode), ",", table.gc.gc_grace_seconds, ",",
+                      table.gc.propagation_delay_seconds, ";");
+    }
     for (const Column& column : table.columns) {
       absl::StrAppend(&digest, column.name, ":", TypeName(column.type), ":", static_cast<int>(column.kind), column.descending,
                       ":", column.storage, ";");

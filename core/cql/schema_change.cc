@@ -33,7 +33,7 @@ Error RefusalError(const ClientResponse& response, const SchemaChange& change) {
 
 // Whether a driver sees the same columns in the same table.
 bool SameTable(const Table& before, const Table& after) {
-  if (before.columns.size() != after.columns.size()) return false;
+  if (before.columns.size() != after.columns.size() || !(before.gc == after.gc)) return false;
   for (size_t i = 0; i < before.columns.size(); ++i) {
     const Column &was = before.columns[i], &is = after.columns[i];
     if (was.name != is.name || !(was.type == is.type) || was.kind != is.kind || was.descending != is.descending) {

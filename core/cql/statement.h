@@ -112,6 +112,15 @@ struct CreateKeyspace {
   std::map<std::string, std::string> replication;
 };
 
+// WITH gc_grace_seconds = N AND tombstone_gc = {'mode': ..., ...}: as
+// written, checked by the schema (docs/repair.md).
+struct TableGcOptions {
+  std::optional<std::string> gc_grace_seconds;
+  std::map<std::string, std::string> tombstone_gc;
+
+  bool empty() const { return !gc_grace_seconds && tombstone_gc.empty(); }
+};
+
 struct CreateTable {
   TableName table;
   bool if_not_exists = false;
@@ -119,10 +128,7 @@ struct CreateTable {
   std::vector<std::string> partition_key;
   std::vector<std::string> clustering;
   std::map<std::string, bool> descending;  // CLUSTERING ORDER BY
-  // WITH gc_grace_seconds = N, tombstone_gc = {'mode': ..., ...}: as
-  // written, checked by the schema (docs/repair.md).
-  std::optional<std::string> gc_grace_seconds;
-  std::map<std::string, std::string> tombstone_gc;
+  TableGcOptions gc;
 };
 
 // ALTER KEYSPACE ... WITH replication = {...}: a change of replication
@@ -143,10 +149,13 @@ struct DropTable {
 };
 
 // ALTER TABLE ... ADD (columns) or DROP (names): one of the two lists.
+// ALTER TABLE t ADD ... | DROP ... | WITH options (of which only the
+// tombstone GC's are kept).
 struct AlterTable {
   TableName table;
   std::vector<ColumnDefinition> add;
   std::vector<std::string> drop;
+  TableGcOptions gc;
 };
 
 using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable, DropKeyspace,

@@ -57,7 +57,7 @@ inline constexpr std::string_view kProbes[] = {
     "scan.fenced_and_behind",
     "replica.write_fenced",
     "replica.paxos_fenced",
-    "replica.hint_past_horizon_dropped",
+    "replica.replay_past_horizon_dropped",
     "replica.read_fenced",
     "replica.scan_fenced",
     "hints.expired_window",
@@ -95,6 +95,8 @@ inline constexpr std::string_view kProbes[] = {
     "repair.range_repaired",
     "repair.paxos_round_finished",
     "gc.purged",
+    "gc.dropped_table_reclaimed",
+    "gc.compaction_of_its_own",
     // The batch log and the schema agent (core/batchlog/, core/schema/,
     // core/coordinator/held_for_schema.cc).
     "batchlog.replayed",

@@ -177,7 +177,7 @@ void HintManager::Send(NodeId target, const KeyValue& hint) {
   }
   const uint64_t request_id = request_id_base_ | ++last_request_id_;
   write->set_request_id(request_id);
-  write->set_hint(true);
+  write->set_replay(true);
   const Token token = TokenOf(write->mutation().partition_key());
   Replay& replay = replays_[target];
   replay.in_flight[request_id] = hint.key;

@@ -8,9 +8,20 @@
 
 namespace charybdis::repair {
 
-NodeCompaction::NodeCompaction(ShardEnv env, uint32_t shards, Tables tables)
-    : env_(env), shards_(shards), tables_(std::move(tables)) {
-  CHARYBDIS_ASSERT(env_.self.shard == 0 && shards_ >= 1 && tables_ != nullptr);
+NodeCompaction::NodeCompaction(ShardEnv env, uint32_t shards, Tables tables, Nanos interval)
+    : env_(env), shards_(shards), tables_(std::move(tables)), interval_(interval) {
+  CHARYBDIS_ASSERT(env_.self.shard == 0 && shards_ >= 1 && tables_ != nullptr && interval_ > 0);
+}
+
+void NodeCompaction::Start() { env_.clock->After(interval_, [this] { OnInterval(); }); }
+
+void NodeCompaction::OnInterval() {
+  // One asked for meanwhile counts as this interval's.
+  if (!running_.has_value()) {
+    CHARYBDIS_PROBE(env_.probes, "gc.compaction_of_its_own");
+    Run(std::nullopt, 0, CompactOp());
+  }
+  env_.clock->After(interval_, [this] { OnInterval(); });
 }
 
 void NodeCompaction::OnRequest(const Envelope& message) {
@@ -34,13 +45,18 @@ void NodeCompaction::OnRequest(const Envelope& message) {
     refusal.set_message(refused);
     return AnswerClient(*env_.network, client, request_id, std::move(refusal));
   }
-  running_ = Running{client, request_id, ++last_id_};
+  Run(client, request_id, request);
+}
+
+void NodeCompaction::Run(std::optional<Address> client, uint64_t client_request_id, const CompactOp& request) {
+  CHARYBDIS_ASSERT(!running_.has_value());
+  running_ = Running{client, client_request_id, ++last_id_};
   for (ShardId shard = 0; shard < shards_; shard++) {
     running_->waiting.insert(shard);
-    Envelope request;
-    request.mutable_shard_compact()->set_request_id(running_->id);
-    *request.mutable_shard_compact()->mutable_compact() = message.client_request().compact();
-    env_.network->Send(Address{env_.self.node, shard}, std::move(request));
+    Envelope message;
+    message.mutable_shard_compact()->set_request_id(running_->id);
+    *message.mutable_shard_compact()->mutable_compact() = request;
+    env_.network->Send(Address{env_.self.node, shard}, std::move(message));
   }
 }
 
@@ -63,10 +79,10 @@ void NodeCompaction::OnShardDone(const Envelope& message) {
     response.set_message(absl::StrCat("compaction stopped after deleting ", running_->pairs, " pairs: ",
                                       running_->error));
   }
-  const Address client = running_->client;
+  const std::optional<Address> client = running_->client;
   const uint64_t request_id = running_->client_request_id;
   running_.reset();
-  AnswerClient(*env_.network, client, request_id, std::move(response));
+  if (client.has_value()) AnswerClient(*env_.network, *client, request_id, std::move(response));
 }
 
 }  // namespace charybdis::repair

@@ -57,12 +57,13 @@ void Replica::OnWrite(const Envelope& message) {
     return env_.network->Send(SenderOf(message), std::move(reply));
   }
   Partition partition = Partition::FromProto(mutation);
-  // A hint's writes from before the purge horizon may have been deleted
-  // and purged here already: applied, they would come back (Cassandra
-  // drops hints older than gc_grace for the same reason).
-  if (write.hint() && DropOlderThan(partition, purge_horizon_(mutation.table(), TokenOf(mutation.partition_key())))) {
-    CHARYBDIS_PROBE(env_.probes, "replica.hint_past_horizon_dropped");
-    metrics_.hints_dropped_past_horizon++;
+  // A replay's (a hint's, a batch log's) writes from before the purge
+  // horizon may have been deleted and purged here already: applied, they
+  // would come back (Cassandra drops hints and batches older than
+  // gc_grace for the same reason).
+  if (write.replay() && DropOlderThan(partition, purge_horizon_(mutation.table(), TokenOf(mutation.partition_key())))) {
+    CHARYBDIS_PROBE(env_.probes, "replica.replay_past_horizon_dropped");
+    metrics_.replays_dropped_past_horizon++;
   }
   WriteBatch batch;
   storage_codec::AddMutation(mutation.table(), mutation.partition_key(), partition, batch);

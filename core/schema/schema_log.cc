@@ -87,8 +87,12 @@ void SchemaLog::SetSchema(std::shared_ptr<const Schema> schema) {
   CHARYBDIS_ASSERT(schema != nullptr);
   schema_ = std::move(schema);
   version_ = schema_->Version();
+  const std::map<std::string, std::set<std::string>> before = std::move(storage_tables_);
   storage_tables_ = StorageTables(*schema_);
   storage_tables_[kSchemaLogTable] = {kSchemaLogKeyspaceColumn, kSchemaLogStatementColumn};
+  for (const auto& [table, columns] : before) {
+    if (!storage_tables_.count(table)) dropped_storage_tables_.insert(table);
+  }
   table_replications_.clear();
   for (const auto& [name, table] : schema_->tables()) {
     CHARYBDIS_ASSERT(schema_->FindKeyspace(table.keyspace) != nullptr);  // a table's keyspace exists

@@ -62,6 +62,10 @@ class SchemaLog {
   // The storage tables of the CQL tables, and the log's own: name ->
   // columns (with the row marker), for the coordinators' checks.
   const std::map<std::string, std::set<std::string>>& storage_tables() const { return storage_tables_; }
+  // The storage tables of every table the log dropped (DROP TABLE, DROP
+  // KEYSPACE): no entry uses their names again, so their keys may go
+  // (core/repair/dropped_tables.h).
+  const std::set<std::string>& dropped_storage_tables() const { return dropped_storage_tables_; }
   // How a storage table is replicated: as its keyspace for a CQL table,
   // as the cluster for any other (the config's tables, the schema log).
   // Who the replicas are is the topology's (core/topology/placements.h),
@@ -97,6 +101,7 @@ class SchemaLog {
   std::shared_ptr<const Schema> schema_;
   std::string version_;
   std::map<std::string, std::set<std::string>> storage_tables_;
+  std::set<std::string> dropped_storage_tables_;
 };
 
 }  // namespace charybdis::cql

@@ -97,9 +97,12 @@ struct ShardMetrics {
   // ctl compact: partitions' Paxos states wholly below their purge floor,
   // deleted (docs/repair.md, "Paxos state").
   uint64_t paxos_states_purged = 0;
-  // Hint replays' versions from before the replica's purge horizon,
-  // dropped (replicas that received them count).
-  uint64_t hints_dropped_past_horizon = 0;
+  // Replays (hints', batch logs') whose versions from before the
+  // replica's purge horizon were dropped (replicas that received them
+  // count).
+  uint64_t replays_dropped_past_horizon = 0;
+  // Keys of dropped tables deleted (docs/repair.md, "Dropped tables").
+  uint64_t dropped_table_pairs_deleted = 0;
   // Lightweight transactions (coordinator side).
   uint64_t cas_total_operations = 0;
   uint64_t cas_write_contention = 0;  // lost rounds, summed over operations

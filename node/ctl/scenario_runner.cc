@@ -64,6 +64,9 @@ std::string ExtraConfig(const scenario::Scenario& spec) {
   if (coordinator.hint_replay_interval_ms()) {
     absl::StrAppend(&text, "hint_replay_interval_ms: ", coordinator.hint_replay_interval_ms(), "\n");
   }
+  if (spec.compaction_interval_ms()) {
+    absl::StrAppend(&text, "compaction_interval_ms: ", spec.compaction_interval_ms(), "\n");
+  }
   if (spec.failure_detector().heartbeat_interval_ms()) {
     absl::StrAppend(&text, "heartbeat_interval_ms: ", spec.failure_detector().heartbeat_interval_ms(), "\n");
   }

@@ -205,6 +205,7 @@ void BuildNodeConfig(const NodeConfigFile& file, const std::set<NodeId>& ids, Cl
   set_ms(file.read_timeout_ms(), node.coordinator.read_timeout);
   set_ms(file.max_hint_window_ms(), node.coordinator.max_hint_window);
   set_ms(file.hint_replay_interval_ms(), node.coordinator.hint_replay_interval);
+  set_ms(file.compaction_interval_ms(), node.compaction_interval);
   node.coordinator.lwt_batching = !file.disable_lwt_batching();
   if (file.read_cache_mb() != 0) node.read_cache_bytes = size_t{file.read_cache_mb()} << 20;
   if (file.disable_read_cache()) node.read_cache_bytes = 0;

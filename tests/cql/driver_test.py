@@ -132,6 +132,12 @@ def check_schema_changes(cluster, session):
     session.execute("UPDATE ddl.items SET price = 7 WHERE id = 3")
     # The statement prepared before the ALTER is prepared again (Unprepared).
     assert [tuple(r) for r in session.execute(select, (3,))] == [(3, "item3", 7)]
+    # ALTER TABLE ... WITH changes the options it names (docs/cql.md).
+    altered = session.execute("ALTER TABLE ddl.items WITH gc_grace_seconds = 3600 AND tombstone_gc = {'mode': 'timeout'}")
+    assert altered.response_future.is_schema_agreed, "no schema agreement after ALTER TABLE ... WITH"
+    graces = [row.gc_grace_seconds for row in session.execute("SELECT * FROM system_schema.tables")
+              if (row.keyspace_name, row.table_name) == ("ddl", "items")]
+    assert graces == [3600], graces
     try:
         session.execute("CREATE TABLE ddl.items (id int PRIMARY KEY)")
         raise AssertionError("a second CREATE TABLE was not refused")
@@ -436,6 +442,19 @@ def stored_bytes(local, node):
     return total
 
 
+def loads(local):
+    # Each node's load as `ctl status` prints it ("UN  HOST:PORT  4.00 KiB ..."), in bytes.
+    units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+    by_host = {host: node for node, (host, _) in local.cql.items()}
+    found = {}
+    for line in ctl(local, "status").splitlines():
+        fields = line.split()
+        if len(fields) > 3 and fields[0] in ("UN", "DN") and fields[1].rsplit(":", 1)[0] in by_host:
+            found[by_host[fields[1].rsplit(":", 1)[0]]] = float(fields[2]) * units[fields[3]]
+    assert set(found) == set(local.cql), found
+    return found
+
+
 def check_storage_shrinks(session, local):
     # 20000 rows written at ALL and deleted at ALL; node 1's repair, then a
     # compaction on every node (the purge, then RocksDB's full compaction)
@@ -459,6 +478,25 @@ def check_storage_shrinks(session, local):
     assert all(peak[node] >= 2000000 for node in local.cql), peak  # the rows did reach the disk
     assert all(after[node] <= 0.05 * peak[node] for node in local.cql), (peak, after, compacted)
     assert list(session.execute("SELECT k FROM gc.big LIMIT 1")) == []
+    # The rows written again, then the table dropped: every node deletes
+    # its keys and compacts on its own (docs/repair.md, "Dropped tables").
+    # Measured by each node's load (RocksDB's live data and memtables; its
+    # files keep a preallocated write-ahead log whatever they hold), above
+    # what it was before: the other tables stay.
+    before = loads(local)
+    results = execute_concurrent_with_args(session, insert, keys, concurrency=64, raise_on_first_error=True)
+    assert all(success for success, _ in results)
+    written = {node: load - before[node] for node, load in loads(local).items()}
+    assert all(written[node] >= 2000000 for node in local.cql), written
+    session.execute("DROP TABLE gc.big")
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        dropped = {node: load - before[node] for node, load in loads(local).items()}
+        if all(dropped[node] <= 0.05 * written[node] for node in local.cql):
+            break
+        time.sleep(0.5)
+    print(f"  load above {before}: with the rows again {written}, after DROP TABLE {dropped}", flush=True)
+    assert all(dropped[node] <= 0.05 * written[node] for node in local.cql), (written, dropped)
 
 
 def check_nodejs(local, node_modules, expected):
