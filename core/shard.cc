@@ -406,9 +406,16 @@ void Shard::OnDataPathMessage(const Envelope& message) {
     case Envelope::kReplicaScanResponse:
       coordinator_.OnScanResponse(message);
       return;
-    case Envelope::kStreamRequest:
-      AnswerStreamRequest(env_, message);
+    case Envelope::kStreamRequest: {
+      StreamedPaxosView paxos_view;
+      if (acceptor_.Ready()) {
+        paxos_view = [this](const std::string& table, const std::string& key, const std::string& stored) {
+          return acceptor_.StreamedView(table, key, stored);
+        };
+      }
+      AnswerStreamRequest(env_, message, paxos_view);
       return;
+    }
     case Envelope::kStreamRanges:
       stream_jobs_.OnRequest(message);
       return;

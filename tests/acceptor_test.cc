@@ -427,6 +427,32 @@ TEST_F(AcceptorRepairTest, BelowARepairAProposalIsIgnoredAndAStateWhollyBelowIsP
   EXPECT_FALSE(Answer(Prepare(At(700))).paxos_promise().promised());
 }
 
+// A stream sends the purged view (docs/repair.md, "Paxos state"): a new
+// owner would otherwise report what the other replicas purged.
+TEST_F(AcceptorRepairTest, AStreamSendsThePurgedView) {
+  EXPECT_TRUE(Answer(Accept(At(100), "a")).paxos_accept_reply().accepted());
+  const std::string key = storage_codec::PaxosKey("t", "k");
+  const std::string stored = fake_.storage.contents().at(key);
+  EXPECT_EQ(repairing_.StreamedView("t", key, stored), stored);  // never repaired: as stored
+  Fence(repairing_, 500);
+  repaired_since_us_ = 500;
+  EXPECT_EQ(repairing_.StreamedView("t", key, stored), std::nullopt);  // wholly below the floor
+  // Promised above the floor, a proposal accepted below it is left out.
+  PaxosState mixed;
+  *mixed.mutable_promised() = At(600);
+  *mixed.mutable_accepted()->mutable_ballot() = At(100);
+  const std::optional<std::string> view =
+      repairing_.StreamedView("t", key, checked_value::Seal(key, mixed.SerializeAsString()));
+  ASSERT_TRUE(view.has_value());
+  PaxosState sent;
+  ASSERT_TRUE(ParseStoredPaxosState(key, *view, sent));
+  EXPECT_EQ(sent.promised().micros(), 600);
+  EXPECT_FALSE(sent.has_accepted());
+  // Above it, as stored.
+  EXPECT_TRUE(Answer(Accept(At(700), "b")).paxos_accept_reply().accepted());
+  EXPECT_EQ(repairing_.StreamedView("t", key, fake_.storage.contents().at(key)), fake_.storage.contents().at(key));
+}
+
 TEST_F(AcceptorRepairTest, AFenceHoldsAfterARestart) {
   Fence(repairing_, 500);
   ShardMetrics metrics;

@@ -19,6 +19,11 @@
 namespace charybdis {
 namespace {
 
+// The Paxos view of an acceptor that never saw a repair: as stored.
+StreamedPaxosView AsStored() {
+  return [](const std::string&, const std::string&, const std::string& stored) { return std::optional<std::string>(stored); };
+}
+
 using testing::FakeEnv;
 
 class AlwaysBuggify final : public Buggify {
@@ -62,7 +67,7 @@ class RangeStreamTest : public ::testing::Test {
       moved = false;
       for (Envelope& request : receiver_.network.TakeSent()) {
         request.set_from_node(2);
-        AnswerStreamRequest(source_.env, request);
+        AnswerStreamRequest(source_.env, request, AsStored());
         moved = true;
       }
       source_.storage.CompleteAll();
@@ -135,7 +140,7 @@ TEST_F(RangeStreamTest, SmallChunksResumeAfterAPowerCutAndADoneStreamStaysDone) 
   EXPECT_EQ(asked[0].stream_request().after_key(), last_progressed) << "after the last key whose progress was kept";
   EXPECT_EQ(asked[0].stream_request().max_pairs(), 2u);
   asked[0].set_from_node(2);
-  AnswerStreamRequest(source_.env, asked[0]);
+  AnswerStreamRequest(source_.env, asked[0], AsStored());
   Pump(*resumed);
   ASSERT_TRUE(done_.has_value() && done_->ok());
   EXPECT_EQ(ReceiverData(), SourceRange());
@@ -169,7 +174,7 @@ TEST_F(RangeStreamTest, LateChunksAreDroppedAndASilentSourceIsAskedAgain) {
   std::vector<Envelope> asked = receiver_.network.TakeSent();
   ASSERT_EQ(asked.size(), 1u);
   asked[0].set_from_node(2);
-  AnswerStreamRequest(source_.env, asked[0]);
+  AnswerStreamRequest(source_.env, asked[0], AsStored());
   source_.storage.CompleteAll();
   const StreamChunk first = source_.network.TakeSent().at(0).stream_chunk();
   ASSERT_EQ(first.pair_size(), 2);
@@ -311,7 +316,7 @@ TEST_F(RangeStreamTest, AStreamStoppedWhileItStoresGoesNoFurther) {
   std::vector<Envelope> asked = receiver_.network.TakeSent();
   ASSERT_EQ(asked.size(), 1u);
   asked[0].set_from_node(2);
-  AnswerStreamRequest(source_.env, asked[0]);
+  AnswerStreamRequest(source_.env, asked[0], AsStored());
   source_.storage.CompleteAll();
   stream->OnChunk(source_.network.TakeSent().at(0).stream_chunk());
   ASSERT_GT(receiver_.storage.pending(), 0u) << "the chunk is being stored";
@@ -332,7 +337,7 @@ TEST_F(RangeStreamTest, TheSourceAnswersTheEndOfItsRangeAndRefusesANonsenseReque
   asked.set_max_pairs(4);
   asked.set_after_key(SourceRange().rbegin()->first);
   request.set_from_node(2);
-  AnswerStreamRequest(source_.env, request);
+  AnswerStreamRequest(source_.env, request, AsStored());
   source_.storage.CompleteAll();
   std::vector<Envelope> sent = source_.network.TakeSent();
   ASSERT_EQ(sent.size(), 1u);
@@ -343,7 +348,7 @@ TEST_F(RangeStreamTest, TheSourceAnswersTheEndOfItsRangeAndRefusesANonsenseReque
 
   asked.set_after_key("");
   asked.set_max_pairs(kMaxStreamPairs + 1);
-  AnswerStreamRequest(source_.env, request);
+  AnswerStreamRequest(source_.env, request, AsStored());
   source_.storage.CompleteAll();
   sent = source_.network.TakeSent();
   ASSERT_EQ(sent.size(), 1u);

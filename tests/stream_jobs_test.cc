@@ -18,6 +18,11 @@
 namespace charybdis {
 namespace {
 
+// The Paxos view of an acceptor that never saw a repair: as stored.
+StreamedPaxosView AsStored() {
+  return [](const std::string&, const std::string&, const std::string& stored) { return std::optional<std::string>(stored); };
+}
+
 class StreamJobsTest : public ::testing::Test {
  protected:
   StreamJobsTest()
@@ -70,7 +75,7 @@ class StreamJobsTest : public ::testing::Test {
       }
       asking.insert(sent.stream_request().stream_id());
       sent.set_from_node(2);
-      AnswerStreamRequest(source_.env, sent);
+      AnswerStreamRequest(source_.env, sent, AsStored());
     }
     source_.storage.CompleteAll();
     for (Envelope& chunk : source_.network.TakeSent()) jobs_.OnChunk(chunk.stream_chunk());

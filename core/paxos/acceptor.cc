@@ -716,6 +716,20 @@ void Acceptor::Purge(const std::string& table, const std::string& partition_key,
   });
 }
 
+std::optional<std::string> Acceptor::StreamedView(const std::string& table, const std::string& key,
+                                                  const std::string& stored) const {
+  CHARYBDIS_ASSERT(Ready());
+  const std::optional<std::string> partition_key = storage_codec::PartitionOfPaxosKey(key, table);
+  PaxosState state;
+  if (!partition_key || !ParseStoredPaxosState(key, stored, state)) return stored;
+  const int64_t floor = PurgeFloorOf(table, *partition_key);
+  const auto below = [floor](const Ballot& ballot) { return ballot.micros() < floor; };
+  if (state.has_accepted() && below(state.accepted().ballot())) state.clear_accepted();
+  if (state.has_committed() && below(state.committed().ballot())) state.clear_committed();
+  if (below(state.promised()) && !state.has_accepted() && !state.has_committed()) return std::nullopt;
+  return checked_value::Seal(key, state.SerializeAsString());
+}
+
 void Acceptor::MergeStreamed(const std::string& key, const std::string& stored,
                              std::function<void(absl::Status)> done) {
   PaxosState streamed;

@@ -92,6 +92,18 @@ class Acceptor final : public UnfinishedRounds {
   // durable, DataLoss for bytes that do not parse, Unavailable when the
   // disk refused.
   void MergeStreamed(const std::string& key, const std::string& stored, std::function<void(absl::Status)> done);
+  // Whether decisions may be made: the promise horizon and the fences (one
+  // scan loads both) and the repair history are known.
+  bool Ready() const { return horizon_.loaded && fences_.loaded() && history_loaded_; }
+  // What a stream sends of the state stored under `key` (docs/repair.md,
+  // "Paxos state"): the purged view, as promises serve it. A new owner
+  // knows neither the span's fence nor its repairs, so a proposal or a
+  // commit below the purge floor it were sent, it would report again
+  // after the other replicas purged theirs. Nothing when the state is
+  // wholly below; the stored bytes when they do not parse (the receiver
+  // refuses them). REQUIRES: Ready().
+  std::optional<std::string> StreamedView(const std::string& table, const std::string& key,
+                                          const std::string& stored) const;
   // A repair's fence (PaxosFence): raised durably, then answered with the
   // span's partitions whose accepted proposal is not committed.
   void OnFence(const Envelope& message);
@@ -165,9 +177,6 @@ class Acceptor final : public UnfinishedRounds {
   // Applies a decision that needs no write.
   void KeepInMemory(Entry& entry, const std::string& key, Decision& decision);
   void NoteProgress(const std::string& key, const PaxosState& state);
-  // Whether decisions may be made: the promise horizon and the fences (one
-  // scan loads both) and the repair history are known.
-  bool Ready() const { return horizon_.loaded && fences_.loaded() && history_loaded_; }
   // Runs the decisions that waited until Ready.
   void RunWaiting();
   // Below this ballot the partition's prepares and accepts are refused:

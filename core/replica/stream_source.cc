@@ -28,7 +28,7 @@ bool IsPaxosKeyInRange(const std::string& key, const std::string& table, Token s
   return token >= start && token <= end;
 }
 
-void AnswerStreamRequest(ShardEnv& env, const Envelope& message) {
+void AnswerStreamRequest(ShardEnv& env, const Envelope& message, const StreamedPaxosView& paxos_view) {
   const StreamRequest& request = message.stream_request();
   const Address receiver{message.from_node(), message.from_shard()};
   Envelope reply;
@@ -41,6 +41,9 @@ void AnswerStreamRequest(ShardEnv& env, const Envelope& message) {
   if (request.table().empty() || request.start_token() > request.end_token() || request.max_pairs() == 0 ||
       request.max_pairs() > kMaxStreamPairs) {
     return env.network->Send(receiver, std::move(reply));  // not ok: a sender bug, never served
+  }
+  if (request.paxos() && paxos_view == nullptr) {
+    return env.network->Send(receiver, std::move(reply));  // not ok: asked again later
   }
   chunk.set_paxos(request.paxos());
   // Rows: the range's span of keys. Paxos states: the table's, of which a
@@ -59,7 +62,7 @@ void AnswerStreamRequest(ShardEnv& env, const Envelope& message) {
   }
   const uint32_t max_pairs = request.max_pairs();
   env.storage->Scan(begin, range.end, max_pairs,
-                    [&env, receiver, max_pairs, request, reply = std::move(reply)](
+                    [&env, receiver, max_pairs, request, paxos_view, reply = std::move(reply)](
                         absl::StatusOr<std::vector<KeyValue>> pairs) mutable {
                       StreamChunk& chunk = *reply.mutable_stream_chunk();
                       if (pairs.ok()) {
@@ -74,6 +77,11 @@ void AnswerStreamRequest(ShardEnv& env, const Envelope& message) {
                           if (request.paxos() && !IsPaxosKeyInRange(pair.key, request.table(), request.start_token(),
                                                                     request.end_token())) {
                             continue;
+                          }
+                          if (request.paxos()) {
+                            std::optional<std::string> view = paxos_view(request.table(), pair.key, pair.value);
+                            if (!view) continue;  // wholly below the purge floor
+                            pair.value = *std::move(view);
                           }
                           StoredPair& sent = *chunk.add_pair();
                           sent.set_key(std::move(pair.key));

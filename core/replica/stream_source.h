@@ -6,6 +6,8 @@
 // the receiver says where to go on from, so a restart of either side, a
 // lost chunk or a duplicated request needs nothing here.
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "core/data/token.h"
@@ -32,6 +34,13 @@ bool IsPaxosKeyInRange(const std::string& key, const std::string& table, Token s
 // Most pairs a chunk carries.
 inline constexpr uint32_t kMaxStreamPairs = 512;
 
-void AnswerStreamRequest(ShardEnv& env, const Envelope& request);
+// What a Paxos stream sends of a stored state (Acceptor::StreamedView):
+// nothing, or these bytes.
+using StreamedPaxosView =
+    std::function<std::optional<std::string>(const std::string& table, const std::string& key, const std::string& stored)>;
+
+// `paxos_view`: nullptr while the acceptor cannot say (it is not Ready):
+// a Paxos chunk then fails, and the receiver asks again.
+void AnswerStreamRequest(ShardEnv& env, const Envelope& request, const StreamedPaxosView& paxos_view);
 
 }  // namespace charybdis
