@@ -198,6 +198,31 @@ TEST_F(RepairTest, ARepairFinishesARoundItsProposerLeftAndALaterOneLetsItsStateG
   }
 }
 
+// A repair beside clients (docs/repair.md, "Beside clients"): after a
+// round during which its shard coordinated client requests, the next is
+// small and waits; alone, it never waits.
+TEST_F(RepairTest, ARepairYieldsToClientsBetweenRounds) {
+  const std::vector<std::string> keys = KeysOfNode2(600);
+  for (const std::string& key : keys) {
+    ASSERT_EQ(Call(PutRequest("t", "a", key, "v", CL_ALL), key, 1).code(), ClientResponse::OK);
+  }
+  ASSERT_EQ(Repair(1).code(), ClientResponse::OK);
+  EXPECT_EQ(MetricTotals(cluster_)["repair_rounds_yielded"], 0u);
+  // Node 1 repairs while it coordinates writes on each of its shards.
+  ClientRequest repair = RepairRequest();
+  repair.set_request_id(++sent_);
+  const uint64_t repair_id = sent_;
+  Envelope message;
+  *message.mutable_client_request() = repair;
+  cluster_.network().Send(Address{client_, 0}, Address{1, 1}, std::move(message));
+  for (size_t i = 0; !answers_.count(repair_id) && i < keys.size(); i++) {
+    ASSERT_EQ(Call(PutRequest("t", "a", keys[i], "w", CL_ONE), keys[i], 1).code(), ClientResponse::OK);
+  }
+  ASSERT_TRUE(RunUntil([&] { return answers_.count(repair_id) > 0; }, 30 * kSecond));
+  EXPECT_EQ(answers_[repair_id].code(), ClientResponse::OK) << answers_[repair_id].message();
+  EXPECT_GE(MetricTotals(cluster_)["repair_rounds_yielded"], 1u);
+}
+
 // Every node's primary ranges cover the ring once: after a primary-range
 // repair on each node, every replica holds every row.
 TEST_F(RepairTest, PrimaryRangeRepairsOnEveryNodeCoverTheRing) {

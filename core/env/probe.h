@@ -94,6 +94,7 @@ inline constexpr std::string_view kProbes[] = {
     "repair.rows_sent",
     "repair.range_repaired",
     "repair.paxos_round_finished",
+    "repair.yielded_to_clients",
     "gc.purged",
     "gc.dropped_table_reclaimed",
     "gc.compaction_of_its_own",

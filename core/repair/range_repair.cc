@@ -12,13 +12,19 @@ namespace charybdis::repair {
 
 namespace {
 
-// Between rounds, as if each took long: a topology change, a crash or a
-// client's write then lands in the middle of a repair.
+// Between rounds, as if each took long.
 constexpr Nanos kBuggifyRoundPause = 200 * kMillisecond;
 // Rounds of a few rows, so that a small table takes many.
 constexpr uint32_t kBuggifyRoundRows = 2;
 
 using RowId = std::pair<std::string, std::string>;  // partition key, clustering key
+
+// The clients' reads and writes the shard coordinated since it started.
+// Not those it served as a replica: a replica's backlog of writes long
+// acknowledged says nothing of clients waiting now.
+uint64_t ForegroundRequests(const ShardMetrics& metrics) {
+  return metrics.coordinator_reads + metrics.coordinator_writes;
+}
 
 bool SameAnswer(const RepairHashes& a, const RepairHashes& b) {
   return a.rows() == b.rows() && a.hash() == b.hash() && a.exhausted() == b.exhausted() &&
@@ -55,7 +61,10 @@ void RangeRepair::OnRequest(const Envelope& message) {
     return env_.network->Send(requester, std::move(refusal));
   }
   run_ = Run{requester, request.request_id(), request.topology_version(), *std::move(parts)};
-  if (env_.buggify->Fires("repair.small_rounds")) run_->round_rows = kBuggifyRoundRows;
+  if (env_.buggify->Fires("repair.small_rounds")) {
+    run_->small_rounds = true;
+    run_->round_rows = kBuggifyRoundRows;
+  }
   Next();
 }
 
@@ -152,6 +161,10 @@ void RangeRepair::Send(Step step, const std::set<NodeId>& to, const std::functio
 
 void RangeRepair::SendHashRequests(bool each_row) {
   const Part& part = run_->parts[run_->part];
+  if (!each_row) {
+    run_->round_began = env_.clock->Now();
+    run_->foreground_then = ForegroundRequests(metrics_);
+  }
   run_->hashes.clear();
   RepairHashRequest request;
   request.set_table(part.table);
@@ -198,6 +211,7 @@ void RangeRepair::OnAllHashes() {
   const RepairHashes& first = run_->hashes.begin()->second;
   const bool agree = std::all_of(run_->hashes.begin(), run_->hashes.end(),
                                  [&](const auto& answer) { return SameAnswer(answer.second, first); });
+  run_->round_agreed = agree;
   if (!agree) return SendHashRequests(/*each_row=*/true);
   run_->summary.set_rows_compared(run_->summary.rows_compared() + first.rows());
   metrics_.repair_rows_compared += first.rows();
@@ -383,8 +397,24 @@ void RangeRepair::OnRecordAck(const Envelope& message) {
 }
 
 void RangeRepair::Continue() {
-  if (!env_.buggify->Fires("repair.round_paused")) return Next();
-  env_.clock->After(kBuggifyRoundPause, [this, id = run_->step_id] {
+  // Beside clients the repair takes about a third of the shard's time at
+  // most, a small round at a time, as ScyllaDB's repair runs in a
+  // scheduling group of fewer shares.
+  const bool busy = run_->round_began > 0 && ForegroundRequests(metrics_) > run_->foreground_then;
+  if (!run_->small_rounds) {
+    const uint32_t grown = std::min(std::max(run_->round_rows, kRoundRows) * 2, kMaxRoundRows);
+    run_->round_rows = busy ? kBusyRoundRows : run_->round_agreed ? grown : kRoundRows;
+  }
+  Nanos pause = busy ? 2 * (env_.clock->Now() - run_->round_began) : 0;
+  if (busy) {
+    CHARYBDIS_PROBE(env_.probes, "repair.yielded_to_clients");
+    metrics_.repair_rounds_yielded++;
+  }
+  // Buggify: as if a round took long; a topology change, a crash or a
+  // client's write then lands in the middle of a repair.
+  if (env_.buggify->Fires("repair.round_paused")) pause = std::max(pause, kBuggifyRoundPause);
+  if (pause <= 0) return Next();
+  env_.clock->After(pause, [this, id = run_->step_id] {
     if (run_.has_value() && run_->step_id == id) Next();
   });
 }

@@ -67,8 +67,15 @@ class RangeRepair {
   void OnPushAck(const Envelope& message);
   void OnRecordAck(const Envelope& message);
 
-  // Most rows a replica hashes for one round.
+  // Most rows a replica hashes for one round: at first, and after a round
+  // that differed.
   static constexpr uint32_t kRoundRows = 256;
+  // Rounds in agreement on an idle shard double, up to this: fewer round
+  // trips where replicas agree.
+  static constexpr uint32_t kMaxRoundRows = 1024;
+  // While the shard serves clients: a replica's thread is held for less
+  // at a time (docs/repair.md, "Beside clients").
+  static constexpr uint32_t kBusyRoundRows = 64;
   // How long a replica may take to answer one step.
   static constexpr Nanos kAnswerTimeout = 10 * kSecond;
 
@@ -94,6 +101,12 @@ class RangeRepair {
     // When the part's first round began, by this node's clock (0: not yet).
     Timestamp part_began_us = 0;
     uint32_t round_rows = kRoundRows;
+    bool small_rounds = false;  // Buggify's: a few rows each, whatever the load
+    bool round_agreed = false;  // the last round's replicas all agreed
+    // When the round in flight began, and the shard's foreground requests
+    // then (ForegroundRequests).
+    Nanos round_began = 0;
+    uint64_t foreground_then = 0;
     // The round starts after this row (none: at the range's start).
     std::optional<std::pair<std::string, std::string>> after;
     RepairSummary summary;
@@ -133,7 +146,9 @@ class RangeRepair {
   void EndRound(std::optional<std::pair<std::string, std::string>> end);
   // Every replica records the part as repaired.
   void RecordPart();
-  // The next round, now or (Buggify) after a pause.
+  // The next round: at once on an idle shard (larger after a round in
+  // agreement); on one that served clients during the last round, a small
+  // one, after a pause twice as long as it.
   void Continue();
   std::string Describe(const Part& part) const;
   void Finish(const std::string& error);

@@ -98,6 +98,7 @@ std::vector<std::pair<std::string, uint64_t>> ShardMetrics::Counters() const {
       {"gc_bytes_purged", gc_bytes_purged},
       {"gc_deletions_purged", gc_deletions_purged},
       {"dropped_table_pairs_deleted", dropped_table_pairs_deleted},
+      {"repair_rounds_yielded", repair_rounds_yielded},
       {"paxos_states_purged", paxos_states_purged},
       {"replays_dropped_past_horizon", replays_dropped_past_horizon},
       {"cas_total_operations", cas_total_operations},

@@ -103,6 +103,9 @@ struct ShardMetrics {
   uint64_t replays_dropped_past_horizon = 0;
   // Keys of dropped tables deleted (docs/repair.md, "Dropped tables").
   uint64_t dropped_table_pairs_deleted = 0;
+  // Repair rounds after which the shard paused for clients (docs/repair.md,
+  // "Beside clients").
+  uint64_t repair_rounds_yielded = 0;
   // Lightweight transactions (coordinator side).
   uint64_t cas_total_operations = 0;
   uint64_t cas_write_contention = 0;  // lost rounds, summed over operations
