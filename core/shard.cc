@@ -1,5 +1,7 @@
 #include "core/shard.h"
 
+#include <limits>
+
 #include "core/env/assert.h"
 #include "core/env/buggify_actions.h"
 #include "core/data/storage_codec.h"
@@ -49,8 +51,13 @@ Shard::Shard(ShardEnv env, const NodeConfig& config)
                   return repair_history_.RepairedAt(table, token).began_us;
                 },
                 PurgeHorizonFunction()),
-      replica_(env_, metrics_, acceptor_, topology_fence_,
-               PurgeHorizonFunction()),
+      replica_(env_, metrics_, acceptor_, topology_fence_, PurgeHorizonFunction(),
+               [this](const std::string& table, Token token) {
+                 // `immediate` is for tables never deleted from: a replay
+                 // there brings nothing back, and dropped it would be lost.
+                 if (GcOf(table).mode == TombstoneGc::Mode::kImmediate) return std::numeric_limits<Timestamp>::min();
+                 return PurgeHorizonOf(table, token);
+               }),
       stream_jobs_(env_,
                    [this] {
                      // The config's tables, then the CQL ones and the schema log's.

@@ -388,18 +388,20 @@ TEST_F(RepairTest, ThePlanKeepsToTheRequestedRangeAndReplicas) {
   for (size_t i = 1; i < spans.size(); i++) EXPECT_EQ(spans[i - 1].last + 1, spans[i].first) << i;
 }
 
-class ImmediateGcTest : public RepairTest {
+// Deletions purgeable at once, as `immediate` has them, but replays still
+// dropped past the horizon (`immediate` applies them).
+class NoGraceTest : public RepairTest {
  protected:
-  ImmediateGcTest() : RepairTest("tombstone_gc: \"immediate\"") {}
+  NoGraceTest() : RepairTest("tombstone_gc: \"timeout\" gc_grace_seconds: 0") {}
 };
 
 // A logged batch that met too few live replicas stays in the batch log,
 // which replays it later with the batch's timestamp. Its rows were
-// deleted meanwhile and the deletes purged (the table's GC is immediate):
+// deleted meanwhile and the deletes purged (the table has no grace):
 // the replay's replicas drop what it carries from before their purge
 // horizon, or the deleted rows come back (docs/repair.md, "Replays past
 // the horizon").
-TEST_F(ImmediateGcTest, ABatchLogReplayOlderThanAPurgeIsDroppedByItsReplicas) {
+TEST_F(NoGraceTest, ABatchLogReplayOlderThanAPurgeIsDroppedByItsReplicas) {
   std::vector<std::string> keys;
   for (int i = 0; keys.size() < 2; i++) {
     if (Replicates(4, "b" + std::to_string(i))) keys.push_back("b" + std::to_string(i));

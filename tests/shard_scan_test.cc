@@ -98,8 +98,8 @@ TEST(ReplicaScanTest, AScanThatMeetsACorruptEntryAnswersNotOk) {
   NoRounds rounds;
   const uint64_t no_fence = 0;
   // Nothing purgeable: every deletion is served.
-  Replica replica(fake.env, metrics, rounds, no_fence,
-                  [](const std::string&, Token) { return std::numeric_limits<Timestamp>::min(); });
+  const PurgeHorizon nothing = [](const std::string&, Token) { return std::numeric_limits<Timestamp>::min(); };
+  Replica replica(fake.env, metrics, rounds, no_fence, nothing, nothing);
   Partition partition;
   partition.rows["r"].cells["a"] = Cell{1, false, "x", 0, 0};
   WriteBatch batch;

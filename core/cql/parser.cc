@@ -400,7 +400,7 @@ class Parser {
     alter.table = QualifiedName();
     if (Accept("with")) {
       do {
-        ParseTableOption(alter.gc);
+        ParseTableOption(alter.gc, /*others_ignored=*/false);
       } while (error_.ok() && Accept("and"));
       return alter;
     }
@@ -501,22 +501,27 @@ class Parser {
       } else if (Accept("compact")) {
         Fail("COMPACT STORAGE is not supported");
       } else {
-        ParseTableOption(create.gc);
+        ParseTableOption(create.gc, /*others_ignored=*/true);
       }
     } while (error_.ok() && Accept("and"));
   }
 
   // option = value: tombstone GC's options are kept; others are accepted
-  // and ignored.
-  void ParseTableOption(TableGcOptions& gc) {
+  // and ignored when `others_ignored` (CREATE TABLE's), else refused (an
+  // ALTER TABLE ... WITH that changes nothing must not answer OK).
+  void ParseTableOption(TableGcOptions& gc, bool others_ignored) {
     const std::string option = Identifier();
     Expect("=");
-    if (option == "tombstone_gc" && IsSymbol("{")) {
+    if (option == "tombstone_gc") {
+      if (!IsSymbol("{")) return Fail("tombstone_gc takes a map: {'mode': ..., 'propagation_delay_in_seconds': ...}");
       gc.tombstone_gc = ParseMapLiteral();
-    } else if (option == "gc_grace_seconds" && !IsSymbol("{")) {
+    } else if (option == "gc_grace_seconds") {
+      if (IsSymbol("{")) return Fail("gc_grace_seconds takes a number of seconds");
       gc.gc_grace_seconds = ParseTerm().text;
-    } else {
+    } else if (others_ignored) {
       IsSymbol("{") ? (void)ParseMapLiteral() : (void)ParseTerm();
+    } else {
+      Fail("ALTER TABLE ... WITH takes gc_grace_seconds and tombstone_gc, not '" + option + "'");
     }
   }
 

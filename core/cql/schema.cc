@@ -1,6 +1,7 @@
 #include "core/cql/schema.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -144,7 +145,8 @@ void SortRegularColumns(Table& table) {
 static absl::StatusOr<TombstoneGc> TombstoneGcOf(const TableGcOptions& options, TombstoneGc gc) {
   const auto seconds = [](const std::string& text, const char* what) -> absl::StatusOr<int64_t> {
     int64_t value = 0;
-    if (!absl::SimpleAtoi(text, &value) || value < 0 || value > int64_t{1} << 40) {
+    // At most what system_schema.tables' int column shows.
+    if (!absl::SimpleAtoi(text, &value) || value < 0 || value > std::numeric_limits<int32_t>::max()) {
       return absl::InvalidArgumentError(absl::StrCat(what, " must be a number of seconds, not '", text, "'"));
     }
     return value;

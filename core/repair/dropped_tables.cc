@@ -43,8 +43,8 @@ void DroppedTables::Next() {
   }
   CHARYBDIS_ASSERT(prefix_ < PrefixesOf(queue_.front()).size());
   const std::string prefix = PrefixesOf(queue_.front())[prefix_];
-  // Each batch deletes what it found, so the next starts at the prefix.
-  env_.storage->Scan(prefix, storage_codec::PrefixEnd(prefix), kBatchKeys,
+  const std::string begin = deleted_up_to_.empty() ? prefix : deleted_up_to_ + std::string(1, '\0');
+  env_.storage->Scan(begin, storage_codec::PrefixEnd(prefix), kBatchKeys,
                      [this](absl::StatusOr<std::vector<KeyValue>> scanned) { OnScanned(std::move(scanned)); });
 }
 
@@ -56,6 +56,7 @@ void DroppedTables::OnScanned(absl::StatusOr<std::vector<KeyValue>> scanned) {
   }
   CHARYBDIS_ASSERT(scanned->size() <= kBatchKeys);  // Storage::Scan's limit
   if (scanned->empty()) {
+    deleted_up_to_.clear();
     if (++prefix_ == PrefixesOf(queue_.front()).size()) {
       CHARYBDIS_PROBE(env_.probes, "gc.dropped_table_reclaimed");
       queue_.pop_front();
@@ -63,6 +64,7 @@ void DroppedTables::OnScanned(absl::StatusOr<std::vector<KeyValue>> scanned) {
     }
     return env_.reactor->Post([this] { Next(); });
   }
+  deleted_up_to_ = scanned->back().key;
   WriteBatch batch;
   for (KeyValue& entry : *scanned) batch.Delete(std::move(entry.key));
   const uint64_t pairs = batch.operations.size();

@@ -45,6 +45,9 @@ class DroppedTables {
   std::set<std::string> known_;  // queued or reclaimed in this life
   std::deque<std::string> queue_;
   size_t prefix_ = 0;  // of the front table's PrefixesOf
+  // The last key deleted under it: the next scan starts after it, not
+  // among the deletes RocksDB keeps until a compaction.
+  std::string deleted_up_to_;
   bool busy_ = false;
   bool deleted_ = false;  // since the last compaction
 };

@@ -30,7 +30,7 @@ void NodeCompaction::OnRequest(const Envelope& message) {
   const uint64_t request_id = message.client_request().request_id();
   const CompactOp& request = message.client_request().compact();
   std::string refused;
-  if (running_.has_value()) {
+  if (running_.has_value() && running_->client.has_value()) {
     refused = absl::StrCat("node ", env_.self.node, " is already compacting");
   } else if (!request.table().empty() && request.keyspace().empty()) {
     refused = "a table to compact needs its keyspace";
@@ -44,6 +44,12 @@ void NodeCompaction::OnRequest(const Envelope& message) {
     refusal.set_code(ClientResponse::INVALID_REQUEST);
     refusal.set_message(refused);
     return AnswerClient(*env_.network, client, request_id, std::move(refusal));
+  }
+  if (running_.has_value()) {
+    // The node's own, of every table: it answers this one too.
+    running_->client = client;
+    running_->client_request_id = request_id;
+    return;
   }
   Run(client, request_id, request);
 }

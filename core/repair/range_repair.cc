@@ -19,11 +19,11 @@ constexpr uint32_t kBuggifyRoundRows = 2;
 
 using RowId = std::pair<std::string, std::string>;  // partition key, clustering key
 
-// The clients' reads and writes the shard coordinated since it started.
-// Not those it served as a replica: a replica's backlog of writes long
-// acknowledged says nothing of clients waiting now.
+// The clients' reads, writes and LWTs the shard coordinated since it
+// started. Not those it served as a replica: a replica's backlog of
+// writes long acknowledged says nothing of clients waiting now.
 uint64_t ForegroundRequests(const ShardMetrics& metrics) {
-  return metrics.coordinator_reads + metrics.coordinator_writes;
+  return metrics.coordinator_reads + metrics.coordinator_writes + metrics.cas_total_operations;
 }
 
 bool SameAnswer(const RepairHashes& a, const RepairHashes& b) {

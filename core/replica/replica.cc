@@ -61,7 +61,7 @@ void Replica::OnWrite(const Envelope& message) {
   // horizon may have been deleted and purged here already: applied, they
   // would come back (Cassandra drops hints and batches older than
   // gc_grace for the same reason).
-  if (write.replay() && DropOlderThan(partition, purge_horizon_(mutation.table(), TokenOf(mutation.partition_key())))) {
+  if (write.replay() && DropOlderThan(partition, replay_horizon_(mutation.table(), TokenOf(mutation.partition_key())))) {
     CHARYBDIS_PROBE(env_.probes, "replica.replay_past_horizon_dropped");
     metrics_.replays_dropped_past_horizon++;
   }

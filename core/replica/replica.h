@@ -18,10 +18,16 @@ class Replica {
   // `rounds` tells which partitions have an unfinished Paxos round;
   // `fence` is the oldest topology version a routed write or read may carry
   // (raised by the barrier, core/topology/barrier_answerer.h).
-  // `purge_horizon`: what reads leave out as purgeable (core/data/tombstone_gc.h).
+  // `purge_horizon`: what reads leave out as purgeable (core/data/tombstone_gc.h);
+  // `replay_horizon`: what a replay's writes from before are dropped.
   Replica(ShardEnv env, ShardMetrics& metrics, const UnfinishedRounds& rounds, const uint64_t& fence,
-          PurgeHorizon purge_horizon)
-      : env_(env), metrics_(metrics), rounds_(rounds), fence_(fence), purge_horizon_(std::move(purge_horizon)) {}
+          PurgeHorizon purge_horizon, PurgeHorizon replay_horizon)
+      : env_(env),
+        metrics_(metrics),
+        rounds_(rounds),
+        fence_(fence),
+        purge_horizon_(std::move(purge_horizon)),
+        replay_horizon_(std::move(replay_horizon)) {}
 
   void OnWrite(const Envelope& message);
   void OnRead(const Envelope& message);
@@ -40,6 +46,7 @@ class Replica {
   const UnfinishedRounds& rounds_;
   const uint64_t& fence_;
   PurgeHorizon purge_horizon_;
+  PurgeHorizon replay_horizon_;
 };
 
 }  // namespace charybdis
