@@ -397,7 +397,7 @@ void RangeRepair::OnRecordAck(const Envelope& message) {
 }
 
 void RangeRepair::Continue() {
-  // Beside clients the repair takes about a third of the shard's time at
+  // Beside clients the repair takes about a fifth of the shard's time at
   // most, a small round at a time, as ScyllaDB's repair runs in a
   // scheduling group of fewer shares.
   const bool busy = run_->round_began > 0 && ForegroundRequests(metrics_) > run_->foreground_then;
@@ -405,7 +405,7 @@ void RangeRepair::Continue() {
     const uint32_t grown = std::min(std::max(run_->round_rows, kRoundRows) * 2, kMaxRoundRows);
     run_->round_rows = busy ? kBusyRoundRows : run_->round_agreed ? grown : kRoundRows;
   }
-  Nanos pause = busy ? 2 * (env_.clock->Now() - run_->round_began) : 0;
+  Nanos pause = busy ? 4 * (env_.clock->Now() - run_->round_began) : 0;
   if (busy) {
     CHARYBDIS_PROBE(env_.probes, "repair.yielded_to_clients");
     metrics_.repair_rounds_yielded++;

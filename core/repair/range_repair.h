@@ -75,7 +75,7 @@ class RangeRepair {
   static constexpr uint32_t kMaxRoundRows = 1024;
   // While the shard serves clients: a replica's thread is held for less
   // at a time (docs/repair.md, "Beside clients").
-  static constexpr uint32_t kBusyRoundRows = 64;
+  static constexpr uint32_t kBusyRoundRows = 32;
   // How long a replica may take to answer one step.
   static constexpr Nanos kAnswerTimeout = 10 * kSecond;
 
@@ -148,7 +148,7 @@ class RangeRepair {
   void RecordPart();
   // The next round: at once on an idle shard (larger after a round in
   // agreement); on one that served clients during the last round, a small
-  // one, after a pause twice as long as it.
+  // one, after a pause four times as long as it.
   void Continue();
   std::string Describe(const Part& part) const;
   void Finish(const std::string& error);
