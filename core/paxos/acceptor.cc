@@ -694,11 +694,7 @@ void Acceptor::Purge(const std::string& table, const std::string& partition_key,
   const std::string key = storage_codec::PaxosKey(table, partition_key);
   Submit(key, [this, table, partition_key, done = std::move(done)](const PaxosState& state) mutable {
     Decision decision;  // answers no proposer
-    const int64_t floor = PurgeFloorOf(table, partition_key);
-    const auto below = [floor](const Ballot& ballot) { return ballot.micros() < floor; };
-    const bool purgeable = below(state.promised()) && (!state.has_accepted() || below(state.accepted().ballot())) &&
-                           (!state.has_committed() || below(state.committed().ballot()));
-    if (!purgeable) {
+    if (PurgedState(state, PurgeFloorOf(table, partition_key)).has_value()) {
       decision.written = [done = std::move(done)](bool) { done(false); };
       return decision;
     }
@@ -722,12 +718,17 @@ std::optional<std::string> Acceptor::StreamedView(const std::string& table, cons
   const std::optional<std::string> partition_key = storage_codec::PartitionOfPaxosKey(key, table);
   PaxosState state;
   if (!partition_key || !ParseStoredPaxosState(key, stored, state)) return stored;
-  const int64_t floor = PurgeFloorOf(table, *partition_key);
+  const std::optional<PaxosState> purged = PurgedState(std::move(state), PurgeFloorOf(table, *partition_key));
+  if (!purged) return std::nullopt;
+  return checked_value::Seal(key, purged->SerializeAsString());
+}
+
+std::optional<PaxosState> Acceptor::PurgedState(PaxosState state, int64_t floor) {
   const auto below = [floor](const Ballot& ballot) { return ballot.micros() < floor; };
   if (state.has_accepted() && below(state.accepted().ballot())) state.clear_accepted();
   if (state.has_committed() && below(state.committed().ballot())) state.clear_committed();
   if (below(state.promised()) && !state.has_accepted() && !state.has_committed()) return std::nullopt;
-  return checked_value::Seal(key, state.SerializeAsString());
+  return state;
 }
 
 void Acceptor::MergeStreamed(const std::string& key, const std::string& stored,

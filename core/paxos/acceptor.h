@@ -189,6 +189,10 @@ class Acceptor final : public UnfinishedRounds {
   // repaired: an accepted proposal there is ignored, and a state wholly
   // there may be purged.
   int64_t PurgeFloorOf(const std::string& table, const std::string& partition_key) const;
+  // `state` as a replica that purged below `floor` holds it: without an
+  // accepted proposal or a commit below it; nothing when its promise is
+  // below it too (Purge may then delete it, a stream not send it).
+  static std::optional<PaxosState> PurgedState(PaxosState state, int64_t floor);
   // The partition's entry, taken out of the idle list (it is in use).
   Entry& Use(const std::string& key);
   // Files the entry as idle if it is, and drops the oldest idle ones
