@@ -39,6 +39,7 @@ class Cluster {
   SimNode& node(NodeId id) { return *nodes_.at(id - 1); }
   const SimNode& node(NodeId id) const { return *nodes_.at(id - 1); }
   SimNetwork& network() { return network_; }
+  Simulator& simulator() { return simulator_; }
   const SimNetwork& network() const { return network_; }
   const Topology& topology() const { return topology_; }
   const std::shared_ptr<const TokenRing>& ring() const { return ring_; }

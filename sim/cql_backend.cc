@@ -5,11 +5,17 @@
 namespace charybdis::sim {
 
 SimCqlBackend::SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes,
-                             uint64_t first_request_id)
-    : cluster_(cluster), client_(client), node_(node), probes_(probes), last_request_(first_request_id) {
+                             uint64_t first_request_id, cql::AuthService* auth)
+    : cluster_(cluster), client_(client), node_(node), probes_(probes), auth_(auth), last_request_(first_request_id) {
   CHARYBDIS_ASSERT(node >= 1);
   CHARYBDIS_ASSERT(node <= cluster.size());
   CHARYBDIS_ASSERT(probes != nullptr);
+  // Who the node knows of, by datacenter and rack (the bootstrap members).
+  for (const NodeInfo& info : cluster_.ring()->layout().nodes) {
+    cql::HostInfo& host = info.id == node_ ? view_.local : view_.peers.emplace_back();
+    host.datacenter = info.datacenter;
+    host.rack = info.rack;
+  }
   cluster_.network().SetReceiver(Address{client_, 0}, [this](const Envelope& message) {
     CHARYBDIS_ASSERT(message.has_client_response());
     // Late (after a restart of the node) or duplicated answers find no one.
@@ -31,6 +37,14 @@ void SimCqlBackend::Execute(ClientRequest request, std::function<void(ClientResp
   *message.mutable_client_request() = std::move(request);
   cluster_.network().Send(Address{client_, 0}, Address{node_, shard}, std::move(message));
 }
+
+void SimCqlBackend::Post(std::function<void()> task) {
+  Simulator& simulator = cluster_.simulator();
+  simulator.Schedule(simulator.now(), EventTag{EventKind::kClient, SimNetwork::HostOf(client_), 0, 0},
+                     /*bound=*/false, std::move(task));
+}
+
+Nanos SimCqlBackend::Now() { return cluster_.simulator().now(); }
 
 std::shared_ptr<const cql::Schema> SimCqlBackend::CurrentSchema() {
   CHARYBDIS_ASSERT(cluster_.node(node_).running());

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include "core/cql/auth_service.h"
 #include "core/cql/connection.h"
 #include "core/env/probe.h"
 #include "sim/cluster.h"
@@ -23,8 +24,10 @@ class SimCqlBackend final : public cql::Backend {
   // `first_request_id`: the client's requests so far, when it had backends
   // before: a coordinator drops a request id it saw from the same address
   // (a duplicate), and a late answer to an old one must find no one.
+  // `auth`: the node's authentication (null: none), which must outlive
+  // this backend and any setup it runs through it (AuthService::EnsureReady).
   SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes,
-                uint64_t first_request_id = 0);
+                uint64_t first_request_id = 0, cql::AuthService* auth = nullptr);
   ~SimCqlBackend() override;
   SimCqlBackend(const SimCqlBackend&) = delete;
   SimCqlBackend& operator=(const SimCqlBackend&) = delete;
@@ -34,6 +37,10 @@ class SimCqlBackend final : public cql::Backend {
   // REQUIRES: the node is running.
   std::shared_ptr<const cql::Schema> CurrentSchema() override;
   Probes* probes() override { return probes_; }
+  // Runs `task` as an event of the client's, at the same simulated time.
+  void Post(std::function<void()> task) override;
+  Nanos Now() override;
+  cql::AuthService* auth() override { return auth_; }
 
   NodeId node() const { return node_; }
   uint64_t last_request_id() const { return last_request_; }
@@ -43,6 +50,7 @@ class SimCqlBackend final : public cql::Backend {
   const NodeId client_;
   const NodeId node_;
   Probes* const probes_;
+  cql::AuthService* const auth_;
   uint64_t last_request_ = 0;
   std::map<uint64_t, std::function<void(ClientResponse)>> waiting_;
   cql::ClusterView view_;

@@ -200,7 +200,7 @@ bool CqlWorkload::Connect(Client& client) {
   if (statements == nullptr) statements = std::make_unique<cql::PreparedStatements>();
   Client* raw = &client;
   client.connection = std::make_unique<cql::Connection>(
-      *statements, *client.backend, cql::ShardInfo{},
+      *statements, *client.backend, cql::ShardInfo{}, absl::StrCat("client ", client.address),
       [this, raw](std::string frame) {
         const cql::FrameHeader header = cql::ParseHeader(frame);
         if (header.stream == 0 || raw->operation == 0 || header.stream != StreamOf(raw->operation)) return;

@@ -23,6 +23,22 @@ class RecordingBackend : public Backend {
   }
   const ClusterView& Cluster() override { return cluster; }
   std::shared_ptr<const Schema> CurrentSchema() override { return schema; }
+  void Post(std::function<void()> task) override { posted.push_back(std::move(task)); }
+  Nanos Now() override { return now; }
+  AuthService* auth() override { return auth_service; }
+
+  // Runs what was posted, and what that posts, until nothing is left.
+  void RunPosted() {
+    while (!posted.empty()) {
+      std::vector<std::function<void()>> tasks;
+      tasks.swap(posted);
+      for (auto& task : tasks) task();
+    }
+  }
+
+  std::vector<std::function<void()>> posted;
+  Nanos now = 0;
+  AuthService* auth_service = nullptr;
 
   ClusterView cluster;
   std::shared_ptr<const Schema> schema;
@@ -43,7 +59,7 @@ struct Answer {
 class CqlProtocolTest : public ::testing::Test {
  protected:
   CqlProtocolTest()
-      : connection_(prepared_, backend_, ShardInfo{1, 2, 12, 19042}, [this](std::string frame) {
+      : connection_(prepared_, backend_, ShardInfo{1, 2, 12, 19042}, "client", [this](std::string frame) {
           answers_.push_back({ParseHeader(frame), frame.substr(kHeaderBytes)});
         }) {
     backend_.schema = std::shared_ptr<const Schema>(&schema_, [](const Schema*) {});  // the fixture's own

@@ -16,6 +16,8 @@ constexpr Token kMaximumToken = std::numeric_limits<Token>::max();
 // Rows a replica shard sends per round at most: bounds a message, however
 // many rows the scan wants (a COUNT, a SELECT without paging).
 constexpr uint32_t kRowsPerRound = 5000;
+// Between attempts to finish a partition's Paxos round (read_executor.cc's).
+constexpr Nanos kFinishPaxosRetryDelay = 20 * kMillisecond;
 
 // The last token of the vnode range that holds `token`: the first vnode
 // token at or after it, or the top of the ring in the range that wraps.
@@ -131,6 +133,12 @@ void ScanHandler::Collected() {
   CHARYBDIS_ASSERT(!finished_);
   CHARYBDIS_ASSERT(!answers_.empty());
   CHARYBDIS_ASSERT(answers_.size() == asked_.size());
+  if (!round_finished_paxos_) {
+    std::set<std::string> in_progress;
+    for (const auto& [source, answer] : answers_) in_progress.insert(answer.paxos_in_progress().begin(), answer.paxos_in_progress().end());
+    if (!in_progress.empty()) return FinishPaxosThenRerunRound(std::move(in_progress));
+  }
+  round_finished_paxos_ = false;  // the next round asks again
   // Whole up to the smallest last row of the sources that stopped early.
   std::optional<RowPosition> covered;
   for (const auto& [source, answer] : answers_) {
@@ -154,6 +162,39 @@ void ScanHandler::Collected() {
     position_.set_start_token(round_end_);
   }
   NextRound();
+}
+
+void ScanHandler::FinishPaxosThenRerunRound(std::set<std::string> partition_keys) {
+  CHARYBDIS_ASSERT(!partition_keys.empty());
+  CHARYBDIS_ASSERT(finishing_.empty());
+  CHARYBDIS_PROBE(context_.env.probes, "scan.finish_paxos_first");
+  // Answers of this round still on the wire must not count; the timeout
+  // still runs and answers the client if finishing takes too long.
+  context_.forget(id_);
+  asked_.clear();
+  answers_.clear();
+  finishing_ = std::move(partition_keys);
+  for (const std::string& partition_key : std::set<std::string>(finishing_)) FinishPaxos(partition_key);
+}
+
+void ScanHandler::FinishPaxos(const std::string& partition_key) {
+  std::weak_ptr<ScanHandler> self = weak_from_this();
+  context_.finish_paxos(TokenOf(partition_key), scan_.table(), partition_key, [self, partition_key](bool ok) {
+    auto handler = self.lock();
+    if (!handler || handler->finished_ || !handler->finishing_.count(partition_key)) return;
+    if (!ok) {
+      // Lost to other proposers or timed out: again while the scan has time.
+      handler->context_.env.clock->After(kFinishPaxosRetryDelay, [self, partition_key] {
+        auto again = self.lock();
+        if (again && !again->finished_ && again->finishing_.count(partition_key)) again->FinishPaxos(partition_key);
+      });
+      return;
+    }
+    handler->finishing_.erase(partition_key);
+    if (!handler->finishing_.empty()) return;
+    handler->round_finished_paxos_ = true;
+    handler->NextRound();  // the same position: the round runs again
+  });
 }
 
 void ScanHandler::TakeRows(const std::optional<RowPosition>& covered) {

@@ -55,6 +55,12 @@ class ScanHandler final : public PendingRequest, public std::enable_shared_from_
   // Adds the round's merged rows up to `covered` (all when null).
   void TakeRows(const std::optional<RowPosition>& covered);
   void Collected();
+  // A replica holds an accepted proposal newer than its commit in the
+  // round's range: the round's rows may lack a value Paxos chose (and the
+  // client was told of). Its rounds are finished, then the round runs
+  // again, once per round (docs/lwt.md).
+  void FinishPaxosThenRerunRound(std::set<std::string> partition_keys);
+  void FinishPaxos(const std::string& partition_key);
   void Finish(ClientResponse response);
   // Ends without an answer: the rerun gives it.
   void FinishFenced(uint64_t fence);
@@ -81,6 +87,10 @@ class ScanHandler final : public PendingRequest, public std::enable_shared_from_
   uint32_t taken_ = 0;  // live rows taken for the answer (counted only, for count_only)
   TimerId timeout_timer_ = 0;
   bool finished_ = false;
+  // The current round ran again after finishing Paxos rounds: its answers
+  // stand as they are.
+  bool round_finished_paxos_ = false;
+  std::set<std::string> finishing_;  // partitions whose rounds are being finished
 };
 
 }  // namespace charybdis

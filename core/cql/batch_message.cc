@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/connection.h"
+#include "core/cql/system_auth_guard.h"
 #include "core/cql/consistency_code.h"
 #include "core/env/assert.h"
 
@@ -46,6 +47,7 @@ BatchBody ReadBatch(Reader& in, const Schema& schema, const std::string& keyspac
     if (entry.prepared != nullptr && (!entry.prepared->table || entry.prepared->system_table) && !batch.error) {
       batch.error = Error{ErrorCode::kInvalid, "a BATCH holds only INSERT, UPDATE and DELETE statements", ""};
     }
+    if (entry.prepared != nullptr && !batch.error) batch.error = SystemAuthRefusal(*entry.prepared);
     batch.entries.push_back(std::move(entry));
   }
   CHARYBDIS_ASSERT(batch.entries.size() <= count);

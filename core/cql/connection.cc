@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/consistency_code.h"
+#include "core/cql/system_auth_guard.h"
+#include "core/cql/auth_service.h"
 #include "core/env/assert.h"
 
 namespace charybdis::cql {
@@ -30,6 +32,7 @@ const char* OpcodeName(uint8_t opcode) {
     case Opcode::kExecute: return "EXECUTE";
     case Opcode::kBatch: return "BATCH";
     case Opcode::kRegister: return "REGISTER";
+    case Opcode::kAuthResponse: return "AUTH_RESPONSE";
     default: return "a message";
   }
 }
@@ -128,6 +131,12 @@ bool Connection::OnFrame(const FrameHeader& header, std::string_view body) {
   if (!started_) {
     return ProtocolError(stream, absl::StrCat("Unexpected message ", OpcodeName(header.opcode), ", expecting STARTUP or OPTIONS"));
   }
+  if (!authenticated_) {
+    if (opcode == Opcode::kAuthResponse) return AuthResponse(stream, body);
+    // Nothing runs before a login: the driver sent a request too soon, or
+    // does not speak PasswordAuthenticator.
+    return ProtocolError(stream, absl::StrCat("Unexpected message ", OpcodeName(header.opcode), ", expecting AUTH_RESPONSE"));
+  }
   switch (opcode) {
     case Opcode::kRegister: return Register(stream, body);
     case Opcode::kQuery: return Query(stream, body);
@@ -189,7 +198,15 @@ bool Connection::Startup(int16_t stream, std::string_view body) {
   }
   lwt_mark_ = options.count("SCYLLA_LWT_ADD_METADATA_MARK") > 0;
   started_ = true;
-  Reply(stream, {Opcode::kReady, ""});
+  const AuthService* auth = backend_.auth();
+  if (authenticated_ || auth == nullptr || !auth->required()) {
+    authenticated_ = true;
+    Reply(stream, {Opcode::kReady, ""});
+    return true;
+  }
+  Writer out;
+  out.String(kPasswordAuthenticator);
+  Reply(stream, {Opcode::kAuthenticate, out.Take()});
   return true;
 }
 
@@ -207,26 +224,25 @@ bool Connection::Register(int16_t stream, std::string_view body) {
   return true;
 }
 
-void Connection::Run(int16_t stream, Plan plan) {
-  if (plan.use_keyspace) keyspace_ = *plan.use_keyspace;
-  if (plan.response) return Reply(stream, *plan.response);
-  if (plan.requests.empty()) return Reply(stream, plan.finish({}));
+void RunPlan(Backend& backend, const std::function<void(std::string)>& send, int16_t stream, Plan plan) {
+  if (plan.response) return send(ResponseFrame(stream, *plan.response));
+  if (plan.requests.empty()) return send(ResponseFrame(stream, plan.finish({})));
   // The answers may come on several threads: each fills its own slot and
   // the last one finishes.
   struct Gathering {
     std::vector<ClientResponse> responses;
     std::atomic<size_t> remaining;
     std::function<Response(const std::vector<ClientResponse>&)> finish;
-    Send send;
+    std::function<void(std::string)> send;
   };
   auto gathering = std::make_shared<Gathering>();
   gathering->responses.resize(plan.requests.size());
   gathering->remaining = plan.requests.size();
   gathering->finish = std::move(plan.finish);
-  gathering->send = send_;
+  gathering->send = send;
   CHARYBDIS_ASSERT(gathering->finish != nullptr);  // a plan with requests finishes them
   for (size_t i = 0; i < plan.requests.size(); i++) {
-    backend_.Execute(std::move(plan.requests[i]), [gathering, i, stream](ClientResponse response) {
+    backend.Execute(std::move(plan.requests[i]), [gathering, i, stream](ClientResponse response) {
       CHARYBDIS_ASSERT(i < gathering->responses.size());
       gathering->responses[i] = std::move(response);
       if (gathering->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -234,6 +250,18 @@ void Connection::Run(int16_t stream, Plan plan) {
       gathering->send(ResponseFrame(stream, gathering->finish(gathering->responses)));
     });
   }
+}
+
+void Connection::Run(int16_t stream, Plan plan) {
+  if (plan.use_keyspace) keyspace_ = *plan.use_keyspace;
+  RunPlan(backend_, send_, stream, std::move(plan));
+}
+
+void Connection::RunPrepared(int16_t stream, std::shared_ptr<const Prepared> prepared, const QueryOptions& options,
+                             const Schema& schema) {
+  if (IsRoleStatement(prepared->parsed.statement)) return RunRole(stream, std::move(prepared));
+  if (std::optional<Error> refused = SystemAuthRefusal(*prepared)) return Reply(stream, ErrorResponse(*refused));
+  Run(stream, PlanExecution(prepared, options, schema, backend_.Cluster()));
 }
 
 bool Connection::Query(int16_t stream, std::string_view body) {
@@ -248,7 +276,7 @@ bool Connection::Query(int16_t stream, std::string_view body) {
     Reply(stream, ErrorResponse(prepared.error));
     return true;
   }
-  Run(stream, PlanExecution(prepared.prepared, options, *schema, backend_.Cluster()));
+  RunPrepared(stream, std::move(prepared.prepared), options, *schema);
   return true;
 }
 
@@ -291,7 +319,7 @@ bool Connection::Execute(int16_t stream, std::string_view body) {
     Reply(stream, ErrorResponse(UnpreparedError(id)));
     return true;
   }
-  Run(stream, PlanExecution(prepared, options, *schema, backend_.Cluster()));
+  RunPrepared(stream, std::move(prepared), options, *schema);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/cql/event.h"
+#include "core/env/time.h"
 #include "core/cql/execute.h"
 #include "core/cql/prepared.h"
 #include "core/cql/wire.h"
@@ -20,6 +21,9 @@
 #include "core/data/token.h"
 
 namespace charybdis::cql {
+
+class AuthService;
+struct RoleRecord;
 
 // The shard of a node a request of ours goes to: the one that owns its
 // partition, shard 0 for a schema change (its schema agent's), or where a
@@ -45,7 +49,18 @@ class Backend {
   virtual std::shared_ptr<const Schema> CurrentSchema() = 0;
   // Where the connection marks its rare paths (core/env/probe.h).
   virtual Probes* probes() { return NoProbes::Instance(); }
+  // Runs `task` later on the thread of this backend's connections (never
+  // inside the call): answers that change a connection's state (a login)
+  // or the node's authentication come back through it.
+  virtual void Post(std::function<void()> task) = 0;
+  // A monotonic clock (the login throttle's).
+  virtual Nanos Now() = 0;
+  // The node's authentication (core/cql/auth_service.h); null: none.
+  virtual AuthService* auth() { return nullptr; }
 };
+
+// Runs `plan` through `backend`, and sends its answer on `stream`.
+void RunPlan(Backend& backend, const std::function<void(std::string)>& send, int16_t stream, Plan plan);
 
 // A node's prepared statements, by id, shared by its connections. Ids
 // depend only on the keyspace and the text, so that a client re-preparing
@@ -82,8 +97,9 @@ class Connection {
   // requests come on the thread that finished them).
   using Send = std::function<void(std::string frame)>;
 
-  Connection(PreparedStatements& prepared, Backend& backend, ShardInfo shard, Send send)
-      : prepared_(prepared), backend_(backend), shard_(shard), send_(std::move(send)) {}
+  // `peer`: the client's address, whose failed logins are slowed down.
+  Connection(PreparedStatements& prepared, Backend& backend, ShardInfo shard, std::string peer, Send send)
+      : prepared_(prepared), backend_(backend), shard_(shard), peer_(std::move(peer)), send_(std::move(send)) {}
 
   // One frame from the client (its body at most kMaxBodyBytes). Returns
   // false after a protocol error: the stream can no longer be trusted, so
@@ -108,12 +124,29 @@ class Connection {
   bool PrepareMessage(int16_t stream, std::string_view body);
   bool Execute(int16_t stream, std::string_view body);
   bool BatchMessage(int16_t stream, std::string_view body);
+  // Login (core/cql/connection_auth.cc).
+  bool AuthResponse(int16_t stream, std::string_view body);
+  void CheckPassword(int16_t stream, const std::string& role_name, const std::string& password,
+                     const std::optional<RoleRecord>& role);
+  // A CREATE, ALTER or DROP ROLE or LIST ROLES, for the logged-in role.
+  void RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared);
+  // A prepared statement, unless it names system_auth.
+  void RunPrepared(int16_t stream, std::shared_ptr<const Prepared> prepared, const QueryOptions& options,
+                   const Schema& schema);
 
   PreparedStatements& prepared_;
   Backend& backend_;
   const ShardInfo shard_;
+  const std::string peer_;
   Send send_;
   bool started_ = false;
+  // With auth off, set at STARTUP; with auth on, by a login.
+  bool authenticated_ = false;
+  bool login_running_ = false;  // an AUTH_RESPONSE is being checked
+  std::string role_;  // the logged-in role (auth on)
+  // Answers that come back through Backend::Post test it: the connection
+  // may be gone by then.
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
   bool lwt_mark_ = false;  // the client asked for SCYLLA_LWT_ADD_METADATA_MARK
   std::string keyspace_;
   // REGISTERed event types (node/server/cql_server.cc pushes the failure

@@ -100,7 +100,14 @@ class Parser {
     if (Accept("create")) {
       if (Accept("keyspace")) return ParseCreateKeyspace();
       if (Accept("table") || Accept("columnfamily")) return ParseCreateTable();
-      Expected("KEYSPACE or TABLE");
+      if (Accept("role")) {
+        CreateRole create;
+        create.if_not_exists = IfNotExists();
+        create.name = RoleName();
+        if (Accept("with")) create.options = ParseRoleOptions();
+        return create;
+      }
+      Expected("KEYSPACE, TABLE or ROLE");
       return Use{};
     }
     if (Accept("drop")) {
@@ -116,14 +123,31 @@ class Parser {
         drop.table = QualifiedName();
         return drop;
       }
-      Expected("KEYSPACE or TABLE");
+      if (Accept("role")) {
+        DropRole drop;
+        drop.if_exists = IfExists();
+        drop.name = RoleName();
+        return drop;
+      }
+      Expected("KEYSPACE, TABLE or ROLE");
       return Use{};
     }
     if (Accept("alter")) {
       if (Accept("table") || Accept("columnfamily")) return ParseAlterTable();
       if (Accept("keyspace")) return ParseAlterKeyspace();
-      Expected("KEYSPACE or TABLE");
+      if (Accept("role")) {
+        AlterRole alter;
+        alter.name = RoleName();
+        Expect("with");
+        alter.options = ParseRoleOptions();
+        return alter;
+      }
+      Expected("KEYSPACE, TABLE or ROLE");
       return Use{};
+    }
+    if (Accept("list")) {
+      Expect("roles");
+      return ListRoles{};
     }
     Fail(absl::StrCat("no viable alternative at input '", Peek().text, "'"));
     return Use{};
@@ -422,6 +446,43 @@ class Parser {
     if (listed) Expect(")");
     CHARYBDIS_ASSERT(alter.add.empty() || alter.drop.empty());  // ADD or DROP, not both
     return alter;
+  }
+
+  // A role's name: an identifier, or a string literal as Cassandra allows.
+  std::string RoleName() {
+    if (Peek().kind == Token::Kind::kString) {
+      const std::string name = Peek().text;
+      at_++;
+      CHARYBDIS_ASSERT(at_ < tokens_.size());
+      return name;
+    }
+    return Identifier();
+  }
+
+  // PASSWORD = 'text' AND LOGIN = bool AND SUPERUSER = bool, each at most
+  // once; constants only (a password never travels as a bind marker here).
+  RoleOptions ParseRoleOptions() {
+    RoleOptions options;
+    do {
+      const std::string option = Identifier();
+      Expect("=");
+      const Term value = ParseTerm();
+      if (!error_.ok()) break;
+      const bool is_password = option == "password";
+      if (!is_password && option != "login" && option != "superuser") {
+        Fail("role options are PASSWORD, LOGIN and SUPERUSER, not '" + option + "'");
+      } else if (value.kind != (is_password ? Term::Kind::kString : Term::Kind::kBoolean)) {
+        Fail(absl::StrCat("role option '", option, "' takes ", is_password ? "a string" : "true or false"));
+      } else if (is_password ? options.password.has_value()
+                             : (option == "login" ? options.login : options.superuser).has_value()) {
+        Fail("role option '" + option + "' is given twice");
+      } else if (is_password) {
+        options.password = value.text;
+      } else {
+        (option == "login" ? options.login : options.superuser) = value.text == "true";
+      }
+    } while (error_.ok() && Accept("and"));
+    return options;
   }
 
   Statement ParseCreateKeyspace() {

@@ -260,6 +260,11 @@ class Checker {
   void Check(const DropTable&) {}
   void Check(const AlterTable&) {}
   void Check(const AlterKeyspace&) {}
+  // Role statements name no table; core/cql/role_statements.h checks them.
+  void Check(const CreateRole&) {}
+  void Check(const AlterRole&) {}
+  void Check(const DropRole&) {}
+  void Check(const ListRoles&) {}
 
   void PartitionKeyMarkers(const Statement& statement) {
     if (!prepared_.table || prepared_.system_table) return;
@@ -322,6 +327,9 @@ PrepareResult Prepare(const Schema& schema, std::string_view keyspace, std::stri
   prepared->parsed = std::move(*parsed);
   if (IsSchemaChange(prepared->parsed.statement) && !prepared->parsed.markers.empty()) {
     return {nullptr, Invalid("a schema change takes no bind markers")};
+  }
+  if (IsRoleStatement(prepared->parsed.statement) && !prepared->parsed.markers.empty()) {
+    return {nullptr, Invalid("a role statement takes no bind markers")};
   }
   Checker checker(schema, keyspace, *prepared);
   std::visit([&](const auto& statement) { checker.Check(statement); }, prepared->parsed.statement);

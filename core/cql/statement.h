@@ -158,8 +158,42 @@ struct AlterTable {
   TableGcOptions gc;
 };
 
+// CREATE ROLE and ALTER ROLE's WITH PASSWORD = '...' AND LOGIN = true AND
+// SUPERUSER = false (docs/security.md): what was given.
+struct RoleOptions {
+  std::optional<std::string> password;
+  std::optional<bool> login;
+  std::optional<bool> superuser;
+
+  bool empty() const { return !password && !login && !superuser; }
+};
+
+struct CreateRole {
+  std::string name;
+  bool if_not_exists = false;
+  RoleOptions options;
+};
+
+struct AlterRole {
+  std::string name;
+  RoleOptions options;
+};
+
+struct DropRole {
+  std::string name;
+  bool if_exists = false;
+};
+
+struct ListRoles {};
+
 using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable, DropKeyspace,
-                               DropTable, AlterTable, AlterKeyspace>;
+                               DropTable, AlterTable, AlterKeyspace, CreateRole, AlterRole, DropRole, ListRoles>;
+
+// Whether a statement manages roles (core/cql/role_statements.h runs it).
+inline bool IsRoleStatement(const Statement& statement) {
+  return std::holds_alternative<CreateRole>(statement) || std::holds_alternative<AlterRole>(statement) ||
+         std::holds_alternative<DropRole>(statement) || std::holds_alternative<ListRoles>(statement);
+}
 
 // Whether a statement changes the schema (the schema log carries it).
 inline bool IsSchemaChange(const Statement& statement) {

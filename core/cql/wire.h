@@ -35,17 +35,22 @@ enum class Opcode : uint8_t {
   kRegister = 0x0B,
   kEvent = 0x0C,
   kBatch = 0x0D,
+  kAuthChallenge = 0x0E,
+  kAuthResponse = 0x0F,
+  kAuthSuccess = 0x10,
 };
 
 enum class ErrorCode : int32_t {
   kServer = 0x0000,
   kProtocol = 0x000A,
+  kBadCredentials = 0x0100,
   kUnavailable = 0x1000,
   kOverloaded = 0x1001,
   kWriteTimeout = 0x1100,
   kReadTimeout = 0x1200,
   kReadFailure = 0x1300,
   kSyntax = 0x2000,
+  kUnauthorized = 0x2100,
   kInvalid = 0x2200,
   kConfig = 0x2300,
   kAlreadyExists = 0x2400,

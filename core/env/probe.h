@@ -55,6 +55,9 @@ inline constexpr std::string_view kProbes[] = {
     "write.rerun_refused",
     "scan.rerun_after_fence",
     "scan.fenced_and_behind",
+    // A scan round met an unfinished Paxos round: finished first, then
+    // the round runs again (core/coordinator/scan_handler.cc).
+    "scan.finish_paxos_first",
     "replica.write_fenced",
     "replica.paxos_fenced",
     "replica.replay_past_horizon_dropped",
@@ -140,6 +143,11 @@ inline constexpr std::string_view kProbes[] = {
     // A read of a table with a column dropped and added again
     // (core/cql/select_plan.cc): its old cells must stay unread.
     "cql.read_of_column_added_again",
+    // Logins (core/cql/connection_auth.cc): a token that is not SASL
+    // PLAIN, a wrong password, a login slowed down after failures.
+    "auth.malformed_token",
+    "auth.login_failed",
+    "auth.login_slowed",
     // The read cache (core/read_cache/read_cache.cc).
     "read_cache.fill_overtaken_by_write",
     "read_cache.evicted_for_capacity",

@@ -665,27 +665,30 @@ void Acceptor::OnFence(const Envelope& message) {
                 });
 }
 
-std::vector<std::string> Acceptor::UnfinishedIn(const PaxosFence& fence) const {
-  std::vector<std::string> unfinished;
-  const std::string prefix = storage_codec::PaxosTablePrefix(fence.table());
-  const auto within = [&](const std::string& key) -> std::optional<std::string> {
-    std::optional<std::string> partition_key = storage_codec::PartitionOfPaxosKey(key, fence.table());
-    if (!partition_key) return std::nullopt;
-    const Token token = TokenOf(*partition_key);
-    if (token < fence.first_token() || token > fence.last_token()) return std::nullopt;
-    return partition_key;
-  };
+std::vector<std::string> Acceptor::InProgressIn(const std::string& table, Token first, Token last) const {
+  std::vector<std::string> in_progress;
+  const std::string prefix = storage_codec::PaxosTablePrefix(table);
   for (auto it = in_progress_.lower_bound(prefix); it != in_progress_.end() && it->first.starts_with(prefix); ++it) {
-    std::optional<std::string> partition_key = within(it->first);
-    if (partition_key && it->second >= PurgeFloorOf(fence.table(), *partition_key)) {
-      unfinished.push_back(std::move(*partition_key));
-    }
+    std::optional<std::string> partition_key = storage_codec::PartitionOfPaxosKey(it->first, table);
+    if (!partition_key) continue;
+    const Token token = TokenOf(*partition_key);
+    if (token < first || token > last || it->second < PurgeFloorOf(table, *partition_key)) continue;
+    in_progress.push_back(std::move(*partition_key));
   }
+  return in_progress;
+}
+
+std::vector<std::string> Acceptor::UnfinishedIn(const PaxosFence& fence) const {
+  std::vector<std::string> unfinished = InProgressIn(fence.table(), fence.first_token(), fence.last_token());
   // A decision whose write is in flight was made before the fence held:
   // it may be an accept below it.
+  const std::string prefix = storage_codec::PaxosTablePrefix(fence.table());
   for (auto it = partitions_.lower_bound(prefix); it != partitions_.end() && it->first.starts_with(prefix); ++it) {
     if (!it->second.busy || in_progress_.count(it->first) > 0) continue;
-    if (std::optional<std::string> partition_key = within(it->first)) unfinished.push_back(std::move(*partition_key));
+    std::optional<std::string> partition_key = storage_codec::PartitionOfPaxosKey(it->first, fence.table());
+    if (!partition_key) continue;
+    const Token token = TokenOf(*partition_key);
+    if (token >= fence.first_token() && token <= fence.last_token()) unfinished.push_back(std::move(*partition_key));
   }
   return unfinished;
 }

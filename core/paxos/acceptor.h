@@ -115,6 +115,7 @@ class Acceptor final : public UnfinishedRounds {
   // than its latest commit (true until Start has finished: a read must then
   // assume the worst).
   bool InProgress(const std::string& table, const std::string& partition_key) const override;
+  std::vector<std::string> InProgressIn(const std::string& table, Token first, Token last) const override;
 
   // Partitions whose state is cached (for tests and the bound's check).
   size_t cached_partitions() const { return partitions_.size(); }

@@ -150,12 +150,15 @@ void Replica::OnScan(const Envelope& message) {
     reply.mutable_replica_scan_response()->set_fence(fence_);
     return env_.network->Send(sender, std::move(reply));
   }
-  ScanShardRows(*env_.storage, scan, [this, sender, request_id, table = scan.table()](
+  // Taken before the storage scan, as a read takes its flag.
+  std::vector<std::string> in_progress = rounds_.InProgressIn(scan.table(), scan.start_token(), scan.end_token());
+  ScanShardRows(*env_.storage, scan, [this, sender, request_id, table = scan.table(), in_progress = std::move(in_progress)](
                                          absl::StatusOr<ShardScanResult> result) {
     Envelope reply;
     ReplicaScanResponse* response = reply.mutable_replica_scan_response();
     response->set_request_id(request_id);
     response->set_ok(result.ok());
+    for (const std::string& partition_key : in_progress) response->add_paxos_in_progress(partition_key);
     if (result.ok()) {
       response->set_exhausted(result->exhausted);
       if (!result->exhausted && !result->entries.empty()) {

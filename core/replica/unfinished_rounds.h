@@ -1,6 +1,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "core/data/token.h"
 
 namespace charybdis {
 
@@ -14,6 +17,10 @@ class UnfinishedRounds {
   // Whether this shard holds, for the partition, an accepted proposal
   // newer than its latest commit.
   virtual bool InProgress(const std::string& table, const std::string& partition_key) const = 0;
+  // The partitions of `table` whose tokens are in [first, last] that
+  // InProgress holds for: what a scan of the range must let its
+  // coordinator finish first, as a read of one partition does.
+  virtual std::vector<std::string> InProgressIn(const std::string& table, Token first, Token last) const = 0;
 };
 
 }  // namespace charybdis

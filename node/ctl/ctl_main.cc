@@ -49,7 +49,7 @@ struct Arguments {
 bool IsSwitch(const std::string& name) {
   return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep" ||
          name == "ports" || name == "power" || name == "trace" || name == "help" || name == "h" ||
-         name == "primary-range";
+         name == "primary-range" || name == "auth";
 }
 
 Arguments Parse(int argc, char** argv) {
@@ -430,6 +430,7 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
   if (arguments.flags.count("smp") && !number(arguments.flags.at("smp"), options.shards)) return Usage("--smp takes a number");
   options.replication_factor = std::min<uint32_t>(3, options.nodes);
   options.own_addresses = !arguments.flags.count("ports");
+  options.auth = arguments.flags.count("auth") > 0;
   if (arguments.flags.count("rf") && !number(arguments.flags.at("rf"), options.replication_factor)) return Usage("--rf takes a number");
   if (arguments.flags.count("cql-schema")) {
     const std::string path = arguments.flags.at("cql-schema");
@@ -457,6 +458,10 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
     std::cout << "node " << id << ": client " << cluster->client_address(id) << ", cql "
               << cluster->cql_address(id) << ", metrics http://"
               << cluster->metrics_address(id) << "/metrics, log " << cluster->log_path(id) << "\n";
+  }
+  if (options.auth) {
+    std::cout << "CQL asks for a password: superuser " << LocalCluster::kSuperuser << ", its password in "
+              << cluster->superuser_password_path() << "\n";
   }
   return 0;
 }

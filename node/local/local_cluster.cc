@@ -82,6 +82,33 @@ std::string NodeBinaryBesideSelf() {
   return (self.parent_path() / "charybdis-node").string();
 }
 
+namespace {
+
+// A random password (32 hex digits from the system's random source), in
+// a file only its owner reads.
+absl::Status WriteSuperuserPassword(const std::string& path) {
+  std::ifstream random("/dev/urandom", std::ios::binary);
+  unsigned char bytes[16];
+  random.read(reinterpret_cast<char*>(bytes), sizeof(bytes));
+  if (!random) return absl::InternalError("cannot read /dev/urandom for the superuser's password");
+  std::string password;
+  for (unsigned char byte : bytes) absl::StrAppend(&password, absl::Hex(byte, absl::kZeroPad2));
+  std::error_code error;
+  fs::create_directories(fs::path(path).parent_path(), error);
+  {
+    std::ofstream file(path, std::ios::trunc);
+    file << password << "\n";
+    if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
+  }
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, error);
+  if (error) return absl::InternalError(absl::StrCat("cannot chmod 600 ", path, ": ", error.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string LocalCluster::superuser_password_path() const { return directory_ + "/superuser_password"; }
+
 absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
                                                   const std::string& node_binary, Options options) {
   if (options.nodes == 0 || options.shards == 0) {
@@ -120,6 +147,12 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   for (const Table& table : options.tables) *shared.add_table() = table;
   for (const std::string& statement : options.cql_schema) shared.add_cql_schema(statement);
   shared.set_token_seed(1);
+  if (options.auth) {
+    if (absl::Status written = WriteSuperuserPassword(cluster.superuser_password_path()); !written.ok()) return written;
+    shared.mutable_auth()->set_required(true);
+    shared.mutable_auth()->set_superuser(kSuperuser);
+    shared.mutable_auth()->set_superuser_password_file(fs::absolute(cluster.superuser_password_path()).string());
+  }
   for (NodeId id = 1; id <= options.nodes; id++) {
     Member* member = shared.add_member();
     member->set_id(id);

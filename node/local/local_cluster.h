@@ -44,7 +44,11 @@ class LocalCluster {
     // expect. Off, or where no block is free or 127.0.B.N cannot be bound:
     // every node on 127.0.0.1, on free ports of its own.
     bool own_addresses = false;
+    // The CQL port asks for a password (docs/security.md): the superuser
+    // kSuperuser, with a random password written to superuser_password_path().
+    bool auth = false;
   };
+  static constexpr char kSuperuser[] = "admin";
   // Internode, client (gRPC), metrics, CQL and CQL shard-aware: Cassandra's
   // storage, Thrift and native ports, ScyllaDB's Prometheus and shard-aware.
   static constexpr int kStandardPorts[] = {7000, 9160, 9180, 9042, 19042};
@@ -61,6 +65,8 @@ class LocalCluster {
   // joins by itself. With `replaces`, it replaces that node, which must not
   // run, where that node stood (its datacenter and rack; `rack` unused).
   absl::StatusOr<NodeId> AddNode(const std::string& rack, NodeId replaces = 0);
+  // Where a cluster with Options::auth keeps its superuser's password.
+  std::string superuser_password_path() const;
   // An existing cluster's directory.
   static absl::StatusOr<LocalCluster> Open(const std::string& directory,
                                            const std::string& node_binary);

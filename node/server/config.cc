@@ -1,11 +1,16 @@
 #include "node/server/config.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/auth/sasl_plain.h"
 #include "core/data/tombstone_gc.h"
 #include "core/schema/bootstrap.h"
 #include "core/env/commitlog_sync.h"
@@ -172,6 +177,48 @@ std::shared_ptr<const cql::Schema> BootstrapCqlSchema(const NodeConfigFile& file
   return bootstrap.schema;
 }
 
+// The CQL port's authentication, with the superuser's password read from
+// its file (relative to the config file's directory). A password file
+// others may read is refused, as ssh refuses such a key.
+void CheckAuth(const std::string& path, const NodeConfigFile& file, TextProtoProblems& problems,
+               LoadedConfig& loaded) {
+  const Auth& auth = file.auth();
+  loaded.cql_auth.required = auth.required();
+  if (!auth.superuser().empty()) loaded.cql_auth.superuser = auth.superuser();
+  if (auth.superuser().size() > auth::kMaxRoleNameBytes) {
+    problems.Add({{"auth"}, {"superuser"}}, absl::StrCat("has at most ", auth::kMaxRoleNameBytes, " bytes"));
+  }
+  if (auth.superuser_password_file().empty()) return;
+  if (!auth.required()) {
+    problems.Add({{"auth"}, {"superuser_password_file"}}, "needs required: true (with auth off no one logs in)");
+    return;
+  }
+  std::filesystem::path password_path(auth.superuser_password_file());
+  if (password_path.is_relative()) password_path = std::filesystem::path(path).parent_path() / password_path;
+  struct stat status {};
+  if (stat(password_path.c_str(), &status) != 0) {
+    problems.Add({{"auth"}, {"superuser_password_file"}}, absl::StrCat("cannot read ", password_path.string()));
+    return;
+  }
+  if ((status.st_mode & 077) != 0) {
+    problems.Add({{"auth"}, {"superuser_password_file"}},
+                 absl::StrCat(password_path.string(), " may be read by others (mode ",
+                              absl::StrFormat("%04o", status.st_mode & 07777), "): chmod 600 it"));
+    return;
+  }
+  std::ifstream in(password_path);
+  std::string password;
+  std::getline(in, password);
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  if (password.empty() || password.size() > auth::kMaxPasswordBytes) {
+    problems.Add({{"auth"}, {"superuser_password_file"}},
+                 absl::StrCat(password_path.string(), ": its first line must hold a password of 1 to ",
+                              auth::kMaxPasswordBytes, " bytes"));
+    return;
+  }
+  loaded.cql_auth.superuser_password = password;
+}
+
 // What a checked file means for core/: the ring, the peers, the timeouts.
 void BuildNodeConfig(const NodeConfigFile& file, const std::set<NodeId>& ids, ClusterLayout layout,
                      LoadedConfig& loaded) {
@@ -237,6 +284,7 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   ClusterLayout layout;
   CheckReplication(file, problems, nodes_per_datacenter, layout);
   CheckTables(file, problems, loaded.node);
+  CheckAuth(path, file, problems, loaded);
   loaded.node.cql_bootstrap = BootstrapCqlSchema(file, nodes_per_datacenter, problems, loaded.node);
   if (!problems.text().empty()) return absl::InvalidArgumentError(problems.text());
   BuildNodeConfig(file, ids, std::move(layout), loaded);

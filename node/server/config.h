@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "core/cql/schema.h"
 #include "core/cluster/node_config.h"
+#include "core/cql/auth_service.h"
 #include "proto/node.pb.h"
 
 namespace charybdis::node {
@@ -20,6 +21,7 @@ struct LoadedConfig {
   std::string metrics_address;  // empty: no /metrics page
   std::map<NodeId, std::string> peer_internode_addresses;
   std::string cql_address;  // empty: no CQL server
+  cql::AuthConfig cql_auth;  // with the superuser's password read from its file
 };
 
 // Parses and checks a config file. Every problem is reported, one per line,

@@ -46,14 +46,40 @@ cql::HostInfo Host(const Member& member, std::vector<std::string> tokens) {
   return host;
 }
 
+}  // namespace
+
+struct CqlServer::PostQueue {
+  std::mutex mutex;
+  std::vector<std::function<void()>> tasks;
+  int wakeup = -1;  // the server's eventfd; -1 once the server stopped
+
+  void Post(std::function<void()> task) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (wakeup < 0) return;  // the server is gone: nothing waits for it
+    tasks.push_back(std::move(task));
+    const uint64_t one = 1;
+    (void)!write(wakeup, &one, sizeof(one));
+  }
+};
+
+namespace {
+
 // The node's requests, each sent to the shard that owns its partition, so
 // that it skips the hop between shards.
 class NodeBackend final : public cql::Backend {
  public:
   // `hosts`: this node and every member drivers may use; `left`: those
-  // that left the cluster (the server keeps both).
-  NodeBackend(Node& node, const std::map<uint32_t, cql::HostInfo>& hosts, const std::set<uint32_t>& left)
-      : node_(node), hosts_(hosts), left_(left) {}
+  // that left the cluster (the server keeps both). `auth`: null for none.
+  NodeBackend(Node& node, const std::map<uint32_t, cql::HostInfo>& hosts, const std::set<uint32_t>& left,
+              std::shared_ptr<CqlServer::PostQueue> posted, cql::AuthService* auth)
+      : node_(node), hosts_(hosts), left_(left), posted_(std::move(posted)), auth_(auth) {}
+
+  void Post(std::function<void()> task) override { posted_->Post(std::move(task)); }
+  Nanos Now() override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  cql::AuthService* auth() override { return auth_; }
 
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
     ExecuteRequest execute;
@@ -83,6 +109,8 @@ class NodeBackend final : public cql::Backend {
   Node& node_;
   const std::map<uint32_t, cql::HostInfo>& hosts_;
   const std::set<uint32_t>& left_;
+  const std::shared_ptr<CqlServer::PostQueue> posted_;
+  cql::AuthService* const auth_;
   cql::ClusterView cluster_;
 };
 
@@ -181,7 +209,13 @@ CqlServer::CqlServer(Node& node, int listener, int shard_aware_listener, int wak
     self.set_cql_address(node.config().node.new_node->cql_address);
     hosts_[self.id()] = Host(self, {});
   }
-  backend_ = std::make_shared<NodeBackend>(node, hosts_, left_);
+  posted_ = std::make_shared<PostQueue>();
+  posted_->wakeup = wakeup_;
+  if (node.config().cql_auth.required) {
+    hasher_ = std::make_unique<BcryptHasher>([posted = posted_](std::function<void()> task) { posted->Post(std::move(task)); });
+    auth_ = std::make_unique<cql::AuthService>(node.config().cql_auth, *hasher_);
+  }
+  backend_ = std::make_shared<NodeBackend>(node, hosts_, left_, posted_, auth_.get());
   announced_schema_ = node.CqlSchema();
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   for (int fd : {listener_, shard_aware_listener_, wakeup_}) {
@@ -198,6 +232,11 @@ CqlServer::~CqlServer() {
   const uint64_t one = 1;
   (void)!write(wakeup_, &one, sizeof(one));
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(posted_->mutex);
+    posted_->wakeup = -1;
+    posted_->tasks.clear();
+  }
   while (!clients_.empty()) Close(clients_.begin()->first);
   close(listener_);
   if (shard_aware_listener_ >= 0) close(shard_aware_listener_);
@@ -221,9 +260,19 @@ void CqlServer::Loop() {
         OnEvent(it->second, events[i].events);
       }
     }
+    RunPosted();
     WatchStatus();
     WatchSchema();
   }
+}
+
+void CqlServer::RunPosted() {
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard<std::mutex> lock(posted_->mutex);
+    tasks.swap(posted_->tasks);
+  }
+  for (auto& task : tasks) task();
 }
 
 void CqlServer::OnEvent(std::shared_ptr<Client> client, uint32_t events) {
@@ -360,8 +409,10 @@ void CqlServer::Accept(int listener) {
     client->fd = fd;
     client->epoll = epoll_;
     std::weak_ptr<Client> weak = client;
+    char peer_text[INET_ADDRSTRLEN] = "";
+    inet_ntop(AF_INET, &peer.sin_addr, peer_text, sizeof(peer_text));
     client->connection = std::make_unique<cql::Connection>(
-        prepared_, *backend_, shard, [weak](std::string frame) {
+        prepared_, *backend_, shard, peer_text, [weak](std::string frame) {
           if (std::shared_ptr<Client> alive = weak.lock()) alive->Send(std::move(frame));
         });
     clients_[fd] = client;

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/cql/auth_service.h"
 #include "core/cql/connection.h"
+#include "node/server/password_hashing.h"
 #include "proto/node.pb.h"
 
 namespace charybdis::node {
@@ -45,6 +47,9 @@ class CqlServer {
   ~CqlServer();
 
   struct Client;
+  // Callbacks other threads hand to this server's thread (Backend::Post);
+  // shared, so that a late one finds it closed rather than gone.
+  struct PostQueue;
 
  private:
   CqlServer(Node& node, int listener, int shard_aware_listener, int wakeup);
@@ -53,6 +58,8 @@ class CqlServer {
   void OnEvent(std::shared_ptr<Client> client, uint32_t events);
   void Read(const std::shared_ptr<Client>& client);
   void Close(int fd);
+  // Runs what other threads posted (Backend::Post).
+  void RunPosted();
   // Asks the node who is up and who left, at most every kStatusInterval,
   // and tells the registered connections what changed.
   void WatchStatus();
@@ -71,6 +78,11 @@ class CqlServer {
   int spare_fd_ = -1;  // given up to refuse a connection when out of fds
   int epoll_ = -1;
   std::atomic<bool> stopping_{false};
+  std::shared_ptr<PostQueue> posted_;
+  // Before backend_, which points at it; after posted_, into which its
+  // workers post (destroyed first: it joins them).
+  std::unique_ptr<BcryptHasher> hasher_;
+  std::unique_ptr<cql::AuthService> auth_;  // null: the port asks for no password
   std::shared_ptr<cql::Backend> backend_;
   std::map<uint32_t, cql::HostInfo> hosts_;  // every member, by node id
   cql::PreparedStatements prepared_;  // this thread's only

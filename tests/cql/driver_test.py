@@ -25,9 +25,10 @@ import time
 import traceback
 import uuid
 
-from cassandra import AlreadyExists, ConsistencyLevel, InvalidRequest, Unavailable
+from cassandra import AlreadyExists, AuthenticationFailed, ConsistencyLevel, InvalidRequest, Unauthorized, Unavailable
+from cassandra.auth import PlainTextAuthProvider
 from cassandra.protocol import SyntaxException
-from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
+from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT, NoHostAvailable
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy, WhiteListRoundRobinPolicy
 from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.metadata import Murmur3Token
@@ -48,8 +49,9 @@ class LocalCluster:
             raise RuntimeError(f"ctl cluster {' '.join(args)}: {result.stdout}{result.stderr}")
         return result.stdout
 
-    def up(self, nodes=3):
-        out = self.run("up", "-n", str(nodes), "--smp", "2", "--rf", "3", "--cql-schema", SCHEMA)
+    def up(self, nodes=3, auth=False, schema=SCHEMA):
+        out = self.run("up", "-n", str(nodes), "--smp", "2", "--rf", str(min(3, nodes)), "--cql-schema", schema,
+                       *(["--auth"] if auth else []))
         # "node N: client A, cql HOST:PORT, ..."
         self.cql = {}
         for line in out.splitlines():
@@ -499,12 +501,12 @@ def check_storage_shrinks(session, local):
     assert all(dropped[node] <= 0.05 * written[node] for node in local.cql), (written, dropped)
 
 
-def check_nodejs(local, node_modules, expected):
+def check_nodejs(local, node_modules, expected, flags=()):
     # npm's Node.js driver, through tests/cql/nodejs_check.js: from node 1
     # it finds every `expected` node and writes and reads through each.
     env = dict(os.environ, NODE_PATH=node_modules)
     result = subprocess.run(["node", os.path.join(HERE, "nodejs_check.js"), "--address", "%s:%d" % local.cql[1],
-                             "--expect", ",".join("%s:%d" % address for address in expected)],
+                             "--expect", ",".join("%s:%d" % address for address in expected), *flags],
                             env=env, capture_output=True, text=True, timeout=120)
     print(result.stdout, end="", flush=True)
     assert result.returncode == 0, f"nodejs_check exited {result.returncode}: {result.stderr}"
@@ -716,6 +718,73 @@ class EventListener:
         self.raw.close()
 
 
+def check_auth(ctl, directory, gocql_check, node_modules):
+    # A one-node cluster whose CQL port asks for a password (ctl cluster up
+    # --auth): the superuser admin, its random password in a file only its
+    # owner reads (docs/security.md).
+    local = LocalCluster(ctl, directory)
+    os.makedirs(directory + "-schema", exist_ok=True)
+    schema = os.path.join(directory + "-schema", "schema.cql")
+    with open(schema, "w") as file:
+        file.write("CREATE KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 1};\n"
+                   "CREATE TABLE app.accounts (id text PRIMARY KEY, balance bigint, owner text);\n")
+    local.up(nodes=1, auth=True, schema=schema)
+    try:
+        password_file = os.path.join(directory, "superuser_password")
+        assert os.stat(password_file).st_mode & 0o077 == 0, oct(os.stat(password_file).st_mode)
+        with open(password_file) as file:
+            password = file.read().strip()
+        host, port = local.cql[1]
+
+        def login(user, secret):
+            provider = None if user is None else PlainTextAuthProvider(username=user, password=secret)
+            cluster = Cluster([host], port=port, protocol_version=4, connect_timeout=10, auth_provider=provider)
+            return cluster, cluster.connect("app")
+
+        for user, secret in [(None, None), ("admin", "wrong"), ("nobody", password)]:
+            try:
+                cluster, _ = login(user, secret)
+                cluster.shutdown()
+                raise AssertionError(f"{user} logged in with {secret!r}")
+            except NoHostAvailable as error:
+                reasons = list(error.errors.values())
+                assert reasons and all(isinstance(r, AuthenticationFailed) for r in reasons), reasons
+                if user is not None:
+                    assert f"Provided username {user} and/or password are incorrect" in str(reasons[0]), reasons
+        admin, session = login("admin", password)
+        try:
+            session.execute("INSERT INTO accounts (id, balance) VALUES ('auth', 1)")
+            session.execute("CREATE ROLE app_user WITH PASSWORD = 'app pw' AND LOGIN = true")
+            roles = {row.role for row in session.execute("LIST ROLES")}
+            assert roles == {"admin", "app_user"}, roles
+            for statement in ["SELECT * FROM system_auth.roles",
+                              "UPDATE system_auth.roles SET is_superuser = true WHERE role = 'app_user'"]:
+                try:
+                    session.execute(statement)
+                    raise AssertionError(f"{statement} ran")
+                except Unauthorized:
+                    pass
+        finally:
+            admin.shutdown()
+        user, session = login("app_user", "app pw")
+        try:
+            assert session.execute("SELECT balance FROM accounts WHERE id = 'auth'").one().balance == 1
+            try:
+                session.execute("CREATE ROLE other WITH PASSWORD = 'x' AND LOGIN = true")
+                raise AssertionError("a role that is no superuser created a role")
+            except Unauthorized as error:
+                assert "only superusers create roles" in str(error), error
+        finally:
+            user.shutdown()
+        credentials = ["--user", "app_user", "--password", "app pw"]
+        if gocql_check:
+            check_gocql(local, gocql_check, "--expect", "%s:%d" % local.cql[1], *credentials)
+        if node_modules:
+            check_nodejs(local, node_modules, [local.cql[1]], credentials)
+    finally:
+        local.run("down")
+
+
 def check_gocql(local, gocql_check, *flags):
     # Go's gocql (Debian's), through tests/cql/gocql_check.go, built by
     # ./charybdis test: its own keyspace, the core checks of this file.
@@ -773,6 +842,8 @@ def main():
             checks.append(("check_nodejs", lambda: check_nodejs(local, node_modules, list(local.cql.values()))))
         checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
         checks.append(("check_node_down", lambda: check_node_down(cluster, session, local, gocql_check)))
+        checks.append(("check_auth", lambda: check_auth(local.ctl, local.directory + "-auth", gocql_check,
+                                                        node_modules)))
         checks.append(("check_node_joins_and_leaves",
                        lambda: check_node_joins_and_leaves(local.ctl, local.directory + "-membership", gocql_check,
                                                            node_modules)))

@@ -28,6 +28,9 @@ const (
 	codeInvalid = 0x2200
 )
 
+// Set by --user and --password: the node's CQL port asks for them.
+var credentials *gocql.PasswordAuthenticator
+
 func connect(address string) (*gocql.Session, error) {
 	return connectWith(address, gocql.TokenAwareHostPolicy(gocql.DCAwareRoundRobinPolicy("dc1")))
 }
@@ -44,6 +47,9 @@ func connectWith(address string, policy gocql.HostSelectionPolicy) (*gocql.Sessi
 	cluster.Timeout = 20 * time.Second
 	cluster.ConnectTimeout = 10 * time.Second
 	cluster.PoolConfig.HostSelectionPolicy = policy
+	if credentials != nil {
+		cluster.Authenticator = *credentials
+	}
 	return cluster.CreateSession()
 }
 
@@ -246,7 +252,12 @@ func main() {
 	address := flag.String("address", "", "a node's CQL address, HOST:PORT")
 	oneNodeDown := flag.Bool("one-node-down", false, "only check what holds while one node of three is down")
 	expect := flag.String("expect", "", "only check that gocql finds these nodes (HOST:PORT,...) and routes to each")
+	user := flag.String("user", "", "log in as this role (PasswordAuthenticator)")
+	password := flag.String("password", "", "the role's password")
 	flag.Parse()
+	if *user != "" {
+		credentials = &gocql.PasswordAuthenticator{Username: *user, Password: *password}
+	}
 	if *address == "" {
 		fmt.Fprintln(os.Stderr, "usage: gocql_check --address HOST:PORT [--one-node-down | --expect HOST:PORT,...]")
 		os.Exit(2)

@@ -5,6 +5,7 @@
 // found only one of three local nodes when they shared 127.0.0.1).
 //
 // usage: node nodejs_check.js --address HOST:PORT --expect HOST:PORT[,HOST:PORT...]
+//        [--user ROLE --password PASSWORD]  (a port that asks for a login)
 // NODE_PATH names the node_modules that holds cassandra-driver.
 'use strict';
 
@@ -40,6 +41,8 @@ async function main() {
     localDataCenter: 'dc1',
     keyspace: 'app',
     socketOptions: { readTimeout: 20000 },
+    authProvider: process.argv.includes('--user')
+      ? new cassandra.auth.PlainTextAuthProvider(argument('--user'), argument('--password')) : undefined,
   });
   await client.connect();
   try {

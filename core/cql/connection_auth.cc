@@ -1,0 +1,113 @@
+// A connection's login and role statements (docs/security.md).
+
+#include "absl/strings/str_cat.h"
+#include "core/auth/sasl_plain.h"
+#include "core/cql/auth_service.h"
+#include "core/cql/connection.h"
+#include "core/cql/plan_parts.h"
+#include "core/cql/role_statements.h"
+#include "core/cql/role_store.h"
+#include "core/env/assert.h"
+
+namespace charybdis::cql {
+namespace {
+
+Response BadCredentials(std::string message) {
+  return ErrorResponse({ErrorCode::kBadCredentials, std::move(message), ""});
+}
+
+}  // namespace
+
+bool Connection::AuthResponse(int16_t stream, std::string_view body) {
+  CHARYBDIS_ASSERT(!authenticated_);  // OnFrame takes AUTH_RESPONSE only before a login
+  Reader in(body);
+  const Value token = in.Bytes();
+  if (!in.ok() || !in.AtEnd()) return ProtocolError(stream, "malformed AUTH_RESPONSE body");
+  if (login_running_) return ProtocolError(stream, "an AUTH_RESPONSE came before the last one was answered");
+  AuthService* auth = backend_.auth();
+  CHARYBDIS_ASSERT(auth != nullptr);  // STARTUP asked for a login
+  absl::StatusOr<auth::Credentials> credentials = auth::ParsePlainToken(token.bytes.value_or(""));
+  if (!credentials.ok()) {
+    CHARYBDIS_PROBE(backend_.probes(), "auth.malformed_token");
+    Reply(stream, BadCredentials(absl::StrCat("Failed to authenticate: ", credentials.status().message())));
+    return true;
+  }
+  login_running_ = true;
+  std::weak_ptr<char> alive = alive_;
+  auth->EnsureReady(backend_, [this, alive, stream, credentials = *credentials](absl::Status ready) {
+    if (alive.expired()) return;
+    if (!ready.ok()) {
+      login_running_ = false;
+      return Reply(stream, BadCredentials(absl::StrCat("Unable to perform authentication: ", ready.message())));
+    }
+    RoleStore(backend_).Get(credentials.role, [this, alive, stream, credentials](std::optional<Error> error,
+                                                                               std::optional<RoleRecord> role) {
+      if (alive.expired()) return;
+      if (error) {
+        login_running_ = false;
+        return Reply(stream, BadCredentials(absl::StrCat("Unable to perform authentication: ", error->message)));
+      }
+      CheckPassword(stream, credentials.role, credentials.password, role);
+    });
+  });
+  return true;
+}
+
+void Connection::CheckPassword(int16_t stream, const std::string& role_name, const std::string& password,
+                               const std::optional<RoleRecord>& role) {
+  AuthService& auth = *backend_.auth();
+  // A role that does not exist, cannot log in or has no password is
+  // checked against the decoy hash: every wrong login costs one hash, so
+  // its time does not tell whether the role exists.
+  const bool usable = role && role->can_login && !role->salted_hash.empty() && password.size() <= auth::kMaxPasswordBytes;
+  const std::string hash = usable ? role->salted_hash : auth.hasher().decoy_hash();
+  const Nanos delay = auth.throttle().DelayFor(peer_, backend_.Now());
+  if (delay > 0) CHARYBDIS_PROBE(backend_.probes(), "auth.login_slowed");
+  std::weak_ptr<char> alive = alive_;
+  auth.hasher().Verify(password, hash, delay, [this, alive, stream, role_name, usable, &auth](bool matches) {
+    if (alive.expired()) return;
+    CHARYBDIS_ASSERT(login_running_);
+    login_running_ = false;
+    if (usable && matches) {
+      auth.throttle().OnSuccess(peer_);
+      role_ = role_name;
+      authenticated_ = true;
+      Writer out;
+      out.Bytes(std::nullopt);  // PLAIN has no final token
+      return Reply(stream, {Opcode::kAuthSuccess, out.Take()});
+    }
+    CHARYBDIS_PROBE(backend_.probes(), "auth.login_failed");
+    auth.throttle().OnFailure(peer_, backend_.Now());
+    Reply(stream, BadCredentials(absl::StrCat("Provided username ", role_name, " and/or password are incorrect")));
+  });
+}
+
+void Connection::RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared) {
+  AuthService* auth = backend_.auth();
+  if (auth == nullptr || !auth->required()) {
+    return Reply(stream, ErrorResponse({ErrorCode::kInvalid,
+                                        "role statements need authentication, and this node's CQL port asks for no "
+                                        "password (node config: auth; docs/security.md)",
+                                        ""}));
+  }
+  CHARYBDIS_ASSERT(!role_.empty());  // logged in
+  // No `this` below: the answer may come after the connection is gone.
+  Backend& backend = backend_;
+  Send send = send_;
+  auto run = [&backend, send, stream](Plan plan) { RunPlan(backend, send, stream, std::move(plan)); };
+  auth->EnsureReady(backend, [&backend, auth, run, role = role_, prepared](absl::Status ready) {
+    if (!ready.ok()) return run(ErrorPlan({ErrorCode::kServer, std::string(ready.message()), ""}));
+    // The caller's role as it is now: a superuser's status may have been
+    // taken away since the login, or the role dropped.
+    RoleStore(backend).Get(role, [&backend, auth, run, role, prepared](std::optional<Error> error,
+                                                                      std::optional<RoleRecord> caller) {
+      if (error) return run(ErrorPlan(*error));
+      if (!caller || !caller->can_login) {
+        return run(ErrorPlan({ErrorCode::kUnauthorized, absl::StrCat(role, " was dropped or may no longer log in"), ""}));
+      }
+      RunRoleStatement(backend, *auth, *caller, prepared->parsed.statement, run);
+    });
+  });
+}
+
+}  // namespace charybdis::cql

@@ -1,0 +1,139 @@
+#include "core/cql/role_store.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/cql/plan_parts.h"
+#include "core/cql/types.h"
+#include "core/env/assert.h"
+
+namespace charybdis::cql {
+namespace {
+
+constexpr uint32_t kMaxReplicasPerDatacenter = 3;
+
+const char kSelectRole[] = "SELECT can_login, is_superuser, salted_hash FROM system_auth.roles WHERE role = ?";
+const char kInsertRole[] =
+    "INSERT INTO system_auth.roles (role, can_login, is_superuser, salted_hash) VALUES (?, ?, ?, ?) IF NOT EXISTS";
+const char kDeleteRole[] = "DELETE FROM system_auth.roles WHERE role = ? IF EXISTS";
+
+std::optional<std::string> Text(const std::string& value) { return value; }
+std::optional<std::string> Boolean(bool value) { return NativeBoolean(value); }
+
+}  // namespace
+
+const char kCreateRolesTableStatement[] =
+    "CREATE TABLE IF NOT EXISTS system_auth.roles (role text PRIMARY KEY, can_login boolean, is_superuser boolean, "
+    "salted_hash text)";
+
+std::string CreateAuthKeyspaceStatement(const ClusterView& cluster) {
+  std::map<std::string, uint32_t> nodes;
+  nodes[cluster.local.datacenter]++;
+  for (const HostInfo& peer : cluster.peers) nodes[peer.datacenter]++;
+  std::vector<std::string> factors;
+  for (const auto& [datacenter, count] : nodes) {
+    CHARYBDIS_ASSERT(count >= 1);
+    factors.push_back(absl::StrCat("'", datacenter, "': ", std::min(count, kMaxReplicasPerDatacenter)));
+  }
+  return absl::StrCat("CREATE KEYSPACE IF NOT EXISTS system_auth WITH replication = {'class': 'NetworkTopologyStrategy', ",
+                      absl::StrJoin(factors, ", "), "}");
+}
+
+void RoleStore::RunOne(const std::string& query, std::vector<std::optional<std::string>> values,
+                       ConsistencyLevel level,
+                       std::function<void(std::optional<Error>, const Prepared*, const ClientResponse&)> done) {
+  const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
+  PrepareResult prepared = Prepare(*schema, "", query);
+  if (!prepared.prepared) {
+    // system_auth is not in this node's schema yet (or was never made).
+    Error error{ErrorCode::kServer, absl::StrCat("system_auth is not ready: ", prepared.error.message), ""};
+    return backend_.Post([done, error] { done(error, nullptr, ClientResponse()); });
+  }
+  QueryOptions options;
+  options.consistency = level;
+  options.serial_consistency = CL_SERIAL;
+  for (auto& value : values) options.values.push_back(Value{false, std::move(value)});
+  Plan plan = PlanExecution(prepared.prepared, options, *schema, backend_.Cluster());
+  if (plan.response || plan.requests.size() != 1) {
+    Error error{ErrorCode::kServer, absl::StrCat("cannot run '", query, "' on system_auth"), ""};
+    return backend_.Post([done, error] { done(error, nullptr, ClientResponse()); });
+  }
+  Backend& backend = backend_;
+  backend_.Execute(std::move(plan.requests[0]), [&backend, done, shared = prepared.prepared](ClientResponse response) {
+    backend.Post([done, shared, response = std::move(response)] {
+      if (response.code() != ClientResponse::OK) return done(ErrorOf(response, shared->conditional), shared.get(), response);
+      done(std::nullopt, shared.get(), response);
+    });
+  });
+}
+
+void RoleStore::Get(const std::string& name, Found done) {
+  RunOne(kSelectRole, {Text(name)}, CL_QUORUM,
+         [name, done](std::optional<Error> error, const Prepared* prepared, const ClientResponse& response) {
+           if (error) return done(error, std::nullopt);
+           if (response.rows().empty()) return done(std::nullopt, std::nullopt);
+           CHARYBDIS_ASSERT(response.rows_size() == 1);  // one partition, no clustering columns
+           const ResultRow row = AssembleRow(*prepared->table, prepared->result_columns, {name}, response.rows(0));
+           CHARYBDIS_ASSERT(row.size() == 3);
+           RoleRecord role{name, row[0] == NativeBoolean(true), row[1] == NativeBoolean(true), row[2].value_or("")};
+           done(std::nullopt, role);
+         });
+}
+
+void RoleStore::Create(const RoleRecord& role, Applied done) {
+  RunOne(kInsertRole,
+         {Text(role.name), Boolean(role.can_login), Boolean(role.is_superuser),
+          role.salted_hash.empty() ? std::nullopt : Text(role.salted_hash)},
+         CL_QUORUM, [done](std::optional<Error> error, const Prepared*, const ClientResponse& response) {
+           done(error, !error && response.applied());
+         });
+}
+
+void RoleStore::Alter(const std::string& name, std::optional<bool> login, std::optional<bool> superuser,
+                      std::optional<std::string> salted_hash, Applied done) {
+  std::vector<std::string> sets;
+  std::vector<std::optional<std::string>> values;
+  if (login) {
+    sets.push_back("can_login = ?");
+    values.push_back(Boolean(*login));
+  }
+  if (superuser) {
+    sets.push_back("is_superuser = ?");
+    values.push_back(Boolean(*superuser));
+  }
+  if (salted_hash) {
+    sets.push_back("salted_hash = ?");
+    values.push_back(Text(*salted_hash));
+  }
+  CHARYBDIS_ASSERT(!sets.empty());  // ALTER ROLE names at least one option
+  values.push_back(Text(name));
+  RunOne(absl::StrCat("UPDATE system_auth.roles SET ", absl::StrJoin(sets, ", "), " WHERE role = ? IF EXISTS"),
+         std::move(values), CL_QUORUM, [done](std::optional<Error> error, const Prepared*, const ClientResponse& response) {
+           done(error, !error && response.applied());
+         });
+}
+
+void RoleStore::Drop(const std::string& name, Applied done) {
+  RunOne(kDeleteRole, {Text(name)}, CL_QUORUM,
+         [done](std::optional<Error> error, const Prepared*, const ClientResponse& response) {
+           done(error, !error && response.applied());
+         });
+}
+
+Plan RoleStore::List(const std::optional<std::string>& only) {
+  const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
+  std::string query = "SELECT role, is_superuser, can_login FROM system_auth.roles";
+  QueryOptions options;
+  options.consistency = CL_QUORUM;
+  if (only) {
+    query += " WHERE role = ?";
+    options.values.push_back(Value{false, Text(*only)});
+  }
+  PrepareResult prepared = Prepare(*schema, "", query);
+  if (!prepared.prepared) return ErrorPlan({ErrorCode::kServer, "system_auth is not ready: " + prepared.error.message, ""});
+  return PlanExecution(prepared.prepared, options, *schema, backend_.Cluster());
+}
+
+}  // namespace charybdis::cql

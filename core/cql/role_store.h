@@ -1,0 +1,63 @@
+#pragma once
+
+// The roles of system_auth.roles (docs/security.md), read and written at
+// QUORUM through a connection's Backend, conditional writes at SERIAL:
+// two coordinators creating one role cannot both succeed, and a login
+// never reads a role older than the last acknowledged change. Every
+// answer comes on the backend's connection thread (Backend::Post).
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cql/connection.h"
+
+namespace charybdis::cql {
+
+constexpr char kAuthKeyspace[] = "system_auth";
+constexpr char kRolesTable[] = "roles";
+
+// The statements that make system_auth: its keyspace, with up to three
+// replicas in each datacenter the node knows of (fewer where a datacenter
+// has fewer nodes: QUORUM must be reachable), then its table.
+std::string CreateAuthKeyspaceStatement(const ClusterView& cluster);
+extern const char kCreateRolesTableStatement[];
+
+struct RoleRecord {
+  std::string name;
+  bool can_login = false;
+  bool is_superuser = false;
+  std::string salted_hash;  // empty: no password, no login by password
+};
+
+class RoleStore {
+ public:
+  // `error` set: the request failed (unavailable, timed out, or system_auth
+  // not there yet); nothing else is.
+  using Found = std::function<void(std::optional<Error> error, std::optional<RoleRecord> role)>;
+  using Applied = std::function<void(std::optional<Error> error, bool applied)>;
+
+  explicit RoleStore(Backend& backend) : backend_(backend) {}
+
+  void Get(const std::string& name, Found done);
+  // Creates the role unless it exists (`applied` false then).
+  void Create(const RoleRecord& role, Applied done);
+  // Sets what is given of an existing role (`applied` false: no such role).
+  void Alter(const std::string& name, std::optional<bool> login, std::optional<bool> superuser,
+             std::optional<std::string> salted_hash, Applied done);
+  // Removes an existing role (`applied` false: no such role).
+  void Drop(const std::string& name, Applied done);
+  // LIST ROLES: every role, or only `only`, as rows of role, super, login.
+  Plan List(const std::optional<std::string>& only);
+
+ private:
+  // Runs the one request of `query`'s plan, its values bound, and hands
+  // its answer over on the connection thread.
+  void RunOne(const std::string& query, std::vector<std::optional<std::string>> values, ConsistencyLevel level,
+              std::function<void(std::optional<Error>, const Prepared*, const ClientResponse&)> done);
+
+  Backend& backend_;
+};
+
+}  // namespace charybdis::cql
