@@ -81,6 +81,8 @@ class CqlAuthSimTest : public ::testing::Test {
     return code > 0x10 ? absl::StrCat(code, ": ", MessageOf(body)) : "";
   }
 
+  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
+
   Simulator simulator_;
   LoadedScenario scenario_;
   SimBuggify buggify_;
@@ -159,7 +161,8 @@ TEST_F(CqlAuthSimTest, RolesAreCreatedAlteredListedAndDropped) {
             absl::StrCat(0x2200, ": alice already exists"));
   EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE IF NOT EXISTS alice WITH PASSWORD = 'pw2' AND LOGIN = true")), "");
   auto alice = LoggedIn("alice", "pw1");  // IF NOT EXISTS changed nothing
-  EXPECT_EQ(ErrorOf(alice->Query("INSERT INTO app.accounts (id, balance) VALUES ('b', 2)")), "");
+  // Logged in, but granted nothing yet (EveryStatementNeedsItsPermission).
+  EXPECT_EQ(CodeOf(alice->Query("INSERT INTO app.accounts (id, balance) VALUES ('b', 2)")), kUnauthorized);
 
   // alice is no superuser: she may change her own password, nothing else.
   EXPECT_EQ(CodeOf(alice->Query("CREATE ROLE mallory WITH PASSWORD = 'x' AND LOGIN = true")), kUnauthorized);
@@ -223,6 +226,83 @@ TEST_F(CqlAuthSimTest, BadRoleStatementsAreRefusedClearly) {
   EXPECT_EQ(CodeOf(admin->Query("CREATE ROLE r WITH LOGIN = true AND LOGIN = false")), 0x2000);
   EXPECT_EQ(CodeOf(admin->Query("CREATE ROLE r WITH OPTIONS = true")), 0x2000);
   EXPECT_EQ(ErrorOf(admin->Query("ALTER ROLE ghost WITH PASSWORD = 'x'")), absl::StrCat(0x2200, ": ghost doesn't exist"));
+}
+
+// Each statement needs its permission (docs/security.md); a GRANT or
+// REVOKE counts on an open connection once its cached permissions expire.
+TEST_F(CqlAuthSimTest, EveryStatementNeedsItsPermission) {
+  auto admin = LoggedIn("admin", "s3cret");
+  for (const char* role : {"reader", "writer"}) {
+    EXPECT_EQ(ErrorOf(admin->Query(absl::StrCat("CREATE ROLE ", role, " WITH PASSWORD = 'pw' AND LOGIN = true"))), "");
+  }
+  auto reader = LoggedIn("reader", "pw");
+  auto writer = LoggedIn("writer", "pw");
+  EXPECT_EQ(ErrorOf(reader->Query("SELECT * FROM app.accounts")),
+            absl::StrCat(kUnauthorized, ": User reader has no SELECT permission on <table app.accounts> or any of its parents"));
+  EXPECT_EQ(ErrorOf(reader->Query("SELECT * FROM system.local")), "");  // drivers read these
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT SELECT ON KEYSPACE app TO reader")), "");
+  EXPECT_EQ(CodeOf(reader->Query("SELECT * FROM app.accounts")), kUnauthorized);  // cached for 2 s
+  RunFor(cql::Connection::kPermissionsValidity);
+  EXPECT_EQ(ErrorOf(reader->Query("SELECT * FROM app.accounts")), "");
+  EXPECT_EQ(CodeOf(reader->Query("INSERT INTO app.accounts (id, balance) VALUES ('r', 1)")), kUnauthorized);
+  EXPECT_EQ(CodeOf(reader->Query("BEGIN BATCH INSERT INTO app.accounts (id, balance) VALUES ('r', 1) APPLY BATCH")),
+            kUnauthorized);
+
+  // MODIFY writes; a condition reads too, so it needs SELECT as well.
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT MODIFY ON TABLE app.accounts TO writer")), "");
+  RunFor(cql::Connection::kPermissionsValidity);
+  EXPECT_EQ(ErrorOf(writer->Query("INSERT INTO app.accounts (id, balance) VALUES ('w', 1)")), "");
+  EXPECT_EQ(ErrorOf(writer->Query("BEGIN BATCH INSERT INTO app.accounts (id, balance) VALUES ('w2', 2) APPLY BATCH")), "");
+  EXPECT_EQ(CodeOf(writer->Query("INSERT INTO app.accounts (id, balance) VALUES ('w', 1) IF NOT EXISTS")), kUnauthorized);
+  EXPECT_EQ(CodeOf(writer->Query("DROP TABLE app.accounts")), kUnauthorized);
+  EXPECT_EQ(CodeOf(writer->Query("CREATE KEYSPACE mine WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}")),
+            kUnauthorized);
+
+  // LIST PERMISSIONS: a superuser's of anyone, a role's of itself.
+  admin->Query("LIST ALL PERMISSIONS OF reader");
+  const CqlAnswer listed = DecodeAnswer(admin->answers().back());
+  ASSERT_EQ(listed.rows.size(), 1u);
+  EXPECT_EQ(listed.columns, (std::vector<std::string>{"role", "username", "resource", "permission"}));
+  writer->Query("LIST ALL PERMISSIONS");
+  EXPECT_EQ(DecodeAnswer(writer->answers().back()).rows.size(), 1u);
+  EXPECT_EQ(CodeOf(writer->Query("LIST ALL PERMISSIONS OF reader")), kUnauthorized);
+
+  // GRANT needs AUTHORIZE on the resource and the permission granted.
+  EXPECT_EQ(CodeOf(reader->Query("GRANT SELECT ON TABLE app.accounts TO writer")), kUnauthorized);
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT AUTHORIZE ON KEYSPACE app TO reader")), "");
+  EXPECT_EQ(ErrorOf(reader->Query("GRANT SELECT ON TABLE app.accounts TO writer")), "");
+  EXPECT_EQ(CodeOf(reader->Query("GRANT MODIFY ON TABLE app.accounts TO writer")), kUnauthorized);
+  RunFor(cql::Connection::kPermissionsValidity);
+  EXPECT_EQ(ErrorOf(writer->Query("INSERT INTO app.accounts (id, balance) VALUES ('w3', 1) IF NOT EXISTS")), "");
+
+  // REVOKE takes it back.
+  EXPECT_EQ(ErrorOf(admin->Query("REVOKE SELECT ON KEYSPACE app FROM reader")), "");
+  RunFor(cql::Connection::kPermissionsValidity);
+  EXPECT_EQ(CodeOf(reader->Query("SELECT * FROM app.accounts")), kUnauthorized);
+
+  // Bad grants are refused clearly.
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT SELECT ON TABLE app.nothing TO reader")),
+            absl::StrCat(0x2200, ": Resource <table app.nothing> doesn't exist"));
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT SELECT ON KEYSPACE app TO ghost")), absl::StrCat(0x2200, ": Role ghost doesn't exist"));
+  EXPECT_EQ(CodeOf(admin->Query("GRANT CREATE ON TABLE app.accounts TO reader")), 0x2000);
+  EXPECT_EQ(CodeOf(admin->Query("GRANT SELECT ON KEYSPACE system_auth TO reader")), 0x2200);
+
+  // A role dropped and created again starts with no permissions.
+  EXPECT_EQ(ErrorOf(admin->Query("DROP ROLE writer")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE writer WITH PASSWORD = 'pw' AND LOGIN = true")), "");
+  admin->Query("LIST ALL PERMISSIONS OF writer");
+  EXPECT_EQ(DecodeAnswer(admin->answers().back()).rows.size(), 0u);
+}
+
+// CREATE is granted on the parent: ALL KEYSPACES for a keyspace.
+TEST_F(CqlAuthSimTest, CreatingAKeyspaceNeedsCreateOnAllKeyspaces) {
+  auto admin = LoggedIn("admin", "s3cret");
+  EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE maker WITH PASSWORD = 'pw' AND LOGIN = true")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT CREATE ON ALL KEYSPACES TO maker")), "");
+  auto maker = LoggedIn("maker", "pw");
+  EXPECT_EQ(ErrorOf(maker->Query("CREATE KEYSPACE made WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}")),
+            "");
+  EXPECT_EQ(CodeOf(maker->Query("DROP KEYSPACE made")), kUnauthorized);
 }
 
 // A node whose port asks for no password runs no role statement.

@@ -196,6 +196,15 @@ TEST_F(NodeClusterTest, QuorumWritesAreSeenByQuorumReadsOnEveryNode) {
   for (const Member& member : answers[0].status->member()) {
     EXPECT_NE(table.find(absl::StrCat("UN  ", member.internode_address())), std::string::npos) << table;
   }
+  // No client request writes the system's tables (the logs, the roles),
+  // nor reads the roles' hashes (docs/security.md).
+  for (const ClientRequest& request :
+       {testing::PutRequest("system.schema_log", "statement", "k", "DROP KEYSPACE app", CL_QUORUM),
+        testing::GetRequest("system_auth.roles", "admin", CL_QUORUM)}) {
+    const ClientResponse refused = Execute(1, request);
+    EXPECT_EQ(refused.code(), ClientResponse::INVALID_REQUEST) << request.ShortDebugString();
+    EXPECT_NE(refused.message().find("is the system's"), std::string::npos) << refused.message();
+  }
 }
 
 TEST_F(NodeClusterTest, IfNotExistsAppliesExactlyOnceAmongConcurrentClients) {

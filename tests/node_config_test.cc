@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace charybdis::node {
 namespace {
 
@@ -58,6 +61,44 @@ TEST(NodeConfigDefaultsTest, ATablesTombstoneGcIsItsOwnOrTheDefault) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("sometimes"), std::string::npos) << refused.status();
   EXPECT_NE(refused.status().message().find("table"), std::string::npos) << refused.status();
+}
+
+// The CQL port's authentication (docs/security.md): the superuser's
+// password comes from a file only its owner reads, relative to the config.
+TEST(NodeConfigAuthTest, ThePasswordFileIsReadAndMustBeItsOwnersAlone) {
+  const std::string directory = ::testing::TempDir() + "/auth_config";
+  std::filesystem::create_directories(directory);
+  const std::string file = directory + "/superuser";
+  std::ofstream(file) << "s3cret\n";
+  std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::replace);
+  const std::string auth = "auth { required: true superuser: \"root\" superuser_password_file: \"superuser\" }\n";
+  const absl::StatusOr<LoadedConfig> loaded = ParseConfig(directory + "/node.textproto", std::string(kMinimal) + auth);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->cql_auth.required);
+  EXPECT_EQ(loaded->cql_auth.superuser, "root");
+  EXPECT_EQ(loaded->cql_auth.superuser_password, "s3cret");
+  std::filesystem::permissions(file, std::filesystem::perms::group_read, std::filesystem::perm_options::add);
+  const absl::StatusOr<LoadedConfig> shared = ParseConfig(directory + "/node.textproto", std::string(kMinimal) + auth);
+  ASSERT_FALSE(shared.ok());
+  EXPECT_NE(shared.status().message().find("chmod 600"), std::string::npos) << shared.status();
+  const absl::StatusOr<LoadedConfig> off = ParseConfig(
+      directory + "/node.textproto", std::string(kMinimal) + "auth { superuser_password_file: \"superuser\" }\n");
+  ASSERT_FALSE(off.ok());
+  EXPECT_NE(off.status().message().find("needs required: true"), std::string::npos) << off.status();
+}
+
+TEST(NodeConfigAuthTest, ACqlPortBeyondLoopbackWithoutPasswordsIsOpenToEveryone) {
+  LoadedConfig config;
+  config.cql_address = "127.0.0.1:9042";
+  EXPECT_FALSE(CqlOpenToEveryone(config));
+  config.cql_address = "10.1.2.3:9042";
+  EXPECT_TRUE(CqlOpenToEveryone(config));
+  config.cql_auth.required = true;
+  EXPECT_FALSE(CqlOpenToEveryone(config));
+  config.cql_address = "";
+  config.cql_auth.required = false;
+  EXPECT_FALSE(CqlOpenToEveryone(config));  // no CQL port
 }
 
 }  // namespace

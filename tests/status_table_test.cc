@@ -50,6 +50,16 @@ TEST(StatusTableTest, PrintsNodetoolsShapePerDatacenter) {
   EXPECT_NE(table.find("127.0.0.1:9003: no answer (connection refused)"), std::string::npos);
 }
 
+TEST(StatusTableTest, ANodeWhoseCqlPortIsOpenToEveryoneIsFlagged) {
+  StatusResponse open = View(1, {1, 2, 3}, 0);
+  open.set_cql_open_to_everyone(true);
+  const std::string table = StatusTable({{"10.0.0.1:9160", open, ""}, {"10.0.0.2:9160", View(2, {1, 2, 3}, 0), ""}});
+  EXPECT_NE(table.find("node 1 at 10.0.0.1:9160: 2 shards; sees up: 1 2 3; WARNING: its CQL port listens beyond "
+                       "loopback and asks for no password"),
+            std::string::npos) << table;
+  EXPECT_EQ(table.find("WARNING", table.find("node 2 at")), std::string::npos) << table;
+}
+
 TEST(StatusTableTest, LeftMembersAreNotListed) {
   StatusResponse view = View(1, {1}, 0);
   (*view.mutable_member_state())[2] = "left";

@@ -7,7 +7,12 @@
 namespace charybdis::cql {
 namespace {
 
-bool HasRolesTable(const Schema& schema) { return schema.FindTable(kAuthKeyspace, kRolesTable) != nullptr; }
+// system_auth's tables, each with the statement that makes it.
+const std::vector<std::pair<const char*, const char*>>& AuthTables() {
+  static const std::vector<std::pair<const char*, const char*>> tables = {
+      {kRolesTable, kCreateRolesTableStatement}, {kRolePermissionsTable, kCreateRolePermissionsTableStatement}};
+  return tables;
+}
 
 // Runs one schema statement through shard 0's schema agent; `done` on the
 // connection thread.
@@ -45,11 +50,12 @@ void AuthService::RunSetup(Backend& backend) {
       RunSetup(backend);
     });
   }
-  if (!HasRolesTable(*schema)) {
-    return ChangeSchema(backend, kCreateRolesTableStatement, [this, &backend](absl::Status status) {
+  for (const auto& [table, statement] : AuthTables()) {
+    if (schema->FindTable(kAuthKeyspace, table) != nullptr) continue;
+    return ChangeSchema(backend, statement, [this, &backend, table = table](absl::Status status) {
       if (!status.ok()) return Finish(status);
-      if (!HasRolesTable(*backend.CurrentSchema())) {
-        return Finish(absl::UnavailableError("system_auth.roles was created but this node does not see it yet"));
+      if (backend.CurrentSchema()->FindTable(kAuthKeyspace, table) == nullptr) {
+        return Finish(absl::UnavailableError(absl::StrCat("system_auth.", table, " was created but this node does not see it yet")));
       }
       RunSetup(backend);
     });

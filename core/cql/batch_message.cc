@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/connection.h"
+#include "core/cql/permission_checks.h"
 #include "core/cql/system_auth_guard.h"
 #include "core/cql/consistency_code.h"
 #include "core/env/assert.h"
@@ -81,34 +82,43 @@ bool Connection::BatchMessage(int16_t stream, std::string_view body) {
     Reply(stream, VoidResult());
     return true;
   }
-  // ReadBatch made an error of every entry without a statement of a table.
-  CHARYBDIS_ASSERT(batch.entries[0].prepared != nullptr);
-  CHARYBDIS_ASSERT(batch.entries[0].prepared->table.has_value());
-  std::vector<CasStatement> statements;
-  bool conditional = false;
-  const Table& table = *batch.entries[0].prepared->table;
-  bool one_table = true;
+  std::vector<auth::Needed> needed;
   for (const BatchEntry& entry : batch.entries) {
-    CHARYBDIS_ASSERT(entry.prepared != nullptr);
-    CHARYBDIS_ASSERT(entry.prepared->table.has_value());
-    const Table& other = *entry.prepared->table;
-    absl::StatusOr<std::vector<CasStatement>> writes = BuildWrites(*entry.prepared, batch.options, entry.values, {});
-    one_table = one_table && other.keyspace == table.keyspace && other.name == table.name;
-    if (!writes.ok()) {
-      Reply(stream, ErrorResponse({ErrorCode::kInvalid, std::string(writes.status().message()), ""}));
-      return true;
+    if (entry.prepared == nullptr) continue;
+    for (auth::Needed& one : NeededFor(*entry.prepared)) needed.push_back(std::move(one));
+  }
+  auto shared = std::make_shared<BatchBody>(std::move(batch));
+  Authorize(stream, std::move(needed), [this, stream, shared] {
+    BatchBody& batch = *shared;
+    // ReadBatch made an error of every entry without a statement of a table.
+    CHARYBDIS_ASSERT(batch.entries[0].prepared != nullptr);
+    CHARYBDIS_ASSERT(batch.entries[0].prepared->table.has_value());
+    std::vector<CasStatement> statements;
+    bool conditional = false;
+    const Table& table = *batch.entries[0].prepared->table;
+    bool one_table = true;
+    for (const BatchEntry& entry : batch.entries) {
+      CHARYBDIS_ASSERT(entry.prepared != nullptr);
+      CHARYBDIS_ASSERT(entry.prepared->table.has_value());
+      const Table& other = *entry.prepared->table;
+      absl::StatusOr<std::vector<CasStatement>> writes = BuildWrites(*entry.prepared, batch.options, entry.values, {});
+      one_table = one_table && other.keyspace == table.keyspace && other.name == table.name;
+      if (!writes.ok()) {
+        Reply(stream, ErrorResponse({ErrorCode::kInvalid, std::string(writes.status().message()), ""}));
+        return;
+      }
+      conditional = conditional || entry.prepared->conditional;
+      for (CasStatement& statement : *writes) statements.push_back(std::move(statement));
     }
-    conditional = conditional || entry.prepared->conditional;
-    for (CasStatement& statement : *writes) statements.push_back(std::move(statement));
-  }
-  if (conditional && !one_table) {
-    Reply(stream, ErrorResponse({ErrorCode::kInvalid, "Batch with conditions cannot span multiple tables", ""}));
-    return true;
-  }
-  // Type 0 is LOGGED, 1 UNLOGGED (counter batches were refused above).
-  CHARYBDIS_ASSERT(batch.type <= 1);
-  Run(stream, WritePlan(batch.entries[0].prepared, std::move(statements), conditional,
-                        batch.type == 0 ? Batching::kLogged : Batching::kUnlogged, batch.options));
+    if (conditional && !one_table) {
+      Reply(stream, ErrorResponse({ErrorCode::kInvalid, "Batch with conditions cannot span multiple tables", ""}));
+      return;
+    }
+    // Type 0 is LOGGED, 1 UNLOGGED (counter batches were refused above).
+    CHARYBDIS_ASSERT(batch.type <= 1);
+    Run(stream, WritePlan(batch.entries[0].prepared, std::move(statements), conditional,
+                          batch.type == 0 ? Batching::kLogged : Batching::kUnlogged, batch.options));
+  });
   return true;
 }
 

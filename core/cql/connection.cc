@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/consistency_code.h"
+#include "core/cql/permission_checks.h"
 #include "core/cql/system_auth_guard.h"
 #include "core/cql/auth_service.h"
 #include "core/env/assert.h"
@@ -257,11 +258,14 @@ void Connection::Run(int16_t stream, Plan plan) {
   RunPlan(backend_, send_, stream, std::move(plan));
 }
 
-void Connection::RunPrepared(int16_t stream, std::shared_ptr<const Prepared> prepared, const QueryOptions& options,
-                             const Schema& schema) {
+void Connection::RunPrepared(int16_t stream, std::shared_ptr<const Prepared> prepared, QueryOptions options,
+                             std::shared_ptr<const Schema> schema) {
   if (IsRoleStatement(prepared->parsed.statement)) return RunRole(stream, std::move(prepared));
   if (std::optional<Error> refused = SystemAuthRefusal(*prepared)) return Reply(stream, ErrorResponse(*refused));
-  Run(stream, PlanExecution(prepared, options, schema, backend_.Cluster()));
+  std::vector<auth::Needed> needed = NeededFor(*prepared);
+  Authorize(stream, std::move(needed), [this, stream, prepared, options, schema] {
+    Run(stream, PlanExecution(prepared, options, *schema, backend_.Cluster()));
+  });
 }
 
 bool Connection::Query(int16_t stream, std::string_view body) {
@@ -276,7 +280,7 @@ bool Connection::Query(int16_t stream, std::string_view body) {
     Reply(stream, ErrorResponse(prepared.error));
     return true;
   }
-  RunPrepared(stream, std::move(prepared.prepared), options, *schema);
+  RunPrepared(stream, std::move(prepared.prepared), std::move(options), schema);
   return true;
 }
 
@@ -319,7 +323,7 @@ bool Connection::Execute(int16_t stream, std::string_view body) {
     Reply(stream, ErrorResponse(UnpreparedError(id)));
     return true;
   }
-  RunPrepared(stream, std::move(prepared), options, *schema);
+  RunPrepared(stream, std::move(prepared), std::move(options), schema);
   return true;
 }
 

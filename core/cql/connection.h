@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "core/auth/permissions.h"
 #include "core/cql/event.h"
 #include "core/env/time.h"
 #include "core/cql/execute.h"
@@ -93,6 +94,9 @@ constexpr uint32_t kLwtMetadataMark = 0x80000000u;
 
 class Connection {
  public:
+  // How long a connection trusts the permissions it read (Cassandra's
+  // permissions_validity default): a REVOKE counts within this.
+  static constexpr Nanos kPermissionsValidity = 2 * kSecond;
   // Writes one whole frame; may be called on any thread (answers of
   // requests come on the thread that finished them).
   using Send = std::function<void(std::string frame)>;
@@ -130,9 +134,16 @@ class Connection {
                      const std::optional<RoleRecord>& role);
   // A CREATE, ALTER or DROP ROLE or LIST ROLES, for the logged-in role.
   void RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared);
-  // A prepared statement, unless it names system_auth.
-  void RunPrepared(int16_t stream, std::shared_ptr<const Prepared> prepared, const QueryOptions& options,
-                   const Schema& schema);
+  // A prepared statement, unless it names system_auth or its role lacks
+  // a permission it needs.
+  void RunPrepared(int16_t stream, std::shared_ptr<const Prepared> prepared, QueryOptions options,
+                   std::shared_ptr<const Schema> schema);
+  // Runs `then` if the logged-in role has every permission `needed`
+  // (always with auth off); answers Unauthorized otherwise. The role's
+  // permissions are read at most every kPermissionsValidity, as
+  // Cassandra's permissions_validity (core/cql/connection_auth.cc).
+  void Authorize(int16_t stream, std::vector<auth::Needed> needed, std::function<void()> then);
+  void CheckPermissions(int16_t stream, const std::vector<auth::Needed>& needed, const std::function<void()>& then);
 
   PreparedStatements& prepared_;
   Backend& backend_;
@@ -144,6 +155,9 @@ class Connection {
   bool authenticated_ = false;
   bool login_running_ = false;  // an AUTH_RESPONSE is being checked
   std::string role_;  // the logged-in role (auth on)
+  // What the logged-in role may do, as last read, and when.
+  std::optional<auth::RolePermissions> permissions_;
+  Nanos permissions_read_at_ = 0;
   // Answers that come back through Backend::Post test it: the connection
   // may be gone by then.
   std::shared_ptr<char> alive_ = std::make_shared<char>();

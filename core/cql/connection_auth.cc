@@ -82,6 +82,51 @@ void Connection::CheckPassword(int16_t stream, const std::string& role_name, con
   });
 }
 
+void Connection::Authorize(int16_t stream, std::vector<auth::Needed> needed, std::function<void()> then) {
+  const AuthService* auth = backend_.auth();
+  if (auth == nullptr || !auth->required() || needed.empty()) return then();
+  CHARYBDIS_ASSERT(authenticated_ && !role_.empty());
+  if (permissions_ && backend_.Now() - permissions_read_at_ < kPermissionsValidity) {
+    return CheckPermissions(stream, needed, then);
+  }
+  std::weak_ptr<char> alive = alive_;
+  const Nanos asked_at = backend_.Now();
+  RoleStore(backend_).Get(role_, [this, alive, stream, needed, then, asked_at](std::optional<Error> error,
+                                                                               std::optional<RoleRecord> role) {
+    if (alive.expired()) return;
+    if (error) return Reply(stream, ErrorResponse(*error));
+    if (!role || !role->can_login) {
+      return Reply(stream, ErrorResponse({ErrorCode::kUnauthorized,
+                                          absl::StrCat(role_, " was dropped or may no longer log in"), ""}));
+    }
+    RoleStore(backend_).LoadPermissions(role_, [this, alive, stream, needed, then, asked_at,
+                                                superuser = role->is_superuser](std::optional<Error> error,
+                                                                                RoleStore::Granted granted) {
+      if (alive.expired()) return;
+      if (error) return Reply(stream, ErrorResponse(*error));
+      // Valid from when it was asked for: what was read may be that old.
+      permissions_ = auth::RolePermissions(superuser, std::move(granted));
+      permissions_read_at_ = asked_at;
+      CheckPermissions(stream, needed, then);
+    });
+  });
+}
+
+void Connection::CheckPermissions(int16_t stream, const std::vector<auth::Needed>& needed,
+                                  const std::function<void()>& then) {
+  CHARYBDIS_ASSERT(permissions_.has_value());
+  for (const auth::Needed& one : needed) {
+    if (permissions_->Allows(one)) continue;
+    CHARYBDIS_PROBE(backend_.probes(), "auth.permission_refused");
+    return Reply(stream, ErrorResponse({ErrorCode::kUnauthorized,
+                                        absl::StrCat("User ", role_, " has no ", auth::PermissionName(one.permission),
+                                                     " permission on ", auth::ResourceText(one.resource),
+                                                     " or any of its parents"),
+                                        ""}));
+  }
+  then();
+}
+
 void Connection::RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared) {
   AuthService* auth = backend_.auth();
   if (auth == nullptr || !auth->required()) {
@@ -105,7 +150,11 @@ void Connection::RunRole(int16_t stream, std::shared_ptr<const Prepared> prepare
       if (!caller || !caller->can_login) {
         return run(ErrorPlan({ErrorCode::kUnauthorized, absl::StrCat(role, " was dropped or may no longer log in"), ""}));
       }
-      RunRoleStatement(backend, *auth, *caller, prepared->parsed.statement, run);
+      RoleStore(backend).LoadPermissions(role, [&backend, auth, run, caller = *caller, prepared](
+                                                   std::optional<Error> error, RoleStore::Granted granted) {
+        if (error) return run(ErrorPlan(*error));
+        RunRoleStatement(backend, *auth, caller, granted, prepared->keyspace, prepared->parsed.statement, run);
+      });
     });
   });
 }

@@ -146,8 +146,25 @@ class Parser {
       return Use{};
     }
     if (Accept("list")) {
-      Expect("roles");
-      return ListRoles{};
+      if (Accept("roles")) return ListRoles{};
+      ListPermissions list;
+      list.permission = PermissionName();
+      if (Accept("on")) list.resource = ParsePermissionResource();
+      if (Accept("of")) list.role = RoleName();
+      Accept("norecursive");
+      return list;
+    }
+    if (IsWord("grant") || IsWord("revoke")) {
+      GrantPermissions grant;
+      grant.revoke = Accept("revoke");
+      if (!grant.revoke) Expect("grant");
+      do grant.permissions.push_back(PermissionName());
+      while (error_.ok() && Accept(","));
+      Expect("on");
+      grant.resource = ParsePermissionResource();
+      Expect(grant.revoke ? "from" : "to");
+      grant.role = RoleName();
+      return grant;
     }
     Fail(absl::StrCat("no viable alternative at input '", Peek().text, "'"));
     return Use{};
@@ -446,6 +463,31 @@ class Parser {
     if (listed) Expect(")");
     CHARYBDIS_ASSERT(alter.add.empty() || alter.drop.empty());  // ADD or DROP, not both
     return alter;
+  }
+
+  // ALL [PERMISSIONS], or a permission's name [PERMISSION]: checked
+  // against the known ones where the statement runs.
+  std::string PermissionName() {
+    if (Accept("all")) {
+      Accept("permissions");
+      return "ALL";
+    }
+    std::string name = Identifier();
+    Accept("permission");
+    for (char& c : name) c = absl::ascii_toupper(static_cast<unsigned char>(c));
+    return name;
+  }
+
+  // ALL KEYSPACES | KEYSPACE ks | [TABLE] [ks.]table
+  PermissionResource ParsePermissionResource() {
+    if (Accept("all")) {
+      Expect("keyspaces");
+      return {};
+    }
+    if (Accept("keyspace")) return {Identifier(), ""};
+    Accept("table");
+    const TableName name = QualifiedName();
+    return {name.keyspace, name.table};
   }
 
   // A role's name: an identifier, or a string literal as Cassandra allows.

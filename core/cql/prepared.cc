@@ -265,6 +265,8 @@ class Checker {
   void Check(const AlterRole&) {}
   void Check(const DropRole&) {}
   void Check(const ListRoles&) {}
+  void Check(const GrantPermissions&) {}
+  void Check(const ListPermissions&) {}
 
   void PartitionKeyMarkers(const Statement& statement) {
     if (!prepared_.table || prepared_.system_table) return;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/auth/sasl_plain.h"
 #include "core/cql/plan_parts.h"
+#include "core/cql/types.h"
 #include "core/env/assert.h"
 
 namespace charybdis::cql {
@@ -56,10 +57,102 @@ std::optional<Error> Refusal(const RoleRecord& caller, const DropRole& drop) {
 
 std::optional<Error> Refusal(const RoleRecord&, const ListRoles&) { return std::nullopt; }
 
-template <typename Statement>
-std::optional<Error> NotAStatement(const RoleRecord&, const Statement&) {
-  CHARYBDIS_ASSERT(false);  // RunRoleStatement takes role statements only
-  return std::nullopt;
+// The resource a GRANT, REVOKE or LIST names, as stored ("data/ks/t"),
+// once it exists; `keyspace`: the connection's.
+absl::StatusOr<std::string> ResourceOf(const PermissionResource& named, const std::string& keyspace,
+                                       const Schema& schema) {
+  if (named.keyspace.empty() && named.table.empty()) return auth::AllKeyspacesResource();
+  const std::string space = named.keyspace.empty() ? keyspace : named.keyspace;
+  if (space == kAuthKeyspace) return absl::InvalidArgumentError("system_auth is no one's to grant: role statements change it");
+  if (named.table.empty()) {
+    if (schema.FindKeyspace(space) == nullptr) return absl::InvalidArgumentError(absl::StrCat("Resource <keyspace ", space, "> doesn't exist"));
+    return auth::KeyspaceResource(space);
+  }
+  if (schema.FindTable(space, named.table) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("Resource <table ", space, ".", named.table, "> doesn't exist"));
+  }
+  return auth::TableResource(space, named.table);
+}
+
+// The permissions named, on `resource`: ALL is those that apply to it.
+absl::StatusOr<std::vector<auth::Permission>> PermissionsOf(const std::vector<std::string>& names,
+                                                            const std::string& resource) {
+  const std::vector<auth::Permission> applicable = auth::ApplicablePermissions(resource);
+  std::vector<auth::Permission> permissions;
+  for (const std::string& name : names) {
+    if (name == "ALL") return applicable;
+    std::optional<auth::Permission> permission = auth::PermissionNamed(name);
+    if (!permission) return absl::InvalidArgumentError(absl::StrCat("unknown permission ", name));
+    if (std::find(applicable.begin(), applicable.end(), *permission) == applicable.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("Resource type ", auth::ResourceText(resource),
+                                                     " does not support the requested permission ", name));
+    }
+    permissions.push_back(*permission);
+  }
+  return permissions;
+}
+
+void RunGrant(Backend& backend, const RoleRecord& caller, const RoleStore::Granted& granted,
+              const std::string& keyspace, const GrantPermissions& grant, std::function<void(Plan)> run) {
+  absl::StatusOr<std::string> resource = ResourceOf(grant.resource, keyspace, *backend.CurrentSchema());
+  if (!resource.ok()) return run(ErrorPlan(Invalid(std::string(resource.status().message()))));
+  absl::StatusOr<std::vector<auth::Permission>> permissions = PermissionsOf(grant.permissions, *resource);
+  if (!permissions.ok()) return run(ErrorPlan({ErrorCode::kSyntax, std::string(permissions.status().message()), ""}));
+  // A role grants only what it may authorize, and holds itself.
+  const auth::RolePermissions mine(caller.is_superuser, granted);
+  std::vector<auth::Permission> needed = *permissions;
+  needed.push_back(auth::Permission::kAuthorize);
+  for (auth::Permission permission : needed) {
+    if (mine.Allows({permission, *resource})) continue;
+    return run(ErrorPlan(Unauthorized(absl::StrCat("User ", caller.name, " has no ", auth::PermissionName(permission),
+                                                   " permission on ", auth::ResourceText(*resource),
+                                                   " or any of its parents"))));
+  }
+  RoleStore(backend).Get(grant.role, [&backend, grant, resource = *resource, permissions = *permissions, run](
+                                         std::optional<Error> error, std::optional<RoleRecord> role) {
+    if (error) return run(ErrorPlan(*error));
+    if (!role) return run(ErrorPlan(Invalid(absl::StrCat("Role ", grant.role, " doesn't exist"))));
+    RoleStore(backend).Grant(grant.role, resource, permissions, grant.revoke, [run](std::optional<Error> error) {
+      run(error ? ErrorPlan(*error) : Plan{VoidResult(), {}, {}, {}});
+    });
+  });
+}
+
+void RunListPermissions(Backend& backend, const RoleRecord& caller, const std::string& keyspace,
+                        const ListPermissions& list, std::function<void(Plan)> run) {
+  if (!caller.is_superuser && list.role.value_or(caller.name) != caller.name) {
+    return run(ErrorPlan(Unauthorized(absl::StrCat("only superusers list the permissions of other roles; ", caller.name,
+                                                   " is not one"))));
+  }
+  std::optional<std::string> resource;
+  if (list.resource) {
+    absl::StatusOr<std::string> named = ResourceOf(*list.resource, keyspace, *backend.CurrentSchema());
+    if (!named.ok()) return run(ErrorPlan(Invalid(std::string(named.status().message()))));
+    resource = *named;
+  }
+  std::optional<auth::Permission> only;
+  if (list.permission != "ALL") {
+    only = auth::PermissionNamed(list.permission);
+    if (!only) return run(ErrorPlan({ErrorCode::kSyntax, absl::StrCat("unknown permission ", list.permission), ""}));
+  }
+  const std::optional<std::string> role = caller.is_superuser ? list.role : std::optional<std::string>(caller.name);
+  RoleStore(backend).ListGrants(role, [resource, only, run](std::optional<Error> error,
+                                                         std::vector<std::pair<std::string, RoleStore::Granted>> grants) {
+    if (error) return run(ErrorPlan(*error));
+    ResultSet result;
+    for (const char* name : {"role", "username", "resource", "permission"}) {
+      result.columns.push_back({"system_auth", "role_permissions", name, Type{Kind::kText, {}}});
+    }
+    for (const auto& [role, granted] : grants) {
+      for (const auto& [on, permission] : granted) {
+        // ON a resource lists the grants that cover it: its own and its parents'.
+        if (resource && !(*resource == on || resource->rfind(on + "/", 0) == 0)) continue;
+        if (only && permission != *only) continue;
+        result.rows.push_back({role, role, auth::ResourceText(on), std::string(auth::PermissionName(permission))});
+      }
+    }
+    run(Plan{RowsResult(result, false), {}, {}, {}});
+  });
 }
 
 Plan VoidPlan() { return {VoidResult(), {}, {}, {}}; }
@@ -89,25 +182,31 @@ void Write(Backend& backend, const Statement& statement, std::optional<std::stri
   const auto& drop = std::get<DropRole>(statement);
   std::optional<Error> missing;
   if (!drop.if_exists) missing = Invalid(absl::StrCat(drop.name, " doesn't exist"));
-  store.Drop(drop.name, [answer, missing](std::optional<Error> error, bool applied) { answer(error, applied, missing); });
+  // Its grants go first: a role created again under the name starts with none.
+  store.RevokeAll(drop.name, [&backend, name = drop.name, answer, missing](std::optional<Error> error) {
+    if (error) return answer(error, false, std::nullopt);
+    RoleStore(backend).Drop(name, [answer, missing](std::optional<Error> error, bool applied) {
+      answer(error, applied, missing);
+    });
+  });
 }
 
 }  // namespace
 
-void RunRoleStatement(Backend& backend, AuthService& auth, const RoleRecord& caller, const Statement& statement,
+void RunRoleStatement(Backend& backend, AuthService& auth, const RoleRecord& caller,
+                      const RoleStore::Granted& granted, const std::string& keyspace, const Statement& statement,
                       std::function<void(Plan)> run) {
   CHARYBDIS_ASSERT(IsRoleStatement(statement));
-  const std::optional<Error> refusal = std::visit(
-      [&](const auto& s) {
-        using S = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<S, CreateRole> || std::is_same_v<S, AlterRole> || std::is_same_v<S, DropRole> ||
-                      std::is_same_v<S, ListRoles>) {
-          return Refusal(caller, s);
-        } else {
-          return NotAStatement(caller, s);
-        }
-      },
-      statement);
+  if (const auto* grant = std::get_if<GrantPermissions>(&statement)) {
+    return RunGrant(backend, caller, granted, keyspace, *grant, std::move(run));
+  }
+  if (const auto* list = std::get_if<ListPermissions>(&statement)) {
+    return RunListPermissions(backend, caller, keyspace, *list, std::move(run));
+  }
+  std::optional<Error> refusal;
+  if (const auto* create = std::get_if<CreateRole>(&statement)) refusal = Refusal(caller, *create);
+  if (const auto* alter = std::get_if<AlterRole>(&statement)) refusal = Refusal(caller, *alter);
+  if (const auto* drop = std::get_if<DropRole>(&statement)) refusal = Refusal(caller, *drop);
   if (refusal) return run(ErrorPlan(*refusal));
   if (std::holds_alternative<ListRoles>(statement)) {
     // A superuser lists every role; any other role, itself.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/cql/wire.h"
 #include "core/cql/plan_parts.h"
 #include "core/cql/types.h"
 #include "core/env/assert.h"
@@ -20,6 +21,32 @@ const char kInsertRole[] =
 const char kDeleteRole[] = "DELETE FROM system_auth.roles WHERE role = ? IF EXISTS";
 
 std::optional<std::string> Text(const std::string& value) { return value; }
+
+// The rows of a Rows result without metadata (skip_metadata), every page
+// at once.
+absl::StatusOr<std::vector<ResultRow>> RowsOf(const Response& response) {
+  Reader in(response.body);
+  if (response.opcode != Opcode::kResult || in.Int() != 2) return absl::InternalError("not a Rows result");
+  const int32_t flags = in.Int();
+  const int32_t columns = in.Int();
+  if ((flags & 0x0002) != 0) return absl::InternalError("a read of system_auth came back in pages");
+  std::vector<ResultRow> rows(std::max(0, in.Int()));
+  for (ResultRow& row : rows) {
+    for (int32_t i = 0; i < columns && in.ok(); i++) row.push_back(in.Bytes().bytes);
+  }
+  if (!in.ok()) return absl::InternalError("a malformed Rows result");
+  return rows;
+}
+
+// The error of a response that is not a result.
+std::optional<Error> ErrorIn(const Response& response) {
+  if (response.opcode != Opcode::kError) return std::nullopt;
+  Reader in(response.body);
+  Error error;
+  error.code = static_cast<ErrorCode>(in.Int());
+  error.message = in.String();
+  return error;
+}
 std::optional<std::string> Boolean(bool value) { return NativeBoolean(value); }
 
 }  // namespace
@@ -27,6 +54,10 @@ std::optional<std::string> Boolean(bool value) { return NativeBoolean(value); }
 const char kCreateRolesTableStatement[] =
     "CREATE TABLE IF NOT EXISTS system_auth.roles (role text PRIMARY KEY, can_login boolean, is_superuser boolean, "
     "salted_hash text)";
+
+const char kCreateRolePermissionsTableStatement[] =
+    "CREATE TABLE IF NOT EXISTS system_auth.role_permissions (role text, resource text, permission text, "
+    "PRIMARY KEY (role, resource, permission))";
 
 std::string CreateAuthKeyspaceStatement(const ClusterView& cluster) {
   std::map<std::string, uint32_t> nodes;
@@ -120,6 +151,110 @@ void RoleStore::Drop(const std::string& name, Applied done) {
          [done](std::optional<Error> error, const Prepared*, const ClientResponse& response) {
            done(error, !error && response.applied());
          });
+}
+
+void RoleStore::Select(const std::string& query, std::vector<std::optional<std::string>> values,
+                       std::function<void(std::optional<Error>, std::vector<ResultRow>)> done) {
+  const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
+  PrepareResult prepared = Prepare(*schema, "", query);
+  if (!prepared.prepared) {
+    Error error{ErrorCode::kServer, absl::StrCat("system_auth is not ready: ", prepared.error.message), ""};
+    return backend_.Post([done, error] { done(error, {}); });
+  }
+  QueryOptions options;
+  options.consistency = CL_QUORUM;
+  options.skip_metadata = true;
+  for (auto& value : values) options.values.push_back(Value{false, std::move(value)});
+  Plan plan = PlanExecution(prepared.prepared, options, *schema, backend_.Cluster());
+  Backend& backend = backend_;
+  // The plan's answer, as a frame (RunPlan's), decoded back into rows.
+  RunPlan(backend_, [&backend, done](std::string frame) {
+    const Response response{static_cast<Opcode>(ParseHeader(frame).opcode), frame.substr(kHeaderBytes)};
+    backend.Post([done, response] {
+      if (std::optional<Error> error = ErrorIn(response)) return done(error, {});
+      absl::StatusOr<std::vector<ResultRow>> rows = RowsOf(response);
+      if (!rows.ok()) return done(Error{ErrorCode::kServer, std::string(rows.status().message()), ""}, {});
+      done(std::nullopt, std::move(*rows));
+    });
+  }, 0, std::move(plan));
+}
+
+void RoleStore::WriteAll(std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes,
+                         std::function<void(std::optional<Error>)> done) {
+  if (writes.empty()) return backend_.Post([done] { done(std::nullopt); });
+  // Answers come on the connection thread, one at a time.
+  struct Gathering {
+    size_t remaining = 0;
+    std::optional<Error> error;
+  };
+  auto gathering = std::make_shared<Gathering>();
+  gathering->remaining = writes.size();
+  for (auto& [query, values] : writes) {
+    RunOne(query, std::move(values), CL_QUORUM, [gathering, done](std::optional<Error> error, const Prepared*,
+                                                                   const ClientResponse&) {
+      if (error && !gathering->error) gathering->error = error;
+      CHARYBDIS_ASSERT(gathering->remaining > 0);
+      if (--gathering->remaining == 0) done(gathering->error);
+    });
+  }
+}
+
+void RoleStore::LoadPermissions(const std::string& role, std::function<void(std::optional<Error>, Granted)> done) {
+  Select("SELECT resource, permission FROM system_auth.role_permissions WHERE role = ?", {Text(role)},
+         [done](std::optional<Error> error, std::vector<ResultRow> rows) {
+           Granted granted;
+           for (const ResultRow& row : rows) {
+             CHARYBDIS_ASSERT(row.size() == 2);
+             std::optional<auth::Permission> permission = auth::PermissionNamed(row[1].value_or(""));
+             if (permission && row[0]) granted.emplace(*row[0], *permission);
+           }
+           done(error, std::move(granted));
+         });
+}
+
+void RoleStore::ListGrants(const std::optional<std::string>& role,
+                           std::function<void(std::optional<Error>, std::vector<std::pair<std::string, Granted>>)> done) {
+  std::string query = "SELECT role, resource, permission FROM system_auth.role_permissions";
+  std::vector<std::optional<std::string>> values;
+  if (role) {
+    query += " WHERE role = ?";
+    values.push_back(Text(*role));
+  }
+  Select(query, std::move(values), [done](std::optional<Error> error, std::vector<ResultRow> rows) {
+    std::map<std::string, Granted> by_role;
+    for (const ResultRow& row : rows) {
+      CHARYBDIS_ASSERT(row.size() == 3);
+      std::optional<auth::Permission> permission = auth::PermissionNamed(row[2].value_or(""));
+      if (permission && row[0] && row[1]) by_role[*row[0]].emplace(*row[1], *permission);
+    }
+    done(error, std::vector<std::pair<std::string, Granted>>(by_role.begin(), by_role.end()));
+  });
+}
+
+void RoleStore::Grant(const std::string& role, const std::string& resource,
+                      const std::vector<auth::Permission>& permissions, bool revoke,
+                      std::function<void(std::optional<Error>)> done) {
+  const char* query = revoke ? "DELETE FROM system_auth.role_permissions WHERE role = ? AND resource = ? AND permission = ?"
+                             : "INSERT INTO system_auth.role_permissions (role, resource, permission) VALUES (?, ?, ?)";
+  std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes;
+  for (auth::Permission permission : permissions) {
+    writes.push_back({query, {Text(role), Text(resource), Text(auth::PermissionName(permission))}});
+  }
+  WriteAll(std::move(writes), std::move(done));
+}
+
+void RoleStore::RevokeAll(const std::string& role, std::function<void(std::optional<Error>)> done) {
+  // Row by row: a partition delete is not in our CQL yet (issue 34).
+  Backend& backend = backend_;
+  LoadPermissions(role, [&backend, role, done](std::optional<Error> error, Granted granted) {
+    if (error) return done(error);
+    std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes;
+    for (const auto& [resource, permission] : granted) {
+      writes.push_back({"DELETE FROM system_auth.role_permissions WHERE role = ? AND resource = ? AND permission = ?",
+                        {Text(role), Text(resource), Text(auth::PermissionName(permission))}});
+    }
+    RoleStore(backend).WriteAll(std::move(writes), done);
+  });
 }
 
 Plan RoleStore::List(const std::optional<std::string>& only) {

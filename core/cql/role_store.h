@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <set>
+
+#include "core/auth/permissions.h"
 #include "core/cql/connection.h"
 
 namespace charybdis::cql {
@@ -23,6 +26,8 @@ constexpr char kRolesTable[] = "roles";
 // has fewer nodes: QUORUM must be reachable), then its table.
 std::string CreateAuthKeyspaceStatement(const ClusterView& cluster);
 extern const char kCreateRolesTableStatement[];
+extern const char kCreateRolePermissionsTableStatement[];
+constexpr char kRolePermissionsTable[] = "role_permissions";
 
 struct RoleRecord {
   std::string name;
@@ -51,11 +56,30 @@ class RoleStore {
   // LIST ROLES: every role, or only `only`, as rows of role, super, login.
   Plan List(const std::optional<std::string>& only);
 
+  // Permissions (docs/security.md): one row per role, resource and
+  // permission of system_auth.role_permissions.
+  using Granted = std::set<std::pair<std::string, auth::Permission>>;  // resource, permission
+  void LoadPermissions(const std::string& role, std::function<void(std::optional<Error>, Granted)> done);
+  // Every role's grants (`role` null), or one role's.
+  void ListGrants(const std::optional<std::string>& role,
+                  std::function<void(std::optional<Error>, std::vector<std::pair<std::string, Granted>>)> done);
+  // Adds (or, with `revoke`, removes) `permissions` of `role` on `resource`.
+  void Grant(const std::string& role, const std::string& resource, const std::vector<auth::Permission>& permissions,
+             bool revoke, std::function<void(std::optional<Error>)> done);
+  // Removes every grant of `role` (DROP ROLE).
+  void RevokeAll(const std::string& role, std::function<void(std::optional<Error>)> done);
+
  private:
   // Runs the one request of `query`'s plan, its values bound, and hands
   // its answer over on the connection thread.
   void RunOne(const std::string& query, std::vector<std::optional<std::string>> values, ConsistencyLevel level,
               std::function<void(std::optional<Error>, const Prepared*, const ClientResponse&)> done);
+  // Runs a SELECT's whole plan at QUORUM; its rows' values by column.
+  void Select(const std::string& query, std::vector<std::optional<std::string>> values,
+              std::function<void(std::optional<Error>, std::vector<ResultRow>)> done);
+  // Runs each write at QUORUM, all at once; the first error, if any.
+  void WriteAll(std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes,
+                std::function<void(std::optional<Error>)> done);
 
   Backend& backend_;
 };

@@ -186,13 +186,37 @@ struct DropRole {
 
 struct ListRoles {};
 
-using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable, DropKeyspace,
-                               DropTable, AlterTable, AlterKeyspace, CreateRole, AlterRole, DropRole, ListRoles>;
+// ALL KEYSPACES (both empty), KEYSPACE ks, or [TABLE] [ks.]table.
+struct PermissionResource {
+  std::string keyspace;
+  std::string table;
+};
 
-// Whether a statement manages roles (core/cql/role_statements.h runs it).
+// GRANT permissions ON resource TO role, or REVOKE ... FROM role.
+struct GrantPermissions {
+  bool revoke = false;
+  std::vector<std::string> permissions;  // as written; "ALL" for ALL PERMISSIONS
+  PermissionResource resource;
+  std::string role;
+};
+
+// LIST ALL PERMISSIONS | LIST permission [ON resource] [OF role].
+struct ListPermissions {
+  std::string permission;  // "ALL", or one permission's name
+  std::optional<PermissionResource> resource;
+  std::optional<std::string> role;
+};
+
+using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable, DropKeyspace,
+                               DropTable, AlterTable, AlterKeyspace, CreateRole, AlterRole, DropRole, ListRoles,
+                               GrantPermissions, ListPermissions>;
+
+// Whether a statement manages roles or their permissions
+// (core/cql/role_statements.h runs it).
 inline bool IsRoleStatement(const Statement& statement) {
   return std::holds_alternative<CreateRole>(statement) || std::holds_alternative<AlterRole>(statement) ||
-         std::holds_alternative<DropRole>(statement) || std::holds_alternative<ListRoles>(statement);
+         std::holds_alternative<DropRole>(statement) || std::holds_alternative<ListRoles>(statement) ||
+         std::holds_alternative<GrantPermissions>(statement) || std::holds_alternative<ListPermissions>(statement);
 }
 
 // Whether a statement changes the schema (the schema log carries it).

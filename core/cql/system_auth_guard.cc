@@ -1,6 +1,7 @@
 #include "core/cql/system_auth_guard.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/cql/parser.h"
 #include "core/cql/role_store.h"
 
 namespace charybdis::cql {
@@ -34,6 +35,44 @@ bool NamesAuth(const Statement& statement, const std::string& keyspace) {
 }
 
 }  // namespace
+
+namespace {
+
+bool IsSystemStorageTable(const std::string& table) {
+  for (const char* keyspace : {"system.", "system_schema.", "system_auth."}) {
+    if (table.rfind(keyspace, 0) == 0) return true;
+  }
+  return false;
+}
+
+// The storage tables a request reads or writes.
+std::vector<std::string> TablesOf(const ClientRequest& request) {
+  std::vector<std::string> tables;
+  if (request.has_write()) tables.push_back(request.write().table());
+  if (request.has_read()) tables.push_back(request.read().table());
+  if (request.has_scan()) tables.push_back(request.scan().table());
+  for (const CasStatement& statement : request.cas().statement()) tables.push_back(statement.write().table());
+  for (const WriteOp& write : request.batch().write()) tables.push_back(write.table());
+  return tables;
+}
+
+}  // namespace
+
+std::optional<std::string> SystemTableRefusal(const ClientRequest& request) {
+  for (const std::string& table : TablesOf(request)) {
+    if (IsSystemStorageTable(table)) {
+      return absl::StrCat("table ", table, " is the system's: clients neither read nor write it");
+    }
+  }
+  if (!request.has_schema_change()) return std::nullopt;
+  absl::StatusOr<ParsedStatement> parsed = Parse(request.schema_change().statement());
+  if (!parsed.ok()) return std::nullopt;  // the schema agent says what is wrong with it
+  const std::string& keyspace = request.schema_change().keyspace();
+  if (NamesAuth(parsed->statement, keyspace) || IsRoleStatement(parsed->statement)) {
+    return "system_auth changes only through CQL role statements";
+  }
+  return std::nullopt;
+}
 
 std::optional<Error> SystemAuthRefusal(const Prepared& prepared) {
   if (!NamesAuth(prepared.parsed.statement, prepared.keyspace)) return std::nullopt;

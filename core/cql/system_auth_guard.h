@@ -9,6 +9,7 @@
 
 #include "core/cql/prepared.h"
 #include "core/cql/result.h"
+#include "proto/client.pb.h"
 
 namespace charybdis::cql {
 
@@ -16,5 +17,12 @@ namespace charybdis::cql {
 // system_auth (its table, any statement of a batch, or a schema change of
 // the keyspace or its tables); nothing otherwise.
 std::optional<Error> SystemAuthRefusal(const Prepared& prepared);
+
+// Why a request of ours from the gRPC client API is refused: it reads or
+// writes a table of the system keyspaces (system.*: the schema and
+// topology logs; system_schema.*; system_auth.*: the roles), or is a
+// schema change that names one. Nothing when it may run. CQL clients meet
+// the same rule above (and the system tables CQL serves are read-only).
+std::optional<std::string> SystemTableRefusal(const ClientRequest& request);
 
 }  // namespace charybdis::cql

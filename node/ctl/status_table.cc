@@ -148,6 +148,9 @@ std::string StatusTable(const std::vector<StatusAnswer>& answers) {
     absl::StrAppend(&text, "node ", status.node_id(), " at ", answer.address, ": ", status.shards(),
                     " shards; sees up: ", absl::StrJoin(status.up(), " "));
     if (status.blocked_size() > 0) absl::StrAppend(&text, "; drops traffic of: ", absl::StrJoin(status.blocked(), " "));
+    if (status.cql_open_to_everyone()) {
+      absl::StrAppend(&text, "; WARNING: its CQL port listens beyond loopback and asks for no password (docs/security.md)");
+    }
     absl::StrAppend(&text, "\n");
   }
   absl::StrAppend(&text, Unanswered(answers));

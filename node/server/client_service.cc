@@ -1,5 +1,6 @@
 #include "node/server/client_service.h"
 
+#include "core/cql/system_auth_guard.h"
 #include "node/server/node.h"
 
 namespace charybdis::node {
@@ -8,6 +9,13 @@ grpc::ServerUnaryReactor* ClientService::Execute(grpc::CallbackServerContext* co
                                                  const ExecuteRequest* request,
                                                  ClientResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (std::optional<std::string> refused = cql::SystemTableRefusal(request->request())) {
+    response->set_request_id(request->request().request_id());
+    response->set_code(ClientResponse::INVALID_REQUEST);
+    response->set_message(*refused);
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
   node_.Execute(*request, [reactor, response](ClientResponse answer) {
     *response = std::move(answer);
     reactor->Finish(grpc::Status::OK);

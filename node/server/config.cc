@@ -38,6 +38,13 @@ constexpr uint32_t kMaxNodeId = BallotLayout::kMaxNodeId;
 
 }  // namespace
 
+bool CqlOpenToEveryone(const LoadedConfig& config) {
+  if (config.cql_address.empty() || config.cql_auth.required) return false;
+  const std::string host = config.cql_address.substr(0, config.cql_address.rfind(':'));
+  const bool loopback = host.rfind("127.", 0) == 0 || host == "localhost" || host == "[::1]" || host == "::1";
+  return !loopback;
+}
+
 absl::StatusOr<LoadedConfig> LoadConfig(const std::string& path) {
   std::ifstream file(path);
   if (!file) return absl::NotFoundError(absl::StrCat(path, ": cannot open config file"));

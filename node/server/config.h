@@ -24,6 +24,11 @@ struct LoadedConfig {
   cql::AuthConfig cql_auth;  // with the superuser's password read from its file
 };
 
+// Whether the CQL port listens beyond loopback and asks for no password:
+// anyone who reaches it may read, write and drop every table. The node
+// warns at start and in its status (docs/security.md).
+bool CqlOpenToEveryone(const LoadedConfig& config);
+
 // Parses and checks a config file. Every problem is reported, one per line,
 // as "FILE:LINE:COLUMN: field.path: what is wrong" (InvalidArgument).
 absl::StatusOr<LoadedConfig> LoadConfig(const std::string& path);

@@ -218,6 +218,13 @@ absl::Status Node::Open() {
     auto cql = CqlServer::Start(config_.cql_address, static_cast<uint16_t>(config_.file.cql_shard_aware_port()), *this);
     if (!cql.ok()) return cql.status();
     cql_server_ = std::move(*cql);
+    if (CqlOpenToEveryone(config_)) {
+      Log("warning", "cql_open_to_everyone",
+          {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
+           {"why", "the CQL port listens beyond loopback and asks for no password: anyone who reaches it may read, "
+                   "write and drop every table"},
+           {"fix", "auth { required: true } in the node config (docs/security.md)"}});
+    }
   }
   transport_->AcceptClients();
   return absl::OkStatus();
@@ -303,6 +310,7 @@ void Node::Status(std::function<void(StatusResponse)> done) {
   auto status = std::make_shared<StatusResponse>();
   status->set_node_id(config_.node.id);
   status->set_shards(config_.node.shards);
+  status->set_cql_open_to_everyone(CqlOpenToEveryone(config_));
   for (NodeId node : transport_->blocked()) status->add_blocked(node);
   for (const Member& member : config_.file.member()) *status->add_member() = member;
   uint64_t load_bytes = 0;

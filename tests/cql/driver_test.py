@@ -751,6 +751,13 @@ def check_auth(ctl, directory, gocql_check, node_modules):
                 assert reasons and all(isinstance(r, AuthenticationFailed) for r in reasons), reasons
                 if user is not None:
                     assert f"Provided username {user} and/or password are incorrect" in str(reasons[0]), reasons
+        def grant(statement):
+            cluster, session = login("admin", password)
+            try:
+                session.execute(statement)
+            finally:
+                cluster.shutdown()
+
         admin, session = login("admin", password)
         try:
             session.execute("INSERT INTO accounts (id, balance) VALUES ('auth', 1)")
@@ -768,6 +775,14 @@ def check_auth(ctl, directory, gocql_check, node_modules):
             admin.shutdown()
         user, session = login("app_user", "app pw")
         try:
+            # Logged in, but granted nothing yet.
+            try:
+                session.execute("SELECT balance FROM accounts WHERE id = 'auth'")
+                raise AssertionError("a role with no permission read a table")
+            except Unauthorized as error:
+                assert "has no SELECT permission on <table app.accounts>" in str(error), error
+            grant("GRANT SELECT, MODIFY ON KEYSPACE app TO app_user")
+            time.sleep(2.2)  # the connection trusts the permissions it read for 2 s
             assert session.execute("SELECT balance FROM accounts WHERE id = 'auth'").one().balance == 1
             try:
                 session.execute("CREATE ROLE other WITH PASSWORD = 'x' AND LOGIN = true")

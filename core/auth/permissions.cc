@@ -1,0 +1,79 @@
+#include "core/auth/permissions.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/env/assert.h"
+
+namespace charybdis::auth {
+namespace {
+
+constexpr char kRoot[] = "data";
+
+}  // namespace
+
+const std::vector<Permission>& AllPermissions() {
+  static const std::vector<Permission> all = {Permission::kCreate, Permission::kAlter,  Permission::kDrop,
+                                              Permission::kSelect, Permission::kModify, Permission::kAuthorize};
+  return all;
+}
+
+const char* PermissionName(Permission permission) {
+  switch (permission) {
+    case Permission::kSelect: return "SELECT";
+    case Permission::kModify: return "MODIFY";
+    case Permission::kCreate: return "CREATE";
+    case Permission::kAlter: return "ALTER";
+    case Permission::kDrop: return "DROP";
+    case Permission::kAuthorize: return "AUTHORIZE";
+  }
+  CHARYBDIS_ASSERT(false);  // every permission is named above
+  return "";
+}
+
+std::optional<Permission> PermissionNamed(const std::string& name) {
+  std::string upper = name;
+  absl::AsciiStrToUpper(&upper);
+  for (Permission permission : AllPermissions()) {
+    if (upper == PermissionName(permission)) return permission;
+  }
+  return std::nullopt;
+}
+
+std::string AllKeyspacesResource() { return kRoot; }
+std::string KeyspaceResource(const std::string& keyspace) { return absl::StrCat(kRoot, "/", keyspace); }
+std::string TableResource(const std::string& keyspace, const std::string& table) {
+  return absl::StrCat(kRoot, "/", keyspace, "/", table);
+}
+
+std::string ResourceText(const std::string& resource) {
+  const std::vector<std::string> parts = absl::StrSplit(resource, '/');
+  if (parts.size() == 2) return absl::StrCat("<keyspace ", parts[1], ">");
+  if (parts.size() == 3) return absl::StrCat("<table ", parts[1], ".", parts[2], ">");
+  return "<all keyspaces>";
+}
+
+std::vector<Permission> ApplicablePermissions(const std::string& resource) {
+  std::vector<Permission> applicable;
+  const bool table = std::count(resource.begin(), resource.end(), '/') == 2;
+  for (Permission permission : AllPermissions()) {
+    if (!(table && permission == Permission::kCreate)) applicable.push_back(permission);
+  }
+  return applicable;
+}
+
+bool RolePermissions::Allows(const Needed& needed) const {
+  if (superuser_) return true;
+  // The resource, then each parent: "data/ks/t", "data/ks", "data".
+  std::string resource = needed.resource;
+  while (true) {
+    if (granted_.count({resource, needed.permission})) return true;
+    const size_t slash = resource.rfind('/');
+    if (slash == std::string::npos) return false;
+    resource.resize(slash);
+  }
+}
+
+}  // namespace charybdis::auth
