@@ -18,6 +18,7 @@
 #include "core/telemetry/percentile.h"
 #include "sim/ping_workload.h"
 #include "sim/operations_workload.h"
+#include "sim/permissions_workload.h"
 #include "sim/topology_workload.h"
 #include "sim/availability_check.h"
 #include "sim/cql_workload.h"
@@ -62,6 +63,10 @@ class Workloads {
         case scenario::Workload::kOperations:
           all_.push_back(
               std::make_unique<OperationsWorkload>(simulator, cluster, workload.name(), workload.operations(), history));
+          break;
+        case scenario::Workload::kPermissions:
+          all_.push_back(std::make_unique<PermissionsWorkload>(simulator, cluster, workload.name(),
+                                                               workload.permissions(), stream, probes));
           break;
         case scenario::Workload::KIND_NOT_SET:
           CHARYBDIS_ASSERT(false && "rejected by the validator");
