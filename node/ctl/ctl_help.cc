@@ -122,8 +122,8 @@ constexpr Command kCommands[] = {
   {"cluster", "a local cluster: up, add, down, kill, start, stop, partition, heal",
    "cluster up [-n 3] [--smp 2] [--rf 3] [--cql-schema FILE] [--ports] [--auth]\n"
    "  Starts a local cluster in --dir (FILE: CREATE KEYSPACE/TABLE statements).\n"
-   "  --auth: CQL asks for a role and password; the superuser is admin, with a\n"
-   "  random password in DIR/superuser_password (docs/security.md).\n"
+   "  --auth: CQL asks for a role and password; the superuser's name and a\n"
+   "  random password are in DIR/superuser.txt (docs/security.md).\n"
    "  Each node gets an address of its own, 127.0.B.N, on the standard ports\n"
    "  (CQL 9042, shard-aware 19042, internode 7000, client 9160, metrics 9180),\n"
    "  B a block no other cluster uses; --ports puts every node on 127.0.0.1 on\n"

@@ -460,8 +460,8 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
               << cluster->metrics_address(id) << "/metrics, log " << cluster->log_path(id) << "\n";
   }
   if (options.auth) {
-    std::cout << "CQL asks for a password: superuser " << LocalCluster::kSuperuser << ", its password in "
-              << cluster->superuser_password_path() << "\n";
+    std::cout << "CQL asks for a password: the superuser's name and password are in " << cluster->superuser_path()
+              << "\n";
   }
   return 0;
 }

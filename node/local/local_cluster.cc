@@ -84,30 +84,40 @@ std::string NodeBinaryBesideSelf() {
 
 namespace {
 
-// A random password (32 hex digits from the system's random source), in
-// a file only its owner reads.
-absl::Status WriteSuperuserPassword(const std::string& path) {
+// Writes `text` to `path`, which only its owner may read.
+absl::Status WriteSecret(const std::string& path, const std::string& text) {
+  std::error_code error;
+  fs::create_directories(fs::path(path).parent_path(), error);
+  {
+    // Created empty and closed to others before the secret goes in.
+    std::ofstream(path, std::ios::trunc).flush();
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, error);
+    if (error) return absl::InternalError(absl::StrCat("cannot chmod 600 ", path, ": ", error.message()));
+    std::ofstream file(path, std::ios::trunc);
+    file << text;
+    if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+// A random password (32 hex digits from the system's random source), for
+// the nodes (`password_path`: the password alone) and for people and
+// tools (`user_path`: "name password").
+absl::Status WriteSuperuserPassword(const std::string& password_path, const std::string& user_path) {
   std::ifstream random("/dev/urandom", std::ios::binary);
   unsigned char bytes[16];
   random.read(reinterpret_cast<char*>(bytes), sizeof(bytes));
   if (!random) return absl::InternalError("cannot read /dev/urandom for the superuser's password");
   std::string password;
   for (unsigned char byte : bytes) absl::StrAppend(&password, absl::Hex(byte, absl::kZeroPad2));
-  std::error_code error;
-  fs::create_directories(fs::path(path).parent_path(), error);
-  {
-    std::ofstream file(path, std::ios::trunc);
-    file << password << "\n";
-    if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
-  }
-  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, error);
-  if (error) return absl::InternalError(absl::StrCat("cannot chmod 600 ", path, ": ", error.message()));
-  return absl::OkStatus();
+  if (absl::Status written = WriteSecret(password_path, password + "\n"); !written.ok()) return written;
+  return WriteSecret(user_path, absl::StrCat(LocalCluster::kSuperuser, " ", password, "\n"));
 }
 
 }  // namespace
 
 std::string LocalCluster::superuser_password_path() const { return directory_ + "/superuser_password"; }
+std::string LocalCluster::superuser_path() const { return directory_ + "/superuser.txt"; }
 
 absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
                                                   const std::string& node_binary, Options options) {
@@ -148,7 +158,10 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   for (const std::string& statement : options.cql_schema) shared.add_cql_schema(statement);
   shared.set_token_seed(1);
   if (options.auth) {
-    if (absl::Status written = WriteSuperuserPassword(cluster.superuser_password_path()); !written.ok()) return written;
+    if (absl::Status written = WriteSuperuserPassword(cluster.superuser_password_path(), cluster.superuser_path());
+        !written.ok()) {
+      return written;
+    }
     shared.mutable_auth()->set_required(true);
     shared.mutable_auth()->set_superuser(kSuperuser);
     shared.mutable_auth()->set_superuser_password_file(fs::absolute(cluster.superuser_password_path()).string());

@@ -65,8 +65,10 @@ class LocalCluster {
   // joins by itself. With `replaces`, it replaces that node, which must not
   // run, where that node stood (its datacenter and rack; `rack` unused).
   absl::StatusOr<NodeId> AddNode(const std::string& rack, NodeId replaces = 0);
-  // Where a cluster with Options::auth keeps its superuser's password.
+  // Where a cluster with Options::auth keeps its superuser's password:
+  // alone, for the nodes; and "name password", for people and tools.
   std::string superuser_password_path() const;
+  std::string superuser_path() const;
   // An existing cluster's directory.
   static absl::StatusOr<LocalCluster> Open(const std::string& directory,
                                            const std::string& node_binary);

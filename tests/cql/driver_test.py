@@ -17,6 +17,7 @@ import argparse
 import concurrent.futures
 import os
 import random
+import shutil
 import socket
 import struct
 import subprocess
@@ -730,10 +731,11 @@ def check_auth(ctl, directory, gocql_check, node_modules):
                    "CREATE TABLE app.accounts (id text PRIMARY KEY, balance bigint, owner text);\n")
     local.up(nodes=1, auth=True, schema=schema)
     try:
-        password_file = os.path.join(directory, "superuser_password")
-        assert os.stat(password_file).st_mode & 0o077 == 0, oct(os.stat(password_file).st_mode)
-        with open(password_file) as file:
-            password = file.read().strip()
+        superuser_file = os.path.join(directory, "superuser.txt")
+        assert os.stat(superuser_file).st_mode & 0o077 == 0, oct(os.stat(superuser_file).st_mode)
+        with open(superuser_file) as file:
+            name, password = file.read().split()
+        assert name == "admin", name
         host, port = local.cql[1]
 
         def login(user, secret):
@@ -798,6 +800,7 @@ def check_auth(ctl, directory, gocql_check, node_modules):
             check_nodejs(local, node_modules, [local.cql[1]], credentials)
     finally:
         local.run("down")
+        shutil.rmtree(directory + "-schema", ignore_errors=True)
 
 
 def check_gocql(local, gocql_check, *flags):
