@@ -38,6 +38,32 @@ class FailingScans final : public testing::StorageWrapper {
   int failures_;
 };
 
+// Holds writes while `holding`, until released one by one: a write may
+// then reach storage after a scan issued later, as on RocksDB.
+class HeldApplies final : public testing::StorageWrapper {
+ public:
+  explicit HeldApplies(Storage& target) : StorageWrapper(target) {}
+  void Apply(WriteBatch batch, Durability durability, WriteDone done) override {
+    if (!holding) return StorageWrapper::Apply(std::move(batch), durability, std::move(done));
+    held_.push_back({std::move(batch), durability, std::move(done)});
+  }
+  void Release(size_t index) {
+    Held& held = held_.at(index);
+    StorageWrapper::Apply(std::move(held.batch), held.durability, std::move(held.done));
+  }
+  size_t held() const { return held_.size(); }
+
+  bool holding = false;
+
+ private:
+  struct Held {
+    WriteBatch batch;
+    Durability durability;
+    WriteDone done;
+  };
+  std::vector<Held> held_;
+};
+
 std::string HintKey(NodeId target, uint64_t sequence) {
   std::string key(1, 'h');
   AppendBigEndian(key, target, 4);
@@ -153,6 +179,37 @@ TEST_F(HintManagerTest, TheHintsOfANodeThatLeftAreDroppedAtTheNextTickOnce) {
   EXPECT_EQ(metrics_.hints_dropped, 1u) << "dropped twice, or not at all";
   EXPECT_EQ(probes_.reached["hints.dropped_for_left_node"], 1);
   EXPECT_TRUE(Replayed().empty());
+}
+
+// A hint whose write lands after the excision's scan read the target's
+// hints, and before its delete: the excision did not see it, so the
+// target stays, and the next tick excises it too.
+TEST_F(HintManagerTest, AHintWrittenWhileANodesHintsAreExcisedIsExcisedAtTheNextTick) {
+  HeldApplies held(failing_);
+  fake_.env.storage = &held;
+  hints_ = std::make_unique<HintManager>(fake_.env, config_, liveness_, metrics_,
+                                         [this](NodeId node) { return left_.count(node) > 0; });
+  hints_->Start();
+  fake_.storage.CompleteAll();  // the load fails
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);
+  fake_.storage.CompleteAll();  // loaded: one stored hint for the target
+  held.holding = true;
+  bool stored = false;
+  hints_->Store(kTarget, Mutation("late"), [&stored](bool ok) { stored = ok; });  // before the node left
+  left_.insert(kTarget);
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);  // a tick: the excision's scan
+  fake_.storage.CompleteAll();  // the scan finds the stored hint alone; its delete is held
+  ASSERT_EQ(held.held(), 2u);
+  held.Release(0);  // the late hint lands
+  fake_.storage.CompleteAll();
+  EXPECT_TRUE(stored);
+  held.holding = false;
+  held.Release(1);  // the excision's delete
+  fake_.storage.CompleteAll();
+  fake_.clock.Advance(config_.coordinator.hint_replay_interval);
+  fake_.storage.CompleteAll();
+  EXPECT_TRUE(fake_.storage.contents().empty()) << "a hint for a node that left was kept";
+  EXPECT_EQ(metrics_.hints_dropped, 2u);
 }
 
 }  // namespace
