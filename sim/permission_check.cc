@@ -18,42 +18,50 @@ bool Concerns(const PermissionChange& change, const GuardedStatement& statement)
          Covers(change.resource, statement.needed.resource);
 }
 
+// What is known of a grant on one resource at a moment.
+enum class Held { kNo, kMaybe, kYes };
+
+// The state of each covering resource once every change that completed
+// before `at` took effect: an acknowledged change sets it; one of unknown
+// fate either set it or left it as it was.
+std::map<std::string, Held> StatesAt(const std::vector<PermissionChange>& changes, const GuardedStatement& statement,
+                                     Nanos at) {
+  std::map<std::string, Held> states;
+  for (const PermissionChange& change : changes) {
+    if (!Concerns(change, statement) || change.completed >= at) continue;
+    Held& state = states.try_emplace(change.resource, Held::kNo).first->second;
+    const Held set = change.grant ? Held::kYes : Held::kNo;
+    state = change.ok ? set : state == set ? set : Held::kMaybe;
+  }
+  return states;
+}
+
 // Whether the role may have held the permission at some moment of
-// [from, to]: a grant not yet taken back by an acknowledged revoke at
-// `from`, or a grant (or a change of unknown fate) begun by `to`.
+// [from, to]: a grant perhaps in force at `from`, or a grant (of known
+// fate or not) under way or begun within the window.
 bool PossiblyHeld(const std::vector<PermissionChange>& changes, const GuardedStatement& statement, Nanos from,
                   Nanos to) {
-  // Per covering resource, its state at `from` from its changes in order.
-  std::map<std::string, bool> held_at_from;
   for (const PermissionChange& change : changes) {
-    if (!Concerns(change, statement)) continue;
-    if (change.invoked > to) continue;
-    const bool may_be_grant = change.grant || !change.ok;
-    if (change.completed >= from && may_be_grant) return true;  // in flight, or begun, within the window
-    if (change.completed < from) held_at_from[change.resource] = change.ok ? change.grant : true;
+    if (Concerns(change, statement) && change.grant && change.invoked <= to && change.completed >= from) return true;
   }
-  for (const auto& [resource, held] : held_at_from) {
-    if (held) return true;
+  for (const auto& [resource, state] : StatesAt(changes, statement, from)) {
+    if (state != Held::kNo) return true;
   }
   return false;
 }
 
 // Whether the role held the permission throughout [from, to]: some
-// covering resource's grant acknowledged before `from`, and no change of
-// it begun before `to` that may have revoked it.
+// covering resource surely granted at `from`, and no revoke of it (of
+// known fate or not) begun by `to` and not completed before `from`.
 bool SurelyHeld(const std::vector<PermissionChange>& changes, const GuardedStatement& statement, Nanos from, Nanos to) {
-  std::map<std::string, bool> held;
-  for (const PermissionChange& change : changes) {
-    if (!Concerns(change, statement) || change.invoked > to) continue;
-    const bool may_be_revoke = !change.grant || !change.ok;
-    if (change.completed < from && change.ok) {
-      held[change.resource] = change.grant;
-    } else if (may_be_revoke) {
-      held[change.resource] = false;
+  for (const auto& [resource, state] : StatesAt(changes, statement, from)) {
+    if (state != Held::kYes) continue;
+    bool revoked = false;
+    for (const PermissionChange& change : changes) {
+      revoked = revoked || (Concerns(change, statement) && change.resource == resource && !change.grant &&
+                            change.invoked <= to && change.completed >= from);
     }
-  }
-  for (const auto& [resource, surely] : held) {
-    if (surely) return true;
+    if (!revoked) return true;
   }
   return false;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "core/auth/login_throttle.h"
 #include "core/auth/sasl_plain.h"
 
@@ -37,34 +39,50 @@ TEST(SaslPlainTest, RefusesMalformedTokensSayingWhy) {
   }
 }
 
+// One failed login: Begin, then OnFailure; returns the wait it got.
+Nanos Fail(LoginThrottle& throttle, const std::string& address, Nanos now) {
+  const Nanos delay = throttle.Begin(address, now);
+  throttle.OnFailure(address, now);
+  return delay;
+}
+
 TEST(LoginThrottleTest, SlowsDownAnAddressAfterItsFreeFailures) {
   LoginThrottle throttle;
   Nanos now = kSecond;
-  for (int i = 0; i < LoginThrottle::kFreeFailures; i++) {
-    EXPECT_EQ(throttle.DelayFor("a", now), 0);
-    throttle.OnFailure("a", now);
-  }
-  EXPECT_EQ(throttle.DelayFor("a", now), LoginThrottle::kFirstDelay);
-  throttle.OnFailure("a", now);
-  EXPECT_EQ(throttle.DelayFor("a", now), 2 * LoginThrottle::kFirstDelay);
-  for (int i = 0; i < 20; i++) throttle.OnFailure("a", now);
-  EXPECT_EQ(throttle.DelayFor("a", now), LoginThrottle::kMaxDelay);
-  EXPECT_EQ(throttle.DelayFor("b", now), 0);  // per address
-  // Forgotten after a quiet minute, or at a success.
-  EXPECT_EQ(throttle.DelayFor("a", now + LoginThrottle::kForgetAfter), 0);
-  throttle.OnFailure("a", now + LoginThrottle::kForgetAfter);
-  EXPECT_EQ(throttle.DelayFor("a", now + LoginThrottle::kForgetAfter), 0);  // counting starts again
+  for (int i = 0; i < LoginThrottle::kFreeFailures; i++) EXPECT_EQ(Fail(throttle, "a", now), 0);
+  EXPECT_EQ(Fail(throttle, "a", now), LoginThrottle::kFirstDelay);
+  EXPECT_EQ(Fail(throttle, "a", now), 2 * LoginThrottle::kFirstDelay);
+  for (int i = 0; i < 20; i++) Fail(throttle, "a", now);
+  EXPECT_EQ(Fail(throttle, "a", now), LoginThrottle::kMaxDelay);
+  EXPECT_EQ(Fail(throttle, "b", now), 0);  // per address
+  // Forgotten after a quiet minute: counting starts again.
+  EXPECT_EQ(Fail(throttle, "a", now + LoginThrottle::kForgetAfter), 0);
+  // A success forgives the address's failures.
+  EXPECT_EQ(throttle.Begin("b", now), 0);
+  throttle.OnSuccess("b");
+  throttle.Begin("a", now + LoginThrottle::kForgetAfter);
   throttle.OnSuccess("a");
   EXPECT_EQ(throttle.addresses(), 0u);
 }
 
+// Logins from one address at once count as failures while they are
+// checked: the fifth of five concurrent ones waits as the fifth in a row.
+TEST(LoginThrottleTest, ConcurrentLoginsFromOneAddressWaitAsIfOneAfterAnother) {
+  LoginThrottle throttle;
+  std::vector<Nanos> delays;
+  for (int i = 0; i < LoginThrottle::kFreeFailures + 2; i++) delays.push_back(throttle.Begin("a", kSecond));
+  EXPECT_EQ(delays.back(), 2 * LoginThrottle::kFirstDelay);
+  for (size_t i = 0; i < delays.size(); i++) throttle.OnFailure("a", kSecond);
+  EXPECT_EQ(Fail(throttle, "a", kSecond), 4 * LoginThrottle::kFirstDelay);
+}
+
 TEST(LoginThrottleTest, ForgetsTheStalestAddressWhenFull) {
   LoginThrottle throttle;
-  for (size_t i = 0; i < LoginThrottle::kMaxAddresses; i++) throttle.OnFailure(std::to_string(i), kSecond + i);
-  throttle.OnFailure("new", 2 * kSecond + LoginThrottle::kMaxAddresses);
+  for (size_t i = 0; i < LoginThrottle::kMaxAddresses; i++) Fail(throttle, std::to_string(i), kSecond + i);
+  Fail(throttle, "new", 2 * kSecond + LoginThrottle::kMaxAddresses);
   EXPECT_EQ(throttle.addresses(), LoginThrottle::kMaxAddresses);
-  for (int i = 0; i < LoginThrottle::kFreeFailures; i++) throttle.OnFailure("1", 3 * kSecond);
-  EXPECT_GT(throttle.DelayFor("1", 3 * kSecond), 0);  // still known: "0" was the stalest
+  for (int i = 0; i < LoginThrottle::kFreeFailures - 1; i++) Fail(throttle, "1", 3 * kSecond);
+  EXPECT_GT(Fail(throttle, "1", 3 * kSecond), 0);  // still known: "0" was the stalest
 }
 
 }  // namespace

@@ -73,6 +73,12 @@ TEST(PermissionCheckTest, AGrantOnTheKeyspaceCoversItsTables) {
   EXPECT_FALSE(Check(other, {Statement(6 * kSecond, 6100 * kMillisecond, kRan), Statement(1, 2, kRefused)}).passed);
 }
 
+// A revoke whose answer was lost cannot make a permission held.
+TEST(PermissionCheckTest, ARevokeOfUnknownFateGrantsNothing) {
+  const std::vector<PermissionChange> changes = {Change(3 * kSecond, 4 * kSecond, false, "data/ks/t", /*ok=*/false)};
+  EXPECT_FALSE(Check(changes, {Statement(9 * kSecond, 9100 * kMillisecond, kRan), Statement(1, 2, kRefused)}).passed);
+}
+
 TEST(PermissionCheckTest, AChangeOfUnknownFateMayHaveCountedEitherWay) {
   const std::vector<PermissionChange> changes = {Change(1 * kSecond, 2 * kSecond, true),
                                                  Change(3 * kSecond, 4 * kSecond, false, "data/ks/t", /*ok=*/false)};

@@ -88,7 +88,9 @@ TEST_F(ShardScanTest, ReadsEveryEntryOnceWhenTheLimitIsNotReached) {
 class NoRounds final : public UnfinishedRounds {
  public:
   bool InProgress(const std::string&, const std::string&) const override { return false; }
-  std::vector<std::string> InProgressIn(const std::string&, Token, Token) const override { return {}; }
+  std::optional<std::vector<std::string>> InProgressIn(const std::string&, Token, Token) const override {
+    return std::vector<std::string>();
+  }
 };
 
 // A replica never serves bytes it cannot vouch for, and says so at once:

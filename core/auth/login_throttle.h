@@ -23,8 +23,11 @@ class LoginThrottle {
   // Addresses remembered at most; the stalest is forgotten first.
   static constexpr size_t kMaxAddresses = 10000;
 
-  // How long a login from `address` waits before its check.
-  Nanos DelayFor(const std::string& address, Nanos now) const;
+  // A login from `address` begins: how long it waits before its check.
+  // Logins still being checked count as failures already, so that many
+  // connections at once from one address wait as one after another would.
+  // Each Begin is followed by one OnFailure or OnSuccess.
+  Nanos Begin(const std::string& address, Nanos now);
   void OnFailure(const std::string& address, Nanos now);
   void OnSuccess(const std::string& address);
 
@@ -33,8 +36,10 @@ class LoginThrottle {
  private:
   struct Failures {
     int count = 0;
+    int checking = 0;  // begun, not yet failed or succeeded
     Nanos last = 0;
   };
+  Nanos DelayAfter(int failures) const;
   std::map<std::string, Failures> failures_;
 };
 

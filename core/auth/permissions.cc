@@ -12,6 +12,38 @@ namespace {
 
 constexpr char kRoot[] = "data";
 
+// A name inside a resource: '/' separates a resource's parts, so a name
+// holding one (quoted names may) is escaped, with '%' itself, as in URLs.
+std::string Escaped(const std::string& name) {
+  std::string escaped;
+  for (char c : name) {
+    if (c == '%') {
+      escaped += "%25";
+    } else if (c == '/') {
+      escaped += "%2F";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+std::string Unescaped(const std::string& part) {
+  std::string name;
+  for (size_t i = 0; i < part.size(); i++) {
+    if (part[i] == '%' && part.compare(i, 3, "%2F") == 0) {
+      name += '/';
+      i += 2;
+    } else if (part[i] == '%' && part.compare(i, 3, "%25") == 0) {
+      name += '%';
+      i += 2;
+    } else {
+      name += part[i];
+    }
+  }
+  return name;
+}
+
 }  // namespace
 
 const std::vector<Permission>& AllPermissions() {
@@ -43,15 +75,15 @@ std::optional<Permission> PermissionNamed(const std::string& name) {
 }
 
 std::string AllKeyspacesResource() { return kRoot; }
-std::string KeyspaceResource(const std::string& keyspace) { return absl::StrCat(kRoot, "/", keyspace); }
+std::string KeyspaceResource(const std::string& keyspace) { return absl::StrCat(kRoot, "/", Escaped(keyspace)); }
 std::string TableResource(const std::string& keyspace, const std::string& table) {
-  return absl::StrCat(kRoot, "/", keyspace, "/", table);
+  return absl::StrCat(kRoot, "/", Escaped(keyspace), "/", Escaped(table));
 }
 
 std::string ResourceText(const std::string& resource) {
   const std::vector<std::string> parts = absl::StrSplit(resource, '/');
-  if (parts.size() == 2) return absl::StrCat("<keyspace ", parts[1], ">");
-  if (parts.size() == 3) return absl::StrCat("<table ", parts[1], ".", parts[2], ">");
+  if (parts.size() == 2) return absl::StrCat("<keyspace ", Unescaped(parts[1]), ">");
+  if (parts.size() == 3) return absl::StrCat("<table ", Unescaped(parts[1]), ".", Unescaped(parts[2]), ">");
   return "<all keyspaces>";
 }
 

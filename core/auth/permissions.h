@@ -23,6 +23,8 @@ const char* PermissionName(Permission permission);  // "SELECT", ...
 // Case-insensitive; nullopt for a name of no permission.
 std::optional<Permission> PermissionNamed(const std::string& name);
 
+// Names are escaped inside resources ('/' as %2F, '%' as %25): a quoted
+// name may hold a '/', which would make it another resource's child.
 std::string AllKeyspacesResource();
 std::string KeyspaceResource(const std::string& keyspace);
 std::string TableResource(const std::string& keyspace, const std::string& table);

@@ -168,9 +168,10 @@ void ScanHandler::FinishPaxosThenRerunRound(std::set<std::string> partition_keys
   CHARYBDIS_ASSERT(!partition_keys.empty());
   CHARYBDIS_ASSERT(finishing_.empty());
   CHARYBDIS_PROBE(context_.env.probes, "scan.finish_paxos_first");
-  // Answers of this round still on the wire must not count; the timeout
+  // Answers of this round still on the wire must not count (none is asked
+  // now; the rerun takes a new id). Its id stays tracked: the coordinator's
+  // table of requests may be what keeps this handler alive. The timeout
   // still runs and answers the client if finishing takes too long.
-  context_.forget(id_);
   asked_.clear();
   answers_.clear();
   finishing_ = std::move(partition_keys);

@@ -19,8 +19,8 @@ const std::vector<std::pair<const char*, const char*>>& AuthTables() {
 void ChangeSchema(Backend& backend, const std::string& statement, std::function<void(absl::Status)> done) {
   ClientRequest request;
   request.mutable_schema_change()->set_statement(statement);
-  backend.Execute(std::move(request), [&backend, statement, done](ClientResponse response) {
-    backend.Post([statement, done, response = std::move(response)] {
+  backend.Execute(std::move(request), [post = backend.Poster(), statement, done](ClientResponse response) {
+    post([statement, done, response = std::move(response)] {
       if (response.code() == ClientResponse::OK) return done(absl::OkStatus());
       done(absl::UnavailableError(absl::StrCat("'", statement, "' failed: ", response.message())));
     });

@@ -54,6 +54,12 @@ class Backend {
   // inside the call): answers that change a connection's state (a login)
   // or the node's authentication come back through it.
   virtual void Post(std::function<void()> task) = 0;
+  // Post, as a function that may outlive this backend: what a request's
+  // answer (on a shard's thread) hands back with it. A real node's drops
+  // the task once its CQL server is gone (node/server/cql_server.cc).
+  virtual std::function<void(std::function<void()>)> Poster() {
+    return [this](std::function<void()> task) { Post(std::move(task)); };
+  }
   // A monotonic clock (the login throttle's).
   virtual Nanos Now() = 0;
   // The node's authentication (core/cql/auth_service.h); null: none.

@@ -59,17 +59,27 @@ void Connection::CheckPassword(int16_t stream, const std::string& role_name, con
   // A role that does not exist, cannot log in or has no password is
   // checked against the decoy hash: every wrong login costs one hash, so
   // its time does not tell whether the role exists.
-  const bool usable = role && role->can_login && !role->salted_hash.empty() && password.size() <= auth::kMaxPasswordBytes;
+  const bool usable = role && role->can_login && !role->salted_hash.empty() &&
+                      password.size() <= auth::kMaxPasswordBytes && password.find('\0') == std::string::npos;
   const std::string hash = usable ? role->salted_hash : auth.hasher().decoy_hash();
-  const Nanos delay = auth.throttle().DelayFor(peer_, backend_.Now());
+  const Nanos delay = auth.throttle().Begin(peer_, backend_.Now());
   if (delay > 0) CHARYBDIS_PROBE(backend_.probes(), "auth.login_slowed");
   std::weak_ptr<char> alive = alive_;
-  auth.hasher().Verify(password, hash, delay, [this, alive, stream, role_name, usable, &auth](bool matches) {
+  Backend& backend = backend_;
+  auth.hasher().Verify(password, hash, delay, [this, alive, stream, role_name, usable, &auth, &backend,
+                                               peer = peer_](bool matches) {
+    // Counted whether or not the connection is still there: the throttle
+    // is the node's (and the backend the node's too).
+    const bool success = usable && matches;
+    if (success) {
+      auth.throttle().OnSuccess(peer);
+    } else {
+      auth.throttle().OnFailure(peer, backend.Now());
+    }
     if (alive.expired()) return;
     CHARYBDIS_ASSERT(login_running_);
     login_running_ = false;
-    if (usable && matches) {
-      auth.throttle().OnSuccess(peer_);
+    if (success) {
       role_ = role_name;
       authenticated_ = true;
       Writer out;
@@ -77,7 +87,6 @@ void Connection::CheckPassword(int16_t stream, const std::string& role_name, con
       return Reply(stream, {Opcode::kAuthSuccess, out.Take()});
     }
     CHARYBDIS_PROBE(backend_.probes(), "auth.login_failed");
-    auth.throttle().OnFailure(peer_, backend_.Now());
     Reply(stream, BadCredentials(absl::StrCat("Provided username ", role_name, " and/or password are incorrect")));
   });
 }

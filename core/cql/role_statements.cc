@@ -23,6 +23,8 @@ std::optional<Error> BadName(const std::string& name) {
 std::optional<Error> BadOptions(const RoleOptions& options) {
   if (!options.password) return std::nullopt;
   if (options.password->empty()) return Invalid("a password must not be empty");
+  // crypt(3) reads a password up to its first NUL: the rest would be cut.
+  if (options.password->find('\0') != std::string::npos) return Invalid("a password must not hold a NUL byte");
   if (options.password->size() > auth::kMaxPasswordBytes) {
     // bcrypt reads no more: a longer one would be cut without a word.
     return Invalid(absl::StrCat("a password has at most ", auth::kMaxPasswordBytes, " bytes"));
@@ -172,7 +174,13 @@ void Write(Backend& backend, const Statement& statement, std::optional<std::stri
                     hash.value_or("")};
     std::optional<Error> exists;
     if (!create->if_not_exists) exists = Invalid(absl::StrCat(create->name, " already exists"));
-    return store.Create(role, [answer, exists](std::optional<Error> error, bool applied) { answer(error, applied, exists); });
+    return store.Create(role, [&backend, name = create->name, answer, exists](std::optional<Error> error, bool applied) {
+      if (error || !applied) return answer(error, applied, exists);
+      // A GRANT that raced a DROP ROLE of an earlier role of this name may
+      // have written after the drop removed its grants: a new role starts
+      // with none.
+      RoleStore(backend).RevokeAll(name, [answer](std::optional<Error> error) { answer(error, true, std::nullopt); });
+    });
   }
   if (const auto* alter = std::get_if<AlterRole>(&statement)) {
     const Error missing = Invalid(absl::StrCat(alter->name, " doesn't exist"));

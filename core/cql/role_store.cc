@@ -91,9 +91,11 @@ void RoleStore::RunOne(const std::string& query, std::vector<std::optional<std::
     Error error{ErrorCode::kServer, absl::StrCat("cannot run '", query, "' on system_auth"), ""};
     return backend_.Post([done, error] { done(error, nullptr, ClientResponse()); });
   }
-  Backend& backend = backend_;
-  backend_.Execute(std::move(plan.requests[0]), [&backend, done, shared = prepared.prepared](ClientResponse response) {
-    backend.Post([done, shared, response = std::move(response)] {
+  // The answer comes on a shard's thread, perhaps after this backend is
+  // gone (a node shutting down): it holds the poster, not the backend.
+  backend_.Execute(std::move(plan.requests[0]), [post = backend_.Poster(), done, shared = prepared.prepared](
+                                                    ClientResponse response) {
+    post([done, shared, response = std::move(response)] {
       if (response.code() != ClientResponse::OK) return done(ErrorOf(response, shared->conditional), shared.get(), response);
       done(std::nullopt, shared.get(), response);
     });
@@ -166,11 +168,10 @@ void RoleStore::Select(const std::string& query, std::vector<std::optional<std::
   options.skip_metadata = true;
   for (auto& value : values) options.values.push_back(Value{false, std::move(value)});
   Plan plan = PlanExecution(prepared.prepared, options, *schema, backend_.Cluster());
-  Backend& backend = backend_;
   // The plan's answer, as a frame (RunPlan's), decoded back into rows.
-  RunPlan(backend_, [&backend, done](std::string frame) {
+  RunPlan(backend_, [post = backend_.Poster(), done](std::string frame) {
     const Response response{static_cast<Opcode>(ParseHeader(frame).opcode), frame.substr(kHeaderBytes)};
-    backend.Post([done, response] {
+    post([done, response] {
       if (std::optional<Error> error = ErrorIn(response)) return done(error, {});
       absl::StatusOr<std::vector<ResultRow>> rows = RowsOf(response);
       if (!rows.ok()) return done(Error{ErrorCode::kServer, std::string(rows.status().message()), ""}, {});

@@ -58,6 +58,7 @@ inline constexpr std::string_view kProbes[] = {
     // A scan round met an unfinished Paxos round: finished first, then
     // the round runs again (core/coordinator/scan_handler.cc).
     "scan.finish_paxos_first",
+    "replica.scan_before_paxos_loaded",
     "replica.write_fenced",
     "replica.paxos_fenced",
     "replica.replay_past_horizon_dropped",

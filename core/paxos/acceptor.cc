@@ -665,7 +665,14 @@ void Acceptor::OnFence(const Envelope& message) {
                 });
 }
 
-std::vector<std::string> Acceptor::InProgressIn(const std::string& table, Token first, Token last) const {
+std::optional<std::vector<std::string>> Acceptor::InProgressIn(const std::string& table, Token first,
+                                                                Token last) const {
+  // Before the states are loaded, as InProgress answers "maybe" for one.
+  if (!started_ || !Ready()) return std::nullopt;
+  return InProgressAmong(table, first, last);
+}
+
+std::vector<std::string> Acceptor::InProgressAmong(const std::string& table, Token first, Token last) const {
   std::vector<std::string> in_progress;
   const std::string prefix = storage_codec::PaxosTablePrefix(table);
   for (auto it = in_progress_.lower_bound(prefix); it != in_progress_.end() && it->first.starts_with(prefix); ++it) {
@@ -679,7 +686,7 @@ std::vector<std::string> Acceptor::InProgressIn(const std::string& table, Token 
 }
 
 std::vector<std::string> Acceptor::UnfinishedIn(const PaxosFence& fence) const {
-  std::vector<std::string> unfinished = InProgressIn(fence.table(), fence.first_token(), fence.last_token());
+  std::vector<std::string> unfinished = InProgressAmong(fence.table(), fence.first_token(), fence.last_token());
   // A decision whose write is in flight was made before the fence held:
   // it may be an accept below it.
   const std::string prefix = storage_codec::PaxosTablePrefix(fence.table());

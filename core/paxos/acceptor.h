@@ -115,7 +115,8 @@ class Acceptor final : public UnfinishedRounds {
   // than its latest commit (true until Start has finished: a read must then
   // assume the worst).
   bool InProgress(const std::string& table, const std::string& partition_key) const override;
-  std::vector<std::string> InProgressIn(const std::string& table, Token first, Token last) const override;
+  std::optional<std::vector<std::string>> InProgressIn(const std::string& table, Token first,
+                                                       Token last) const override;
 
   // Partitions whose state is cached (for tests and the bound's check).
   size_t cached_partitions() const { return partitions_.size(); }
@@ -186,6 +187,8 @@ class Acceptor final : public UnfinishedRounds {
   // The fence's partitions with an unfinished proposal not below their
   // purge floor, or a write in flight.
   std::vector<std::string> UnfinishedIn(const PaxosFence& fence) const;
+  // InProgressIn's partitions, once the states are loaded.
+  std::vector<std::string> InProgressAmong(const std::string& table, Token first, Token last) const;
   // Below this time (microseconds) the partition's Paxos state is
   // repaired: an accepted proposal there is ignored, and a state wholly
   // there may be purged.

@@ -151,8 +151,18 @@ void Replica::OnScan(const Envelope& message) {
     return env_.network->Send(sender, std::move(reply));
   }
   // Taken before the storage scan, as a read takes its flag.
-  std::vector<std::string> in_progress = rounds_.InProgressIn(scan.table(), scan.start_token(), scan.end_token());
-  ScanShardRows(*env_.storage, scan, [this, sender, request_id, table = scan.table(), in_progress = std::move(in_progress)](
+  std::optional<std::vector<std::string>> in_progress =
+      rounds_.InProgressIn(scan.table(), scan.start_token(), scan.end_token());
+  if (!in_progress) {
+    // Its Paxos state is not loaded yet: which rounds it must let the
+    // coordinator finish is unknown, so it vouches for no rows.
+    CHARYBDIS_PROBE(env_.probes, "replica.scan_before_paxos_loaded");
+    Envelope reply;
+    reply.mutable_replica_scan_response()->set_request_id(request_id);
+    reply.mutable_replica_scan_response()->set_ok(false);
+    return env_.network->Send(sender, std::move(reply));
+  }
+  ScanShardRows(*env_.storage, scan, [this, sender, request_id, table = scan.table(), in_progress = std::move(*in_progress)](
                                          absl::StatusOr<ShardScanResult> result) {
     Envelope reply;
     ReplicaScanResponse* response = reply.mutable_replica_scan_response();

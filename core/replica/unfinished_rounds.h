@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,10 @@ class UnfinishedRounds {
   virtual bool InProgress(const std::string& table, const std::string& partition_key) const = 0;
   // The partitions of `table` whose tokens are in [first, last] that
   // InProgress holds for: what a scan of the range must let its
-  // coordinator finish first, as a read of one partition does.
-  virtual std::vector<std::string> InProgressIn(const std::string& table, Token first, Token last) const = 0;
+  // coordinator finish first, as a read of one partition does. Nothing
+  // while they are unknown (the Paxos state is not loaded yet).
+  virtual std::optional<std::vector<std::string>> InProgressIn(const std::string& table, Token first,
+                                                               Token last) const = 0;
 };
 
 }  // namespace charybdis

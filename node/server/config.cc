@@ -217,10 +217,10 @@ void CheckAuth(const std::string& path, const NodeConfigFile& file, TextProtoPro
   std::string password;
   std::getline(in, password);
   if (!password.empty() && password.back() == '\r') password.pop_back();
-  if (password.empty() || password.size() > auth::kMaxPasswordBytes) {
+  if (password.empty() || password.size() > auth::kMaxPasswordBytes || password.find('\0') != std::string::npos) {
     problems.Add({{"auth"}, {"superuser_password_file"}},
                  absl::StrCat(password_path.string(), ": its first line must hold a password of 1 to ",
-                              auth::kMaxPasswordBytes, " bytes"));
+                              auth::kMaxPasswordBytes, " bytes, without NUL"));
     return;
   }
   loaded.cql_auth.superuser_password = password;

@@ -75,6 +75,9 @@ class NodeBackend final : public cql::Backend {
       : node_(node), hosts_(hosts), left_(left), posted_(std::move(posted)), auth_(auth) {}
 
   void Post(std::function<void()> task) override { posted_->Post(std::move(task)); }
+  std::function<void(std::function<void()>)> Poster() override {
+    return [posted = posted_](std::function<void()> task) { posted->Post(std::move(task)); };
+  }
   Nanos Now() override {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
