@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/auth/login_throttle.h"
+#include "core/auth/permissions.h"
 #include "core/auth/sasl_plain.h"
 
 namespace charybdis::auth {
@@ -37,6 +38,30 @@ TEST(SaslPlainTest, RefusesMalformedTokensSayingWhy) {
     ASSERT_FALSE(plain.ok()) << token.size();
     EXPECT_NE(plain.status().message().find(why), std::string::npos) << plain.status();
   }
+}
+
+// A quoted name may hold a '/': escaped, it cannot pass for a child of
+// another resource ("a/b" is not table b of keyspace a).
+TEST(PermissionsTest, NamesWithSlashesStayInsideTheirResource) {
+  EXPECT_NE(KeyspaceResource("a/b"), TableResource("a", "b"));
+  const RolePermissions on_table_a_b(false, {{TableResource("a", "b"), Permission::kSelect}});
+  EXPECT_FALSE(on_table_a_b.Allows({Permission::kSelect, TableResource("a/b", "t")}));
+  const RolePermissions on_keyspace(false, {{KeyspaceResource("a/b"), Permission::kSelect}});
+  EXPECT_TRUE(on_keyspace.Allows({Permission::kSelect, TableResource("a/b", "t%2F")}));
+  EXPECT_FALSE(on_keyspace.Allows({Permission::kSelect, TableResource("a", "t")}));
+  EXPECT_EQ(ResourceText(TableResource("a/b", "50%")), "<table a/b.50%>");
+  EXPECT_EQ(ResourceText(AllKeyspacesResource()), "<all keyspaces>");
+}
+
+TEST(PermissionsTest, AGrantCoversWhatIsUnderItAndSuperusersNeedNone) {
+  const RolePermissions role(false, {{KeyspaceResource("ks"), Permission::kModify}});
+  EXPECT_TRUE(role.Allows({Permission::kModify, TableResource("ks", "t")}));
+  EXPECT_FALSE(role.Allows({Permission::kSelect, TableResource("ks", "t")}));
+  EXPECT_FALSE(role.Allows({Permission::kModify, TableResource("ks2", "t")}));
+  EXPECT_TRUE(RolePermissions(true, {}).Allows({Permission::kDrop, KeyspaceResource("any")}));
+  EXPECT_EQ(ApplicablePermissions(TableResource("ks", "t")).size(), 5u);  // no CREATE on a table
+  EXPECT_EQ(PermissionNamed("select"), Permission::kSelect);
+  EXPECT_EQ(PermissionNamed("everything"), std::nullopt);
 }
 
 // One failed login: Begin, then OnFailure; returns the wait it got.

@@ -222,6 +222,9 @@ TEST_F(CqlAuthSimTest, BadRoleStatementsAreRefusedClearly) {
             absl::StrCat(0x2200, ": a password has at most 72 bytes"));
   EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE empty WITH PASSWORD = ''")),
             absl::StrCat(0x2200, ": a password must not be empty"));
+  // crypt(3) stops at a NUL: 'ab' would then log in for 'ab\0cd'.
+  EXPECT_EQ(ErrorOf(admin->Query(std::string("CREATE ROLE nul WITH PASSWORD = 'ab\0cd'", 39))),
+            absl::StrCat(0x2200, ": a password must not hold a NUL byte"));
   EXPECT_EQ(CodeOf(admin->Query("CREATE ROLE r WITH LOGIN = 'yes'")), 0x2000);  // syntax
   EXPECT_EQ(CodeOf(admin->Query("CREATE ROLE r WITH LOGIN = true AND LOGIN = false")), 0x2000);
   EXPECT_EQ(CodeOf(admin->Query("CREATE ROLE r WITH OPTIONS = true")), 0x2000);
