@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/cql/auth_service.h"
 #include "core/cql/connection.h"
 #include "core/cql/consistency_code.h"
 #include "core/cql/parser.h"
@@ -146,6 +147,60 @@ TEST_F(CqlProtocolTest, NegotiatesBeforeAnythingElse) {
   EXPECT_NE(Last().body.find("none"), std::string::npos);
   EXPECT_FALSE(Query("SELECT * FROM app.t WHERE k = 1"));
   EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kProtocol));
+  EXPECT_TRUE(backend_.requests.empty());
+}
+
+// A hasher that answers nothing: the login's frames are checked before
+// any hash is asked for.
+class NoHashes final : public auth::PasswordHasher {
+ public:
+  void Hash(std::string, std::function<void(std::string)>) override { ADD_FAILURE() << "a hash was asked for"; }
+  void Verify(std::string, std::string, int64_t, std::function<void(bool)>) override {
+    ADD_FAILURE() << "a password was checked";
+  }
+  const std::string& decoy_hash() const override { return decoy_; }
+
+ private:
+  std::string decoy_ = "decoy";
+};
+
+// Bad input at the login (docs/security.md): every case gets a clear error
+// before any request runs or any hash is asked for.
+TEST_F(CqlProtocolTest, ALoginRefusesBadInputClearly) {
+  NoHashes hasher;
+  AuthService auth(AuthConfig{true, "admin", ""}, hasher);
+  backend_.auth_service = &auth;
+  Writer token;
+  token.Bytes(std::string("\0admin\0pw", 9));
+  // AUTH_RESPONSE before STARTUP: a protocol error.
+  EXPECT_FALSE(Send(Opcode::kAuthResponse, token.bytes()));
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kProtocol));
+  Writer startup;
+  startup.Short(1);
+  startup.String("CQL_VERSION");
+  startup.String("3.0.0");
+  ASSERT_TRUE(Send(Opcode::kStartup, startup.Take()));
+  ASSERT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kAuthenticate));
+  EXPECT_NE(Last().body.find("org.apache.cassandra.auth.PasswordAuthenticator"), std::string::npos);
+  // A request before the login: a protocol error, and the connection closes.
+  EXPECT_FALSE(Query("SELECT * FROM app.t WHERE k = 1"));
+  EXPECT_NE(LastError().second.find("expecting AUTH_RESPONSE"), std::string::npos);
+  // A body that is not [bytes], or has bytes after them.
+  EXPECT_FALSE(Send(Opcode::kAuthResponse, std::string("\0\0", 2)));
+  EXPECT_EQ(LastError().second, "malformed AUTH_RESPONSE body");
+  EXPECT_FALSE(Send(Opcode::kAuthResponse, token.bytes() + "x"));
+  EXPECT_EQ(LastError().second, "malformed AUTH_RESPONSE body");
+  // A token too big, or not PLAIN: Bad credentials saying why; the
+  // connection may try again.
+  Writer huge;
+  huge.Bytes(std::string(1 << 20, 'x'));
+  EXPECT_TRUE(Send(Opcode::kAuthResponse, huge.Take()));
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kBadCredentials));
+  EXPECT_NE(LastError().second.find("more than 4096"), std::string::npos);
+  Writer empty;
+  empty.Bytes(std::nullopt);
+  EXPECT_TRUE(Send(Opcode::kAuthResponse, empty.Take()));
+  EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kBadCredentials));
   EXPECT_TRUE(backend_.requests.empty());
 }
 
