@@ -92,6 +92,12 @@ std::string StartupBody() {
   return startup.Take();
 }
 
+std::string AuthResponseBody(const std::string& role, const std::string& password) {
+  cql::Writer out;
+  out.Bytes(std::string(1, '\0') + role + std::string(1, '\0') + password);
+  return out.Take();
+}
+
 namespace {
 
 // <query_parameters> (section 4.1.4): no values.

@@ -16,6 +16,9 @@ namespace charybdis::sim {
 // tests/cql_sim_test use: simple column types, no prepared metadata.
 
 std::string StartupBody();
+// An AUTH_RESPONSE's body: the SASL PLAIN token of `role` and `password`
+// (docs/security.md).
+std::string AuthResponseBody(const std::string& role, const std::string& password);
 
 // A QUERY's body at `level`; `serial` (if set) is its serial consistency,
 // for conditional statements; page_size 0: no paging.

@@ -15,12 +15,6 @@ constexpr int kLoginAttempts = 20;
 
 std::string RoleName(size_t role) { return absl::StrCat("r", role); }
 
-std::string Token(const std::string& role, const std::string& password) {
-  cql::Writer out;
-  out.Bytes(std::string(1, '\0') + role + std::string(1, '\0') + password);
-  return out.Take();
-}
-
 uint32_t OrDefault(uint32_t value, uint32_t fallback) { return value == 0 ? fallback : value; }
 
 }  // namespace
@@ -83,7 +77,7 @@ void PermissionsWorkload::LogIn(Session& session, const std::string& role, std::
 void PermissionsWorkload::TryLogIn(Session& session, const std::string& role, std::function<void()> then,
                                    int attempts) {
   const std::string password = role == "admin" ? kAdminPassword : kRolePassword;
-  session.Send(cql::Opcode::kAuthResponse, Token(role, password), [this, &session, role, then, attempts](
+  session.Send(cql::Opcode::kAuthResponse, AuthResponseBody(role, password), [this, &session, role, then, attempts](
                                                                       const std::string& frame) {
     if (cql::ParseHeader(frame).opcode == static_cast<uint8_t>(cql::Opcode::kAuthSuccess)) return then();
     // The first logins make system_auth through the schema log, which may

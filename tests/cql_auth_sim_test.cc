@@ -22,12 +22,6 @@ constexpr char kSchema[] = R"pb(schema {
   cql: "CREATE TABLE app.accounts (id text PRIMARY KEY, balance bigint)"
 })pb";
 
-std::string Token(const std::string& role, const std::string& password) {
-  cql::Writer out;
-  out.Bytes(std::string("\0", 1) + role + std::string("\0", 1) + password);
-  return out.Take();
-}
-
 int32_t CodeOf(const std::string& body) {
   cql::Reader in(body);
   return in.Int();
@@ -63,7 +57,7 @@ class CqlAuthSimTest : public ::testing::Test {
 
   // Logs in: "" on AUTH_SUCCESS, else the error's code and message.
   std::string Login(SimCqlClient& client, const std::string& role, const std::string& password) {
-    const std::string body = client.Send(cql::Opcode::kAuthResponse, Token(role, password));
+    const std::string body = client.Send(cql::Opcode::kAuthResponse, AuthResponseBody(role, password));
     const cql::FrameHeader header = cql::ParseHeader(client.answers().back());
     if (header.opcode == static_cast<uint8_t>(cql::Opcode::kAuthSuccess)) return "";
     return absl::StrCat(CodeOf(body), ": ", MessageOf(body));

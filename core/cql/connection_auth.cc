@@ -100,24 +100,14 @@ void Connection::Authorize(int16_t stream, std::vector<auth::Needed> needed, std
   }
   std::weak_ptr<char> alive = alive_;
   const Nanos asked_at = backend_.Now();
-  RoleStore(backend_).Get(role_, [this, alive, stream, needed, then, asked_at](std::optional<Error> error,
-                                                                               std::optional<RoleRecord> role) {
+  RoleStore(backend_).LoadCaller(role_, [this, alive, stream, needed, then, asked_at](
+                                           std::optional<Error> error, RoleRecord role, RoleStore::Granted granted) {
     if (alive.expired()) return;
     if (error) return Reply(stream, ErrorResponse(*error));
-    if (!role || !role->can_login) {
-      return Reply(stream, ErrorResponse({ErrorCode::kUnauthorized,
-                                          absl::StrCat(role_, " was dropped or may no longer log in"), ""}));
-    }
-    RoleStore(backend_).LoadPermissions(role_, [this, alive, stream, needed, then, asked_at,
-                                                superuser = role->is_superuser](std::optional<Error> error,
-                                                                                RoleStore::Granted granted) {
-      if (alive.expired()) return;
-      if (error) return Reply(stream, ErrorResponse(*error));
-      // Valid from when it was asked for: what was read may be that old.
-      permissions_ = auth::RolePermissions(superuser, std::move(granted));
-      permissions_read_at_ = asked_at;
-      CheckPermissions(stream, needed, then);
-    });
+    // Valid from when it was asked for: what was read may be that old.
+    permissions_ = auth::RolePermissions(role.is_superuser, std::move(granted));
+    permissions_read_at_ = asked_at;
+    CheckPermissions(stream, needed, then);
   });
 }
 
@@ -153,17 +143,10 @@ void Connection::RunRole(int16_t stream, std::shared_ptr<const Prepared> prepare
     if (!ready.ok()) return run(ErrorPlan({ErrorCode::kServer, std::string(ready.message()), ""}));
     // The caller's role as it is now: a superuser's status may have been
     // taken away since the login, or the role dropped.
-    RoleStore(backend).Get(role, [&backend, auth, run, role, prepared](std::optional<Error> error,
-                                                                      std::optional<RoleRecord> caller) {
+    RoleStore(backend).LoadCaller(role, [&backend, auth, run, prepared](std::optional<Error> error, RoleRecord caller,
+                                                                       RoleStore::Granted granted) {
       if (error) return run(ErrorPlan(*error));
-      if (!caller || !caller->can_login) {
-        return run(ErrorPlan({ErrorCode::kUnauthorized, absl::StrCat(role, " was dropped or may no longer log in"), ""}));
-      }
-      RoleStore(backend).LoadPermissions(role, [&backend, auth, run, caller = *caller, prepared](
-                                                   std::optional<Error> error, RoleStore::Granted granted) {
-        if (error) return run(ErrorPlan(*error));
-        RunRoleStatement(backend, *auth, caller, granted, prepared->keyspace, prepared->parsed.statement, run);
-      });
+      RunRoleStatement(backend, *auth, caller, granted, prepared->keyspace, prepared->parsed.statement, run);
     });
   });
 }

@@ -100,13 +100,7 @@ class Parser {
     if (Accept("create")) {
       if (Accept("keyspace")) return ParseCreateKeyspace();
       if (Accept("table") || Accept("columnfamily")) return ParseCreateTable();
-      if (Accept("role")) {
-        CreateRole create;
-        create.if_not_exists = IfNotExists();
-        create.name = RoleName();
-        if (Accept("with")) create.options = ParseRoleOptions();
-        return create;
-      }
+      if (Accept("role")) return ParseCreateRole();
       Expected("KEYSPACE, TABLE or ROLE");
       return Use{};
     }
@@ -123,49 +117,19 @@ class Parser {
         drop.table = QualifiedName();
         return drop;
       }
-      if (Accept("role")) {
-        DropRole drop;
-        drop.if_exists = IfExists();
-        drop.name = RoleName();
-        return drop;
-      }
+      if (Accept("role")) return ParseDropRole();
       Expected("KEYSPACE, TABLE or ROLE");
       return Use{};
     }
     if (Accept("alter")) {
       if (Accept("table") || Accept("columnfamily")) return ParseAlterTable();
       if (Accept("keyspace")) return ParseAlterKeyspace();
-      if (Accept("role")) {
-        AlterRole alter;
-        alter.name = RoleName();
-        Expect("with");
-        alter.options = ParseRoleOptions();
-        return alter;
-      }
+      if (Accept("role")) return ParseAlterRole();
       Expected("KEYSPACE, TABLE or ROLE");
       return Use{};
     }
-    if (Accept("list")) {
-      if (Accept("roles")) return ListRoles{};
-      ListPermissions list;
-      list.permission = PermissionName();
-      if (Accept("on")) list.resource = ParsePermissionResource();
-      if (Accept("of")) list.role = RoleName();
-      Accept("norecursive");
-      return list;
-    }
-    if (IsWord("grant") || IsWord("revoke")) {
-      GrantPermissions grant;
-      grant.revoke = Accept("revoke");
-      if (!grant.revoke) Expect("grant");
-      do grant.permissions.push_back(PermissionName());
-      while (error_.ok() && Accept(","));
-      Expect("on");
-      grant.resource = ParsePermissionResource();
-      Expect(grant.revoke ? "from" : "to");
-      grant.role = RoleName();
-      return grant;
-    }
+    if (Accept("list")) return Accept("roles") ? Statement(ListRoles{}) : ParseListPermissions();
+    if (IsWord("grant") || IsWord("revoke")) return ParseGrant();
     Fail(absl::StrCat("no viable alternative at input '", Peek().text, "'"));
     return Use{};
   }
@@ -463,6 +427,53 @@ class Parser {
     if (listed) Expect(")");
     CHARYBDIS_ASSERT(alter.add.empty() || alter.drop.empty());  // ADD or DROP, not both
     return alter;
+  }
+
+  Statement ParseCreateRole() {
+    CreateRole create;
+    create.if_not_exists = IfNotExists();
+    create.name = RoleName();
+    if (Accept("with")) create.options = ParseRoleOptions();
+    return create;
+  }
+
+  Statement ParseAlterRole() {
+    AlterRole alter;
+    alter.name = RoleName();
+    Expect("with");
+    alter.options = ParseRoleOptions();
+    return alter;
+  }
+
+  Statement ParseDropRole() {
+    DropRole drop;
+    drop.if_exists = IfExists();
+    drop.name = RoleName();
+    return drop;
+  }
+
+  // LIST ALL PERMISSIONS | LIST permission, [ON resource] [OF role] [NORECURSIVE].
+  Statement ParseListPermissions() {
+    ListPermissions list;
+    list.permission = PermissionName();
+    if (Accept("on")) list.resource = ParsePermissionResource();
+    if (Accept("of")) list.role = RoleName();
+    Accept("norecursive");
+    return list;
+  }
+
+  // GRANT permissions ON resource TO role | REVOKE ... FROM role.
+  Statement ParseGrant() {
+    GrantPermissions grant;
+    grant.revoke = Accept("revoke");
+    if (!grant.revoke) Expect("grant");
+    do grant.permissions.push_back(PermissionName());
+    while (error_.ok() && Accept(","));
+    Expect("on");
+    grant.resource = ParsePermissionResource();
+    Expect(grant.revoke ? "from" : "to");
+    grant.role = RoleName();
+    return grant;
   }
 
   // ALL [PERMISSIONS], or a permission's name [PERMISSION]: checked

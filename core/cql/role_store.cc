@@ -244,6 +244,21 @@ void RoleStore::Grant(const std::string& role, const std::string& resource,
   WriteAll(std::move(writes), std::move(done));
 }
 
+void RoleStore::LoadCaller(const std::string& role,
+                           std::function<void(std::optional<Error>, RoleRecord, Granted)> done) {
+  Backend& backend = backend_;
+  Get(role, [&backend, role, done](std::optional<Error> error, std::optional<RoleRecord> caller) {
+    if (error) return done(error, {}, {});
+    if (!caller || !caller->can_login) {
+      return done(Error{ErrorCode::kUnauthorized, absl::StrCat(role, " was dropped or may no longer log in"), ""}, {},
+                  {});
+    }
+    RoleStore(backend).LoadPermissions(role, [done, caller = *caller](std::optional<Error> error, Granted granted) {
+      done(error, caller, std::move(granted));
+    });
+  });
+}
+
 void RoleStore::RevokeAll(const std::string& role, std::function<void(std::optional<Error>)> done) {
   // Row by row: a partition delete is not in our CQL yet (issue 34).
   Backend& backend = backend_;

@@ -66,6 +66,11 @@ class RoleStore {
   // Adds (or, with `revoke`, removes) `permissions` of `role` on `resource`.
   void Grant(const std::string& role, const std::string& resource, const std::vector<auth::Permission>& permissions,
              bool revoke, std::function<void(std::optional<Error>)> done);
+  // A logged-in role as it is now, and its grants: what each statement's
+  // check needs. An Unauthorized error when the role was dropped or may no
+  // longer log in.
+  void LoadCaller(const std::string& role,
+                  std::function<void(std::optional<Error>, RoleRecord, Granted)> done);
   // Removes every grant of `role` (DROP ROLE).
   void RevokeAll(const std::string& role, std::function<void(std::optional<Error>)> done);
 

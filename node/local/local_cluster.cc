@@ -116,6 +116,16 @@ absl::Status WriteSuperuserPassword(const std::string& password_path, const std:
 
 }  // namespace
 
+absl::Status LocalCluster::SetUpAuth(NodeConfigFile& shared) const {
+  if (absl::Status written = WriteSuperuserPassword(superuser_password_path(), superuser_path()); !written.ok()) {
+    return written;
+  }
+  shared.mutable_auth()->set_required(true);
+  shared.mutable_auth()->set_superuser(kSuperuser);
+  shared.mutable_auth()->set_superuser_password_file(fs::absolute(superuser_password_path()).string());
+  return absl::OkStatus();
+}
+
 std::string LocalCluster::superuser_password_path() const { return directory_ + "/superuser_password"; }
 std::string LocalCluster::superuser_path() const { return directory_ + "/superuser.txt"; }
 
@@ -158,13 +168,7 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   for (const std::string& statement : options.cql_schema) shared.add_cql_schema(statement);
   shared.set_token_seed(1);
   if (options.auth) {
-    if (absl::Status written = WriteSuperuserPassword(cluster.superuser_password_path(), cluster.superuser_path());
-        !written.ok()) {
-      return written;
-    }
-    shared.mutable_auth()->set_required(true);
-    shared.mutable_auth()->set_superuser(kSuperuser);
-    shared.mutable_auth()->set_superuser_password_file(fs::absolute(cluster.superuser_password_path()).string());
+    if (absl::Status auth = cluster.SetUpAuth(shared); !auth.ok()) return auth;
   }
   for (NodeId id = 1; id <= options.nodes; id++) {
     Member* member = shared.add_member();

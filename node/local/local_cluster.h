@@ -109,6 +109,9 @@ class LocalCluster {
   absl::Status WaitForViews(int timeout_ms);
 
  private:
+  // Options::auth: the superuser's password written, and every node's
+  // config asking for passwords.
+  absl::Status SetUpAuth(NodeConfigFile& shared) const;
   LocalCluster(std::string directory, std::string node_binary)
       : directory_(std::move(directory)), node_binary_(std::move(node_binary)) {}
   absl::Status Load();

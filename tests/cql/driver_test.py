@@ -83,6 +83,15 @@ def connect(address):
     return cluster, cluster.connect("app")
 
 
+def refused(session, statement, kind):
+    # The error `statement` is refused with, which must be of `kind`.
+    try:
+        session.execute(statement)
+    except kind as error:
+        return error
+    raise AssertionError(f"{statement!r} was not refused")
+
+
 def wait_for(what, predicate, timeout_s=30):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -141,18 +150,11 @@ def check_schema_changes(cluster, session):
     graces = [row.gc_grace_seconds for row in session.execute("SELECT * FROM system_schema.tables")
               if (row.keyspace_name, row.table_name) == ("ddl", "items")]
     assert graces == [3600], graces
-    try:
-        session.execute("CREATE TABLE ddl.items (id int PRIMARY KEY)")
-        raise AssertionError("a second CREATE TABLE was not refused")
-    except AlreadyExists as error:
-        assert (error.keyspace, error.table) == ("ddl", "items"), error
+    error = refused(session, "CREATE TABLE ddl.items (id int PRIMARY KEY)", AlreadyExists)
+    assert (error.keyspace, error.table) == ("ddl", "items"), error
     session.execute("CREATE TABLE IF NOT EXISTS ddl.items (id int PRIMARY KEY)")
     session.execute("DROP TABLE ddl.items")
-    try:
-        session.execute("SELECT * FROM ddl.items WHERE id = 3")
-        raise AssertionError("a dropped table was read")
-    except InvalidRequest:
-        pass
+    refused(session, "SELECT * FROM ddl.items WHERE id = 3", InvalidRequest)  # a dropped table
     session.execute("CREATE TABLE ddl.items (id int PRIMARY KEY, name text)")
     assert session.execute("SELECT * FROM ddl.items WHERE id = 3").one() is None, "a table created again holds old rows"
     session.execute("DROP KEYSPACE ddl")
@@ -339,21 +341,11 @@ def check_order_by(cluster, session):
 
 
 def check_errors(cluster, session):
-    try:
-        session.execute("SELECT * FORM users")
-        raise AssertionError("a syntax error passed")
-    except SyntaxException as error:
-        assert "line 1:9" in str(error), error
-    try:
-        session.execute("SELECT * FROM no_such_table WHERE id = 1")
-        raise AssertionError("an unknown table passed")
-    except InvalidRequest as error:
-        assert "no_such_table" in str(error), error
-    try:
-        session.execute("INSERT INTO users (id, age) VALUES (1, 'not a number')")
-        raise AssertionError("a mistyped value passed")
-    except InvalidRequest:
-        pass
+    error = refused(session, "SELECT * FORM users", SyntaxException)
+    assert "line 1:9" in str(error), error
+    error = refused(session, "SELECT * FROM no_such_table WHERE id = 1", InvalidRequest)
+    assert "no_such_table" in str(error), error
+    refused(session, "INSERT INTO users (id, age) VALUES (1, 'not a number')", InvalidRequest)
 
 
 def check_node_down(cluster, session, local, gocql_check):
@@ -768,29 +760,19 @@ def check_auth(ctl, directory, gocql_check, node_modules):
             assert roles == {"admin", "app_user"}, roles
             for statement in ["SELECT * FROM system_auth.roles",
                               "UPDATE system_auth.roles SET is_superuser = true WHERE role = 'app_user'"]:
-                try:
-                    session.execute(statement)
-                    raise AssertionError(f"{statement} ran")
-                except Unauthorized:
-                    pass
+                refused(session, statement, Unauthorized)
         finally:
             admin.shutdown()
         user, session = login("app_user", "app pw")
         try:
             # Logged in, but granted nothing yet.
-            try:
-                session.execute("SELECT balance FROM accounts WHERE id = 'auth'")
-                raise AssertionError("a role with no permission read a table")
-            except Unauthorized as error:
-                assert "has no SELECT permission on <table app.accounts>" in str(error), error
+            error = refused(session, "SELECT balance FROM accounts WHERE id = 'auth'", Unauthorized)
+            assert "has no SELECT permission on <table app.accounts>" in str(error), error
             grant("GRANT SELECT, MODIFY ON KEYSPACE app TO app_user")
             time.sleep(2.2)  # the connection trusts the permissions it read for 2 s
             assert session.execute("SELECT balance FROM accounts WHERE id = 'auth'").one().balance == 1
-            try:
-                session.execute("CREATE ROLE other WITH PASSWORD = 'x' AND LOGIN = true")
-                raise AssertionError("a role that is no superuser created a role")
-            except Unauthorized as error:
-                assert "only superusers create roles" in str(error), error
+            error = refused(session, "CREATE ROLE other WITH PASSWORD = 'x' AND LOGIN = true", Unauthorized)
+            assert "only superusers create roles" in str(error), error
         finally:
             user.shutdown()
         credentials = ["--user", "app_user", "--password", "app pw"]
