@@ -101,5 +101,32 @@ TEST(NodeConfigAuthTest, ACqlPortBeyondLoopbackWithoutPasswordsIsOpenToEveryone)
   EXPECT_FALSE(CqlOpenToEveryone(config));  // no CQL port
 }
 
+// TLS (docs/security.md, "TLS"): the three files, relative to the config,
+// when anything is on; a section that turns nothing on is a mistake.
+TEST(NodeConfigTlsTest, TheFilesAreNeededWhenAnythingIsOnAndNothingOnIsAMistake) {
+  const std::string directory = ::testing::TempDir() + "/tls_config";
+  std::filesystem::create_directories(directory);
+  for (const char* name : {"node.pem", "node.key", "ca.pem"}) std::ofstream(directory + "/" + name) << "pem\n";
+  const std::string files = "certificate_file: \"node.pem\" private_key_file: \"node.key\" ca_file: \"ca.pem\"";
+  const absl::StatusOr<LoadedConfig> loaded = ParseConfig(
+      directory + "/node.textproto", absl::StrCat(kMinimal, "tls { ", files, " clients: REQUIRED internode: true }\n"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(loaded->tls_files.has_value());
+  EXPECT_EQ(loaded->tls_files->ca_file, directory + "/ca.pem");
+  EXPECT_EQ(loaded->tls_clients, Tls::REQUIRED);
+  EXPECT_TRUE(loaded->tls_internode);
+  const absl::StatusOr<LoadedConfig> nothing_on =
+      ParseConfig(directory + "/node.textproto", absl::StrCat(kMinimal, "tls { ", files, " }\n"));
+  ASSERT_FALSE(nothing_on.ok());
+  EXPECT_NE(nothing_on.status().message().find("turns nothing on"), std::string::npos) << nothing_on.status();
+  const absl::StatusOr<LoadedConfig> missing = ParseConfig(
+      directory + "/node.textproto",
+      absl::StrCat(kMinimal, "tls { certificate_file: \"gone.pem\" private_key_file: \"node.key\" internode: true }\n"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot read " + directory + "/gone.pem"), std::string::npos)
+      << missing.status();
+  EXPECT_NE(missing.status().message().find("tls.ca_file: is required"), std::string::npos) << missing.status();
+}
+
 }  // namespace
 }  // namespace charybdis::node

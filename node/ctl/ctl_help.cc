@@ -120,10 +120,13 @@ constexpr Command kCommands[] = {
    "  Traces puts and gets and writes the latencies as a sim profile\n"
    "  (./charybdis sim --profile=FILE).\n"},
   {"cluster", "a local cluster: up, add, down, kill, start, stop, partition, heal",
-   "cluster up [-n 3] [--smp 2] [--rf 3] [--cql-schema FILE] [--ports] [--auth]\n"
+   "cluster up [-n 3] [--smp 2] [--rf 3] [--cql-schema FILE] [--ports] [--auth] [--tls]\n"
    "  Starts a local cluster in --dir (FILE: CREATE KEYSPACE/TABLE statements).\n"
    "  --auth: CQL asks for a role and password; the superuser's name and a\n"
    "  random password are in DIR/superuser.txt (docs/security.md).\n"
+   "  --tls: TLS on the CQL port (required), the gRPC API and between nodes\n"
+   "  (mutual); a throwaway CA made with openssl signs every node's certificate,\n"
+   "  and clients check them against DIR/ca.pem (ctl does so by itself).\n"
    "  Each node gets an address of its own, 127.0.B.N, on the standard ports\n"
    "  (CQL 9042, shard-aware 19042, internode 7000, client 9160, metrics 9180),\n"
    "  B a block no other cluster uses; --ports puts every node on 127.0.0.1 on\n"
@@ -160,7 +163,9 @@ std::string CtlOverview() {
   text +=
       "\n"
       "  --node=N talks to node N of the local cluster in --dir ($CHARYBDIS_CLUSTER_DIR\n"
-      "  or /tmp/charybdis-cluster); --json prints answers as JSON; --trace prints a\n"
+      "  or /tmp/charybdis-cluster); --ca=FILE checks --address's TLS certificate\n"
+      "  against that CA (a local cluster's DIR/ca.pem is used by itself);\n"
+      "  --json prints answers as JSON; --trace prints a\n"
       "  request's timeline, hop by hop. `charybdis-ctl COMMAND --help` tells more.\n"
       "  Exit status: 0 ok, 1 the request failed (the answer says why), 2 bad usage.\n";
   return text;

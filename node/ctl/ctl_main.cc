@@ -32,6 +32,7 @@
 #include "node/ctl/status_table.h"
 #include "node/ctl/topology_operation.h"
 #include "node/local/local_cluster.h"
+#include "node/local/process.h"
 #include "node/server/mutex_mode.h"
 #include "node/ctl/scenario_runner.h"
 #include "node/server/transport.h"
@@ -49,7 +50,7 @@ struct Arguments {
 bool IsSwitch(const std::string& name) {
   return name == "if-not-exists" || name == "if-exists" || name == "json" || name == "keep" ||
          name == "ports" || name == "power" || name == "trace" || name == "help" || name == "h" ||
-         name == "primary-range" || name == "auth";
+         name == "primary-range" || name == "auth" || name == "tls";
 }
 
 Arguments Parse(int argc, char** argv) {
@@ -431,6 +432,7 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
   options.replication_factor = std::min<uint32_t>(3, options.nodes);
   options.own_addresses = !arguments.flags.count("ports");
   options.auth = arguments.flags.count("auth") > 0;
+  options.tls = arguments.flags.count("tls") > 0;
   if (arguments.flags.count("rf") && !number(arguments.flags.at("rf"), options.replication_factor)) return Usage("--rf takes a number");
   if (arguments.flags.count("cql-schema")) {
     const std::string path = arguments.flags.at("cql-schema");
@@ -462,6 +464,9 @@ int ClusterUp(const Arguments& arguments, const std::string& directory, const st
   if (options.auth) {
     std::cout << "CQL asks for a password: the superuser's name and password are in " << cluster->superuser_path()
               << "\n";
+  }
+  if (options.tls) {
+    std::cout << "TLS on: clients check the nodes' certificates against " << directory << "/ca.pem\n";
   }
   return 0;
 }
@@ -762,6 +767,13 @@ int Main(int argc, char** argv) {
     return help ? 0 : 2;
   }
   const std::string& command = arguments.words[0];
+  if (arguments.flags.count("ca")) {
+    const std::string ca_pem = ReadFile(arguments.flags.at("ca"));
+    if (ca_pem.find("BEGIN CERTIFICATE") == std::string::npos) {
+      return Usage(absl::StrCat("--ca: ", arguments.flags.at("ca"), " holds no PEM certificate"));
+    }
+    UseClientCa(ca_pem);
+  }
   if (help) {
     const std::optional<std::string> text = CtlCommandHelp(command);
     if (!text) return Usage(absl::StrCat("unknown command \"", command, "\""));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "core/env/assert.h"
 #include "core/schema/bootstrap.h"
 #include "node/server/power_loss_fs.h"
+#include "node/local/certificates.h"
 #include "node/local/process.h"
 #include "google/protobuf/text_format.h"
 
@@ -126,6 +128,22 @@ absl::Status LocalCluster::SetUpAuth(NodeConfigFile& shared) const {
   return absl::OkStatus();
 }
 
+absl::Status LocalCluster::SetUpNodeTls(NodeId id, const std::string& host, NodeConfigFile& config) const {
+  const std::string prefix = fs::absolute(NodeDirectory(id) + "/node").string();
+  const std::string ca_directory = fs::absolute(directory_).string();
+  if (absl::Status made = MakeNodeCertificate(ca_directory, prefix, absl::StrCat("charybdis node ", id), {host});
+      !made.ok()) {
+    return made;
+  }
+  Tls* tls = config.mutable_tls();
+  tls->set_certificate_file(prefix + ".pem");
+  tls->set_private_key_file(prefix + ".key");
+  tls->set_ca_file(ca_directory + "/ca.pem");
+  tls->set_clients(Tls::REQUIRED);
+  tls->set_internode(true);
+  return absl::OkStatus();
+}
+
 std::string LocalCluster::superuser_password_path() const { return directory_ + "/superuser_password"; }
 std::string LocalCluster::superuser_path() const { return directory_ + "/superuser.txt"; }
 
@@ -170,6 +188,11 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
   if (options.auth) {
     if (absl::Status auth = cluster.SetUpAuth(shared); !auth.ok()) return auth;
   }
+  if (options.tls) {
+    std::error_code error;
+    fs::create_directories(directory, error);
+    if (absl::Status made = MakeCertificateAuthority(directory); !made.ok()) return made;
+  }
   for (NodeId id = 1; id <= options.nodes; id++) {
     Member* member = shared.add_member();
     member->set_id(id);
@@ -187,10 +210,13 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     config.set_cql_shard_aware_port(addresses->ports[kPortsPerNode * (id - 1) + 4]);
     // A local cluster is for testing: `kill --power` can cut its power.
     config.set_power_loss_journal(options.power_loss_journal);
-    std::string text;
-    google::protobuf::TextFormat::PrintToString(config, &text);
     std::error_code error;
     fs::create_directories(cluster.NodeDirectory(id), error);
+    if (options.tls) {
+      if (absl::Status made = cluster.SetUpNodeTls(id, addresses->hosts[id - 1], config); !made.ok()) return made;
+    }
+    std::string text;
+    google::protobuf::TextFormat::PrintToString(config, &text);
     std::ofstream file(cluster.NodeDirectory(id) + "/node.textproto");
     file << text << options.extra_config << "\n";
     if (!file) return absl::InternalError(absl::StrCat("cannot write the config of node ", id));
@@ -250,10 +276,14 @@ absl::StatusOr<NodeId> LocalCluster::AddNode(const std::string& rack, NodeId rep
   config.set_cql_address(addresses[3]);
   config.set_cql_shard_aware_port(static_cast<uint32_t>(ports[4]));
   *config.mutable_new_node() = placement;
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(config, &text);
   std::error_code error;
   fs::create_directories(NodeDirectory(id), error);
+  if (config.has_tls()) {
+    const std::string host = addresses[0].substr(0, addresses[0].rfind(':'));
+    if (absl::Status made = SetUpNodeTls(id, host, config); !made.ok()) return made;
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(config, &text);
   std::ofstream file(NodeDirectory(id) + "/node.textproto");
   file << text;
   if (!file) return absl::InternalError(absl::StrCat("cannot write the config of node ", id));
@@ -282,6 +312,7 @@ absl::Status LocalCluster::Load() {
   if (configs_.empty()) {
     return absl::NotFoundError(absl::StrCat(directory_, " holds no cluster (cluster up first)"));
   }
+  if (configs_.front().tls().clients() != Tls::OFF) UseClientCa(ReadFile(configs_.front().tls().ca_file()));
   return absl::OkStatus();
 }
 
@@ -340,14 +371,34 @@ uint64_t LocalCluster::ResidentBytes(NodeId id) const {
   return 0;
 }
 
+namespace {
+
+std::mutex client_ca_mutex;
+std::string client_ca_pem;  // empty: in clear
+
+}  // namespace
+
+void UseClientCa(std::string ca_pem) {
+  std::lock_guard<std::mutex> lock(client_ca_mutex);
+  client_ca_pem = std::move(ca_pem);
+}
+
 std::unique_ptr<Client::Stub> ConnectClient(const std::string& address) {
   grpc::ChannelArguments arguments;
   // A node that is starting refuses the first attempts: retry soon.
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
-  return Client::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments));
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  {
+    std::lock_guard<std::mutex> lock(client_ca_mutex);
+    if (!client_ca_pem.empty()) {
+      grpc::SslCredentialsOptions options;
+      options.pem_root_certs = client_ca_pem;
+      credentials = grpc::SslCredentials(options);
+    }
+  }
+  return Client::NewStub(grpc::CreateCustomChannel(address, credentials, arguments));
 }
 
 absl::StatusOr<uint64_t> LocalCluster::MetricTotal(NodeId id, const std::string& name) const {

@@ -47,6 +47,10 @@ class LocalCluster {
     // The CQL port asks for a password (docs/security.md): the superuser
     // kSuperuser, with a random password written to superuser_password_path().
     bool auth = false;
+    // TLS on the CQL port (required), the gRPC API and between nodes
+    // (mutual): a throwaway CA in ca.pem and a certificate per node
+    // (node/local/certificates.h).
+    bool tls = false;
   };
   static constexpr char kSuperuser[] = "admin";
   // Internode, client (gRPC), metrics, CQL and CQL shard-aware: Cassandra's
@@ -112,6 +116,8 @@ class LocalCluster {
   // Options::auth: the superuser's password written, and every node's
   // config asking for passwords.
   absl::Status SetUpAuth(NodeConfigFile& shared) const;
+  // Options::tls: node `id`'s certificate for `host`, and its config's tls.
+  absl::Status SetUpNodeTls(NodeId id, const std::string& host, NodeConfigFile& config) const;
   LocalCluster(std::string directory, std::string node_binary)
       : directory_(std::move(directory)), node_binary_(std::move(node_binary)) {}
   absl::Status Load();
@@ -124,8 +130,13 @@ class LocalCluster {
   std::vector<NodeConfigFile> configs_;  // by node id - 1
 };
 
-// A client stub that reconnects quickly (nodes come and go).
+// A client stub that reconnects quickly (nodes come and go), through TLS
+// checked against the CA UseClientCa was given, if it was.
 std::unique_ptr<Client::Stub> ConnectClient(const std::string& address);
+// The CA (PEM) that signed the certificates of the nodes whose gRPC API
+// speaks TLS: for the whole process (ctl --ca, or a local cluster with
+// TLS, which sets its ca.pem when opened).
+void UseClientCa(std::string ca_pem);
 
 // The `charybdis-node` binary beside the running executable (ctl and the
 // node are built into one Bazel package).

@@ -1,11 +1,13 @@
 #include "node/server/config.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -226,6 +228,39 @@ void CheckAuth(const std::string& path, const NodeConfigFile& file, TextProtoPro
   loaded.cql_auth.superuser_password = password;
 }
 
+// TLS: the three files (relative to the config file's directory) must be
+// there when anything is turned on; OpenSSL reads them at start.
+void CheckTls(const std::string& path, const NodeConfigFile& file, TextProtoProblems& problems,
+              LoadedConfig& loaded) {
+  if (!file.has_tls()) return;
+  const Tls& tls = file.tls();
+  if (tls.clients() == Tls::OFF && !tls.internode()) {
+    problems.Add({{"tls"}}, "turns nothing on: set clients (OPTIONAL or REQUIRED) or internode: true");
+    return;
+  }
+  TlsFiles files;
+  const std::tuple<const char*, const std::string&, std::string*> wanted[] = {
+      {"certificate_file", tls.certificate_file(), &files.certificate_file},
+      {"private_key_file", tls.private_key_file(), &files.private_key_file},
+      {"ca_file", tls.ca_file(), &files.ca_file}};
+  for (const auto& [name, given, into] : wanted) {
+    if (given.empty()) {
+      problems.Add({{"tls"}, {name}}, "is required with TLS on");
+      continue;
+    }
+    std::filesystem::path resolved(given);
+    if (resolved.is_relative()) resolved = std::filesystem::path(path).parent_path() / resolved;
+    if (access(resolved.c_str(), R_OK) != 0) {
+      problems.Add({{"tls"}, {name}}, absl::StrCat("cannot read ", resolved.string()));
+      continue;
+    }
+    *into = resolved.string();
+  }
+  loaded.tls_files = files;
+  loaded.tls_clients = tls.clients();
+  loaded.tls_internode = tls.internode();
+}
+
 // What a checked file means for core/: the ring, the peers, the timeouts.
 void BuildNodeConfig(const NodeConfigFile& file, const std::set<NodeId>& ids, ClusterLayout layout,
                      LoadedConfig& loaded) {
@@ -292,6 +327,7 @@ absl::StatusOr<LoadedConfig> ParseConfig(const std::string& path, const std::str
   CheckReplication(file, problems, nodes_per_datacenter, layout);
   CheckTables(file, problems, loaded.node);
   CheckAuth(path, file, problems, loaded);
+  CheckTls(path, file, problems, loaded);
   loaded.node.cql_bootstrap = BootstrapCqlSchema(file, nodes_per_datacenter, problems, loaded.node);
   if (!problems.text().empty()) return absl::InvalidArgumentError(problems.text());
   BuildNodeConfig(file, ids, std::move(layout), loaded);

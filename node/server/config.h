@@ -2,12 +2,14 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "core/cql/schema.h"
 #include "core/cluster/node_config.h"
 #include "core/cql/auth_service.h"
+#include "node/tls/tls_context.h"
 #include "proto/node.pb.h"
 
 namespace charybdis::node {
@@ -22,6 +24,10 @@ struct LoadedConfig {
   std::map<NodeId, std::string> peer_internode_addresses;
   std::string cql_address;  // empty: no CQL server
   cql::AuthConfig cql_auth;  // with the superuser's password read from its file
+  // TLS (docs/security.md): the files, absolute, when anything is on.
+  std::optional<TlsFiles> tls_files;
+  Tls::Clients tls_clients = Tls::OFF;
+  bool tls_internode = false;
 };
 
 // Whether the CQL port listens beyond loopback and asks for no password:

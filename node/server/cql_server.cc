@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/data/token.h"
+#include "node/server/cql_client.h"
 #include "node/server/log.h"
 #include "node/server/node.h"
 #include "node/server/socket_address.h"
@@ -119,58 +120,6 @@ class NodeBackend final : public cql::Backend {
 
 }  // namespace
 
-// One connection: its socket, the bytes read but not yet framed, and the
-// bytes to write that the socket did not take yet.
-struct CqlServer::Client {
-  // Past this much unwritten output, stop reading the client's requests
-  // until it reads its answers.
-  static constexpr size_t kMaxPendingOutput = 16 << 20;
-
-  int fd = -1;
-  int epoll = -1;
-  std::string input;  // the epoll thread's only
-  std::unique_ptr<cql::Connection> connection;
-  std::mutex mutex;  // guards what follows
-  std::string output;
-  uint32_t interest = EPOLLIN;  // what epoll watches for
-  bool closing = false;  // after a protocol error: close once written
-  bool closed = false;
-
-  // Writes what the socket takes now. REQUIRES: mutex held.
-  void Flush() {
-    while (!output.empty() && !closed) {
-      const ssize_t written = send(fd, output.data(), output.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (written <= 0) break;
-      output.erase(0, static_cast<size_t>(written));
-    }
-  }
-
-  // Reads while it may, waits to write while output is left. REQUIRES:
-  // mutex held.
-  void UpdateInterest() {
-    if (closed) return;
-    const uint32_t wanted = (closing || output.size() > kMaxPendingOutput ? 0u : static_cast<uint32_t>(EPOLLIN)) |
-                            (output.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
-    if (wanted == interest) return;
-    interest = wanted;
-    epoll_event event{};
-    event.events = wanted;
-    event.data.fd = fd;
-    epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &event);
-  }
-
-  // Any thread: the socket takes what it can now, epoll says when it
-  // takes the rest.
-  void Send(std::string frame) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (closed) return;
-    const bool was_empty = output.empty();
-    output.append(frame);
-    if (was_empty) Flush();
-    UpdateInterest();
-  }
-};
-
 absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& address, uint16_t shard_aware_port,
                                                             Node& node) {
   sockaddr_in socket_address;
@@ -188,9 +137,22 @@ absl::StatusOr<std::unique_ptr<CqlServer>> CqlServer::Start(const std::string& a
       return absl::FailedPreconditionError(absl::StrCat("cql_shard_aware_port: cannot listen on ", shard_aware_port, " (port in use?)"));
     }
   }
+  std::shared_ptr<TlsContext> tls;
+  const LoadedConfig& config = node.config();
+  if (config.tls_clients != Tls::OFF) {
+    auto loaded = TlsContext::Load(*config.tls_files, TlsSide::kServer, PeerCheck::kNone);
+    if (!loaded.ok()) {
+      close(listener);
+      if (shard_aware_listener >= 0) close(shard_aware_listener);
+      return absl::FailedPreconditionError(absl::StrCat("tls: ", loaded.status().message()));
+    }
+    tls = *std::move(loaded);
+  }
   const int wakeup = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   std::unique_ptr<CqlServer> server(new CqlServer(node, listener, shard_aware_listener, wakeup));
   server->shard_aware_port_ = shard_aware_port;
+  server->tls_ = std::move(tls);
+  server->tls_clients_ = config.tls_clients;
   server->thread_ = std::thread([raw = server.get()] { raw->Loop(); });
   return server;
 }
@@ -266,6 +228,21 @@ void CqlServer::Loop() {
     RunPosted();
     WatchStatus();
     WatchSchema();
+    CloseUnready();
+  }
+}
+
+void CqlServer::CloseUnready() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_unready_check_) return;
+  next_unready_check_ = now + std::chrono::seconds(1);
+  std::vector<int> late;
+  for (auto& [fd, client] : clients_) {
+    if (now >= client->ready_by && client->Unready()) late.push_back(fd);
+  }
+  for (int fd : late) {
+    Log("warn", "cql_tls_refused", {{"peer", clients_.at(fd)->peer}, {"why", "no TLS handshake within 10 s"}});
+    Close(fd);
   }
 }
 
@@ -279,7 +256,7 @@ void CqlServer::RunPosted() {
 }
 
 void CqlServer::OnEvent(std::shared_ptr<Client> client, uint32_t events) {
-  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) Read(client);
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || client->ReadWaitsForOutput()) Read(client);
   bool done;
   {
     std::lock_guard<std::mutex> lock(client->mutex);
@@ -411,9 +388,11 @@ void CqlServer::Accept(int listener) {
     auto client = std::make_shared<Client>();
     client->fd = fd;
     client->epoll = epoll_;
+    client->ready_by = std::chrono::steady_clock::now() + Client::kHandshakeTimeout;
     std::weak_ptr<Client> weak = client;
     char peer_text[INET_ADDRSTRLEN] = "";
     inet_ntop(AF_INET, &peer.sin_addr, peer_text, sizeof(peer_text));
+    client->peer = peer_text;
     client->connection = std::make_unique<cql::Connection>(
         prepared_, *backend_, shard, peer_text, [weak](std::string frame) {
           if (std::shared_ptr<Client> alive = weak.lock()) alive->Send(std::move(frame));
@@ -427,18 +406,14 @@ void CqlServer::Accept(int listener) {
 }
 
 void CqlServer::Read(const std::shared_ptr<Client>& client) {
-  char buffer[64 * 1024];
-  while (true) {
-    const ssize_t got = recv(client->fd, buffer, sizeof(buffer), 0);
-    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-      // The client is gone: nothing left is worth writing.
-      std::lock_guard<std::mutex> lock(client->mutex);
-      client->closing = true;
-      client->output.clear();
-      return;
-    }
-    if (got < 0) break;
-    client->input.append(buffer, static_cast<size_t>(got));
+  std::string why;
+  if (!client->ReadAvailable(tls_.get(), tls_clients_ != Tls::REQUIRED, why)) {
+    // The client is gone, or its TLS failed: nothing left is worth writing.
+    if (why.rfind("TLS", 0) == 0) Log("warn", "cql_tls_refused", {{"peer", client->peer}, {"why", why}});
+    std::lock_guard<std::mutex> lock(client->mutex);
+    client->closing = true;
+    client->output.clear();
+    return;
   }
   // Whole frames go to the connection; a frame too big is refused unread.
   std::string_view input = client->input;

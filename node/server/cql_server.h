@@ -15,6 +15,7 @@
 #include "core/cql/auth_service.h"
 #include "core/cql/connection.h"
 #include "node/server/password_hashing.h"
+#include "node/tls/tls_context.h"
 #include "proto/node.pb.h"
 
 namespace charybdis::node {
@@ -58,6 +59,8 @@ class CqlServer {
   void OnEvent(std::shared_ptr<Client> client, uint32_t events);
   void Read(const std::shared_ptr<Client>& client);
   void Close(int fd);
+  // Closes, once a second, the connections past their handshake timeout.
+  void CloseUnready();
   // Runs what other threads posted (Backend::Post).
   void RunPosted();
   // Asks the node who is up and who left, at most every kStatusInterval,
@@ -87,6 +90,9 @@ class CqlServer {
   std::map<uint32_t, cql::HostInfo> hosts_;  // every member, by node id
   cql::PreparedStatements prepared_;  // this thread's only
   std::map<int, std::shared_ptr<Client>> clients_;
+  std::shared_ptr<TlsContext> tls_;  // null: clear only
+  Tls::Clients tls_clients_ = Tls::OFF;
+  std::chrono::steady_clock::time_point next_unready_check_;
   uint32_t next_shard_ = 0;
   // Who is up: what the connections were last told, and the node's newest
   // answer, which comes on shard 0's thread (shared: it may come after

@@ -46,6 +46,7 @@ void SetInboundOptions(int fd) {
 
 absl::StatusOr<std::unique_ptr<InternodeListener>> InternodeListener::Start(const std::string& address,
                                                                            NodeId self, ShardId shards,
+                                                                           std::shared_ptr<TlsContext> tls,
                                                                            Handoff handoff) {
   auto resolved = ResolveIpv4HostPort(address);
   if (!resolved.ok()) return CannotListen(address, std::string(resolved.status().message()));
@@ -56,11 +57,14 @@ absl::StatusOr<std::unique_ptr<InternodeListener>> InternodeListener::Start(cons
     close(fd);
     return CannotListen(address, strerror(errno));
   }
-  return std::unique_ptr<InternodeListener>(new InternodeListener(fd, wakeup, self, shards, std::move(handoff)));
+  return std::unique_ptr<InternodeListener>(
+      new InternodeListener(fd, wakeup, self, shards, std::move(tls), std::move(handoff)));
 }
 
-InternodeListener::InternodeListener(int listener, int wakeup, NodeId self, ShardId shards, Handoff handoff)
-    : listener_(listener), wakeup_(wakeup), self_(self), shards_(shards), handoff_(std::move(handoff)) {
+InternodeListener::InternodeListener(int listener, int wakeup, NodeId self, ShardId shards,
+                                     std::shared_ptr<TlsContext> tls, Handoff handoff)
+    : listener_(listener), wakeup_(wakeup), self_(self), shards_(shards), tls_(std::move(tls)),
+      handoff_(std::move(handoff)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -77,7 +81,10 @@ void InternodeListener::Loop() {
   std::vector<pollfd> watched;
   while (true) {
     watched.assign({{listener_, POLLIN, 0}, {wakeup_, POLLIN, 0}});
-    for (const Pending& pending : pending_) watched.push_back({pending.fd, POLLIN, 0});
+    for (const Pending& pending : pending_) {
+      const short events = POLLIN | (pending.stream->wants_writable() ? POLLOUT : 0);
+      watched.push_back({pending.fd, events, 0});
+    }
     int timeout_ms = -1;
     for (const Pending& pending : pending_) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(pending.deadline - SteadyClock::now());
@@ -93,7 +100,7 @@ void InternodeListener::Loop() {
     std::vector<Pending> waiting;
     for (size_t i = 0; i < pending_.size(); i++) {
       if (watched[i + 2].revents != 0 && ReadHello(pending_[i])) continue;
-      waiting.push_back(pending_[i]);
+      waiting.push_back(std::move(pending_[i]));
     }
     pending_.swap(waiting);
     DropLate();
@@ -114,37 +121,51 @@ void InternodeListener::AcceptAll() {
       close(fd);
       continue;
     }
-    pending_.push_back(Pending{fd, "", SteadyClock::now() + kHelloTimeout});
+    auto stream = tls_ == nullptr ? std::make_shared<SocketStream>(fd)
+                                  : std::make_shared<SocketStream>(fd, tls_->Current(), TlsSide::kServer);
+    pending_.push_back(Pending{fd, std::move(stream), "", SteadyClock::now() + kHelloTimeout});
   }
 }
 
 bool InternodeListener::ReadHello(Pending& pending) {
   char bytes[kInternodeHelloBytes];
-  const ssize_t got = recv(pending.fd, bytes, kInternodeHelloBytes - pending.hello.size(), 0);
-  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+  const ssize_t got = pending.stream->Read(bytes, kInternodeHelloBytes - pending.hello.size());
+  if (got == 0) return false;
   if (got > 0) pending.hello.append(bytes, static_cast<size_t>(got));
   if (got > 0 && pending.hello.size() < kInternodeHelloBytes) return false;
-  const auto hello = DecodeHello(pending.hello);
+  const auto hello = got < 0 ? std::nullopt : DecodeHello(pending.hello);
   if (!hello || hello->to_node != self_ || hello->to_shard >= shards_) {
-    Log("warn", "internode connection refused",
-        {{"why", !hello ? "no hello of this protocol" : "its hello names another node or shard"}});
+    LogRefusal(got < 0                ? pending.stream->failure()
+               : !hello               ? "no hello of this protocol"
+                                      : "its hello names another node or shard");
     close(pending.fd);
     return true;
   }
   SetInboundOptions(pending.fd);
-  handoff_(hello->to_shard, pending.fd);
+  handoff_(hello->to_shard, pending.fd, std::move(pending.stream));
   return true;
+}
+
+void InternodeListener::LogRefusal(const std::string& why) {
+  const auto now = SteadyClock::now();
+  if (now - refusal_logged_at_ < std::chrono::seconds(1)) {
+    refusals_unlogged_++;
+    return;
+  }
+  Log("warn", "internode connection refused", {{"why", why}, {"also_refused_since_last", absl::StrCat(refusals_unlogged_)}});
+  refusal_logged_at_ = now;
+  refusals_unlogged_ = 0;
 }
 
 void InternodeListener::DropLate() {
   const auto now = SteadyClock::now();
   std::vector<Pending> waiting;
-  for (const Pending& pending : pending_) {
+  for (Pending& pending : pending_) {
     if (now < pending.deadline) {
-      waiting.push_back(pending);
+      waiting.push_back(std::move(pending));
       continue;
     }
-    Log("warn", "internode connection refused", {{"why", "no hello within 2 s"}});
+    LogRefusal(pending.stream->handshaking() ? "no TLS handshake within 2 s" : "no hello within 2 s");
     close(pending.fd);
   }
   pending_.swap(waiting);

@@ -1,6 +1,8 @@
 #include "node/server/node.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
 
 #include <chrono>
 #include <future>
@@ -53,7 +55,22 @@ absl::Status ClaimDataDirectory(const std::string& directory, NodeId id) {
   return absl::OkStatus();
 }
 
-std::unique_ptr<grpc::Server> Listen(const std::string& address, grpc::Service* service) {
+// TLS for the gRPC client API, from the node's files, which gRPC looks
+// at again every second (certificates replaced without a restart); the
+// client shows no certificate (ctl and harnesses log in otherwise).
+std::shared_ptr<grpc::ServerCredentials> ClientApiCredentials(const LoadedConfig& config) {
+  if (config.tls_clients == Tls::OFF) return grpc::InsecureServerCredentials();
+  const TlsFiles& files = *config.tls_files;
+  auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+      files.private_key_file, files.certificate_file, files.ca_file, /*refresh_interval_sec=*/1);
+  grpc::experimental::TlsServerCredentialsOptions options(provider);
+  options.watch_identity_key_cert_pairs();
+  options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  return grpc::experimental::TlsServerCredentials(options);
+}
+
+std::unique_ptr<grpc::Server> Listen(const std::string& address, grpc::Service* service,
+                                     std::shared_ptr<grpc::ServerCredentials> credentials) {
   grpc::ServerBuilder builder;
   // Without this a second process could bind the same port (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -62,7 +79,7 @@ std::unique_ptr<grpc::Server> Listen(const std::string& address, grpc::Service* 
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  builder.AddListeningPort(address, std::move(credentials));
   builder.RegisterService(service);
   return builder.BuildAndStart();
 }
@@ -173,7 +190,13 @@ absl::Status Node::Open() {
 
   std::vector<ShardThread*> threads;
   if (absl::Status opened = OpenShardStorage(directory, threads); !opened.ok()) return opened;
-  auto transport = Transport::Create(node.id, config_.peer_internode_addresses, threads);
+  InternodeTls tls;
+  if (config_.tls_internode) {
+    auto loaded = InternodeTls::Load(*config_.tls_files);
+    if (!loaded.ok()) return absl::FailedPreconditionError(absl::StrCat("tls: ", loaded.status().message()));
+    tls = *std::move(loaded);
+  }
+  auto transport = Transport::Create(node.id, config_.peer_internode_addresses, threads, std::move(tls));
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);
   for (ShardId shard = 0; shard < node.shards; shard++) {
@@ -203,7 +226,7 @@ absl::Status Node::Open() {
 
   if (absl::Status listening = transport_->Listen(config_.internode_address); !listening.ok()) return listening;
   client_service_ = std::make_unique<ClientService>(*this);
-  client_server_ = Listen(config_.client_address, client_service_.get());
+  client_server_ = Listen(config_.client_address, client_service_.get(), ClientApiCredentials(config_));
   if (client_server_ == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("client_address: cannot listen on ", config_.client_address, " (port in use?)"));

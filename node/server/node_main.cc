@@ -26,6 +26,9 @@ constexpr char kUsage[] = "usage: charybdis-node --config=FILE\n";
 int main(int argc, char** argv) {
   using charybdis::node::Log;
   charybdis::node::SkipMutexDeadlockDetection();
+  // OpenSSL writes TLS sockets with write(2): a peer gone must be an
+  // error on that socket, not the end of the process.
+  signal(SIGPIPE, SIG_IGN);
   std::string config_path;
   for (int i = 1; i < argc; i++) {
     const std::string argument = argv[i];

@@ -18,8 +18,9 @@ namespace charybdis::node {
 namespace {
 
 constexpr auto kReconnectBackOff = std::chrono::milliseconds(100);
-// A connect not done by then is given up (a peer host that drops packets
-// would otherwise hold it for two minutes of SYN retries).
+// A connect (and its TLS handshake) not done by then is given up (a peer
+// host that drops packets would otherwise hold it for two minutes of SYN
+// retries).
 constexpr Nanos kConnectTimeout = 1 * kSecond;
 // A connection whose peer has not taken this much output breaks: a paused
 // peer costs bounded memory, and gets fresh messages, not stale ones,
@@ -39,12 +40,11 @@ void SetOutboundOptions(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &kUnacknowledgedTimeoutMs, sizeof(kUnacknowledgedTimeoutMs));
 }
 
-bool WouldBlock() { return errno == EAGAIN || errno == EWOULDBLOCK; }
-
 }  // namespace
 
-ShardLinks::ShardLinks(ShardThread& thread, Address self, std::map<NodeId, sockaddr_in> peers, Deliver deliver)
-    : thread_(thread), self_(self), peers_(std::move(peers)), deliver_(std::move(deliver)) {}
+ShardLinks::ShardLinks(ShardThread& thread, Address self, std::map<NodeId, sockaddr_in> peers,
+                       std::shared_ptr<TlsContext> tls, Deliver deliver)
+    : thread_(thread), self_(self), tls_(std::move(tls)), peers_(std::move(peers)), deliver_(std::move(deliver)) {}
 
 ShardLinks::~ShardLinks() {
   for (auto& [to, link] : outbound_) {
@@ -98,6 +98,8 @@ bool ShardLinks::Connect(const Address& to, Outbound& link) {
     return false;
   }
   link.fd = fd;
+  link.stream = tls_ == nullptr ? std::make_unique<SocketStream>(fd)
+                                : std::make_unique<SocketStream>(fd, tls_->Current(), TlsSide::kClient);
   link.connected = false;
   link.watching_output = true;  // EPOLLOUT says the connect finished
   link.output = EncodeHello(InternodeHello{self_.node, to.node, to.shard});
@@ -106,7 +108,7 @@ bool ShardLinks::Connect(const Address& to, Outbound& link) {
   link.connect_timer = thread_.After(kConnectTimeout, [this, to] {
     Outbound& pending = outbound_.at(to);
     pending.connect_timer = 0;
-    if (!pending.connected) Break(pending);
+    if (!pending.connected || pending.stream->handshaking()) Break(pending);
   });
   return true;
 }
@@ -114,37 +116,35 @@ bool ShardLinks::Connect(const Address& to, Outbound& link) {
 void ShardLinks::OnOutboundEvent(const Address& to, uint32_t events) {
   Outbound& link = outbound_.at(to);
   if (events & (EPOLLERR | EPOLLHUP)) return Break(link);
-  if (events & EPOLLIN) {
-    // Peers never write on this connection: bytes or its end mean it is over.
-    char byte;
-    if (recv(link.fd, &byte, 1, MSG_DONTWAIT) >= 0 || !WouldBlock()) return Break(link);
-  }
   if ((events & EPOLLOUT) && !link.connected) {
     int error = 0;
     socklen_t length = sizeof(error);
     if (getsockopt(link.fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) return Break(link);
     link.connected = true;
-    thread_.Cancel(link.connect_timer);
-    link.connect_timer = 0;
+    // Through TLS the timer waits for the handshake too.
+    if (!link.stream->tls()) {
+      thread_.Cancel(link.connect_timer);
+      link.connect_timer = 0;
+    }
   }
-  if (events & EPOLLOUT) WriteOutput(link);
+  if (events & EPOLLIN) {
+    // Peers never write on this connection: bytes or its end mean it is
+    // over. (TLS reads its handshake answers here, and tells none.)
+    char byte;
+    if (link.stream->Read(&byte, 1) != 0) return Break(link);
+  }
+  // A handshake the read moved on may let the output go.
+  if (events & (EPOLLOUT | EPOLLIN)) WriteOutput(link);
 }
 
 void ShardLinks::WriteOutput(Outbound& link) {
   if (!link.connected) return;  // the connect's EPOLLOUT writes it
   while (link.written < link.output.size()) {
-    const ssize_t sent = send(link.fd, link.output.data() + link.written, link.output.size() - link.written,
-                              MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (sent > 0) {
-      counts_.socket_writes++;
-      link.written += static_cast<size_t>(sent);
-    } else if (sent < 0 && WouldBlock()) {
-      break;
-    } else if (sent < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return Break(link);
-    }
+    const ssize_t sent = link.stream->Write(link.output.data() + link.written, link.output.size() - link.written);
+    if (sent < 0) return Break(link);
+    if (sent == 0) break;
+    counts_.socket_writes++;
+    link.written += static_cast<size_t>(sent);
   }
   if (link.written == link.output.size()) {
     link.output.clear();
@@ -153,7 +153,16 @@ void ShardLinks::WriteOutput(Outbound& link) {
     link.output.erase(0, link.written);
     link.written = 0;
   }
-  const bool want_output = !link.output.empty();
+  if (link.connect_timer != 0 && link.stream->tls() && !link.stream->handshaking()) {
+    thread_.Cancel(link.connect_timer);
+    link.connect_timer = 0;
+  }
+  UpdateOutputWatch(link);
+}
+
+void ShardLinks::UpdateOutputWatch(Outbound& link) {
+  const bool waits_for_peer = link.stream->wants_readable() && !link.stream->wants_writable();
+  const bool want_output = (!link.output.empty() && !waits_for_peer) || link.stream->wants_writable();
   if (want_output != link.watching_output) {
     link.watching_output = want_output;
     thread_.Rewatch(link.watch, EPOLLIN | (want_output ? EPOLLOUT : 0u));
@@ -161,6 +170,12 @@ void ShardLinks::WriteOutput(Outbound& link) {
 }
 
 void ShardLinks::Break(Outbound& link) {
+  const std::string failure = link.stream == nullptr ? "" : link.stream->failure();
+  if (failure.rfind("TLS", 0) == 0 && failure != link.last_failure) {
+    Log("warn", "internode connection failed", {{"shard", self_.ToString()}, {"why", failure}});
+  }
+  link.last_failure = failure;
+  link.stream.reset();
   thread_.Unwatch(link.watch);
   thread_.Cancel(link.connect_timer);
   close(link.fd);
@@ -183,11 +198,14 @@ void ShardLinks::Flush() {
   flush_queue_.clear();
 }
 
-void ShardLinks::Adopt(int fd) {
+void ShardLinks::Adopt(int fd, std::shared_ptr<SocketStream> stream) {
   CHARYBDIS_ASSERT(thread_.IsCurrent());
   CHARYBDIS_ASSERT(inbound_.count(fd) == 0);
   Inbound& link = inbound_[fd];
+  link.stream = std::move(stream);
   link.watch = thread_.Watch(fd, EPOLLIN, [this, fd](uint32_t events) { OnInboundEvent(fd, events); });
+  // The listener read the hello through TLS, maybe messages with it.
+  if (link.stream->buffered()) OnInboundEvent(fd, 0);
 }
 
 void ShardLinks::OnInboundEvent(int fd, uint32_t events) {
@@ -195,18 +213,28 @@ void ShardLinks::OnInboundEvent(int fd, uint32_t events) {
   bool ended = (events & EPOLLERR) != 0;
   static thread_local std::string chunk(kReadChunkBytes, '\0');
   for (int reads = 0; reads < kMaxReadsPerEvent && !ended; reads++) {
-    const ssize_t got = recv(fd, chunk.data(), chunk.size(), MSG_DONTWAIT);
+    const ssize_t got = link.stream->Read(chunk.data(), chunk.size());
     if (got > 0) link.input.append(chunk.data(), static_cast<size_t>(got));
-    if (got < 0 && errno == EINTR) continue;
-    ended = got == 0 || (got < 0 && !WouldBlock());
+    ended = got < 0;
     if (got < static_cast<ssize_t>(chunk.size())) break;  // nothing more for now
+  }
+  // TLS may owe the peer an answer (a key update) the socket did not take.
+  if (!ended && link.stream->wants_writable() != link.watching_output) {
+    link.watching_output = link.stream->wants_writable();
+    thread_.Rewatch(link.watch, EPOLLIN | (link.watching_output ? EPOLLOUT : 0u));
   }
   // Messages that arrived before the end still count.
   const absl::Status taken = TakeFrames(link.input, deliver_);
   if (!taken.ok()) {
     Log("warn", "internode connection closed", {{"shard", self_.ToString()}, {"error", std::string(taken.message())}});
   }
-  if (ended || !taken.ok()) CloseInbound(fd);
+  if (ended || !taken.ok()) return CloseInbound(fd);
+  // What TLS holds decrypted is read on the next turn: epoll will not tell.
+  if (link.stream->buffered()) {
+    thread_.Post([this, fd] {
+      if (inbound_.count(fd)) OnInboundEvent(fd, 0);
+    });
+  }
 }
 
 void ShardLinks::CloseInbound(int fd) {

@@ -5,11 +5,13 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/env/address.h"
 #include "node/server/shard_thread.h"
+#include "node/tls/socket_stream.h"
 #include "proto/messages.pb.h"
 
 namespace charybdis::node {
@@ -33,7 +35,9 @@ class ShardLinks {
   using Deliver = std::function<void(const Envelope&)>;
 
   // `peers`: the internode address of every other node known at start.
-  ShardLinks(ShardThread& thread, Address self, std::map<NodeId, sockaddr_in> peers, Deliver deliver);
+  // `tls`: the context peers are called with (null: in clear).
+  ShardLinks(ShardThread& thread, Address self, std::map<NodeId, sockaddr_in> peers,
+             std::shared_ptr<TlsContext> tls, Deliver deliver);
   ShardLinks(const ShardLinks&) = delete;
   ShardLinks& operator=(const ShardLinks&) = delete;
   // Closes every connection: only once the shard thread has stopped.
@@ -46,8 +50,9 @@ class ShardLinks {
   // heartbeats (Network::LearnAddress). Shard thread only.
   void AddPeer(NodeId node, const sockaddr_in& address);
   bool Knows(NodeId node) const { return peers_.count(node) > 0; }
-  // Takes an inbound connection whose hello named this shard.
-  void Adopt(int fd);
+  // Takes an inbound connection whose hello named this shard, read
+  // through `stream`.
+  void Adopt(int fd, std::shared_ptr<SocketStream> stream);
   // Writes what this turn queued (the thread's end of turn).
   void Flush();
 
@@ -63,6 +68,7 @@ class ShardLinks {
   using SteadyClock = std::chrono::steady_clock;
   struct Outbound {
     int fd = -1;
+    std::unique_ptr<SocketStream> stream;
     ShardThread::WatchId watch = 0;
     TimerId connect_timer = 0;     // set while connecting
     bool connected = false;
@@ -74,9 +80,12 @@ class ShardLinks {
     std::string output;
     size_t written = 0;
     SteadyClock::time_point broke_at;
+    std::string last_failure;  // logged when it changes, not at every retry
   };
   struct Inbound {
     ShardThread::WatchId watch = 0;
+    std::shared_ptr<SocketStream> stream;
+    bool watching_output = false;  // EPOLLOUT is on: TLS owes the peer bytes
     std::string input;
   };
 
@@ -84,12 +93,16 @@ class ShardLinks {
   bool Connect(const Address& to, Outbound& link);
   void OnOutboundEvent(const Address& to, uint32_t events);
   void WriteOutput(Outbound& link);
+  // EPOLLOUT while there is output the socket may take now (not while a
+  // TLS handshake waits for the peer).
+  void UpdateOutputWatch(Outbound& link);
   void Break(Outbound& link);
   void OnInboundEvent(int fd, uint32_t events);
   void CloseInbound(int fd);
 
   ShardThread& thread_;
   const Address self_;
+  const std::shared_ptr<TlsContext> tls_;
   std::map<NodeId, sockaddr_in> peers_;  // grows as the log adds members
   const Deliver deliver_;
   std::map<Address, Outbound> outbound_;

@@ -15,16 +15,18 @@ namespace {
 // takes it.
 class OwnedFd {
  public:
-  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(int fd, std::shared_ptr<SocketStream> stream) : fd_(fd), stream_(std::move(stream)) {}
   OwnedFd(const OwnedFd&) = delete;
   OwnedFd& operator=(const OwnedFd&) = delete;
   ~OwnedFd() {
     if (fd_ >= 0) close(fd_);
   }
   int Release() { return std::exchange(fd_, -1); }
+  std::shared_ptr<SocketStream> stream() const { return stream_; }
 
  private:
   int fd_;
+  std::shared_ptr<SocketStream> stream_;
 };
 
 }  // namespace
@@ -57,7 +59,7 @@ class Transport::ShardNetwork final : public Network {
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> Transport::Create(NodeId self, const std::map<NodeId, std::string>& peers,
-                                                             std::vector<ShardThread*> shards) {
+                                                             std::vector<ShardThread*> shards, InternodeTls tls) {
   std::map<NodeId, sockaddr_in> resolved;
   for (const auto& [node, address] : peers) {
     CHARYBDIS_ASSERT(node != self);
@@ -68,15 +70,16 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Create(NodeId self, const 
     }
     resolved.emplace(node, *socket_address);
   }
-  return std::unique_ptr<Transport>(new Transport(self, std::move(resolved), std::move(shards)));
+  return std::unique_ptr<Transport>(new Transport(self, std::move(resolved), std::move(shards), std::move(tls)));
 }
 
-Transport::Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vector<ShardThread*> shards)
-    : self_(self), shards_(std::move(shards)) {
+Transport::Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vector<ShardThread*> shards,
+                     InternodeTls tls)
+    : self_(self), shards_(std::move(shards)), tls_(std::move(tls)) {
   for (ShardId shard = 0; shard < shards_.size(); shard++) {
     shard_networks_.push_back(std::make_unique<ShardNetwork>(*this, Address{self, shard}));
     links_.push_back(std::make_unique<ShardLinks>(
-        *shards_[shard], Address{self, shard}, peers,
+        *shards_[shard], Address{self, shard}, peers, tls_.calling,
         [this, shard](const Envelope& message) { DeliverInbound(shard, message); }));
     ShardLinks* links = links_.back().get();
     shards_[shard]->SetEndOfTurn([links] { links->Flush(); });
@@ -86,12 +89,13 @@ Transport::Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vect
 Transport::~Transport() { Stop(); }
 
 absl::Status Transport::Listen(const std::string& address) {
-  auto listener = InternodeListener::Start(address, self_, static_cast<ShardId>(shards_.size()),
-                                           [this](ShardId shard, int fd) {
-                                             ShardLinks* links = links_[shard].get();
-                                             auto socket = std::make_shared<OwnedFd>(fd);
-                                             shards_[shard]->Post([links, socket] { links->Adopt(socket->Release()); });
-                                           });
+  auto handoff = [this](ShardId shard, int fd, std::shared_ptr<SocketStream> stream) {
+    ShardLinks* links = links_[shard].get();
+    auto socket = std::make_shared<OwnedFd>(fd, std::move(stream));
+    shards_[shard]->Post([links, socket] { links->Adopt(socket->Release(), socket->stream()); });
+  };
+  auto listener = InternodeListener::Start(address, self_, static_cast<ShardId>(shards_.size()), tls_.accepting,
+                                           std::move(handoff));
   if (!listener.ok()) return listener.status();
   listener_ = std::move(*listener);
   return absl::OkStatus();

@@ -32,9 +32,10 @@ class Transport {
   using ClientReply = std::function<void(ClientResponse)>;
 
   // `peers`: node id -> internode address (host:port, resolved now).
-  // Call before the shard threads start.
+  // `tls`: its contexts null for links in clear. Call before the shard
+  // threads start.
   static absl::StatusOr<std::unique_ptr<Transport>> Create(NodeId self, const std::map<NodeId, std::string>& peers,
-                                                           std::vector<ShardThread*> shards);
+                                                           std::vector<ShardThread*> shards, InternodeTls tls);
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
   // Closes the connections: only once the shard threads have stopped.
@@ -72,7 +73,7 @@ class Transport {
 
  private:
   class ShardNetwork;
-  Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vector<ShardThread*> shards);
+  Transport(NodeId self, std::map<NodeId, sockaddr_in> peers, std::vector<ShardThread*> shards, InternodeTls tls);
   bool IsBlocked(NodeId node) const;
   // Network::LearnAddress of `shard`, on its thread: every shard learns it.
   void LearnAddress(ShardId shard, NodeId node, const std::string& address);
@@ -81,6 +82,7 @@ class Transport {
 
   const NodeId self_;
   std::vector<ShardThread*> shards_;
+  const InternodeTls tls_;
   std::vector<std::unique_ptr<ShardNetwork>> shard_networks_;
   std::vector<std::unique_ptr<ShardLinks>> links_;  // by shard
   std::unique_ptr<InternodeListener> listener_;
