@@ -19,6 +19,7 @@ import os
 import random
 import shutil
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -50,9 +51,9 @@ class LocalCluster:
             raise RuntimeError(f"ctl cluster {' '.join(args)}: {result.stdout}{result.stderr}")
         return result.stdout
 
-    def up(self, nodes=3, auth=False, schema=SCHEMA):
+    def up(self, nodes=3, auth=False, tls=False, schema=SCHEMA):
         out = self.run("up", "-n", str(nodes), "--smp", "2", "--rf", str(min(3, nodes)), "--cql-schema", schema,
-                       *(["--auth"] if auth else []))
+                       *(["--auth"] if auth else []), *(["--tls"] if tls else []))
         # "node N: client A, cql HOST:PORT, ..."
         self.cql = {}
         for line in out.splitlines():
@@ -711,18 +712,66 @@ class EventListener:
         self.raw.close()
 
 
+def tls_context(ca):
+    # As an application would: the server's certificate must be signed by
+    # the cluster's CA and name the address connected to.
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(ca)
+    context.check_hostname = True
+    return context
+
+
+def closed_on(connection):
+    # Whether the peer closes `connection` (after whatever it answers, a TLS
+    # alert); a reset counts (a close with our bytes unread).
+    try:
+        while connection.recv(256):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def check_tls_refusals(host, port, ca):
+    # A driver speaking in clear to a port that takes TLS only is closed on;
+    # a client that trusts another CA refuses the node; a handshake of
+    # garbage is closed on; and the node goes on serving the others.
+    with socket.create_connection((host, port), timeout=10) as clear:
+        clear.sendall(bytes([4, 0, 0, 1, 5, 0, 0, 0, 0]))  # OPTIONS, protocol 4
+        assert closed_on(clear), "a clear OPTIONS was answered on a TLS-only port"
+    with socket.create_connection((host, port), timeout=10) as garbage:
+        garbage.sendall(b"\x16\x03\x01\x00\x08garbage!")
+        assert closed_on(garbage), "a handshake of garbage was kept"
+    other = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    other.load_default_certs()
+    try:
+        with socket.create_connection((host, port), timeout=10) as raw:
+            other.wrap_socket(raw, server_hostname=host)
+        raise AssertionError("a client trusting other CAs accepted the node's certificate")
+    except ssl.SSLCertVerificationError:
+        pass
+    with socket.create_connection((host, port), timeout=10) as raw:
+        with tls_context(ca).wrap_socket(raw, server_hostname=host) as good:
+            good.sendall(bytes([4, 0, 0, 1, 5, 0, 0, 0, 0]))
+            assert good.recv(1)[0] == 0x84, "no SUPPORTED through TLS"
+
+
 def check_auth(ctl, directory, gocql_check, node_modules):
-    # A one-node cluster whose CQL port asks for a password (ctl cluster up
-    # --auth): the superuser admin, its random password in a file only its
-    # owner reads (docs/security.md).
+    # A two-node cluster whose CQL port asks for a password and speaks TLS
+    # only, and whose nodes talk through mutual TLS (ctl cluster up --auth
+    # --tls): the superuser admin, its random password in a file only its
+    # owner reads; the CA in DIR/ca.pem (docs/security.md).
     local = LocalCluster(ctl, directory)
     os.makedirs(directory + "-schema", exist_ok=True)
     schema = os.path.join(directory + "-schema", "schema.cql")
     with open(schema, "w") as file:
         file.write("CREATE KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 1};\n"
                    "CREATE TABLE app.accounts (id text PRIMARY KEY, balance bigint, owner text);\n")
-    local.up(nodes=1, auth=True, schema=schema)
+    local.up(nodes=2, auth=True, tls=True, schema=schema)
     try:
+        ca = os.path.join(directory, "ca.pem")
         superuser_file = os.path.join(directory, "superuser.txt")
         assert os.stat(superuser_file).st_mode & 0o077 == 0, oct(os.stat(superuser_file).st_mode)
         with open(superuser_file) as file:
@@ -730,10 +779,21 @@ def check_auth(ctl, directory, gocql_check, node_modules):
         assert name == "admin", name
         host, port = local.cql[1]
 
-        def login(user, secret):
+        def login(user, secret, tls=True):
             provider = None if user is None else PlainTextAuthProvider(username=user, password=secret)
-            cluster = Cluster([host], port=port, protocol_version=4, connect_timeout=10, auth_provider=provider)
+            cluster = Cluster([host], port=port, protocol_version=4, connect_timeout=10, auth_provider=provider,
+                              ssl_context=tls_context(ca) if tls else None)
             return cluster, cluster.connect("app")
+
+        # Connected, and never a handshake: closed after 10 s, by the end.
+        stalled = socket.create_connection((host, port), timeout=30)
+        check_tls_refusals(host, port, ca)
+        try:
+            cluster, _ = login("admin", password, tls=False)
+            cluster.shutdown()
+            raise AssertionError("a driver logged in without TLS")
+        except NoHostAvailable:
+            pass
 
         for user, secret in [(None, None), ("admin", "wrong"), ("nobody", password)]:
             try:
@@ -775,11 +835,14 @@ def check_auth(ctl, directory, gocql_check, node_modules):
             assert "only superusers create roles" in str(error), error
         finally:
             user.shutdown()
-        credentials = ["--user", "app_user", "--password", "app pw"]
+        credentials = ["--user", "app_user", "--password", "app pw", "--ca", ca]
+        expected = [local.cql[1], local.cql[2]]
         if gocql_check:
-            check_gocql(local, gocql_check, "--expect", "%s:%d" % local.cql[1], *credentials)
+            check_gocql(local, gocql_check, "--expect", ",".join("%s:%d" % a for a in expected), *credentials)
         if node_modules:
-            check_nodejs(local, node_modules, [local.cql[1]], credentials)
+            check_nodejs(local, node_modules, expected, credentials)
+        assert closed_on(stalled), "a connection without a handshake was kept"
+        stalled.close()
     finally:
         local.run("down")
         shutil.rmtree(directory + "-schema", ignore_errors=True)

@@ -31,6 +31,10 @@ const (
 // Set by --user and --password: the node's CQL port asks for them.
 var credentials *gocql.PasswordAuthenticator
 
+// Set by --ca: the node's CQL port speaks TLS, its certificate signed by
+// this CA and naming the node's address.
+var tlsOptions *gocql.SslOptions
+
 func connect(address string) (*gocql.Session, error) {
 	return connectWith(address, gocql.TokenAwareHostPolicy(gocql.DCAwareRoundRobinPolicy("dc1")))
 }
@@ -50,6 +54,7 @@ func connectWith(address string, policy gocql.HostSelectionPolicy) (*gocql.Sessi
 	if credentials != nil {
 		cluster.Authenticator = *credentials
 	}
+	cluster.SslOpts = tlsOptions
 	return cluster.CreateSession()
 }
 
@@ -254,9 +259,13 @@ func main() {
 	expect := flag.String("expect", "", "only check that gocql finds these nodes (HOST:PORT,...) and routes to each")
 	user := flag.String("user", "", "log in as this role (PasswordAuthenticator)")
 	password := flag.String("password", "", "the role's password")
+	ca := flag.String("ca", "", "connect through TLS, checking the node's certificate against this CA (PEM)")
 	flag.Parse()
 	if *user != "" {
 		credentials = &gocql.PasswordAuthenticator{Username: *user, Password: *password}
+	}
+	if *ca != "" {
+		tlsOptions = &gocql.SslOptions{CaPath: *ca, EnableHostVerification: true}
 	}
 	if *address == "" {
 		fmt.Fprintln(os.Stderr, "usage: gocql_check --address HOST:PORT [--one-node-down | --expect HOST:PORT,...]")

@@ -6,6 +6,7 @@
 //
 // usage: node nodejs_check.js --address HOST:PORT --expect HOST:PORT[,HOST:PORT...]
 //        [--user ROLE --password PASSWORD]  (a port that asks for a login)
+//        [--ca FILE]  (a port that speaks TLS, its certificate signed by that CA)
 // NODE_PATH names the node_modules that holds cassandra-driver.
 'use strict';
 
@@ -43,6 +44,9 @@ async function main() {
     socketOptions: { readTimeout: 20000 },
     authProvider: process.argv.includes('--user')
       ? new cassandra.auth.PlainTextAuthProvider(argument('--user'), argument('--password')) : undefined,
+    // Node's TLS checks the certificate's names against the address.
+    sslOptions: process.argv.includes('--ca')
+      ? { ca: [require('fs').readFileSync(argument('--ca'))], rejectUnauthorized: true } : undefined,
   });
   await client.connect();
   try {
