@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <unistd.h>
 
 #include <map>
@@ -15,6 +17,7 @@
 #include "core/cql/wire.h"
 #include "node/bench/bench_systems.h"
 #include "node/server/socket_address.h"
+#include "node/tls/tls_context.h"
 
 namespace charybdis::node {
 namespace {
@@ -31,11 +34,13 @@ constexpr char kRowIfNotExists[] = "INSERT INTO bench.rows (k, c, v) VALUES (?, 
 class Connection {
  public:
   ~Connection() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
     if (fd_ >= 0) close(fd_);
   }
 
-  // Connects, STARTUPs and prepares every statement; empty on success.
-  std::string Open(const std::string& address) {
+  // Connects (through TLS with `tls`), STARTUPs and prepares every
+  // statement; empty on success.
+  std::string Open(const std::string& address, const std::shared_ptr<SSL_CTX>& tls) {
     sockaddr_in to;
     if (!ParseIpv4HostPort(address, to)) return absl::StrCat("bad CQL address ", address);
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -44,6 +49,13 @@ class Connection {
     timeval timeout{10, 0};  // a request's deadline, as over gRPC
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     if (connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) return absl::StrCat("cannot connect to ", address);
+    if (tls != nullptr) {
+      tls_ = tls;
+      ssl_ = SSL_new(tls.get());
+      SSL_set_fd(ssl_, fd_);
+      ERR_clear_error();
+      if (SSL_connect(ssl_) != 1) return absl::StrCat("TLS handshake with ", address, ": ", TakeOpenSslErrors());
+    }
     cql::Writer startup;
     startup.Short(1);
     startup.String("CQL_VERSION");
@@ -97,7 +109,7 @@ class Connection {
     cql::FrameHeader header;
     header.opcode = static_cast<uint8_t>(opcode);
     const std::string frame = cql::EncodeFrame(header, body);
-    if (send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(frame.size())) return {Opcode::kError, ""};
+    if (!WriteAll(frame)) return {Opcode::kError, ""};
     std::string head(cql::kHeaderBytes, '\0');
     if (!ReadAll(head)) return {Opcode::kError, ""};
     const cql::FrameHeader answer = cql::ParseHeader(head);
@@ -106,10 +118,17 @@ class Connection {
     return {static_cast<Opcode>(answer.opcode), std::move(answer_body)};
   }
 
+  bool WriteAll(const std::string& bytes) {
+    if (ssl_ != nullptr) return SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size())) == static_cast<int>(bytes.size());
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+
   bool ReadAll(std::string& buffer) {
     size_t got = 0;
     while (got < buffer.size()) {
-      const ssize_t read = recv(fd_, buffer.data() + got, buffer.size() - got, 0);
+      const ssize_t read = ssl_ != nullptr
+                               ? SSL_read(ssl_, buffer.data() + got, static_cast<int>(buffer.size() - got))
+                               : recv(fd_, buffer.data() + got, buffer.size() - got, 0);
       if (read <= 0) return false;
       got += static_cast<size_t>(read);
     }
@@ -117,6 +136,8 @@ class Connection {
   }
 
   int fd_ = -1;
+  std::shared_ptr<SSL_CTX> tls_;
+  SSL* ssl_ = nullptr;  // through TLS: blocking, as the socket is
   std::map<std::string, std::string> ids_;
 };
 
@@ -175,7 +196,15 @@ Outcome OutcomeOf(const std::pair<Opcode, std::string>& answer) {
 
 class CqlSystem : public BenchSystem {
  public:
-  explicit CqlSystem(const CqlClientOptions& options) : options_(options) {}
+  explicit CqlSystem(const CqlClientOptions& options) : options_(options) {
+    if (options.ca_file.empty()) return;
+    auto tls = ClientContextTrusting(options.ca_file);
+    if (tls.ok()) {
+      tls_ = *std::move(tls);
+    } else {
+      tls_problem_ = std::string(tls.status().message());
+    }
+  }
 
   const std::string& name() const override { return options_.name; }
 
@@ -216,7 +245,8 @@ class CqlSystem : public BenchSystem {
     }
     if (connection == nullptr) {
       connection = std::make_unique<Connection>();
-      if (const std::string problem = connection->Open(options_.address); !problem.empty()) {
+      const std::string problem = tls_problem_.empty() ? connection->Open(options_.address, tls_) : tls_problem_;
+      if (!problem.empty()) {
         Outcome failed;
         failed.error = problem;
         return failed;
@@ -232,6 +262,8 @@ class CqlSystem : public BenchSystem {
   }
 
   const CqlClientOptions options_;
+  std::shared_ptr<SSL_CTX> tls_;  // null: in clear
+  std::string tls_problem_;       // why the CA could not be loaded
   std::mutex mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;
 };

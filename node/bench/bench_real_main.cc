@@ -1,7 +1,7 @@
 // charybdis-bench-real: Charybdis beside etcd on this machine, in one run
 // (`./charybdis bench real`, docs/benchmarks.md).
 //
-//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqmjr] [--quick]
+//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqmjrt] [--quick]
 //
 // Starts a local 3-node Charybdis cluster (RF=3, 2 shards per node) and a
 // 3-member etcd cluster on loopback, runs the phases on both, measure by
@@ -31,6 +31,7 @@
 #include "node/bench/bench_join.h"
 #include "node/bench/bench_repair.h"
 #include "node/bench/bench_phases.h"
+#include "node/bench/bench_tls.h"
 #include "node/bench/bench_report.h"
 #include "node/bench/stream_storing.h"
 #include "node/bench/etcd_cluster.h"
@@ -47,7 +48,7 @@ namespace fs = std::filesystem;
 struct Flags {
   std::string directory;
   std::string out = "bench-real";
-  std::string phases = "abcdpqmjr";
+  std::string phases = "abcdpqmjrt";
   bool quick = false;
 };
 
@@ -87,7 +88,7 @@ struct OurCluster {
 
 absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t replication_factor,
                                      const std::string& name, const std::string& extra_config, bool shard_aware,
-                                     const Table& kv = TableNamed("kv")) {
+                                     const Table& kv = TableNamed("kv"), bool tls = false) {
   LocalCluster::Options options;
   options.nodes = 3;
   options.shards = kShards;
@@ -96,6 +97,7 @@ absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t repl
   options.cql_schema = BenchCqlSchema(replication_factor);
   options.extra_config = extra_config;
   options.power_loss_journal = false;  // as deployed: nothing cuts its power here
+  options.tls = tls;
   std::cerr << "bench: starting " << name << " (RF=" << replication_factor << ") in " << directory << "\n";
   auto created = LocalCluster::Create(directory, NodeBinaryBesideSelf(), options);
   if (!created.ok()) return created.status();
@@ -110,6 +112,7 @@ absl::StatusOr<OurCluster> StartOurs(const std::string& directory, uint32_t repl
   ours.client = ConnectCharybdis(client);
   CqlClientOptions cql;
   cql.address = ours.cluster->cql_address(1);
+  if (tls) cql.ca_file = directory + "/ca.pem";
   ours.cql_client = ConnectCql(cql);
   return ours;
 }
@@ -152,6 +155,7 @@ struct Results {
   std::optional<JoinMeasures> join;   // phase j
   std::optional<StreamStoringMeasures> storing;  // phase j
   std::optional<RepairMeasures> repair;          // phase r
+  std::optional<Comparison> tls;                 // phase t
 };
 
 // The machine's floor, measured while both clusters are idle, so that
@@ -297,6 +301,24 @@ absl::Status RunJoinPhase(const Flags& flags, Results& results) {
   return absl::OkStatus();
 }
 
+// Phase t on two clusters of their own, with TLS and without.
+absl::Status RunTlsPhase(const Flags& flags, Results& results) {
+  auto clear = StartOurs(flags.directory + "/rf3-clear", 3, "charybdis", "", true);
+  if (!clear.ok()) return clear.status();
+  auto tls = StartOurs(flags.directory + "/rf3-tls", 3, "charybdis tls", "", true, TableNamed("kv"), true);
+  if (!tls.ok()) return tls.status();
+  TlsSizes sizes;
+  if (flags.quick) {
+    sizes.rounds = 4;
+    sizes.puts_per_round = 200;
+  }
+  std::cerr << "bench: t. " << sizes.rounds << " rounds of " << sizes.puts_per_round
+            << " QUORUM puts through CQL on each cluster, in turn\n";
+  results.tls = RunTlsComparison(*tls->cql_client, *clear->cql_client, sizes);
+  if (absl::Status stopped = tls->cluster->StopAll(); !stopped.ok()) return stopped;
+  return clear->cluster->StopAll();
+}
+
 // Phase r on a cluster of its own: kv deletes may go once a repair began
 // after them (no propagation delay: one machine, one clock), and no hints,
 // so that only the repair brings node 3 what it missed.
@@ -344,7 +366,7 @@ absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::v
 }
 
 constexpr char kHelp[] =
-    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqmjr] [--quick]\n"
+    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqmjrt] [--quick]\n"
     "Charybdis (3 nodes, RF=3, 2 shards each) beside etcd (3 members) on this machine, in one run.\n"
     "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
     "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
@@ -364,6 +386,8 @@ constexpr char kHelp[] =
     "            repair of replicas in agreement (sends < 0.1% of it, takes <= 2x a COUNT(*) at\n"
     "            ONE), QUORUM put p99 during a repair (<= 2x before), and a repair after node 3\n"
     "            missed 1% of the writes (sends <= 3x what it missed)\n"
+    "            t: two clusters, TLS on the CQL port and between nodes and none, take 10 rounds\n"
+    "            of 2000 sequential QUORUM puts through CQL in turn: p50 with TLS <= 1.15x without\n"
     "            Phase a starts with this machine's floor: the loopback round trip and 3 fdatasyncs\n"
     "            at once, what a QUORUM put and an LWT cannot beat here\n"
     "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
@@ -400,6 +424,7 @@ std::vector<Comparison> AllComparisons(const Results& results) {
     const std::vector<Comparison> repair = RepairComparisons(*results.repair);
     comparisons.insert(comparisons.end(), repair.begin(), repair.end());
   }
+  if (results.tls) comparisons.push_back(*results.tls);
   return comparisons;
 }
 
@@ -469,8 +494,8 @@ int Main(int argc, char** argv) {
     }
     else return Usage(absl::StrCat("unknown argument ", word));
   }
-  if (flags.phases.find_first_not_of("abcdpqmjr") != std::string::npos || flags.phases.empty()) {
-    return Usage("--phases takes letters of abcdpqmjr");
+  if (flags.phases.find_first_not_of("abcdpqmjrt") != std::string::npos || flags.phases.empty()) {
+    return Usage("--phases takes letters of abcdpqmjrt");
   }
   if (flags.directory.empty()) flags.directory = fs::temp_directory_path() / absl::StrCat("charybdis-bench-", getpid());
   if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {
@@ -481,13 +506,14 @@ int Main(int argc, char** argv) {
   const PhaseSizes sizes = flags.quick ? QuickSizes() : PhaseSizes();
   Results results;
   const std::vector<PhaseRun>& runs = results.runs;
-  // Phases j and r need neither etcd nor the phases' cluster.
-  absl::Status status = flags.phases.find_first_not_of("jr") == std::string::npos
+  // Phases j, r and t need neither etcd nor the phases' cluster.
+  absl::Status status = flags.phases.find_first_not_of("jrt") == std::string::npos
                             ? absl::OkStatus()
                             : RunReplicated(flags, sizes, results);
   if (status.ok() && Has(flags, 'd')) status = RunUnreplicated(flags, sizes, results.runs);
   if (status.ok() && Has(flags, 'j')) status = RunJoinPhase(flags, results);
   if (status.ok() && Has(flags, 'r')) status = RunRepairPhase(flags, results);
+  if (status.ok() && Has(flags, 't')) status = RunTlsPhase(flags, results);
   if (!status.ok()) {
     std::cerr << "charybdis-bench-real: " << status << "\n(clusters are under " << flags.directory << ")\n";
     return 1;

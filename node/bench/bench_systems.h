@@ -83,6 +83,7 @@ struct CqlClientOptions {
   std::string name = "charybdis cql";
   std::string address;  // a node's cql address
   ConsistencyLevel level = CL_QUORUM;
+  std::string ca_file;  // not empty: through TLS, the node's certificate checked against this CA
 };
 std::unique_ptr<BenchSystem> ConnectCql(const CqlClientOptions& options);
 // The cql_schema a cluster needs for ConnectCql's clients.

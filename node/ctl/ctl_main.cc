@@ -767,12 +767,15 @@ int Main(int argc, char** argv) {
     return help ? 0 : 2;
   }
   const std::string& command = arguments.words[0];
+  // TLS to the nodes' gRPC API: --ca, else a local cluster's own CA.
   if (arguments.flags.count("ca")) {
     const std::string ca_pem = ReadFile(arguments.flags.at("ca"));
     if (ca_pem.find("BEGIN CERTIFICATE") == std::string::npos) {
       return Usage(absl::StrCat("--ca: ", arguments.flags.at("ca"), " holds no PEM certificate"));
     }
     UseClientCa(ca_pem);
+  } else if (std::filesystem::exists(ClusterDirectory(arguments) + "/ca.pem")) {
+    UseClientCa(ReadFile(ClusterDirectory(arguments) + "/ca.pem"));
   }
   if (help) {
     const std::optional<std::string> text = CtlCommandHelp(command);

@@ -312,7 +312,7 @@ absl::Status LocalCluster::Load() {
   if (configs_.empty()) {
     return absl::NotFoundError(absl::StrCat(directory_, " holds no cluster (cluster up first)"));
   }
-  if (configs_.front().tls().clients() != Tls::OFF) UseClientCa(ReadFile(configs_.front().tls().ca_file()));
+  ca_pem_ = configs_.front().tls().clients() == Tls::OFF ? "" : ReadFile(configs_.front().tls().ca_file());
   return absl::OkStatus();
 }
 
@@ -384,19 +384,21 @@ void UseClientCa(std::string ca_pem) {
 }
 
 std::unique_ptr<Client::Stub> ConnectClient(const std::string& address) {
+  std::lock_guard<std::mutex> lock(client_ca_mutex);
+  return ConnectClient(address, client_ca_pem);
+}
+
+std::unique_ptr<Client::Stub> ConnectClient(const std::string& address, const std::string& ca_pem) {
   grpc::ChannelArguments arguments;
   // A node that is starting refuses the first attempts: retry soon.
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  {
-    std::lock_guard<std::mutex> lock(client_ca_mutex);
-    if (!client_ca_pem.empty()) {
-      grpc::SslCredentialsOptions options;
-      options.pem_root_certs = client_ca_pem;
-      credentials = grpc::SslCredentials(options);
-    }
+  if (!ca_pem.empty()) {
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = ca_pem;
+    credentials = grpc::SslCredentials(options);
   }
   return Client::NewStub(grpc::CreateCustomChannel(address, credentials, arguments));
 }
@@ -422,7 +424,7 @@ absl::StatusOr<uint64_t> LocalCluster::MetricTotal(NodeId id, const std::string&
 }
 
 std::unique_ptr<Client::Stub> LocalCluster::Connect(NodeId id) const {
-  return ConnectClient(client_address(id));
+  return ConnectClient(client_address(id), ca_pem_);
 }
 
 absl::Status LocalCluster::Start(NodeId id, int timeout_ms) {

@@ -128,14 +128,15 @@ class LocalCluster {
   std::string directory_;
   std::string node_binary_;
   std::vector<NodeConfigFile> configs_;  // by node id - 1
+  std::string ca_pem_;  // the CA of the nodes' gRPC TLS; empty: in clear
 };
 
 // A client stub that reconnects quickly (nodes come and go), through TLS
-// checked against the CA UseClientCa was given, if it was.
+// when `ca_pem` (the CA that signed the node's certificate) is not empty.
+std::unique_ptr<Client::Stub> ConnectClient(const std::string& address, const std::string& ca_pem);
+// The same with the process's CA: the one UseClientCa was given (ctl's
+// --ca, or its local cluster's ca.pem), or none.
 std::unique_ptr<Client::Stub> ConnectClient(const std::string& address);
-// The CA (PEM) that signed the certificates of the nodes whose gRPC API
-// speaks TLS: for the whole process (ctl --ca, or a local cluster with
-// TLS, which sets its ca.pem when opened).
 void UseClientCa(std::string ca_pem);
 
 // The `charybdis-node` binary beside the running executable (ctl and the

@@ -127,6 +127,16 @@ std::shared_ptr<SSL_CTX> TlsContext::Current() {
   return context_;
 }
 
+absl::StatusOr<std::shared_ptr<SSL_CTX>> ClientContextTrusting(const std::string& ca_file) {
+  ERR_clear_error();
+  std::shared_ptr<SSL_CTX> context(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+  if (context == nullptr) return absl::InternalError(absl::StrCat("SSL_CTX_new: ", TakeOpenSslErrors()));
+  SSL_CTX_set_min_proto_version(context.get(), TLS1_2_VERSION);
+  if (SSL_CTX_load_verify_locations(context.get(), ca_file.c_str(), nullptr) != 1) return Invalid("ca_file", ca_file);
+  SSL_CTX_set_verify(context.get(), SSL_VERIFY_PEER, nullptr);
+  return context;
+}
+
 absl::StatusOr<InternodeTls> InternodeTls::Load(const TlsFiles& files) {
   auto accepting = TlsContext::Load(files, TlsSide::kServer, PeerCheck::kRequired);
   if (!accepting.ok()) return accepting.status();

@@ -71,6 +71,10 @@ struct InternodeTls {
   static absl::StatusOr<InternodeTls> Load(const TlsFiles& files);
 };
 
+// A client's context that shows no certificate and checks the server's
+// against the CA in `ca_file` (the benchmark's CQL client).
+absl::StatusOr<std::shared_ptr<SSL_CTX>> ClientContextTrusting(const std::string& ca_file);
+
 // OpenSSL's reasons queued on this thread, oldest first, "; "-separated,
 // and the queue cleared.
 std::string TakeOpenSslErrors();
