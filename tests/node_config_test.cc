@@ -72,7 +72,9 @@ TEST(NodeConfigAuthTest, ThePasswordFileIsReadAndMustBeItsOwnersAlone) {
   std::ofstream(file) << "s3cret\n";
   std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
                                std::filesystem::perm_options::replace);
-  const std::string auth = "auth { required: true superuser: \"root\" superuser_password_file: \"superuser\" }\n";
+  const std::string auth =
+      "cql_address: \"127.0.0.1:9042\"\n"
+      "auth { required: true superuser: \"root\" superuser_password_file: \"superuser\" }\n";
   const absl::StatusOr<LoadedConfig> loaded = ParseConfig(directory + "/node.textproto", std::string(kMinimal) + auth);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_TRUE(loaded->cql_auth.required);
@@ -86,6 +88,11 @@ TEST(NodeConfigAuthTest, ThePasswordFileIsReadAndMustBeItsOwnersAlone) {
       directory + "/node.textproto", std::string(kMinimal) + "auth { superuser_password_file: \"superuser\" }\n");
   ASSERT_FALSE(off.ok());
   EXPECT_NE(off.status().message().find("needs required: true"), std::string::npos) << off.status();
+  // Logins are checked through the CQL server: no CQL port, no login.
+  const absl::StatusOr<LoadedConfig> no_cql =
+      ParseConfig(directory + "/node.textproto", std::string(kMinimal) + "auth { required: true }\n");
+  ASSERT_FALSE(no_cql.ok());
+  EXPECT_NE(no_cql.status().message().find("needs cql_address"), std::string::npos) << no_cql.status();
 }
 
 TEST(NodeConfigAuthTest, ACqlPortBeyondLoopbackWithoutPasswordsIsOpenToEveryone) {

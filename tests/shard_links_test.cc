@@ -89,7 +89,7 @@ void RunTurn(ShardThread& thread, const std::function<void()>& fn) {
 
 class ShardLinksTest : public ::testing::Test {
  protected:
-  ShardLinksTest() : links_(thread_, Address{1, 0}, {{2, peer_.address()}}, [](const Envelope&) {}) {
+  ShardLinksTest() : links_(thread_, Address{1, 0}, {{2, peer_.address()}}, nullptr, [](const Envelope&) {}) {
     thread_.SetEndOfTurn([this] { links_.Flush(); });
     thread_.Start();
   }

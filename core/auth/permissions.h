@@ -41,6 +41,7 @@ struct Needed {
   bool operator<(const Needed& other) const {
     return std::tie(permission, resource) < std::tie(other.permission, other.resource);
   }
+  bool operator==(const Needed& other) const = default;
 };
 
 // What one role may do, as loaded from system_auth.

@@ -136,8 +136,6 @@ class Connection {
   bool BatchMessage(int16_t stream, std::string_view body);
   // Login (core/cql/connection_auth.cc).
   bool AuthResponse(int16_t stream, std::string_view body);
-  void CheckPassword(int16_t stream, const std::string& role_name, const std::string& password,
-                     const std::optional<RoleRecord>& role);
   // A CREATE, ALTER or DROP ROLE or LIST ROLES, for the logged-in role.
   void RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared);
   // A prepared statement, unless it names system_auth or its role lacks

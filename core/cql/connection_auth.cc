@@ -4,6 +4,7 @@
 #include "core/auth/sasl_plain.h"
 #include "core/cql/auth_service.h"
 #include "core/cql/connection.h"
+#include "core/cql/login.h"
 #include "core/cql/plan_parts.h"
 #include "core/cql/role_statements.h"
 #include "core/cql/role_store.h"
@@ -34,61 +35,18 @@ bool Connection::AuthResponse(int16_t stream, std::string_view body) {
   }
   login_running_ = true;
   std::weak_ptr<char> alive = alive_;
-  auth->EnsureReady(backend_, [this, alive, stream, credentials = *credentials](absl::Status ready) {
-    if (alive.expired()) return;
-    if (!ready.ok()) {
-      login_running_ = false;
-      return Reply(stream, BadCredentials(absl::StrCat("Unable to perform authentication: ", ready.message())));
-    }
-    RoleStore(backend_).Get(credentials.role, [this, alive, stream, credentials](std::optional<Error> error,
-                                                                               std::optional<RoleRecord> role) {
-      if (alive.expired()) return;
-      if (error) {
-        login_running_ = false;
-        return Reply(stream, BadCredentials(absl::StrCat("Unable to perform authentication: ", error->message)));
-      }
-      CheckPassword(stream, credentials.role, credentials.password, role);
-    });
-  });
-  return true;
-}
-
-void Connection::CheckPassword(int16_t stream, const std::string& role_name, const std::string& password,
-                               const std::optional<RoleRecord>& role) {
-  AuthService& auth = *backend_.auth();
-  // A role that does not exist, cannot log in or has no password is
-  // checked against the decoy hash: every wrong login costs one hash, so
-  // its time does not tell whether the role exists.
-  const bool usable = role && role->can_login && !role->salted_hash.empty() &&
-                      password.size() <= auth::kMaxPasswordBytes && password.find('\0') == std::string::npos;
-  const std::string hash = usable ? role->salted_hash : auth.hasher().decoy_hash();
-  const Nanos delay = auth.throttle().Begin(peer_, backend_.Now());
-  if (delay > 0) CHARYBDIS_PROBE(backend_.probes(), "auth.login_slowed");
-  std::weak_ptr<char> alive = alive_;
-  Backend& backend = backend_;
-  auth.hasher().Verify(password, hash, delay, [this, alive, stream, role_name, usable, &auth, &backend,
-                                               peer = peer_](bool matches) {
-    // Counted whether or not the connection is still there: the throttle
-    // is the node's (and the backend the node's too).
-    const bool success = usable && matches;
-    if (success) {
-      auth.throttle().OnSuccess(peer);
-    } else {
-      auth.throttle().OnFailure(peer, backend.Now());
-    }
+  CheckLogin(backend_, peer_, *credentials, [this, alive, stream, role = credentials->role](std::optional<Error> error) {
     if (alive.expired()) return;
     CHARYBDIS_ASSERT(login_running_);
     login_running_ = false;
-    if (success) {
-      role_ = role_name;
-      authenticated_ = true;
-      Writer out;
-      out.Bytes(std::nullopt);  // PLAIN has no final token
-      return Reply(stream, {Opcode::kAuthSuccess, out.Take()});
-    }
-    CHARYBDIS_PROBE(backend_.probes(), "auth.login_failed");
-    Reply(stream, BadCredentials(absl::StrCat("Provided username ", role_name, " and/or password are incorrect")));
+    if (error) return Reply(stream, ErrorResponse(*error));
+    role_ = role;
+    authenticated_ = true;
+    Writer out;
+    out.Bytes(std::nullopt);  // PLAIN has no final token
+    Reply(stream, {Opcode::kAuthSuccess, out.Take()});
   });
+  return true;
 }
 
 void Connection::Authorize(int16_t stream, std::vector<auth::Needed> needed, std::function<void()> then) {

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "core/cql/parser.h"
+
 namespace charybdis::cql {
 namespace {
 
@@ -64,6 +66,50 @@ std::vector<auth::Needed> NeededFor(const Prepared& prepared) {
     needed.Table(Permission::kDrop, drop->table);
   }
   return needed.Take();
+}
+
+std::vector<std::string> TablesOf(const ClientRequest& request) {
+  std::vector<std::string> tables;
+  if (request.has_write()) tables.push_back(request.write().table());
+  if (request.has_read()) tables.push_back(request.read().table());
+  if (request.has_scan()) tables.push_back(request.scan().table());
+  for (const CasStatement& statement : request.cas().statement()) tables.push_back(statement.write().table());
+  for (const WriteOp& write : request.batch().write()) tables.push_back(write.table());
+  return tables;
+}
+
+namespace {
+
+std::string StorageTableResource(const std::string& table) {
+  const size_t dot = table.find('.');
+  if (dot == std::string::npos) return auth::AllKeyspacesResource();
+  return auth::TableResource(table.substr(0, dot), table.substr(dot + 1));
+}
+
+}  // namespace
+
+std::optional<std::vector<auth::Needed>> NeededForRequest(const ClientRequest& request) {
+  if (request.has_topology_change() || request.has_cleanup() || request.has_repair() || request.has_compact()) {
+    return std::nullopt;
+  }
+  if (request.has_schema_change()) {
+    absl::StatusOr<ParsedStatement> parsed = Parse(request.schema_change().statement());
+    // Unparsed: the schema agent refuses it, and only superusers may be
+    // told why (what it does is unknown).
+    if (!parsed.ok()) return std::nullopt;
+    Prepared prepared;
+    prepared.keyspace = request.schema_change().keyspace();
+    prepared.parsed = *std::move(parsed);
+    return NeededFor(prepared);
+  }
+  std::set<Needed> needed;
+  const bool reads = request.has_read() || request.has_scan() || request.has_cas();
+  const bool writes = request.has_write() || request.has_batch() || request.has_cas();
+  for (const std::string& table : TablesOf(request)) {
+    if (reads) needed.insert({Permission::kSelect, StorageTableResource(table)});
+    if (writes) needed.insert({Permission::kModify, StorageTableResource(table)});
+  }
+  return std::vector<Needed>(needed.begin(), needed.end());
 }
 
 }  // namespace charybdis::cql

@@ -5,15 +5,31 @@
 // to write it (and SELECT too for a conditional write, which reads),
 // CREATE on the parent to create, ALTER and DROP on the thing itself.
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/auth/permissions.h"
 #include "core/cql/prepared.h"
+#include "proto/client.pb.h"
 
 namespace charybdis::cql {
 
 // Nothing for USE, the system tables drivers read, and role statements
 // (core/cql/role_statements.h checks those itself).
 std::vector<auth::Needed> NeededFor(const Prepared& prepared);
+
+// The storage tables ("keyspace.table", or a node config's table) a
+// request of the gRPC client API reads or writes.
+std::vector<std::string> TablesOf(const ClientRequest& request);
+
+// What a request of the gRPC client API needs, as the CQL statement that
+// does the same would: SELECT to read a table, MODIFY to write it (both for
+// a conditional write), and for a schema change what the statement needs.
+// A table of a node's config belongs to no keyspace: it needs the
+// permission on ALL KEYSPACES. Nothing (nullopt) when only a superuser may
+// send it: topology changes, cleanup, repair and compaction, which act on
+// the whole node.
+std::optional<std::vector<auth::Needed>> NeededForRequest(const ClientRequest& request);
 
 }  // namespace charybdis::cql

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/parser.h"
+#include "core/cql/permission_checks.h"
 #include "core/cql/role_store.h"
 
 namespace charybdis::cql {
@@ -43,17 +44,6 @@ bool IsSystemStorageTable(const std::string& table) {
     if (table.rfind(keyspace, 0) == 0) return true;
   }
   return false;
-}
-
-// The storage tables a request reads or writes.
-std::vector<std::string> TablesOf(const ClientRequest& request) {
-  std::vector<std::string> tables;
-  if (request.has_write()) tables.push_back(request.write().table());
-  if (request.has_read()) tables.push_back(request.read().table());
-  if (request.has_scan()) tables.push_back(request.scan().table());
-  for (const CasStatement& statement : request.cas().statement()) tables.push_back(statement.write().table());
-  for (const WriteOp& write : request.batch().write()) tables.push_back(write.table());
-  return tables;
 }
 
 }  // namespace

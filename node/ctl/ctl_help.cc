@@ -165,6 +165,8 @@ std::string CtlOverview() {
       "  --node=N talks to node N of the local cluster in --dir ($CHARYBDIS_CLUSTER_DIR\n"
       "  or /tmp/charybdis-cluster); --ca=FILE checks --address's TLS certificate\n"
       "  against that CA (a local cluster's DIR/ca.pem is used by itself);\n"
+      "  --user=ROLE --password-file=FILE: who ctl is, to nodes that ask for\n"
+      "  passwords (a local cluster's superuser, DIR/superuser.txt, by itself);\n"
       "  --json prints answers as JSON; --trace prints a\n"
       "  request's timeline, hop by hop. `charybdis-ctl COMMAND --help` tells more.\n"
       "  Exit status: 0 ok, 1 the request failed (the answer says why), 2 bad usage.\n";

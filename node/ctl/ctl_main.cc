@@ -131,6 +131,38 @@ std::string Describe(const ClientResponse& response, bool cas) {
   return text;
 }
 
+// How ctl reaches the nodes' gRPC API: TLS with --ca, else a local
+// cluster's own CA (DIR/ca.pem); as --user with the password in
+// --password-file, else as a local cluster's superuser (DIR/superuser.txt).
+absl::StatusOr<ClientAccess> AccessOf(const Arguments& arguments) {
+  ClientAccess access;
+  const std::string directory = ClusterDirectory(arguments);
+  if (arguments.flags.count("ca")) {
+    access.ca_pem = ReadFile(arguments.flags.at("ca"));
+    if (access.ca_pem.find("BEGIN CERTIFICATE") == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--ca: ", arguments.flags.at("ca"), " holds no PEM certificate"));
+    }
+  } else if (std::filesystem::exists(directory + "/ca.pem")) {
+    access.ca_pem = ReadFile(directory + "/ca.pem");
+  }
+  if (arguments.flags.count("user")) {
+    access.role = arguments.flags.at("user");
+    if (!arguments.flags.count("password-file")) {
+      return absl::InvalidArgumentError("--user needs --password-file FILE (the password on its first line)");
+    }
+    std::istringstream file(ReadFile(arguments.flags.at("password-file")));
+    std::getline(file, access.password);
+    if (access.password.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--password-file: ", arguments.flags.at("password-file"), " holds no password"));
+    }
+  } else if (std::filesystem::exists(directory + "/superuser.txt")) {
+    std::istringstream superuser(ReadFile(directory + "/superuser.txt"));
+    superuser >> access.role >> access.password;
+  }
+  return access;
+}
+
 // Where single requests go: --address, or node --node (default 1) of the
 // local cluster.
 absl::StatusOr<std::string> TargetAddress(const Arguments& arguments) {
@@ -767,16 +799,9 @@ int Main(int argc, char** argv) {
     return help ? 0 : 2;
   }
   const std::string& command = arguments.words[0];
-  // TLS to the nodes' gRPC API: --ca, else a local cluster's own CA.
-  if (arguments.flags.count("ca")) {
-    const std::string ca_pem = ReadFile(arguments.flags.at("ca"));
-    if (ca_pem.find("BEGIN CERTIFICATE") == std::string::npos) {
-      return Usage(absl::StrCat("--ca: ", arguments.flags.at("ca"), " holds no PEM certificate"));
-    }
-    UseClientCa(ca_pem);
-  } else if (std::filesystem::exists(ClusterDirectory(arguments) + "/ca.pem")) {
-    UseClientCa(ReadFile(ClusterDirectory(arguments) + "/ca.pem"));
-  }
+  absl::StatusOr<ClientAccess> access = AccessOf(arguments);
+  if (!access.ok()) return Usage(std::string(access.status().message()));
+  UseClientAccess(*std::move(access));
   if (help) {
     const std::optional<std::string> text = CtlCommandHelp(command);
     if (!text) return Usage(absl::StrCat("unknown command \"", command, "\""));

@@ -1,6 +1,8 @@
 #include "node/local/local_cluster.h"
 
+#include <grpcpp/create_channel.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/client_interceptor.h>
 #include <signal.h>
 
 #include <chrono>
@@ -21,6 +23,7 @@
 #include "node/server/power_loss_fs.h"
 #include "node/local/certificates.h"
 #include "node/local/process.h"
+#include "node/server/client_metadata.h"
 #include "google/protobuf/text_format.h"
 
 namespace charybdis::node {
@@ -312,7 +315,12 @@ absl::Status LocalCluster::Load() {
   if (configs_.empty()) {
     return absl::NotFoundError(absl::StrCat(directory_, " holds no cluster (cluster up first)"));
   }
-  ca_pem_ = configs_.front().tls().clients() == Tls::OFF ? "" : ReadFile(configs_.front().tls().ca_file());
+  const NodeConfigFile& first = configs_.front();
+  access_.ca_pem = first.tls().clients() == Tls::OFF ? "" : ReadFile(first.tls().ca_file());
+  if (first.auth().required()) {
+    std::istringstream superuser(ReadFile(superuser_path()));
+    superuser >> access_.role >> access_.password;
+  }
   return absl::OkStatus();
 }
 
@@ -373,34 +381,66 @@ uint64_t LocalCluster::ResidentBytes(NodeId id) const {
 
 namespace {
 
-std::mutex client_ca_mutex;
-std::string client_ca_pem;  // empty: in clear
+std::mutex process_access_mutex;
+ClientAccess process_access;  // UseClientAccess's
+
+// Puts the role and password into every call's metadata.
+class CredentialsInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit CredentialsInterceptor(const ClientAccess& access) : role_(access.role), password_(access.password) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(grpc::experimental::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+      std::multimap<std::string, std::string>* metadata = methods->GetSendInitialMetadata();
+      metadata->emplace(kRoleMetadata, role_);
+      metadata->emplace(kPasswordMetadata, password_);
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::string role_;
+  const std::string password_;
+};
+
+class CredentialsInterceptorFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit CredentialsInterceptorFactory(ClientAccess access) : access_(std::move(access)) {}
+  grpc::experimental::Interceptor* CreateClientInterceptor(grpc::experimental::ClientRpcInfo*) override {
+    return new CredentialsInterceptor(access_);
+  }
+
+ private:
+  const ClientAccess access_;
+};
 
 }  // namespace
 
-void UseClientCa(std::string ca_pem) {
-  std::lock_guard<std::mutex> lock(client_ca_mutex);
-  client_ca_pem = std::move(ca_pem);
+void UseClientAccess(ClientAccess access) {
+  std::lock_guard<std::mutex> lock(process_access_mutex);
+  process_access = std::move(access);
 }
 
 std::unique_ptr<Client::Stub> ConnectClient(const std::string& address) {
-  std::lock_guard<std::mutex> lock(client_ca_mutex);
-  return ConnectClient(address, client_ca_pem);
+  std::lock_guard<std::mutex> lock(process_access_mutex);
+  return ConnectClient(address, process_access);
 }
 
-std::unique_ptr<Client::Stub> ConnectClient(const std::string& address, const std::string& ca_pem) {
+std::unique_ptr<Client::Stub> ConnectClient(const std::string& address, const ClientAccess& access) {
   grpc::ChannelArguments arguments;
   // A node that is starting refuses the first attempts: retry soon.
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (!ca_pem.empty()) {
+  if (!access.ca_pem.empty()) {
     grpc::SslCredentialsOptions options;
-    options.pem_root_certs = ca_pem;
+    options.pem_root_certs = access.ca_pem;
     credentials = grpc::SslCredentials(options);
   }
-  return Client::NewStub(grpc::CreateCustomChannel(address, credentials, arguments));
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
+  if (!access.role.empty()) interceptors.push_back(std::make_unique<CredentialsInterceptorFactory>(access));
+  return Client::NewStub(
+      grpc::experimental::CreateCustomChannelWithInterceptors(address, credentials, arguments, std::move(interceptors)));
 }
 
 absl::StatusOr<uint64_t> LocalCluster::MetricTotal(NodeId id, const std::string& name) const {
@@ -424,7 +464,7 @@ absl::StatusOr<uint64_t> LocalCluster::MetricTotal(NodeId id, const std::string&
 }
 
 std::unique_ptr<Client::Stub> LocalCluster::Connect(NodeId id) const {
-  return ConnectClient(client_address(id), ca_pem_);
+  return ConnectClient(client_address(id), access_);
 }
 
 absl::Status LocalCluster::Start(NodeId id, int timeout_ms) {

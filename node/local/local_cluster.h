@@ -22,6 +22,15 @@ namespace charybdis::node {
 // A node config table of `name` with one column, v (GC by default).
 Table TableNamed(const std::string& name);
 
+// How a client reaches the nodes' gRPC API: through TLS when `ca_pem` (the
+// CA that signed their certificates) is not empty; as `role` with
+// `password` on every call when `role` is not empty (docs/security.md).
+struct ClientAccess {
+  std::string ca_pem;
+  std::string role;
+  std::string password;
+};
+
 class LocalCluster {
  public:
   struct Options {
@@ -73,6 +82,8 @@ class LocalCluster {
   // alone, for the nodes; and "name password", for people and tools.
   std::string superuser_password_path() const;
   std::string superuser_path() const;
+  // Its CA and superuser, as its own stubs use them.
+  const ClientAccess& access() const { return access_; }
   // An existing cluster's directory.
   static absl::StatusOr<LocalCluster> Open(const std::string& directory,
                                            const std::string& node_binary);
@@ -128,16 +139,15 @@ class LocalCluster {
   std::string directory_;
   std::string node_binary_;
   std::vector<NodeConfigFile> configs_;  // by node id - 1
-  std::string ca_pem_;  // the CA of the nodes' gRPC TLS; empty: in clear
+  ClientAccess access_;  // its CA (TLS) and superuser (auth), for its stubs
 };
 
-// A client stub that reconnects quickly (nodes come and go), through TLS
-// when `ca_pem` (the CA that signed the node's certificate) is not empty.
-std::unique_ptr<Client::Stub> ConnectClient(const std::string& address, const std::string& ca_pem);
-// The same with the process's CA: the one UseClientCa was given (ctl's
-// --ca, or its local cluster's ca.pem), or none.
+// A client stub that reconnects quickly (nodes come and go).
+std::unique_ptr<Client::Stub> ConnectClient(const std::string& address, const ClientAccess& access);
+// The same with the process's access: what UseClientAccess was given
+// (ctl's --ca and --user, or its local cluster's), or none.
 std::unique_ptr<Client::Stub> ConnectClient(const std::string& address);
-void UseClientCa(std::string ca_pem);
+void UseClientAccess(ClientAccess access);
 
 // The `charybdis-node` binary beside the running executable (ctl and the
 // node are built into one Bazel package).

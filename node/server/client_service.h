@@ -1,5 +1,8 @@
 #pragma once
 
+#include <functional>
+
+#include "node/server/client_api_auth.h"
 #include "proto/node.grpc.pb.h"
 
 namespace charybdis::node {
@@ -7,6 +10,9 @@ namespace charybdis::node {
 class Node;
 
 // The client API over gRPC (callback API: no thread waits for a request).
+// When the node asks for passwords, calls are checked first
+// (Node::CheckClientCall): a request as the CQL statement doing the same
+// would be, Block for superusers; Status and Metrics need no login.
 class ClientService final : public Client::CallbackService {
  public:
   explicit ClientService(Node& node) : node_(node) {}
@@ -24,6 +30,9 @@ class ClientService final : public Client::CallbackService {
                                     MetricsResponse* response) override;
 
  private:
+  // Runs `then` with the check's answer.
+  void Checked(grpc::CallbackServerContext* context, CallNeeds needs, std::function<void(grpc::Status)> then);
+
   Node& node_;
 };
 

@@ -193,6 +193,9 @@ void CheckAuth(const std::string& path, const NodeConfigFile& file, TextProtoPro
                LoadedConfig& loaded) {
   const Auth& auth = file.auth();
   loaded.cql_auth.required = auth.required();
+  if (auth.required() && loaded.cql_address.empty()) {
+    problems.Add({{"auth"}, {"required"}}, "needs cql_address: logins, of CQL and gRPC clients alike, are checked there");
+  }
   if (!auth.superuser().empty()) loaded.cql_auth.superuser = auth.superuser();
   if (auth.superuser().size() > auth::kMaxRoleNameBytes) {
     problems.Add({{"auth"}, {"superuser"}}, absl::StrCat("has at most ", auth::kMaxRoleNameBytes, " bytes"));

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/data/token.h"
+#include "node/server/answer_once.h"
 #include "node/server/cql_client.h"
 #include "node/server/log.h"
 #include "node/server/node.h"
@@ -181,6 +182,7 @@ CqlServer::CqlServer(Node& node, int listener, int shard_aware_listener, int wak
     auth_ = std::make_unique<cql::AuthService>(node.config().cql_auth, *hasher_);
   }
   backend_ = std::make_shared<NodeBackend>(node, hosts_, left_, posted_, auth_.get());
+  if (auth_ != nullptr) client_api_auth_ = std::make_unique<ClientApiAuth>(*backend_);
   announced_schema_ = node.CqlSchema();
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   for (int fd : {listener_, shard_aware_listener_, wakeup_}) {
@@ -208,6 +210,16 @@ CqlServer::~CqlServer() {
   close(wakeup_);
   close(epoll_);
   if (spare_fd_ >= 0) close(spare_fd_);
+}
+
+void CqlServer::CheckClientCall(std::string peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
+                                std::function<void(grpc::Status)> done) {
+  auto answer = std::make_shared<AnswerOnce<grpc::Status>>(
+      std::move(done), grpc::Status(grpc::StatusCode::UNAVAILABLE, "the node is shutting down"));
+  if (client_api_auth_ == nullptr) return answer->Send(grpc::Status::OK);
+  posted_->Post([this, peer = std::move(peer), credentials = std::move(credentials), needs = std::move(needs), answer] {
+    client_api_auth_->Check(peer, credentials, needs, [answer](grpc::Status status) { answer->Send(std::move(status)); });
+  });
 }
 
 void CqlServer::Loop() {

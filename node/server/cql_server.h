@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/cql/auth_service.h"
 #include "core/cql/connection.h"
+#include "node/server/client_api_auth.h"
 #include "node/server/password_hashing.h"
 #include "node/tls/tls_context.h"
 #include "proto/node.pb.h"
@@ -46,6 +47,12 @@ class CqlServer {
   static absl::StatusOr<std::unique_ptr<CqlServer>> Start(const std::string& address, uint16_t shard_aware_port,
                                                           Node& node);
   ~CqlServer();
+
+  // A call of the gRPC client API, checked on this server's thread when
+  // the node asks for passwords (ClientApiAuth); `done` gets OK, the
+  // refusal, or UNAVAILABLE when this server stops first.
+  void CheckClientCall(std::string peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
+                       std::function<void(grpc::Status)> done);
 
   struct Client;
   // Callbacks other threads hand to this server's thread (Backend::Post);
@@ -87,6 +94,7 @@ class CqlServer {
   std::unique_ptr<BcryptHasher> hasher_;
   std::unique_ptr<cql::AuthService> auth_;  // null: the port asks for no password
   std::shared_ptr<cql::Backend> backend_;
+  std::unique_ptr<ClientApiAuth> client_api_auth_;  // with auth_
   std::map<uint32_t, cql::HostInfo> hosts_;  // every member, by node id
   cql::PreparedStatements prepared_;  // this thread's only
   std::map<int, std::shared_ptr<Client>> clients_;

@@ -15,6 +15,7 @@
 #include "core/env/assert.h"
 #include "core/topology/placement.h"
 #include "core/topology/topology_log.h"
+#include "node/server/answer_once.h"
 #include "node/server/client_service.h"
 #include "node/server/cql_server.h"
 #include "node/server/log.h"
@@ -87,27 +88,6 @@ std::unique_ptr<grpc::Server> Listen(const std::string& address, grpc::Service* 
 std::string Labels(NodeId node, ShardId shard) {
   return absl::StrCat("{node=\"", node, "\",shard=\"", shard, "\"}");
 }
-
-// Calls `done` exactly once: with the answer, or with `fallback` if the
-// work carrying it is dropped (a stopping shard thread) before it answers.
-template <typename T>
-class AnswerOnce {
- public:
-  AnswerOnce(std::function<void(T)> done, T fallback)
-      : done_(std::move(done)), fallback_(std::move(fallback)) {}
-  ~AnswerOnce() {
-    if (done_) done_(std::move(fallback_));
-  }
-  void Send(T answer) {
-    auto done = std::move(done_);
-    done_ = nullptr;
-    done(std::move(answer));
-  }
-
- private:
-  std::function<void(T)> done_;
-  T fallback_;
-};
 
 // Prometheus text: one series per shard (labels node and shard).
 std::string RenderMetrics(NodeId id, const std::vector<MetricsSnapshot>& snapshots) {
@@ -240,7 +220,10 @@ absl::Status Node::Open() {
   if (!config_.cql_address.empty()) {
     auto cql = CqlServer::Start(config_.cql_address, static_cast<uint16_t>(config_.file.cql_shard_aware_port()), *this);
     if (!cql.ok()) return cql.status();
-    cql_server_ = std::move(*cql);
+    {
+      std::lock_guard<std::mutex> lock(cql_server_mutex_);
+      cql_server_ = std::move(*cql);
+    }
     if (CqlOpenToEveryone(config_)) {
       Log("warning", "cql_open_to_everyone",
           {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
@@ -259,7 +242,12 @@ void Node::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   // CQL drivers see their connections close, and go to other nodes.
-  cql_server_.reset();
+  std::unique_ptr<CqlServer> cql_server;
+  {
+    std::lock_guard<std::mutex> lock(cql_server_mutex_);
+    cql_server = std::move(cql_server_);
+  }
+  cql_server.reset();
   if (transport_ != nullptr) {
     // No request gets in after this, so the drain below is complete.
     transport_->RefuseClients();
@@ -295,6 +283,16 @@ void Node::Shutdown() {
   // The shards go before their storage, which closes RocksDB.
   for (ShardParts& parts : shards_) parts.shard.reset();
   for (ShardParts& parts : shards_) parts.storage.reset();
+}
+
+void Node::CheckClientCall(std::string peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
+                           std::function<void(grpc::Status)> done) {
+  if (!config_.cql_auth.required) return done(grpc::Status::OK);
+  std::lock_guard<std::mutex> lock(cql_server_mutex_);
+  if (cql_server_ == nullptr) {
+    return done(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the node is starting or shutting down"));
+  }
+  cql_server_->CheckClientCall(std::move(peer), std::move(credentials), std::move(needs), std::move(done));
 }
 
 void Node::Execute(const ExecuteRequest& request, std::function<void(ClientResponse)> reply) {

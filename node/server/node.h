@@ -11,6 +11,7 @@
 #include "core/env/buggify.h"
 #include "core/env/random.h"
 #include "core/shard.h"
+#include "node/server/client_api_auth.h"
 #include "node/server/config.h"
 #include "node/server/rocksdb_storage.h"
 #include "rocksdb/env.h"
@@ -50,6 +51,11 @@ class Node {
 
   // The client API (any thread; answers come on a shard's thread).
   void Execute(const ExecuteRequest& request, std::function<void(ClientResponse)> reply);
+  // Whether a call of the gRPC client API may run (docs/security.md): OK
+  // at once when the node asks for no password; else the CQL server's
+  // answer (ClientApiAuth). `peer`: the caller's address.
+  void CheckClientCall(std::string peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
+                       std::function<void(grpc::Status)> done);
   void Status(std::function<void(StatusResponse)> done);
   void Block(std::set<NodeId> nodes) { transport_->Block(std::move(nodes)); }
   // Prometheus text: one series per shard (label `shard`), core's names.
@@ -84,6 +90,7 @@ class Node {
   std::unique_ptr<ClientService> client_service_;
   std::unique_ptr<grpc::Server> client_server_;
   std::unique_ptr<MetricsServer> metrics_server_;
+  std::mutex cql_server_mutex_;  // guards cql_server_ against Shutdown, for gRPC threads
   std::unique_ptr<CqlServer> cql_server_;
   std::atomic<uint64_t> next_shard_{0};
   bool shut_down_ = false;

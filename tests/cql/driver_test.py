@@ -55,12 +55,13 @@ class LocalCluster:
         out = self.run("up", "-n", str(nodes), "--smp", "2", "--rf", str(min(3, nodes)), "--cql-schema", schema,
                        *(["--auth"] if auth else []), *(["--tls"] if tls else []))
         # "node N: client A, cql HOST:PORT, ..."
-        self.cql = {}
+        self.cql, self.client = {}, {}
         for line in out.splitlines():
             if line.startswith("node ") and ", cql " in line:
                 node = int(line.split()[1].rstrip(":"))
                 host, port = line.split(", cql ")[1].split(",")[0].rsplit(":", 1)
                 self.cql[node] = (host, int(port))
+                self.client[node] = line.split("client ")[1].split(",")[0]
 
     def add(self):
         # "node N: client A, cql HOST:PORT, log L; it joins", once it is normal.
@@ -758,6 +759,37 @@ def check_tls_refusals(host, port, ca):
             assert good.recv(1)[0] == 0x84, "no SUPPORTED through TLS"
 
 
+def check_grpc_auth(local, ca):
+    # The gRPC client API asks for the same credentials as CQL: ctl logs in
+    # as a local cluster's superuser by itself (DIR/superuser.txt); no
+    # credentials, a wrong password, a role without the permission and a
+    # node-wide operation of a role that is no superuser are refused.
+    def ctl(*args, directory=local.directory):
+        result = subprocess.run([local.ctl, "--dir", directory, *args], capture_output=True, text=True, timeout=60)
+        return result.returncode, result.stdout + result.stderr
+
+    code, out = ctl("put", "kv", "grpc", "v=1")
+    assert code == 0, out
+    node = ["--address", local.client[1], "--ca", ca]
+    nowhere = local.directory + "-none"
+    code, out = ctl(*node, "get", "kv", "grpc", directory=nowhere)
+    assert code == 1 and "asks for a role and password" in out, out
+    secrets = local.directory + "-secrets"
+    os.makedirs(secrets, exist_ok=True)
+    for role, secret in [("admin", "wrong"), ("app_user", "app pw")]:
+        with open(os.path.join(secrets, role), "w") as file:
+            file.write(secret + "\n")
+    code, out = ctl(*node, "--user", "admin", "--password-file", os.path.join(secrets, "admin"), "get", "kv", "grpc",
+                    directory=nowhere)
+    assert code == 1 and "Provided username admin and/or password are incorrect" in out, out
+    app_user = [*node, "--user", "app_user", "--password-file", os.path.join(secrets, "app_user")]
+    code, out = ctl(*app_user, "get", "kv", "grpc", directory=nowhere)
+    assert code == 1 and "User app_user has no SELECT permission on <all keyspaces>" in out, out
+    code, out = ctl(*app_user, "compact", directory=nowhere)
+    assert code == 1 and "User app_user is no superuser" in out, out
+    shutil.rmtree(secrets, ignore_errors=True)
+
+
 def check_auth(ctl, directory, gocql_check, node_modules):
     # A two-node cluster whose CQL port asks for a password and speaks TLS
     # only, and whose nodes talk through mutual TLS (ctl cluster up --auth
@@ -835,6 +867,7 @@ def check_auth(ctl, directory, gocql_check, node_modules):
             assert "only superusers create roles" in str(error), error
         finally:
             user.shutdown()
+        check_grpc_auth(local, ca)
         credentials = ["--user", "app_user", "--password", "app pw", "--ca", ca]
         expected = [local.cql[1], local.cql[2]]
         if gocql_check:
