@@ -5,6 +5,7 @@
 // disk are taken by new connections, a bad replacement never.
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 #include <csignal>
@@ -86,6 +87,30 @@ TEST_F(InternodeTlsTest, APeerAnotherCaSignedIsRefusedWhicheverSideItIsOn) {
   node1.SendFromShard0(Address{2, 1}, 11, 11);
   ASSERT_TRUE(node2.AwaitReceived(1));
   EXPECT_EQ(node2.Received(), std::vector<uint64_t>{11});
+}
+
+TEST_F(InternodeTlsTest, APeerWithoutACertificateIsRefused) {
+  const std::string address2 = FreeAddress();
+  TestNode node2(2, {}, address2, Tls("a", "node2"));
+  // A client that shows no certificate and trusts any server, sending a
+  // good hello and a ping through TLS.
+  std::shared_ptr<SSL_CTX> context(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+  SSL_CTX_set_verify(context.get(), SSL_VERIFY_NONE, nullptr);
+  const int fd = ConnectTo(address2);
+  SSL* ssl = SSL_new(context.get());
+  SSL_set_fd(ssl, fd);
+  SSL_connect(ssl);  // TLS 1.3: the server's refusal comes after
+  std::string bytes = EncodeHello(InternodeHello{1, 2, 1});
+  Envelope ping = Ping(1);
+  ping.set_from_node(1);
+  ping.set_to_node(2);
+  ping.set_to_shard(1);
+  AppendFrame(ping, bytes);
+  SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(node2.Received().empty());
+  SSL_free(ssl);
+  close(fd);
 }
 
 // Whether the peer closes `fd` within 5 s, after whatever it answers (a
