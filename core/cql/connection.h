@@ -138,6 +138,9 @@ class Connection {
   bool AuthResponse(int16_t stream, std::string_view body);
   // A CREATE, ALTER or DROP ROLE or LIST ROLES, for the logged-in role.
   void RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared);
+  // Runs a CREATE KEYSPACE or CREATE TABLE of `resource`, and once it
+  // created it, grants its creator every permission that applies to it.
+  void RunCreating(int16_t stream, Plan plan, const std::string& resource);
   // A prepared statement, unless it names system_auth or its role lacks
   // a permission it needs.
   void RunPrepared(int16_t stream, std::shared_ptr<const Prepared> prepared, QueryOptions options,

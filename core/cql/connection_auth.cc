@@ -8,6 +8,7 @@
 #include "core/cql/plan_parts.h"
 #include "core/cql/role_statements.h"
 #include "core/cql/role_store.h"
+#include "core/cql/schema_change.h"
 #include "core/env/assert.h"
 
 namespace charybdis::cql {
@@ -82,6 +83,49 @@ void Connection::CheckPermissions(int16_t stream, const std::vector<auth::Needed
                                         ""}));
   }
   then();
+}
+
+namespace {
+
+// A RESULT of kind SCHEMA_CHANGE: the statement changed the schema (an IF
+// NOT EXISTS of what exists answers Void).
+bool IsSchemaChange(const Response& response) {
+  if (response.opcode != Opcode::kResult) return false;
+  Reader in(response.body);
+  return in.Int() == kSchemaChangeResultKind && in.ok();
+}
+
+}  // namespace
+
+void Connection::RunCreating(int16_t stream, Plan plan, const std::string& resource) {
+  // Cassandra's rule: the creator may use what it created, whoever it is.
+  auto created = std::make_shared<bool>(false);
+  if (plan.finish) {
+    plan.finish = [finish = std::move(plan.finish), created](const std::vector<ClientResponse>& responses) {
+      Response response = finish(responses);
+      *created = IsSchemaChange(response);
+      return response;
+    };
+  }
+  Backend& backend = backend_;
+  std::weak_ptr<char> alive = alive_;
+  Send send = [this, alive, &backend, send = send_, created, role = role_, resource](std::string frame) {
+    if (!*created) return send(std::move(frame));
+    // The answer may come on any thread; role writes start on the
+    // connection's. The frame goes once the grant is answered either way:
+    // the schema changed, and a failed grant a superuser can make again.
+    backend.Post([this, alive, &backend, send, frame = std::move(frame), role, resource]() mutable {
+      cql::RoleStore(backend).Grant(
+          role, resource, auth::ApplicablePermissions(resource), /*revoke=*/false,
+          [this, alive, &backend, send, frame = std::move(frame)](std::optional<Error> error) mutable {
+            if (error) CHARYBDIS_PROBE(backend.probes(), "auth.creator_grant_failed");
+            // The permissions this connection holds predate the grant.
+            if (!alive.expired()) permissions_.reset();
+            send(std::move(frame));
+          });
+    });
+  };
+  RunPlan(backend, send, stream, std::move(plan));
 }
 
 void Connection::RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared) {

@@ -68,6 +68,16 @@ std::vector<auth::Needed> NeededFor(const Prepared& prepared) {
   return needed.Take();
 }
 
+std::optional<std::string> CreatedResource(const Prepared& prepared) {
+  const Statement& statement = prepared.parsed.statement;
+  if (const auto* keyspace = std::get_if<CreateKeyspace>(&statement)) return auth::KeyspaceResource(keyspace->name);
+  if (const auto* table = std::get_if<CreateTable>(&statement)) {
+    const std::string& keyspace = table->table.keyspace.empty() ? prepared.keyspace : table->table.keyspace;
+    return auth::TableResource(keyspace, table->table.table);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> TablesOf(const ClientRequest& request) {
   std::vector<std::string> tables;
   if (request.has_write()) tables.push_back(request.write().table());

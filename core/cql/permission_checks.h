@@ -19,6 +19,10 @@ namespace charybdis::cql {
 // (core/cql/role_statements.h checks those itself).
 std::vector<auth::Needed> NeededFor(const Prepared& prepared);
 
+// What a CREATE KEYSPACE or CREATE TABLE creates, as a resource (its
+// creator is granted every permission on it); nothing for other statements.
+std::optional<std::string> CreatedResource(const Prepared& prepared);
+
 // The storage tables ("keyspace.table", or a node config's table) a
 // request of the gRPC client API reads or writes.
 std::vector<std::string> TablesOf(const ClientRequest& request);

@@ -7,7 +7,6 @@ namespace charybdis::cql {
 
 namespace {
 
-constexpr int32_t kSchemaChangeResult = 5;
 
 template <typename Statement>
 SchemaChange OfTable(const char* change, const Statement& statement, const std::string& keyspace) {
@@ -130,7 +129,7 @@ Plan PlanSchemaChange(const Prepared& prepared) {
     if (answer.code() != ClientResponse::OK) return ErrorResponse(ErrorOf(answer, /*cas=*/true));
     if (answer.schema_sequence() == 0) return VoidResult();  // IF [NOT] EXISTS: nothing to do
     Writer out;
-    out.Int(kSchemaChangeResult);
+    out.Int(kSchemaChangeResultKind);
     WriteSchemaChange(out, change);
     return {Opcode::kResult, out.Take()};
   };

@@ -14,6 +14,9 @@
 
 namespace charybdis::cql {
 
+// The kind of a RESULT that says the schema changed (native protocol).
+constexpr int32_t kSchemaChangeResultKind = 5;
+
 // A SCHEMA_CHANGE's <change_type>, <target> and <options>.
 struct SchemaChange {
   std::string change;  // CREATED, UPDATED or DROPPED

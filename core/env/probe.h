@@ -144,13 +144,15 @@ inline constexpr std::string_view kProbes[] = {
     // A read of a table with a column dropped and added again
     // (core/cql/select_plan.cc): its old cells must stay unread.
     "cql.read_of_column_added_again",
-    // Logins and permissions (core/cql/connection_auth.cc): a token that
-    // is not SASL PLAIN, a wrong password, a login slowed down after
-    // failures, a statement refused for a permission its role lacks.
+    // Logins and permissions (core/cql/connection_auth.cc, login.cc): a
+    // token that is not SASL PLAIN, a wrong password, a login slowed down
+    // after failures, a statement refused for a permission its role
+    // lacks, a creator's grant that failed after its CREATE.
     "auth.malformed_token",
     "auth.login_failed",
     "auth.login_slowed",
     "auth.permission_refused",
+    "auth.creator_grant_failed",
     // The read cache (core/read_cache/read_cache.cc).
     "read_cache.fill_overtaken_by_write",
     "read_cache.evicted_for_capacity",
