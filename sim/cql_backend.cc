@@ -27,6 +27,8 @@ SimCqlBackend::SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, 
   });
 }
 
+Buggify& SimCqlBackend::buggify() { return cluster_.node(node_).buggify(); }
+
 SimCqlBackend::~SimCqlBackend() { cluster_.network().ClearReceivers(SimNetwork::HostOf(client_)); }
 
 void SimCqlBackend::Execute(ClientRequest request, std::function<void(ClientResponse)> done) {

@@ -41,6 +41,7 @@ class SimCqlBackend final : public cql::Backend {
   void Post(std::function<void()> task) override;
   Nanos Now() override;
   cql::AuthService* auth() override { return auth_; }
+  Buggify& buggify() override;
 
   NodeId node() const { return node_; }
   uint64_t last_request_id() const { return last_request_; }

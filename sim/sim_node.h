@@ -57,6 +57,9 @@ class SimNode {
   // What this new node's join waits for (Shard::join_waiting_for). REQUIRES: running().
   std::string JoinWaitingFor() const;
   NodeClock& clock() { return clock_; }
+  // The seed's rare paths, for what runs on the node's behalf (its CQL
+  // connections).
+  Buggify& buggify() { return buggify_; }
   const NodeClock& clock() const { return clock_; }
   const NodeConfig& config() const { return config_; }
   SimStorage& storage(ShardId shard) { return *storages_.at(shard); }

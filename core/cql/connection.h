@@ -13,6 +13,7 @@
 
 #include "core/auth/permissions.h"
 #include "core/cql/event.h"
+#include "core/env/buggify.h"
 #include "core/env/time.h"
 #include "core/cql/execute.h"
 #include "core/cql/prepared.h"
@@ -64,6 +65,11 @@ class Backend {
   virtual Nanos Now() = 0;
   // The node's authentication (core/cql/auth_service.h); null: none.
   virtual AuthService* auth() { return nullptr; }
+  // Rare paths a simulation may take (core/env/buggify.h); never by default.
+  virtual Buggify& buggify() {
+    static NeverBuggify never;
+    return never;
+  }
 };
 
 // Runs `plan` through `backend`, and sends its answer on `stream`.

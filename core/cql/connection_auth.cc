@@ -54,7 +54,10 @@ void Connection::Authorize(int16_t stream, std::vector<auth::Needed> needed, std
   const AuthService* auth = backend_.auth();
   if (auth == nullptr || !auth->required() || needed.empty()) return then();
   CHARYBDIS_ASSERT(authenticated_ && !role_.empty());
-  if (permissions_ && backend_.Now() - permissions_read_at_ < kPermissionsValidity) {
+  // Buggify: the cache lapses early, as after a grant to its creator or a
+  // connection's quiet spell, so that permissions read afresh mid-load run.
+  if (permissions_ && backend_.Now() - permissions_read_at_ < kPermissionsValidity &&
+      !backend_.buggify().Fires("auth.permissions_read_early")) {
     return CheckPermissions(stream, needed, then);
   }
   std::weak_ptr<char> alive = alive_;
