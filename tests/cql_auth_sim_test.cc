@@ -251,6 +251,40 @@ TEST_F(CqlAuthSimTest, ACreatorMayUseWhatItCreatedAndNoOneElseMay) {
   EXPECT_EQ(CodeOf(other->Query("DROP KEYSPACE shop")), kUnauthorized);
 }
 
+TEST_F(CqlAuthSimTest, ARoleHoldsWhatTheRolesGrantedToItHold) {
+  auto admin = LoggedIn("admin", "s3cret");
+  EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE readers WITH LOGIN = false")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE staff WITH LOGIN = false")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE alice WITH PASSWORD = 'pw' AND LOGIN = true")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT SELECT ON KEYSPACE app TO readers")), "");
+  // alice holds staff, which holds readers: she reads, transitively.
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT readers TO staff")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT staff TO alice")), "");
+  auto alice = LoggedIn("alice", "pw");
+  EXPECT_EQ(ErrorOf(alice->Query("SELECT * FROM app.accounts")), "");
+  EXPECT_EQ(CodeOf(alice->Query("INSERT INTO app.accounts (id, balance) VALUES ('r', 1)")), kUnauthorized);
+  // Only superusers grant roles; no cycles; both roles must exist.
+  EXPECT_EQ(CodeOf(alice->Query("GRANT readers TO alice")), kUnauthorized);
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT alice TO readers")), absl::StrCat(0x2200, ": readers is a member of alice"));
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT nobody TO alice")), absl::StrCat(0x2200, ": nobody doesn't exist"));
+  // A superuser role held makes its holder one.
+  EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE admins WITH LOGIN = false AND SUPERUSER = true")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT admins TO staff")), "");
+  RunFor(cql::Connection::kPermissionsValidity);
+  EXPECT_EQ(ErrorOf(alice->Query("CREATE ROLE temp WITH LOGIN = false")), "");
+  // Revoked, or the held role dropped: gone within the cache's 2 s.
+  EXPECT_EQ(ErrorOf(admin->Query("REVOKE admins FROM staff")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("DROP ROLE readers")), "");
+  RunFor(cql::Connection::kPermissionsValidity);
+  EXPECT_EQ(CodeOf(alice->Query("SELECT * FROM app.accounts")), kUnauthorized);
+  EXPECT_EQ(CodeOf(alice->Query("CREATE ROLE temp2 WITH LOGIN = false")), kUnauthorized);
+  // A role created again under a dropped one's name is granted to no one.
+  EXPECT_EQ(ErrorOf(admin->Query("CREATE ROLE readers WITH LOGIN = false")), "");
+  EXPECT_EQ(ErrorOf(admin->Query("GRANT SELECT ON KEYSPACE app TO readers")), "");
+  RunFor(cql::Connection::kPermissionsValidity);
+  EXPECT_EQ(CodeOf(alice->Query("SELECT * FROM app.accounts")), kUnauthorized);
+}
+
 TEST_F(CqlAuthSimTest, EveryStatementNeedsItsPermission) {
   auto admin = LoggedIn("admin", "s3cret");
   for (const char* role : {"reader", "writer"}) {

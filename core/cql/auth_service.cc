@@ -10,7 +10,9 @@ namespace {
 // system_auth's tables, each with the statement that makes it.
 const std::vector<std::pair<const char*, const char*>>& AuthTables() {
   static const std::vector<std::pair<const char*, const char*>> tables = {
-      {kRolesTable, kCreateRolesTableStatement}, {kRolePermissionsTable, kCreateRolePermissionsTableStatement}};
+      {kRolesTable, kCreateRolesTableStatement},
+      {kRolePermissionsTable, kCreateRolePermissionsTableStatement},
+      {kRoleMembersTable, kCreateRoleMembersTableStatement}};
   return tables;
 }
 

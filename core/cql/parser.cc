@@ -462,11 +462,21 @@ class Parser {
     return list;
   }
 
-  // GRANT permissions ON resource TO role | REVOKE ... FROM role.
+  // GRANT permissions ON resource TO role | REVOKE ... FROM role, or
+  // GRANT role TO role | REVOKE role FROM role.
   Statement ParseGrant() {
     GrantPermissions grant;
     grant.revoke = Accept("revoke");
     if (!grant.revoke) Expect("grant");
+    // A role's name then TO (FROM): no permission list is followed by it.
+    if (IsWord(grant.revoke ? "from" : "to", 1) && !IsWord("all")) {
+      GrantRole role_grant;
+      role_grant.revoke = grant.revoke;
+      role_grant.granted = RoleName();
+      Expect(grant.revoke ? "from" : "to");
+      role_grant.role = RoleName();
+      return role_grant;
+    }
     do grant.permissions.push_back(PermissionName());
     while (error_.ok() && Accept(","));
     Expect("on");

@@ -267,6 +267,7 @@ class Checker {
   void Check(const ListRoles&) {}
   void Check(const GrantPermissions&) {}
   void Check(const ListPermissions&) {}
+  void Check(const GrantRole&) {}
 
   void PartitionKeyMarkers(const Statement& statement) {
     if (!prepared_.table || prepared_.system_table) return;

@@ -159,6 +159,37 @@ void RunListPermissions(Backend& backend, const RoleRecord& caller, const std::s
 
 Plan VoidPlan() { return {VoidResult(), {}, {}, {}}; }
 
+// GRANT granted TO role | REVOKE granted FROM role: superusers only (we
+// have no permissions on roles yet); both roles must exist, and a grant
+// must not close a cycle (Cassandra refuses those too).
+void RunGrantRole(Backend& backend, const RoleRecord& caller, const GrantRole& grant, std::function<void(Plan)> run) {
+  const char* verb = grant.revoke ? "revoke" : "grant";
+  if (!caller.is_superuser) {
+    return run(ErrorPlan(Unauthorized(absl::StrCat("only superusers ", verb, " roles; ", caller.name, " is not one"))));
+  }
+  if (grant.granted == grant.role) return run(ErrorPlan(Invalid(absl::StrCat(grant.role, " is ", grant.role))));
+  RoleStore(backend).Get(grant.granted, [&backend, grant, run](std::optional<Error> error,
+                                                               std::optional<RoleRecord> granted) {
+    if (error) return run(ErrorPlan(*error));
+    if (!granted) return run(ErrorPlan(Invalid(absl::StrCat(grant.granted, " doesn't exist"))));
+    RoleStore(backend).Get(grant.role, [&backend, grant, run](std::optional<Error> error,
+                                                              std::optional<RoleRecord> role) {
+      if (error) return run(ErrorPlan(*error));
+      if (!role) return run(ErrorPlan(Invalid(absl::StrCat(grant.role, " doesn't exist"))));
+      RoleStore(backend).HeldRoles(grant.granted, [&backend, grant, run](std::optional<Error> error,
+                                                                         std::set<std::string> held) {
+        if (error) return run(ErrorPlan(*error));
+        if (!grant.revoke && held.count(grant.role)) {
+          return run(ErrorPlan(Invalid(absl::StrCat(grant.role, " is a member of ", grant.granted))));
+        }
+        RoleStore(backend).GrantRole(grant.granted, grant.role, grant.revoke, [run](std::optional<Error> error) {
+          run(error ? ErrorPlan(*error) : VoidPlan());
+        });
+      });
+    });
+  });
+}
+
 // The write of a CREATE, ALTER or DROP ROLE, once the password (if any) is
 // hashed.
 void Write(Backend& backend, const Statement& statement, std::optional<std::string> hash,
@@ -210,6 +241,9 @@ void RunRoleStatement(Backend& backend, AuthService& auth, const RoleRecord& cal
   }
   if (const auto* list = std::get_if<ListPermissions>(&statement)) {
     return RunListPermissions(backend, caller, keyspace, *list, std::move(run));
+  }
+  if (const auto* role_grant = std::get_if<GrantRole>(&statement)) {
+    return RunGrantRole(backend, caller, *role_grant, std::move(run));
   }
   std::optional<Error> refusal;
   if (const auto* create = std::get_if<CreateRole>(&statement)) refusal = Refusal(caller, *create);

@@ -55,6 +55,9 @@ const char kCreateRolesTableStatement[] =
     "CREATE TABLE IF NOT EXISTS system_auth.roles (role text PRIMARY KEY, can_login boolean, is_superuser boolean, "
     "salted_hash text)";
 
+const char kCreateRoleMembersTableStatement[] =
+    "CREATE TABLE IF NOT EXISTS system_auth.role_members (role text, member_of text, PRIMARY KEY (role, member_of))";
+
 const char kCreateRolePermissionsTableStatement[] =
     "CREATE TABLE IF NOT EXISTS system_auth.role_permissions (role text, resource text, permission text, "
     "PRIMARY KEY (role, resource, permission))";
@@ -253,10 +256,103 @@ void RoleStore::LoadCaller(const std::string& role,
       return done(Error{ErrorCode::kUnauthorized, absl::StrCat(role, " was dropped or may no longer log in"), ""}, {},
                   {});
     }
-    RoleStore(backend).LoadPermissions(role, [done, caller = *caller](std::optional<Error> error, Granted granted) {
-      done(error, caller, std::move(granted));
+    RoleStore(backend).HeldRoles(role, [&backend, done, caller = *caller](std::optional<Error> error,
+                                                                           std::set<std::string> held) {
+      if (error) return done(error, {}, {});
+      held.erase(caller.name);  // read above
+      RoleStore(backend).LoadPermissions(caller.name, [&backend, done, caller, held](std::optional<Error> error,
+                                                                                     Granted granted) {
+        if (error) return done(error, {}, {});
+        RoleStore(backend).LoadAll({held.begin(), held.end()}, std::move(granted), caller.is_superuser,
+                                   [done, caller](std::optional<Error> error, Granted granted, bool superuser) mutable {
+                                     caller.is_superuser = superuser;
+                                     done(error, caller, std::move(granted));
+                                   });
+      });
     });
   });
+}
+
+void RoleStore::LoadAll(std::vector<std::string> roles, Granted granted, bool superuser,
+                        std::function<void(std::optional<Error>, Granted, bool)> done) {
+  if (roles.empty()) return done(std::nullopt, std::move(granted), superuser);
+  const std::string role = roles.back();
+  roles.pop_back();
+  Backend& backend = backend_;
+  // A held role's superuser status counts; a dropped one holds nothing.
+  Get(role, [&backend, role, roles, granted, superuser, done](std::optional<Error> error,
+                                                              std::optional<RoleRecord> record) mutable {
+    if (error) return done(error, {}, false);
+    if (!record) return RoleStore(backend).LoadAll(std::move(roles), std::move(granted), superuser, done);
+    superuser = superuser || record->is_superuser;
+    RoleStore(backend).LoadPermissions(role, [&backend, roles, granted, superuser, done](
+                                                 std::optional<Error> error, Granted more) mutable {
+      if (error) return done(error, {}, false);
+      granted.insert(more.begin(), more.end());
+      RoleStore(backend).LoadAll(std::move(roles), std::move(granted), superuser, done);
+    });
+  });
+}
+
+void RoleStore::MemberOf(const std::string& role,
+                         std::function<void(std::optional<Error>, std::set<std::string>)> done) {
+  Select("SELECT member_of FROM system_auth.role_members WHERE role = ?", {Text(role)},
+         [done](std::optional<Error> error, std::vector<ResultRow> rows) {
+           std::set<std::string> granted;
+           for (const ResultRow& row : rows) {
+             CHARYBDIS_ASSERT(row.size() == 1);
+             if (row[0]) granted.insert(*row[0]);
+           }
+           done(error, std::move(granted));
+         });
+}
+
+void RoleStore::HeldRoles(const std::string& role,
+                          std::function<void(std::optional<Error>, std::set<std::string>)> done) {
+  WalkHeld({role}, {role}, std::move(done));
+}
+
+void RoleStore::WalkHeld(std::set<std::string> held, std::vector<std::string> next,
+                         std::function<void(std::optional<Error>, std::set<std::string>)> done) {
+  if (next.empty()) return done(std::nullopt, std::move(held));
+  const std::string role = next.back();
+  next.pop_back();
+  Backend& backend = backend_;
+  MemberOf(role, [&backend, held, next, done](std::optional<Error> error, std::set<std::string> granted) mutable {
+    if (error) return done(error, {});
+    for (const std::string& one : granted) {
+      if (held.insert(one).second) next.push_back(one);
+    }
+    if (held.size() > kMaxHeldRoles) {
+      return done(Error{ErrorCode::kInvalid, absl::StrCat("a role holds more than ", kMaxHeldRoles, " roles"), ""}, {});
+    }
+    RoleStore(backend).WalkHeld(std::move(held), std::move(next), done);
+  });
+}
+
+void RoleStore::GrantRole(const std::string& granted, const std::string& role, bool revoke,
+                          std::function<void(std::optional<Error>)> done) {
+  WriteAll({{revoke ? "DELETE FROM system_auth.role_members WHERE role = ? AND member_of = ?"
+                    : "INSERT INTO system_auth.role_members (role, member_of) VALUES (?, ?)",
+             {Text(role), Text(granted)}}},
+           std::move(done));
+}
+
+void RoleStore::RevokeRoleGrants(const std::string& role, std::function<void(std::optional<Error>)> done) {
+  // Grants of `role` to others are found by reading them all: the table is
+  // small, and it has no index by member_of.
+  Backend& backend = backend_;
+  Select("SELECT role, member_of FROM system_auth.role_members", {},
+         [&backend, role, done](std::optional<Error> error, std::vector<ResultRow> rows) {
+           if (error) return done(error);
+           std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes;
+           for (const ResultRow& row : rows) {
+             CHARYBDIS_ASSERT(row.size() == 2);
+             if (row[0] != role && row[1] != role) continue;
+             writes.push_back({"DELETE FROM system_auth.role_members WHERE role = ? AND member_of = ?", {row[0], row[1]}});
+           }
+           RoleStore(backend).WriteAll(std::move(writes), done);
+         });
 }
 
 void RoleStore::RevokeAll(const std::string& role, std::function<void(std::optional<Error>)> done) {
@@ -269,7 +365,10 @@ void RoleStore::RevokeAll(const std::string& role, std::function<void(std::optio
       writes.push_back({"DELETE FROM system_auth.role_permissions WHERE role = ? AND resource = ? AND permission = ?",
                         {Text(role), Text(resource), Text(auth::PermissionName(permission))}});
     }
-    RoleStore(backend).WriteAll(std::move(writes), done);
+    RoleStore(backend).WriteAll(std::move(writes), [&backend, role, done](std::optional<Error> error) {
+      if (error) return done(error);
+      RoleStore(backend).RevokeRoleGrants(role, done);
+    });
   });
 }
 

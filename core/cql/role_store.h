@@ -28,6 +28,11 @@ std::string CreateAuthKeyspaceStatement(const ClusterView& cluster);
 extern const char kCreateRolesTableStatement[];
 extern const char kCreateRolePermissionsTableStatement[];
 constexpr char kRolePermissionsTable[] = "role_permissions";
+extern const char kCreateRoleMembersTableStatement[];
+constexpr char kRoleMembersTable[] = "role_members";
+// How many roles a role may hold through grants of roles, itself included:
+// a bound on the reads a permission check makes.
+constexpr size_t kMaxHeldRoles = 32;
 
 struct RoleRecord {
   std::string name;
@@ -66,13 +71,25 @@ class RoleStore {
   // Adds (or, with `revoke`, removes) `permissions` of `role` on `resource`.
   void Grant(const std::string& role, const std::string& resource, const std::vector<auth::Permission>& permissions,
              bool revoke, std::function<void(std::optional<Error>)> done);
-  // A logged-in role as it is now, and its grants: what each statement's
-  // check needs. An Unauthorized error when the role was dropped or may no
-  // longer log in.
+  // A logged-in role as it is now, and its grants with those of every role
+  // it holds through GRANT role TO role (a superuser if any of them is
+  // one): what each statement's check needs. An Unauthorized error when
+  // the role was dropped or may no longer log in.
   void LoadCaller(const std::string& role,
                   std::function<void(std::optional<Error>, RoleRecord, Granted)> done);
-  // Removes every grant of `role` (DROP ROLE).
+  // Removes every grant of `role` (DROP ROLE), of permissions and of roles,
+  // and every grant of it to other roles.
   void RevokeAll(const std::string& role, std::function<void(std::optional<Error>)> done);
+
+  // Roles granted to roles (system_auth.role_members, one row per grant).
+  // The roles granted to `role` directly.
+  void MemberOf(const std::string& role, std::function<void(std::optional<Error>, std::set<std::string>)> done);
+  // `role` and every role it holds through grants, transitively; an error
+  // past kMaxHeldRoles.
+  void HeldRoles(const std::string& role, std::function<void(std::optional<Error>, std::set<std::string>)> done);
+  // GRANT granted TO role (or, with `revoke`, REVOKE ... FROM).
+  void GrantRole(const std::string& granted, const std::string& role, bool revoke,
+                 std::function<void(std::optional<Error>)> done);
 
  private:
   // Runs the one request of `query`'s plan, its values bound, and hands
@@ -82,6 +99,15 @@ class RoleStore {
   // Runs a SELECT's whole plan at QUORUM; its rows' values by column.
   void Select(const std::string& query, std::vector<std::optional<std::string>> values,
               std::function<void(std::optional<Error>, std::vector<ResultRow>)> done);
+  // Walks HeldRoles from `held` (every role found so far) and `next` (those
+  // whose grants are not read yet).
+  void WalkHeld(std::set<std::string> held, std::vector<std::string> next,
+                std::function<void(std::optional<Error>, std::set<std::string>)> done);
+  // The permissions of `roles` together, and whether any is a superuser.
+  void LoadAll(std::vector<std::string> roles, Granted granted, bool superuser,
+               std::function<void(std::optional<Error>, Granted, bool)> done);
+  // Removes every grant of a role to `role` and of `role` to a role.
+  void RevokeRoleGrants(const std::string& role, std::function<void(std::optional<Error>)> done);
   // Runs each write at QUORUM, all at once; the first error, if any.
   void WriteAll(std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes,
                 std::function<void(std::optional<Error>)> done);

@@ -200,6 +200,15 @@ struct GrantPermissions {
   std::string role;
 };
 
+// GRANT granted TO role, or REVOKE granted FROM role: `role` holds what
+// `granted` holds (its permissions, its superuser status, the roles
+// granted to it), as in Cassandra.
+struct GrantRole {
+  bool revoke = false;
+  std::string granted;
+  std::string role;
+};
+
 // LIST ALL PERMISSIONS | LIST permission [ON resource] [OF role].
 struct ListPermissions {
   std::string permission;  // "ALL", or one permission's name
@@ -209,14 +218,15 @@ struct ListPermissions {
 
 using Statement = std::variant<Select, Insert, Update, Delete, Batch, Use, CreateKeyspace, CreateTable, DropKeyspace,
                                DropTable, AlterTable, AlterKeyspace, CreateRole, AlterRole, DropRole, ListRoles,
-                               GrantPermissions, ListPermissions>;
+                               GrantPermissions, ListPermissions, GrantRole>;
 
 // Whether a statement manages roles or their permissions
 // (core/cql/role_statements.h runs it).
 inline bool IsRoleStatement(const Statement& statement) {
   return std::holds_alternative<CreateRole>(statement) || std::holds_alternative<AlterRole>(statement) ||
          std::holds_alternative<DropRole>(statement) || std::holds_alternative<ListRoles>(statement) ||
-         std::holds_alternative<GrantPermissions>(statement) || std::holds_alternative<ListPermissions>(statement);
+         std::holds_alternative<GrantPermissions>(statement) || std::holds_alternative<ListPermissions>(statement) ||
+         std::holds_alternative<GrantRole>(statement);
 }
 
 // Whether a statement changes the schema (the schema log carries it).
