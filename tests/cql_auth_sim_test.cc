@@ -242,13 +242,22 @@ TEST_F(CqlAuthSimTest, ACreatorMayUseWhatItCreatedAndNoOneElseMay) {
   EXPECT_EQ(ErrorOf(builder->Query("INSERT INTO shop.items (id, price) VALUES ('a', 1)")), "");
   EXPECT_EQ(ErrorOf(builder->Query("SELECT * FROM shop.items")), "");
   EXPECT_EQ(ErrorOf(builder->Query("DROP TABLE shop.items")), "");
-  EXPECT_EQ(builder->Reached("auth.creator_grant_failed"), 0);
+  EXPECT_EQ(builder->Reached("auth.schema_change_grants_failed"), 0);
   // Another creator's IF NOT EXISTS of what exists gives it nothing.
   EXPECT_EQ(ErrorOf(builder->Query("CREATE TABLE shop.orders (id text PRIMARY KEY, total bigint)")), "");
   auto other = LoggedIn("other", "pw");
   EXPECT_EQ(ErrorOf(other->Query("CREATE TABLE IF NOT EXISTS shop.orders (id text PRIMARY KEY, total bigint)")), "");
   EXPECT_EQ(CodeOf(other->Query("SELECT * FROM shop.orders")), kUnauthorized);
   EXPECT_EQ(CodeOf(other->Query("DROP KEYSPACE shop")), kUnauthorized);
+  // What was dropped takes its grants along: a table created again under
+  // its name is its new creator's alone (in a keyspace neither created).
+  EXPECT_EQ(ErrorOf(builder->Query("CREATE TABLE app.stalls (id text PRIMARY KEY, owner text)")), "");
+  EXPECT_EQ(ErrorOf(builder->Query("DROP TABLE app.stalls")), "");
+  EXPECT_EQ(ErrorOf(other->Query("CREATE TABLE app.stalls (id text PRIMARY KEY, owner text)")), "");
+  EXPECT_EQ(ErrorOf(other->Query("INSERT INTO app.stalls (id, owner) VALUES ('b', 'other')")), "");
+  RunFor(cql::Connection::kPermissionsValidity);
+  EXPECT_EQ(CodeOf(builder->Query("SELECT * FROM app.stalls")), kUnauthorized);
+  EXPECT_EQ(builder->Reached("auth.schema_change_grants_failed"), 0);
 }
 
 TEST_F(CqlAuthSimTest, ARoleHoldsWhatTheRolesGrantedToItHold) {

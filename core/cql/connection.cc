@@ -264,11 +264,7 @@ void Connection::RunPrepared(int16_t stream, std::shared_ptr<const Prepared> pre
   if (std::optional<Error> refused = SystemAuthRefusal(*prepared)) return Reply(stream, ErrorResponse(*refused));
   std::vector<auth::Needed> needed = NeededFor(*prepared);
   Authorize(stream, std::move(needed), [this, stream, prepared, options, schema] {
-    Plan plan = PlanExecution(prepared, options, *schema, backend_.Cluster());
-    if (std::optional<std::string> created = CreatedResource(*prepared); created && !role_.empty()) {
-      return RunCreating(stream, std::move(plan), *created);
-    }
-    Run(stream, std::move(plan));
+    RunWithGrantsFollowing(stream, *prepared, PlanExecution(prepared, options, *schema, backend_.Cluster()));
   });
 }
 

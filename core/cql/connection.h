@@ -144,9 +144,16 @@ class Connection {
   bool AuthResponse(int16_t stream, std::string_view body);
   // A CREATE, ALTER or DROP ROLE or LIST ROLES, for the logged-in role.
   void RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared);
-  // Runs a CREATE KEYSPACE or CREATE TABLE of `resource`, and once it
-  // created it, grants its creator every permission that applies to it.
-  void RunCreating(int16_t stream, Plan plan, const std::string& resource);
+  // Runs a statement's plan; a CREATE KEYSPACE or CREATE TABLE that
+  // created what it names then grants its creator every permission that
+  // applies to it, and a DROP that dropped it revokes every grant on it
+  // and under it, before the answer goes (with auth on).
+  void RunWithGrantsFollowing(int16_t stream, const Prepared& prepared, Plan plan);
+  // Runs a schema change's plan; once it changed the schema, `after` runs
+  // on the connection's thread and the answer goes when it calls back.
+  void RunSchemaChange(int16_t stream, Plan plan, std::function<void(std::function<void()>)> after);
+  // Drops the cached permissions, and any read of them in flight.
+  void ForgetPermissions();
   // A prepared statement, unless it names system_auth or its role lacks
   // a permission it needs.
   void RunPrepared(int16_t stream, std::shared_ptr<const Prepared> prepared, QueryOptions options,
@@ -156,7 +163,8 @@ class Connection {
   // permissions are read at most every kPermissionsValidity, as
   // Cassandra's permissions_validity (core/cql/connection_auth.cc).
   void Authorize(int16_t stream, std::vector<auth::Needed> needed, std::function<void()> then);
-  void CheckPermissions(int16_t stream, const std::vector<auth::Needed>& needed, const std::function<void()>& then);
+  void CheckPermissionsAgainst(const auth::RolePermissions& permissions, int16_t stream,
+                               const std::vector<auth::Needed>& needed, const std::function<void()>& then);
 
   PreparedStatements& prepared_;
   Backend& backend_;
@@ -171,6 +179,7 @@ class Connection {
   // What the logged-in role may do, as last read, and when.
   std::optional<auth::RolePermissions> permissions_;
   Nanos permissions_read_at_ = 0;
+  uint64_t permissions_generation_ = 0;  // ForgetPermissions's count
   // Answers that come back through Backend::Post test it: the connection
   // may be gone by then.
   std::shared_ptr<char> alive_ = std::make_shared<char>();

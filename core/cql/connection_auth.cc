@@ -5,6 +5,7 @@
 #include "core/cql/auth_service.h"
 #include "core/cql/connection.h"
 #include "core/cql/login.h"
+#include "core/cql/permission_checks.h"
 #include "core/cql/plan_parts.h"
 #include "core/cql/role_statements.h"
 #include "core/cql/role_store.h"
@@ -58,26 +59,31 @@ void Connection::Authorize(int16_t stream, std::vector<auth::Needed> needed, std
   // connection's quiet spell, so that permissions read afresh mid-load run.
   if (permissions_ && backend_.Now() - permissions_read_at_ < kPermissionsValidity &&
       !backend_.buggify().Fires("auth.permissions_read_early")) {
-    return CheckPermissions(stream, needed, then);
+    return CheckPermissionsAgainst(*permissions_, stream, needed, then);
   }
   std::weak_ptr<char> alive = alive_;
   const Nanos asked_at = backend_.Now();
-  RoleStore(backend_).LoadCaller(role_, [this, alive, stream, needed, then, asked_at](
+  const uint64_t generation = permissions_generation_;
+  RoleStore(backend_).LoadCaller(role_, [this, alive, stream, needed, then, asked_at, generation](
                                            std::optional<Error> error, RoleRecord role, RoleStore::Granted granted) {
     if (alive.expired()) return;
     if (error) return Reply(stream, ErrorResponse(*error));
-    // Valid from when it was asked for: what was read may be that old.
-    permissions_ = auth::RolePermissions(role.is_superuser, std::move(granted));
-    permissions_read_at_ = asked_at;
-    CheckPermissions(stream, needed, then);
+    const auth::RolePermissions read(role.is_superuser, std::move(granted));
+    // Valid from when it was asked for: what was read may be that old. A
+    // read begun before the connection forgot its permissions (its own
+    // CREATE or DROP) answers this statement but is not kept.
+    if (generation == permissions_generation_) {
+      permissions_ = read;
+      permissions_read_at_ = asked_at;
+    }
+    CheckPermissionsAgainst(read, stream, needed, then);
   });
 }
 
-void Connection::CheckPermissions(int16_t stream, const std::vector<auth::Needed>& needed,
-                                  const std::function<void()>& then) {
-  CHARYBDIS_ASSERT(permissions_.has_value());
+void Connection::CheckPermissionsAgainst(const auth::RolePermissions& permissions, int16_t stream,
+                                         const std::vector<auth::Needed>& needed, const std::function<void()>& then) {
   for (const auth::Needed& one : needed) {
-    if (permissions_->Allows(one)) continue;
+    if (permissions.Allows(one)) continue;
     CHARYBDIS_PROBE(backend_.probes(), "auth.permission_refused");
     return Reply(stream, ErrorResponse({ErrorCode::kUnauthorized,
                                         absl::StrCat("User ", role_, " has no ", auth::PermissionName(one.permission),
@@ -100,35 +106,63 @@ bool IsSchemaChange(const Response& response) {
 
 }  // namespace
 
-void Connection::RunCreating(int16_t stream, Plan plan, const std::string& resource) {
-  // Cassandra's rule: the creator may use what it created, whoever it is.
-  auto created = std::make_shared<bool>(false);
+void Connection::RunSchemaChange(int16_t stream, Plan plan, std::function<void(std::function<void()>)> after) {
+  auto changed = std::make_shared<bool>(false);
   if (plan.finish) {
-    plan.finish = [finish = std::move(plan.finish), created](const std::vector<ClientResponse>& responses) {
+    plan.finish = [finish = std::move(plan.finish), changed](const std::vector<ClientResponse>& responses) {
       Response response = finish(responses);
-      *created = IsSchemaChange(response);
+      *changed = IsSchemaChange(response);
       return response;
     };
   }
-  Backend& backend = backend_;
-  std::weak_ptr<char> alive = alive_;
-  Send send = [this, alive, &backend, send = send_, created, role = role_, resource](std::string frame) {
-    if (!*created) return send(std::move(frame));
-    // The answer may come on any thread; role writes start on the
-    // connection's. The frame goes once the grant is answered either way:
-    // the schema changed, and a failed grant a superuser can make again.
-    backend.Post([this, alive, &backend, send, frame = std::move(frame), role, resource]() mutable {
-      cql::RoleStore(backend).Grant(
-          role, resource, auth::ApplicablePermissions(resource), /*revoke=*/false,
-          [this, alive, &backend, send, frame = std::move(frame)](std::optional<Error> error) mutable {
-            if (error) CHARYBDIS_PROBE(backend.probes(), "auth.creator_grant_failed");
-            // The permissions this connection holds predate the grant.
-            if (!alive.expired()) permissions_.reset();
-            send(std::move(frame));
-          });
+  // The answer may come on any thread, after the connection (and the
+  // backend) is gone: only the poster is safe to hold there. `after` runs
+  // on the connection's thread, where role writes start.
+  auto post = backend_.Poster();
+  Send send = [post, send = send_, changed, after = std::move(after)](std::string frame) {
+    if (!*changed) return send(std::move(frame));
+    post([send, after, frame = std::move(frame)]() mutable {
+      after([send, frame = std::move(frame)]() mutable { send(std::move(frame)); });
     });
   };
-  RunPlan(backend, send, stream, std::move(plan));
+  RunPlan(backend_, send, stream, std::move(plan));
+}
+
+void Connection::RunWithGrantsFollowing(int16_t stream, const Prepared& prepared, Plan plan) {
+  const AuthService* auth = backend_.auth();
+  const std::optional<std::string> created = CreatedResource(prepared);
+  const std::optional<std::string> dropped = DroppedResource(prepared);
+  if (auth == nullptr || !auth->required() || role_.empty() || (!created && !dropped)) return Run(stream, std::move(plan));
+  Backend& backend = backend_;  // `after` runs only while the backend serves
+  std::weak_ptr<char> alive = alive_;
+  // The answer goes once the grants are written either way: the schema
+  // changed, and what failed a superuser can grant or revoke by hand.
+  auto settled = [this, alive, &backend](std::function<void()> done) {
+    return [this, alive, &backend, done](std::optional<Error> error) {
+      if (error) CHARYBDIS_PROBE(backend.probes(), "auth.schema_change_grants_failed");
+      // The permissions this connection holds predate the change.
+      if (!alive.expired()) ForgetPermissions();
+      done();
+    };
+  };
+  if (created) {
+    // Cassandra's rule: the creator may use what it created, whoever it is.
+    return RunSchemaChange(stream, std::move(plan), [&backend, settled, role = role_, resource = *created](
+                                                        std::function<void()> done) {
+      RoleStore(backend).Grant(role, resource, auth::ApplicablePermissions(resource), /*revoke=*/false,
+                               settled(std::move(done)));
+    });
+  }
+  // A dropped resource's grants go with it, so that one created again under
+  // its name starts with none (Cassandra revokes them too).
+  RunSchemaChange(stream, std::move(plan), [&backend, settled, resource = *dropped](std::function<void()> done) {
+    RoleStore(backend).RevokeOn(resource, settled(std::move(done)));
+  });
+}
+
+void Connection::ForgetPermissions() {
+  permissions_.reset();
+  permissions_generation_++;
 }
 
 void Connection::RunRole(int16_t stream, std::shared_ptr<const Prepared> prepared) {

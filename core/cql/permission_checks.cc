@@ -78,6 +78,16 @@ std::optional<std::string> CreatedResource(const Prepared& prepared) {
   return std::nullopt;
 }
 
+std::optional<std::string> DroppedResource(const Prepared& prepared) {
+  const Statement& statement = prepared.parsed.statement;
+  if (const auto* keyspace = std::get_if<DropKeyspace>(&statement)) return auth::KeyspaceResource(keyspace->name);
+  if (const auto* table = std::get_if<DropTable>(&statement)) {
+    const std::string& keyspace = table->table.keyspace.empty() ? prepared.keyspace : table->table.keyspace;
+    return auth::TableResource(keyspace, table->table.table);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> TablesOf(const ClientRequest& request) {
   std::vector<std::string> tables;
   if (request.has_write()) tables.push_back(request.write().table());

@@ -23,6 +23,10 @@ std::vector<auth::Needed> NeededFor(const Prepared& prepared);
 // creator is granted every permission on it); nothing for other statements.
 std::optional<std::string> CreatedResource(const Prepared& prepared);
 
+// What a DROP KEYSPACE or DROP TABLE drops, as a resource (every grant on
+// it and under it is revoked); nothing for other statements.
+std::optional<std::string> DroppedResource(const Prepared& prepared);
+
 // The storage tables ("keyspace.table", or a node config's table) a
 // request of the gRPC client API reads or writes.
 std::vector<std::string> TablesOf(const ClientRequest& request);

@@ -176,14 +176,27 @@ void RunGrantRole(Backend& backend, const RoleRecord& caller, const GrantRole& g
                                                               std::optional<RoleRecord> role) {
       if (error) return run(ErrorPlan(*error));
       if (!role) return run(ErrorPlan(Invalid(absl::StrCat(grant.role, " doesn't exist"))));
-      RoleStore(backend).HeldRoles(grant.granted, [&backend, grant, run](std::optional<Error> error,
-                                                                         std::set<std::string> held) {
-        if (error) return run(ErrorPlan(*error));
-        if (!grant.revoke && held.count(grant.role)) {
-          return run(ErrorPlan(Invalid(absl::StrCat(grant.role, " is a member of ", grant.granted))));
-        }
+      auto write = [&backend, grant, run] {
         RoleStore(backend).GrantRole(grant.granted, grant.role, grant.revoke, [run](std::optional<Error> error) {
           run(error ? ErrorPlan(*error) : VoidPlan());
+        });
+      };
+      if (grant.revoke) return write();
+      RoleStore(backend).HeldRoles(grant.granted, [&backend, grant, run, write](std::optional<Error> error,
+                                                                                std::set<std::string> held) {
+        if (error) return run(ErrorPlan(*error));
+        if (held.count(grant.role)) {
+          return run(ErrorPlan(Invalid(absl::StrCat(grant.role, " is a member of ", grant.granted))));
+        }
+        // The grantee's roles with the grant must stay within the bound.
+        RoleStore(backend).HeldRoles(grant.role, [run, write, held](std::optional<Error> error,
+                                                                    std::set<std::string> grantee) {
+          if (error) return run(ErrorPlan(*error));
+          grantee.insert(held.begin(), held.end());
+          if (grantee.size() > kMaxHeldRoles) {
+            return run(ErrorPlan(Invalid(absl::StrCat("a role may hold at most ", kMaxHeldRoles, " roles"))));
+          }
+          write();
         });
       });
     });

@@ -321,10 +321,10 @@ void RoleStore::WalkHeld(std::set<std::string> held, std::vector<std::string> ne
   MemberOf(role, [&backend, held, next, done](std::optional<Error> error, std::set<std::string> granted) mutable {
     if (error) return done(error, {});
     for (const std::string& one : granted) {
+      // Past the bound a role holds no more: fewer permissions, never
+      // more, and no role locked out (GRANT keeps grantees within it).
+      if (held.size() >= kMaxHeldRoles) break;
       if (held.insert(one).second) next.push_back(one);
-    }
-    if (held.size() > kMaxHeldRoles) {
-      return done(Error{ErrorCode::kInvalid, absl::StrCat("a role holds more than ", kMaxHeldRoles, " roles"), ""}, {});
     }
     RoleStore(backend).WalkHeld(std::move(held), std::move(next), done);
   });
@@ -353,6 +353,23 @@ void RoleStore::RevokeRoleGrants(const std::string& role, std::function<void(std
            }
            RoleStore(backend).WriteAll(std::move(writes), done);
          });
+}
+
+void RoleStore::RevokeOn(const std::string& resource, std::function<void(std::optional<Error>)> done) {
+  Backend& backend = backend_;
+  ListGrants(std::nullopt, [&backend, resource, done](std::optional<Error> error,
+                                                      std::vector<std::pair<std::string, Granted>> grants) {
+    if (error) return done(error);
+    std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes;
+    for (const auto& [role, granted] : grants) {
+      for (const auto& [on, permission] : granted) {
+        if (on != resource && on.rfind(resource + "/", 0) != 0) continue;
+        writes.push_back({"DELETE FROM system_auth.role_permissions WHERE role = ? AND resource = ? AND permission = ?",
+                          {Text(role), Text(on), Text(auth::PermissionName(permission))}});
+      }
+    }
+    RoleStore(backend).WriteAll(std::move(writes), done);
+  });
 }
 
 void RoleStore::RevokeAll(const std::string& role, std::function<void(std::optional<Error>)> done) {

@@ -81,11 +81,15 @@ class RoleStore {
   // and every grant of it to other roles.
   void RevokeAll(const std::string& role, std::function<void(std::optional<Error>)> done);
 
+  // Removes every grant on `resource` and on what is under it, of every
+  // role (a dropped keyspace's or table's).
+  void RevokeOn(const std::string& resource, std::function<void(std::optional<Error>)> done);
+
   // Roles granted to roles (system_auth.role_members, one row per grant).
   // The roles granted to `role` directly.
   void MemberOf(const std::string& role, std::function<void(std::optional<Error>, std::set<std::string>)> done);
-  // `role` and every role it holds through grants, transitively; an error
-  // past kMaxHeldRoles.
+  // `role` and every role it holds through grants, transitively, up to
+  // kMaxHeldRoles of them (in the order the grants are read).
   void HeldRoles(const std::string& role, std::function<void(std::optional<Error>, std::set<std::string>)> done);
   // GRANT granted TO role (or, with `revoke`, REVOKE ... FROM).
   void GrantRole(const std::string& granted, const std::string& role, bool revoke,

@@ -147,12 +147,13 @@ inline constexpr std::string_view kProbes[] = {
     // Logins and permissions (core/cql/connection_auth.cc, login.cc): a
     // token that is not SASL PLAIN, a wrong password, a login slowed down
     // after failures, a statement refused for a permission its role
-    // lacks, a creator's grant that failed after its CREATE.
+    // lacks, a creator's grant or a dropped resource's revokes that failed
+    // after the schema changed.
     "auth.malformed_token",
     "auth.login_failed",
     "auth.login_slowed",
     "auth.permission_refused",
-    "auth.creator_grant_failed",
+    "auth.schema_change_grants_failed",
     // The read cache (core/read_cache/read_cache.cc).
     "read_cache.fill_overtaken_by_write",
     "read_cache.evicted_for_capacity",

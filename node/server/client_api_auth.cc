@@ -30,7 +30,8 @@ ClientApiAuth::ClientApiAuth(cql::Backend& backend) : backend_(backend), hmac_ke
 }
 
 std::string ClientApiAuth::KeyOf(const auth::Credentials& credentials) const {
-  const std::string message = absl::StrCat(credentials.role, std::string(1, '\0'), credentials.password);
+  // The role's length first: no other pair makes the same message.
+  const std::string message = absl::StrCat(credentials.role.size(), ":", credentials.role, credentials.password);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   CHARYBDIS_ASSERT(HMAC(EVP_sha256(), hmac_key_.data(), static_cast<int>(hmac_key_.size()),

@@ -52,7 +52,9 @@ bool CqlServer::Client::Unready() {
 
 bool CqlServer::Client::ReadWaitsForOutput() {
   std::lock_guard<std::mutex> lock(mutex);
-  return stream != nullptr && stream->tls() && stream->wants_writable();
+  // Not while reading is held back: a closing connection, or one whose
+  // answers pile up (EPOLLIN is off for those).
+  return stream != nullptr && stream->read_wants_writable() && (interest & EPOLLIN) != 0;
 }
 
 void CqlServer::Client::Flush() {

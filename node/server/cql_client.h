@@ -46,7 +46,8 @@ struct CqlServer::Client {
   bool ReadAvailable(TlsContext* tls, bool clear_allowed, std::string& why);
   // Neither clear nor through a finished TLS handshake yet.
   bool Unready();
-  // A TLS read waits for the socket to take a handshake message.
+  // A TLS read waits for the socket to take a handshake message, and
+  // reading is not held back (closing, or too much output).
   bool ReadWaitsForOutput();
   // Writes what the socket takes now. REQUIRES: mutex held.
   void Flush();

@@ -67,6 +67,7 @@ ssize_t SocketStream::Read(char* buffer, size_t size) {
     if (!TakeTlsStop(got)) break;
   }
   wants_readable_ = write_waits_for_peer;
+  read_wants_writable_ = wants_writable_;
   // Bytes before an end still count; the end is told by the next call.
   if (total > 0) return static_cast<ssize_t>(total);
   return failure_.empty() ? 0 : -1;

@@ -45,6 +45,9 @@ class SocketStream {
   // The last call stopped until the socket can be written (a handshake
   // message, or an answer TLS owes the peer).
   bool wants_writable() const { return wants_writable_; }
+  // The last Read did (not a Write on a full socket): reading goes on
+  // once the socket takes output.
+  bool read_wants_writable() const { return read_wants_writable_; }
   // The last Write stopped until the peer sends (a handshake in progress).
   bool wants_readable() const { return wants_readable_; }
   // Empty while the stream is fine; else why it ended or broke.
@@ -60,6 +63,7 @@ class SocketStream {
   std::shared_ptr<SSL_CTX> context_;
   SSL* ssl_ = nullptr;
   bool wants_writable_ = false;
+  bool read_wants_writable_ = false;
   bool wants_readable_ = false;
   std::string failure_;
 };
