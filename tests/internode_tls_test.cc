@@ -89,15 +89,12 @@ TEST_F(InternodeTlsTest, APeerAnotherCaSignedIsRefusedWhicheverSideItIsOn) {
   EXPECT_EQ(node2.Received(), std::vector<uint64_t>{11});
 }
 
-TEST_F(InternodeTlsTest, APeerWithoutACertificateIsRefused) {
-  const std::string address2 = FreeAddress();
-  TestNode node2(2, {}, address2, Tls("a", "node2"));
-  // A client that shows no certificate and trusts any server, sending a
-  // good hello and a ping through TLS.
-  std::shared_ptr<SSL_CTX> context(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
-  SSL_CTX_set_verify(context.get(), SSL_VERIFY_NONE, nullptr);
-  const int fd = ConnectTo(address2);
-  SSL* ssl = SSL_new(context.get());
+// A client with `context` (trusting any server) sends a good hello and a
+// ping to node 2's shard 1 at `address` through TLS.
+void SendPingThroughTls(const std::string& address, SSL_CTX* context) {
+  SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nullptr);
+  const int fd = ConnectTo(address);
+  SSL* ssl = SSL_new(context);
   SSL_set_fd(ssl, fd);
   SSL_connect(ssl);  // TLS 1.3: the server's refusal comes after
   std::string bytes = EncodeHello(InternodeHello{1, 2, 1});
@@ -108,9 +105,16 @@ TEST_F(InternodeTlsTest, APeerWithoutACertificateIsRefused) {
   AppendFrame(ping, bytes);
   SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size()));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_TRUE(node2.Received().empty());
   SSL_free(ssl);
   close(fd);
+}
+
+TEST_F(InternodeTlsTest, APeerWithoutACertificateIsRefused) {
+  const std::string address2 = FreeAddress();
+  TestNode node2(2, {}, address2, Tls("a", "node2"));
+  std::shared_ptr<SSL_CTX> context(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+  SendPingThroughTls(address2, context.get());
+  EXPECT_TRUE(node2.Received().empty());
 }
 
 // Whether the peer closes `fd` within 5 s, after whatever it answers (a
@@ -155,9 +159,17 @@ TEST_F(InternodeTlsTest, ClearStalledAndGarbageConnectionsAreClosedAndOthersGoOn
   close(stalled);
 }
 
-// A certificate and key that expired yesterday, made with OpenSSL's API
-// (the openssl command makes none in the past).
-void WriteExpiredCertificate(const std::string& certificate_path, const std::string& key_path) {
+// A certificate and key that expired yesterday, signed by CA `ca_directory`,
+// made with OpenSSL's API (the openssl command makes none in the past).
+void WriteExpiredCertificate(const std::string& ca_directory, const std::string& certificate_path,
+                             const std::string& key_path) {
+  FILE* in = fopen((ca_directory + "/ca.pem").c_str(), "r");
+  X509* ca = PEM_read_X509(in, nullptr, nullptr, nullptr);
+  fclose(in);
+  in = fopen((ca_directory + "/ca.key").c_str(), "r");
+  EVP_PKEY* ca_key = PEM_read_PrivateKey(in, nullptr, nullptr, nullptr);
+  fclose(in);
+  ASSERT_TRUE(ca != nullptr && ca_key != nullptr);
   EVP_PKEY* key = EVP_EC_gen("P-256");
   X509* certificate = X509_new();
   X509_set_version(certificate, 2);
@@ -167,8 +179,8 @@ void WriteExpiredCertificate(const std::string& certificate_path, const std::str
   X509_set_pubkey(certificate, key);
   X509_NAME* name = X509_get_subject_name(certificate);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("expired"), -1, -1, 0);
-  X509_set_issuer_name(certificate, name);
-  ASSERT_GT(X509_sign(certificate, key, EVP_sha256()), 0);
+  X509_set_issuer_name(certificate, X509_get_subject_name(ca));
+  ASSERT_GT(X509_sign(certificate, ca_key, EVP_sha256()), 0);
   FILE* out = fopen(certificate_path.c_str(), "w");
   PEM_write_X509(out, certificate);
   fclose(out);
@@ -177,6 +189,8 @@ void WriteExpiredCertificate(const std::string& certificate_path, const std::str
   fclose(out);
   X509_free(certificate);
   EVP_PKEY_free(key);
+  X509_free(ca);
+  EVP_PKEY_free(ca_key);
 }
 
 TEST_F(InternodeTlsTest, LoadSaysWhatIsWrongWithTheFiles) {
@@ -191,11 +205,25 @@ TEST_F(InternodeTlsTest, LoadSaysWhatIsWrongWithTheFiles) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_NE(loaded.status().message().find("does not match"), std::string::npos) << loaded.status();
   const std::string expired = (root_ / "expired").string();
-  WriteExpiredCertificate(expired + ".pem", expired + ".key");
-  loaded = TlsContext::Load(TlsFiles{expired + ".pem", expired + ".key", expired + ".pem"}, TlsSide::kServer,
-                            PeerCheck::kNone);
+  WriteExpiredCertificate((root_ / "a").string(), expired + ".pem", expired + ".key");
+  loaded = TlsContext::Load(TlsFiles{expired + ".pem", expired + ".key", Files("a", "node1").ca_file},
+                            TlsSide::kServer, PeerCheck::kNone);
   ASSERT_FALSE(loaded.ok());
   EXPECT_NE(loaded.status().message().find("has expired"), std::string::npos) << loaded.status();
+}
+
+TEST_F(InternodeTlsTest, APeerWhoseCertificateExpiredIsRefused) {
+  const std::string address2 = FreeAddress();
+  TestNode node2(2, {}, address2, Tls("a", "node2"));
+  // Signed by the cluster's CA, but expired yesterday: loaded by hand, as
+  // our own loader refuses it.
+  const std::string expired = (root_ / "peer-expired").string();
+  WriteExpiredCertificate((root_ / "a").string(), expired + ".pem", expired + ".key");
+  std::shared_ptr<SSL_CTX> context(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+  ASSERT_EQ(SSL_CTX_use_certificate_file(context.get(), (expired + ".pem").c_str(), SSL_FILETYPE_PEM), 1);
+  ASSERT_EQ(SSL_CTX_use_PrivateKey_file(context.get(), (expired + ".key").c_str(), SSL_FILETYPE_PEM), 1);
+  SendPingThroughTls(address2, context.get());
+  EXPECT_TRUE(node2.Received().empty());
 }
 
 TEST_F(InternodeTlsTest, ReplacedCertificatesAreTakenByNewConnectionsAndABadReplacementIsNot) {

@@ -108,6 +108,18 @@ TEST(NodeConfigAuthTest, ACqlPortBeyondLoopbackWithoutPasswordsIsOpenToEveryone)
   EXPECT_FALSE(CqlOpenToEveryone(config));  // no CQL port
 }
 
+TEST(NodeConfigAuthTest, PasswordsBeyondLoopbackWithoutTlsTravelInClear) {
+  LoadedConfig config;
+  config.cql_auth.required = true;
+  config.cql_address = "10.1.2.3:9042";
+  EXPECT_TRUE(CqlPasswordsInClear(config));
+  config.tls_clients = Tls::REQUIRED;
+  EXPECT_FALSE(CqlPasswordsInClear(config));
+  config.tls_clients = Tls::OFF;
+  config.cql_address = "127.0.0.1:9042";
+  EXPECT_FALSE(CqlPasswordsInClear(config));
+}
+
 // TLS (docs/security.md, "TLS"): the three files, relative to the config,
 // when anything is on; a section that turns nothing on is a mistake.
 TEST(NodeConfigTlsTest, TheFilesAreNeededWhenAnythingIsOnAndNothingOnIsAMistake) {

@@ -40,11 +40,21 @@ constexpr uint32_t kMaxNodeId = BallotLayout::kMaxNodeId;
 
 }  // namespace
 
-bool CqlOpenToEveryone(const LoadedConfig& config) {
-  if (config.cql_address.empty() || config.cql_auth.required) return false;
+namespace {
+
+bool CqlBeyondLoopback(const LoadedConfig& config) {
+  if (config.cql_address.empty()) return false;
   const std::string host = config.cql_address.substr(0, config.cql_address.rfind(':'));
   const bool loopback = host.rfind("127.", 0) == 0 || host == "localhost" || host == "[::1]" || host == "::1";
   return !loopback;
+}
+
+}  // namespace
+
+bool CqlOpenToEveryone(const LoadedConfig& config) { return !config.cql_auth.required && CqlBeyondLoopback(config); }
+
+bool CqlPasswordsInClear(const LoadedConfig& config) {
+  return config.cql_auth.required && config.tls_clients == Tls::OFF && CqlBeyondLoopback(config);
 }
 
 absl::StatusOr<LoadedConfig> LoadConfig(const std::string& path) {

@@ -34,6 +34,9 @@ struct LoadedConfig {
 // anyone who reaches it may read, write and drop every table. The node
 // warns at start and in its status (docs/security.md).
 bool CqlOpenToEveryone(const LoadedConfig& config);
+// Whether the CQL port listens beyond loopback, asks for passwords and
+// takes them in clear (no client TLS): the node warns at start.
+bool CqlPasswordsInClear(const LoadedConfig& config);
 
 // Parses and checks a config file. Every problem is reported, one per line,
 // as "FILE:LINE:COLUMN: field.path: what is wrong" (InvalidArgument).

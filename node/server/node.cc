@@ -231,6 +231,13 @@ absl::Status Node::Open() {
                    "write and drop every table"},
            {"fix", "auth { required: true } in the node config (docs/security.md)"}});
     }
+    if (CqlPasswordsInClear(config_)) {
+      Log("warning", "cql_passwords_in_clear",
+          {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
+           {"why", "the CQL port listens beyond loopback and takes passwords without TLS: anyone on the path reads "
+                   "them"},
+           {"fix", "tls { clients: REQUIRED ... } in the node config (docs/security.md)"}});
+    }
   }
   transport_->AcceptClients();
   return absl::OkStatus();
