@@ -53,7 +53,8 @@ ssize_t SocketStream::Read(char* buffer, size_t size) {
       return -1;
     }
   }
-  // TLS hands out one record per call: fill what was asked, as recv would.
+  // TLS hands out one record per call: go on while OpenSSL holds more, as
+  // one recv would take it all; what the socket still holds, epoll tells.
   size_t total = 0;
   wants_writable_ = false;
   const bool write_waits_for_peer = wants_readable_;  // a Write's to keep
@@ -62,6 +63,7 @@ ssize_t SocketStream::Read(char* buffer, size_t size) {
     const int got = SSL_read(ssl_, buffer + total, ClampToInt(size - total));
     if (got > 0) {
       total += static_cast<size_t>(got);
+      if (SSL_has_pending(ssl_) != 1) break;
       continue;
     }
     if (!TakeTlsStop(got)) break;

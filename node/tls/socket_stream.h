@@ -37,9 +37,9 @@ class SocketStream {
   ssize_t Write(const char* data, size_t size);
 
   bool tls() const { return ssl_ != nullptr; }
-  // Bytes TLS has read and decrypted but not handed out: epoll does not
-  // know of them (the socket is drained), so the reader must come back.
-  bool buffered() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
+  // Bytes TLS has read but not handed out (decrypted or not): epoll does
+  // not know of them (the socket is drained), so the reader must come back.
+  bool buffered() const { return ssl_ != nullptr && SSL_has_pending(ssl_) == 1; }
   // Through TLS, and the handshake is not done yet.
   bool handshaking() const { return ssl_ != nullptr && !SSL_is_init_finished(ssl_); }
   // The last call stopped until the socket can be written (a handshake
