@@ -96,6 +96,10 @@ std::vector<Permission> ApplicablePermissions(const std::string& resource) {
   return applicable;
 }
 
+bool Covers(const std::string& resource, const std::string& under) {
+  return under == resource || under.rfind(resource + "/", 0) == 0;
+}
+
 bool RolePermissions::Allows(const Needed& needed) const {
   if (superuser_) return true;
   // The resource, then each parent: "data/ks/t", "data/ks", "data".

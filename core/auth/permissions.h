@@ -28,6 +28,9 @@ std::optional<Permission> PermissionNamed(const std::string& name);
 std::string AllKeyspacesResource();
 std::string KeyspaceResource(const std::string& keyspace);
 std::string TableResource(const std::string& keyspace, const std::string& table);
+// Whether `resource` is `under` or one of its parents: a grant on it
+// covers `under` ("data/ks" covers "data/ks" and "data/ks/t", not "data/ks2").
+bool Covers(const std::string& resource, const std::string& under);
 // How CQL names a resource: "<all keyspaces>", "<keyspace ks>", "<table ks.t>".
 std::string ResourceText(const std::string& resource);
 // The permissions a resource can be granted: CREATE only where something

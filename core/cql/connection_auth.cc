@@ -98,7 +98,7 @@ namespace {
 
 // A RESULT of kind SCHEMA_CHANGE: the statement changed the schema (an IF
 // NOT EXISTS of what exists answers Void).
-bool IsSchemaChange(const Response& response) {
+bool ChangedTheSchema(const Response& response) {
   if (response.opcode != Opcode::kResult) return false;
   Reader in(response.body);
   return in.Int() == kSchemaChangeResultKind && in.ok();
@@ -111,7 +111,7 @@ void Connection::RunSchemaChange(int16_t stream, Plan plan, std::function<void(s
   if (plan.finish) {
     plan.finish = [finish = std::move(plan.finish), changed](const std::vector<ClientResponse>& responses) {
       Response response = finish(responses);
-      *changed = IsSchemaChange(response);
+      *changed = ChangedTheSchema(response);
       return response;
     };
   }
@@ -130,9 +130,10 @@ void Connection::RunSchemaChange(int16_t stream, Plan plan, std::function<void(s
 
 void Connection::RunWithGrantsFollowing(int16_t stream, const Prepared& prepared, Plan plan) {
   const AuthService* auth = backend_.auth();
+  if (auth == nullptr || !auth->required() || role_.empty()) return Run(stream, std::move(plan));
   const std::optional<std::string> created = CreatedResource(prepared);
   const std::optional<std::string> dropped = DroppedResource(prepared);
-  if (auth == nullptr || !auth->required() || role_.empty() || (!created && !dropped)) return Run(stream, std::move(plan));
+  if (!created && !dropped) return Run(stream, std::move(plan));
   Backend& backend = backend_;  // `after` runs only while the backend serves
   std::weak_ptr<char> alive = alive_;
   // The answer goes once the grants are written either way: the schema

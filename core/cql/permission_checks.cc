@@ -68,24 +68,29 @@ std::vector<auth::Needed> NeededFor(const Prepared& prepared) {
   return needed.Take();
 }
 
-std::optional<std::string> CreatedResource(const Prepared& prepared) {
+namespace {
+
+// The resource a statement of kind KeyspaceStatement or TableStatement
+// names, its table's keyspace resolved against the connection's.
+template <typename KeyspaceStatement, typename TableStatement>
+std::optional<std::string> NamedResource(const Prepared& prepared) {
   const Statement& statement = prepared.parsed.statement;
-  if (const auto* keyspace = std::get_if<CreateKeyspace>(&statement)) return auth::KeyspaceResource(keyspace->name);
-  if (const auto* table = std::get_if<CreateTable>(&statement)) {
+  if (const auto* keyspace = std::get_if<KeyspaceStatement>(&statement)) return auth::KeyspaceResource(keyspace->name);
+  if (const auto* table = std::get_if<TableStatement>(&statement)) {
     const std::string& keyspace = table->table.keyspace.empty() ? prepared.keyspace : table->table.keyspace;
     return auth::TableResource(keyspace, table->table.table);
   }
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<std::string> CreatedResource(const Prepared& prepared) {
+  return NamedResource<CreateKeyspace, CreateTable>(prepared);
+}
+
 std::optional<std::string> DroppedResource(const Prepared& prepared) {
-  const Statement& statement = prepared.parsed.statement;
-  if (const auto* keyspace = std::get_if<DropKeyspace>(&statement)) return auth::KeyspaceResource(keyspace->name);
-  if (const auto* table = std::get_if<DropTable>(&statement)) {
-    const std::string& keyspace = table->table.keyspace.empty() ? prepared.keyspace : table->table.keyspace;
-    return auth::TableResource(keyspace, table->table.table);
-  }
-  return std::nullopt;
+  return NamedResource<DropKeyspace, DropTable>(prepared);
 }
 
 std::vector<std::string> TablesOf(const ClientRequest& request) {

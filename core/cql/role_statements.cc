@@ -148,7 +148,7 @@ void RunListPermissions(Backend& backend, const RoleRecord& caller, const std::s
     for (const auto& [role, granted] : grants) {
       for (const auto& [on, permission] : granted) {
         // ON a resource lists the grants that cover it: its own and its parents'.
-        if (resource && !(*resource == on || resource->rfind(on + "/", 0) == 0)) continue;
+        if (resource && !auth::Covers(on, *resource)) continue;
         if (only && permission != *only) continue;
         result.rows.push_back({role, role, auth::ResourceText(on), std::string(auth::PermissionName(permission))});
       }

@@ -22,6 +22,16 @@ const char kDeleteRole[] = "DELETE FROM system_auth.roles WHERE role = ? IF EXIS
 
 std::optional<std::string> Text(const std::string& value) { return value; }
 
+using Writes = std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>>;
+
+const char kDeletePermission[] =
+    "DELETE FROM system_auth.role_permissions WHERE role = ? AND resource = ? AND permission = ?";
+
+void AppendPermissionWrite(const char* query, const std::string& role, const std::string& resource,
+                           auth::Permission permission, Writes& writes) {
+  writes.push_back({query, {Text(role), Text(resource), Text(auth::PermissionName(permission))}});
+}
+
 // The rows of a Rows result without metadata (skip_metadata), every page
 // at once.
 absl::StatusOr<std::vector<ResultRow>> RowsOf(const Response& response) {
@@ -238,12 +248,10 @@ void RoleStore::ListGrants(const std::optional<std::string>& role,
 void RoleStore::Grant(const std::string& role, const std::string& resource,
                       const std::vector<auth::Permission>& permissions, bool revoke,
                       std::function<void(std::optional<Error>)> done) {
-  const char* query = revoke ? "DELETE FROM system_auth.role_permissions WHERE role = ? AND resource = ? AND permission = ?"
+  const char* query = revoke ? kDeletePermission
                              : "INSERT INTO system_auth.role_permissions (role, resource, permission) VALUES (?, ?, ?)";
-  std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes;
-  for (auth::Permission permission : permissions) {
-    writes.push_back({query, {Text(role), Text(resource), Text(auth::PermissionName(permission))}});
-  }
+  Writes writes;
+  for (auth::Permission permission : permissions) AppendPermissionWrite(query, role, resource, permission, writes);
   WriteAll(std::move(writes), std::move(done));
 }
 
@@ -345,7 +353,7 @@ void RoleStore::RevokeRoleGrants(const std::string& role, std::function<void(std
   Select("SELECT role, member_of FROM system_auth.role_members", {},
          [&backend, role, done](std::optional<Error> error, std::vector<ResultRow> rows) {
            if (error) return done(error);
-           std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes;
+           Writes writes;
            for (const ResultRow& row : rows) {
              CHARYBDIS_ASSERT(row.size() == 2);
              if (row[0] != role && row[1] != role) continue;
@@ -360,12 +368,10 @@ void RoleStore::RevokeOn(const std::string& resource, std::function<void(std::op
   ListGrants(std::nullopt, [&backend, resource, done](std::optional<Error> error,
                                                       std::vector<std::pair<std::string, Granted>> grants) {
     if (error) return done(error);
-    std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes;
+    Writes writes;
     for (const auto& [role, granted] : grants) {
       for (const auto& [on, permission] : granted) {
-        if (on != resource && on.rfind(resource + "/", 0) != 0) continue;
-        writes.push_back({"DELETE FROM system_auth.role_permissions WHERE role = ? AND resource = ? AND permission = ?",
-                          {Text(role), Text(on), Text(auth::PermissionName(permission))}});
+        if (auth::Covers(resource, on)) AppendPermissionWrite(kDeletePermission, role, on, permission, writes);
       }
     }
     RoleStore(backend).WriteAll(std::move(writes), done);
@@ -377,10 +383,9 @@ void RoleStore::RevokeAll(const std::string& role, std::function<void(std::optio
   Backend& backend = backend_;
   LoadPermissions(role, [&backend, role, done](std::optional<Error> error, Granted granted) {
     if (error) return done(error);
-    std::vector<std::pair<std::string, std::vector<std::optional<std::string>>>> writes;
+    Writes writes;
     for (const auto& [resource, permission] : granted) {
-      writes.push_back({"DELETE FROM system_auth.role_permissions WHERE role = ? AND resource = ? AND permission = ?",
-                        {Text(role), Text(resource), Text(auth::PermissionName(permission))}});
+      AppendPermissionWrite(kDeletePermission, role, resource, permission, writes);
     }
     RoleStore(backend).WriteAll(std::move(writes), [&backend, role, done](std::optional<Error> error) {
       if (error) return done(error);

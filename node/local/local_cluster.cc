@@ -147,6 +147,21 @@ absl::Status LocalCluster::SetUpNodeTls(NodeId id, const std::string& host, Node
   return absl::OkStatus();
 }
 
+absl::Status LocalCluster::WriteNodeConfig(NodeId id, const std::string& host, bool tls, NodeConfigFile config,
+                                           const std::string& extra_lines) const {
+  std::error_code error;
+  fs::create_directories(NodeDirectory(id), error);
+  if (tls) {
+    if (absl::Status made = SetUpNodeTls(id, host, config); !made.ok()) return made;
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(config, &text);
+  std::ofstream file(NodeDirectory(id) + "/node.textproto");
+  file << text << extra_lines;
+  if (!file) return absl::InternalError(absl::StrCat("cannot write the config of node ", id));
+  return absl::OkStatus();
+}
+
 std::string LocalCluster::superuser_password_path() const { return directory_ + "/superuser_password"; }
 std::string LocalCluster::superuser_path() const { return directory_ + "/superuser.txt"; }
 
@@ -213,16 +228,11 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     config.set_cql_shard_aware_port(addresses->ports[kPortsPerNode * (id - 1) + 4]);
     // A local cluster is for testing: `kill --power` can cut its power.
     config.set_power_loss_journal(options.power_loss_journal);
-    std::error_code error;
-    fs::create_directories(cluster.NodeDirectory(id), error);
-    if (options.tls) {
-      if (absl::Status made = cluster.SetUpNodeTls(id, addresses->hosts[id - 1], config); !made.ok()) return made;
+    if (absl::Status written = cluster.WriteNodeConfig(id, addresses->hosts[id - 1], options.tls, std::move(config),
+                                                       options.extra_config + "\n");
+        !written.ok()) {
+      return written;
     }
-    std::string text;
-    google::protobuf::TextFormat::PrintToString(config, &text);
-    std::ofstream file(cluster.NodeDirectory(id) + "/node.textproto");
-    file << text << options.extra_config << "\n";
-    if (!file) return absl::InternalError(absl::StrCat("cannot write the config of node ", id));
   }
   if (absl::Status loaded = cluster.Load(); !loaded.ok()) return loaded;
   return cluster;
@@ -279,18 +289,9 @@ absl::StatusOr<NodeId> LocalCluster::AddNode(const std::string& rack, NodeId rep
   config.set_cql_address(addresses[3]);
   config.set_cql_shard_aware_port(static_cast<uint32_t>(ports[4]));
   *config.mutable_new_node() = placement;
-  std::error_code error;
-  fs::create_directories(NodeDirectory(id), error);
-  if (config.has_tls()) {
-    const std::string host = addresses[0].substr(0, addresses[0].rfind(':'));
-    if (absl::Status made = SetUpNodeTls(id, host, config); !made.ok()) return made;
-  }
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(config, &text);
-  std::ofstream file(NodeDirectory(id) + "/node.textproto");
-  file << text;
-  if (!file) return absl::InternalError(absl::StrCat("cannot write the config of node ", id));
-  file.close();
+  const std::string host = addresses[0].substr(0, addresses[0].rfind(':'));
+  const bool tls = config.has_tls();
+  if (absl::Status written = WriteNodeConfig(id, host, tls, std::move(config), ""); !written.ok()) return written;
   if (absl::Status loaded = Load(); !loaded.ok()) return loaded;
   return id;
 }

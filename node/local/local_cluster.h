@@ -129,6 +129,10 @@ class LocalCluster {
   absl::Status SetUpAuth(NodeConfigFile& shared) const;
   // Options::tls: node `id`'s certificate for `host`, and its config's tls.
   absl::Status SetUpNodeTls(NodeId id, const std::string& host, NodeConfigFile& config) const;
+  // Node `id`'s directory and config file (`config`, then `extra_lines`),
+  // with its certificate first when `tls`.
+  absl::Status WriteNodeConfig(NodeId id, const std::string& host, bool tls, NodeConfigFile config,
+                               const std::string& extra_lines) const;
   LocalCluster(std::string directory, std::string node_binary)
       : directory_(std::move(directory)), node_binary_(std::move(node_binary)) {}
   absl::Status Load();

@@ -30,8 +30,10 @@ class ClientService final : public Client::CallbackService {
                                     MetricsResponse* response) override;
 
  private:
-  // Runs `then` with the check's answer.
-  void Checked(grpc::CallbackServerContext* context, CallNeeds needs, std::function<void(grpc::Status)> then);
+  // Runs `then` with the check's answer (OK at once when the node asks
+  // for no password; `needs` is asked only otherwise).
+  void Checked(grpc::CallbackServerContext* context, const std::function<CallNeeds()>& needs,
+               std::function<void(grpc::Status)> then);
 
   Node& node_;
 };

@@ -70,6 +70,15 @@ std::shared_ptr<grpc::ServerCredentials> ClientApiCredentials(const LoadedConfig
   return grpc::experimental::TlsServerCredentials(options);
 }
 
+// The contexts of the internode links: none (in clear) unless
+// tls.internode is on.
+absl::StatusOr<InternodeTls> InternodeTlsOf(const LoadedConfig& config) {
+  if (!config.tls_internode) return InternodeTls{};
+  auto loaded = InternodeTls::Load(*config.tls_files);
+  if (!loaded.ok()) return absl::FailedPreconditionError(absl::StrCat("tls: ", loaded.status().message()));
+  return loaded;
+}
+
 std::unique_ptr<grpc::Server> Listen(const std::string& address, grpc::Service* service,
                                      std::shared_ptr<grpc::ServerCredentials> credentials) {
   grpc::ServerBuilder builder;
@@ -170,13 +179,9 @@ absl::Status Node::Open() {
 
   std::vector<ShardThread*> threads;
   if (absl::Status opened = OpenShardStorage(directory, threads); !opened.ok()) return opened;
-  InternodeTls tls;
-  if (config_.tls_internode) {
-    auto loaded = InternodeTls::Load(*config_.tls_files);
-    if (!loaded.ok()) return absl::FailedPreconditionError(absl::StrCat("tls: ", loaded.status().message()));
-    tls = *std::move(loaded);
-  }
-  auto transport = Transport::Create(node.id, config_.peer_internode_addresses, threads, std::move(tls));
+  absl::StatusOr<InternodeTls> tls = InternodeTlsOf(config_);
+  if (!tls.ok()) return tls.status();
+  auto transport = Transport::Create(node.id, config_.peer_internode_addresses, threads, *std::move(tls));
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);
   for (ShardId shard = 0; shard < node.shards; shard++) {
@@ -217,29 +222,33 @@ absl::Status Node::Open() {
     metrics_server_ = std::move(*metrics);
   }
 
-  if (!config_.cql_address.empty()) {
-    auto cql = CqlServer::Start(config_.cql_address, static_cast<uint16_t>(config_.file.cql_shard_aware_port()), *this);
-    if (!cql.ok()) return cql.status();
-    {
-      std::lock_guard<std::mutex> lock(cql_server_mutex_);
-      cql_server_ = std::move(*cql);
-    }
-    if (CqlOpenToEveryone(config_)) {
-      Log("warning", "cql_open_to_everyone",
-          {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
-           {"why", "the CQL port listens beyond loopback and asks for no password: anyone who reaches it may read, "
-                   "write and drop every table"},
-           {"fix", "auth { required: true } in the node config (docs/security.md)"}});
-    }
-    if (CqlPasswordsInClear(config_)) {
-      Log("warning", "cql_passwords_in_clear",
-          {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
-           {"why", "the CQL port listens beyond loopback and takes passwords without TLS: anyone on the path reads "
-                   "them"},
-           {"fix", "tls { clients: REQUIRED ... } in the node config (docs/security.md)"}});
-    }
-  }
+  if (absl::Status cql = StartCql(); !cql.ok()) return cql;
   transport_->AcceptClients();
+  return absl::OkStatus();
+}
+
+absl::Status Node::StartCql() {
+  if (config_.cql_address.empty()) return absl::OkStatus();
+  auto cql = CqlServer::Start(config_.cql_address, static_cast<uint16_t>(config_.file.cql_shard_aware_port()), *this);
+  if (!cql.ok()) return cql.status();
+  {
+    std::lock_guard<std::mutex> lock(cql_server_mutex_);
+    cql_server_ = std::move(*cql);
+  }
+  if (CqlOpenToEveryone(config_)) {
+    Log("warning", "cql_open_to_everyone",
+        {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
+         {"why", "the CQL port listens beyond loopback and asks for no password: anyone who reaches it may read, "
+                 "write and drop every table"},
+         {"fix", "auth { required: true } in the node config (docs/security.md)"}});
+  }
+  if (CqlPasswordsInClear(config_)) {
+    Log("warning", "cql_passwords_in_clear",
+        {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
+         {"why", "the CQL port listens beyond loopback and takes passwords without TLS: anyone on the path reads "
+                 "them"},
+         {"fix", "tls { clients: REQUIRED ... } in the node config (docs/security.md)"}});
+  }
   return absl::OkStatus();
 }
 
@@ -294,7 +303,7 @@ void Node::Shutdown() {
 
 void Node::CheckClientCall(std::string peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
                            std::function<void(grpc::Status)> done) {
-  if (!config_.cql_auth.required) return done(grpc::Status::OK);
+  CHARYBDIS_ASSERT(config_.cql_auth.required);
   std::lock_guard<std::mutex> lock(cql_server_mutex_);
   if (cql_server_ == nullptr) {
     return done(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the node is starting or shutting down"));

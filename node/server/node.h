@@ -51,9 +51,9 @@ class Node {
 
   // The client API (any thread; answers come on a shard's thread).
   void Execute(const ExecuteRequest& request, std::function<void(ClientResponse)> reply);
-  // Whether a call of the gRPC client API may run (docs/security.md): OK
-  // at once when the node asks for no password; else the CQL server's
-  // answer (ClientApiAuth). `peer`: the caller's address.
+  // Whether a call of the gRPC client API may run (docs/security.md), on a
+  // node that asks for passwords: the CQL server's answer (ClientApiAuth).
+  // `peer`: the caller's address.
   void CheckClientCall(std::string peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
                        std::function<void(grpc::Status)> done);
   void Status(std::function<void(StatusResponse)> done);
@@ -72,6 +72,8 @@ class Node {
   explicit Node(LoadedConfig config);
   absl::Status Open();
   absl::Status OpenShardStorage(const std::string& directory, std::vector<ShardThread*>& threads);
+  // The CQL server, if the node has a CQL address, with its warnings.
+  absl::Status StartCql();
 
   struct ShardParts {
     std::unique_ptr<ShardThread> thread;
