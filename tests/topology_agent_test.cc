@@ -170,6 +170,7 @@ TEST_F(TopologyAgentTest, ANodeThatWasDownReadsWhatItMissed) {
   read_new.operation = Operation::kJoin;
   read_new.node = 4;
   ASSERT_EQ(Change(read_new, 2).code(), ClientResponse::OK);
+  const int paxos_reads = probes_.reached["topology.entry_read"];
   cluster_.Restart(3);
   RunFor(3000 * kMillisecond);
   EXPECT_EQ(SequenceOf(3), 2u);
@@ -177,6 +178,9 @@ TEST_F(TopologyAgentTest, ANodeThatWasDownReadsWhatItMissed) {
   // From a peer's copy, which comes within a round trip (entries read by
   // Paxos are topology_log's sweep_reaches_probe).
   EXPECT_TRUE(probes_.Saw("topology.entry_copied_from_peer"));
+  // The copy came within kCopyWait, so node 3 read nothing by Paxos: a
+  // Paxos read of the log contends with the changes being proposed.
+  EXPECT_EQ(probes_.reached["topology.entry_read"], paxos_reads);
   EXPECT_EQ(cluster_.node(3).TopologyLog().entries().back().kind, Entry::Kind::kReadNew);
   EXPECT_EQ(cluster_.node(3).TopologyLog(1).sequence(), 2u) << "shard 1 follows as each entry is read";
 }
