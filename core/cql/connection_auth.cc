@@ -146,18 +146,9 @@ void Connection::RunWithGrantsFollowing(int16_t stream, const Prepared& prepared
       done();
     };
   };
-  if (created) {
-    // Cassandra's rule: the creator may use what it created, whoever it is.
-    return RunSchemaChange(stream, std::move(plan), [&backend, settled, role = role_, resource = *created](
-                                                        std::function<void()> done) {
-      RoleStore(backend).Grant(role, resource, auth::ApplicablePermissions(resource), /*revoke=*/false,
-                               settled(std::move(done)));
-    });
-  }
-  // A dropped resource's grants go with it, so that one created again under
-  // its name starts with none (Cassandra revokes them too).
-  RunSchemaChange(stream, std::move(plan), [&backend, settled, resource = *dropped](std::function<void()> done) {
-    RoleStore(backend).RevokeOn(resource, settled(std::move(done)));
+  RunSchemaChange(stream, std::move(plan), [&backend, settled, role = role_, created, dropped](
+                                               std::function<void()> done) {
+    RoleStore(backend).FollowSchemaChange(role, created, dropped, settled(std::move(done)));
   });
 }
 

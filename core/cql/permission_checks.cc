@@ -93,6 +93,16 @@ std::optional<std::string> DroppedResource(const Prepared& prepared) {
   return NamedResource<DropKeyspace, DropTable>(prepared);
 }
 
+std::optional<Prepared> PreparedOf(const SchemaChangeOp& change) {
+  absl::StatusOr<ParsedStatement> parsed = Parse(change.statement());
+  if (!parsed.ok()) return std::nullopt;
+  Prepared prepared;
+  prepared.keyspace = change.keyspace();
+  prepared.query = change.statement();
+  prepared.parsed = *std::move(parsed);
+  return prepared;
+}
+
 std::vector<std::string> TablesOf(const ClientRequest& request) {
   std::vector<std::string> tables;
   if (request.has_write()) tables.push_back(request.write().table());
@@ -118,14 +128,11 @@ std::optional<std::vector<auth::Needed>> NeededForRequest(const ClientRequest& r
     return std::nullopt;
   }
   if (request.has_schema_change()) {
-    absl::StatusOr<ParsedStatement> parsed = Parse(request.schema_change().statement());
+    std::optional<Prepared> prepared = PreparedOf(request.schema_change());
     // Unparsed: the schema agent refuses it, and only superusers may be
     // told why (what it does is unknown).
-    if (!parsed.ok()) return std::nullopt;
-    Prepared prepared;
-    prepared.keyspace = request.schema_change().keyspace();
-    prepared.parsed = *std::move(parsed);
-    return NeededFor(prepared);
+    if (!prepared) return std::nullopt;
+    return NeededFor(*prepared);
   }
   std::set<Needed> needed;
   const bool reads = request.has_read() || request.has_scan() || request.has_cas();

@@ -27,6 +27,10 @@ std::optional<std::string> CreatedResource(const Prepared& prepared);
 // it and under it is revoked); nothing for other statements.
 std::optional<std::string> DroppedResource(const Prepared& prepared);
 
+// A schema change of the gRPC client API as the CQL statement it carries;
+// nullopt when the statement does not parse.
+std::optional<Prepared> PreparedOf(const SchemaChangeOp& change);
+
 // The storage tables ("keyspace.table", or a node config's table) a
 // request of the gRPC client API reads or writes.
 std::vector<std::string> TablesOf(const ClientRequest& request);

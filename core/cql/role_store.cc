@@ -363,6 +363,15 @@ void RoleStore::RevokeRoleGrants(const std::string& role, std::function<void(std
          });
 }
 
+void RoleStore::FollowSchemaChange(const std::string& role, const std::optional<std::string>& created,
+                                   const std::optional<std::string>& dropped,
+                                   std::function<void(std::optional<Error>)> done) {
+  CHARYBDIS_ASSERT(!(created && dropped));
+  if (created) return Grant(role, *created, auth::ApplicablePermissions(*created), /*revoke=*/false, std::move(done));
+  if (dropped) return RevokeOn(*dropped, std::move(done));
+  done(std::nullopt);
+}
+
 void RoleStore::RevokeOn(const std::string& resource, std::function<void(std::optional<Error>)> done) {
   Backend& backend = backend_;
   ListGrants(std::nullopt, [&backend, resource, done](std::optional<Error> error,

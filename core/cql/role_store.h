@@ -84,6 +84,14 @@ class RoleStore {
   // Removes every grant on `resource` and on what is under it, of every
   // role (a dropped keyspace's or table's).
   void RevokeOn(const std::string& resource, std::function<void(std::optional<Error>)> done);
+  // What a schema change does to grants once it changed the schema,
+  // through CQL or the gRPC client API alike: the role that made it gets
+  // every permission that applies on what it created (Cassandra's rule),
+  // and what it dropped takes every grant on it and under it along, so
+  // that one created again under its name starts with none. At once when
+  // it did neither.
+  void FollowSchemaChange(const std::string& role, const std::optional<std::string>& created,
+                          const std::optional<std::string>& dropped, std::function<void(std::optional<Error>)> done);
 
   // Roles granted to roles (system_auth.role_members, one row per grant).
   // The roles granted to `role` directly.

@@ -6,8 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/login.h"
+#include "core/cql/permission_checks.h"
 #include "core/cql/role_store.h"
 #include "core/env/assert.h"
+#include "node/server/log.h"
 
 namespace charybdis::node {
 
@@ -92,23 +94,47 @@ void ClientApiAuth::Authorize(const std::string& role, CallNeeds needs, std::fun
   if (waiting.size() > 1) return;
   std::weak_ptr<char> alive = alive_;
   const Nanos asked_at = backend_.Now();
+  const uint64_t generation = permissions_generation_;
   // Also whether the role still exists and may log in: a dropped role's
   // remembered login stops working here.
-  cql::RoleStore(backend_).LoadCaller(role, [this, alive, role, asked_at](std::optional<cql::Error> error,
+  cql::RoleStore(backend_).LoadCaller(role, [this, alive, role, asked_at, generation](std::optional<cql::Error> error,
                                                                          cql::RoleRecord record,
                                                                          cql::RoleStore::Granted granted) {
     if (alive.expired()) return;
-    PermissionsRead(role, std::move(error), auth::RolePermissions(record.is_superuser, std::move(granted)), asked_at);
+    PermissionsRead(role, std::move(error), auth::RolePermissions(record.is_superuser, std::move(granted)), asked_at,
+                    generation);
   });
 }
 
 void ClientApiAuth::PermissionsRead(const std::string& role, std::optional<cql::Error> error,
-                                    auth::RolePermissions permissions, Nanos asked_at) {
+                                    auth::RolePermissions permissions, Nanos asked_at, uint64_t generation) {
   std::vector<Waiter> waiting = std::move(reading_permissions_.at(role));
   reading_permissions_.erase(role);
-  // Valid from when they were asked for: what was read may be that old.
-  if (!error) permissions_[role] = Permissions{permissions, asked_at};
+  // Valid from when they were asked for: what was read may be that old,
+  // and is not kept if a schema change's grants came since.
+  if (!error && generation == permissions_generation_) permissions_[role] = Permissions{permissions, asked_at};
   for (Waiter& waiter : waiting) waiter.done(error ? StatusOf(*error) : Decide(role, permissions, waiter.needs));
+}
+
+void ClientApiAuth::FollowSchemaChange(const std::string& role, const SchemaChangeOp& change,
+                                       std::function<void(bool)> done) {
+  const std::optional<cql::Prepared> prepared = cql::PreparedOf(change);
+  CHARYBDIS_ASSERT(prepared.has_value());  // the schema agent parsed it, and it changed the schema
+  std::weak_ptr<char> alive = alive_;
+  cql::RoleStore(backend_).FollowSchemaChange(
+      role, cql::CreatedResource(*prepared), cql::DroppedResource(*prepared),
+      [this, alive, role, statement = change.statement(), done = std::move(done)](std::optional<cql::Error> error) {
+        if (error) {
+          Log("warning", "schema_change_grants_failed",
+              {{"role", role}, {"statement", statement}, {"why", error->message}, {"mend", "GRANT or REVOKE by hand"}});
+        }
+        if (!alive.expired()) {
+          if (error) CHARYBDIS_PROBE(backend_.probes(), "auth.schema_change_grants_failed");
+          permissions_.clear();
+          permissions_generation_++;
+        }
+        done(!error);
+      });
 }
 
 grpc::Status ClientApiAuth::Decide(const std::string& role, const auth::RolePermissions& permissions,

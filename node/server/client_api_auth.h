@@ -43,6 +43,12 @@ class ClientApiAuth {
   // (naming what is missing), UNAVAILABLE (the roles could not be read).
   void Check(const std::string& peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
              std::function<void(grpc::Status)> done);
+  // After a call's schema change changed the schema: its grants follow as
+  // through CQL (RoleStore::FollowSchemaChange: the creator's, a dropped
+  // resource's), and every role's permissions are read again, since a
+  // DROP takes other roles' grants too. `done` gets whether the grants
+  // were written (a failure is for a superuser to mend by hand).
+  void FollowSchemaChange(const std::string& role, const SchemaChangeOp& change, std::function<void(bool)> done);
 
  private:
   struct Waiter {
@@ -59,7 +65,7 @@ class ClientApiAuth {
   void LoggedIn(const std::string& key, const std::string& role, std::optional<cql::Error> error);
   void Authorize(const std::string& role, CallNeeds needs, std::function<void(grpc::Status)> done);
   void PermissionsRead(const std::string& role, std::optional<cql::Error> error, auth::RolePermissions permissions,
-                       Nanos asked_at);
+                       Nanos asked_at, uint64_t generation);
   static grpc::Status Decide(const std::string& role, const auth::RolePermissions& permissions,
                              const CallNeeds& needs);
 
@@ -69,6 +75,8 @@ class ClientApiAuth {
   std::map<std::string, std::vector<Waiter>> logging_in_;  // by KeyOf: calls waiting for its check
   std::map<std::string, Permissions> permissions_;  // by role
   std::map<std::string, std::vector<Waiter>> reading_permissions_;  // by role
+  // Counts schema changes followed: a read asked before one is not kept.
+  uint64_t permissions_generation_ = 0;
   std::shared_ptr<char> alive_ = std::make_shared<char>();  // callbacks after this is gone do nothing
 };
 

@@ -56,6 +56,9 @@ class Node {
   // `peer`: the caller's address.
   void CheckClientCall(std::string peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
                        std::function<void(grpc::Status)> done);
+  // CqlServer::FollowClientSchemaChange. REQUIRES: the node asks for
+  // passwords.
+  void FollowClientSchemaChange(std::string role, SchemaChangeOp change, std::function<void(bool)> done);
   void Status(std::function<void(StatusResponse)> done);
   void Block(std::set<NodeId> nodes) { transport_->Block(std::move(nodes)); }
   // Prometheus text: one series per shard (label `shard`), core's names.

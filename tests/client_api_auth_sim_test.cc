@@ -1,0 +1,111 @@
+// The gRPC client API's credentials and permissions (node/server/
+// client_api_auth.h) over a simulated cluster, through core/cql's backend
+// as the CQL server runs them: a schema change made through the API gives
+// its creator what a CQL CREATE gives, and a DROP takes the grants along,
+// with the permissions remembered before read again.
+
+#include "node/server/client_api_auth.h"
+
+#include <gtest/gtest.h>
+
+#include "core/auth/permissions.h"
+#include "sim/cql_backend.h"
+#include "sim/sim_password_hasher.h"
+#include "tests/scenario_text.h"
+#include "tests/sim_cql_client.h"
+
+namespace charybdis::sim {
+namespace {
+
+using testing::BaseScenario;
+using testing::MustParse;
+
+class ClientApiAuthSimTest : public ::testing::Test {
+ protected:
+  ClientApiAuthSimTest()
+      : scenario_(MustParse(BaseScenario())),
+        buggify_(false, Random(1)),
+        cluster_(simulator_, scenario_, Random(5), buggify_),
+        hasher_(simulator_, SimNetwork::HostOf(1), Random(7)),
+        auth_(cql::AuthConfig{true, "admin", "s3cret"}, hasher_),
+        backend_(cluster_, cluster_.AddClient(0), 1, &probes_, 1 << 20, &auth_),
+        api_auth_(backend_) {
+    cluster_.StartAll();
+    RunFor(500 * kMillisecond);
+    // alice may create keyspaces, and nothing else.
+    admin_ = std::make_unique<SimCqlClient>(simulator_, cluster_, 1, &auth_, "10.0.0.1");
+    admin_->Startup();
+    admin_->Send(cql::Opcode::kAuthResponse, AuthResponseBody("admin", "s3cret"));
+    for (const char* statement : {"CREATE ROLE alice WITH PASSWORD = 'pw' AND LOGIN = true",
+                                  "GRANT CREATE ON ALL KEYSPACES TO alice"}) {
+      admin_->Query(statement);
+      EXPECT_EQ(cql::ParseHeader(admin_->answers().back()).opcode, static_cast<uint8_t>(cql::Opcode::kResult))
+          << statement;
+    }
+  }
+
+  // The check of a call of alice's: "" when it may run, else the refusal.
+  std::string Check(node::CallNeeds needs) {
+    std::optional<grpc::Status> status;
+    api_auth_.Check("10.0.0.2", auth::Credentials{"alice", "pw"}, std::move(needs),
+                    [&status](grpc::Status answer) { status = answer; });
+    for (int i = 0; i < 1000 && !status; i++) RunFor(10 * kMillisecond);
+    EXPECT_TRUE(status.has_value()) << "no answer";
+    return !status || status->ok() ? "" : status->error_message();
+  }
+
+  // A schema change of `role`'s, as ClientService runs one: executed, and
+  // once it changed the schema, its grants followed.
+  void ChangeSchema(const std::string& role, const std::string& statement) {
+    ClientRequest request;
+    request.mutable_schema_change()->set_statement(statement);
+    std::optional<ClientResponse> response;
+    backend_.Execute(request, [&response](ClientResponse answer) { response = answer; });
+    for (int i = 0; i < 1000 && !response; i++) RunFor(10 * kMillisecond);
+    ASSERT_TRUE(response && response->code() == ClientResponse::OK) << statement;
+    ASSERT_NE(response->schema_sequence(), 0u) << statement;
+    std::optional<bool> written;
+    api_auth_.FollowSchemaChange(role, request.schema_change(), [&written](bool ok) { written = ok; });
+    for (int i = 0; i < 1000 && !written; i++) RunFor(10 * kMillisecond);
+    EXPECT_EQ(written, std::optional<bool>(true)) << statement;
+  }
+
+  static node::CallNeeds ToSelect(const std::string& keyspace) {
+    return std::vector<auth::Needed>{{auth::Permission::kSelect, auth::TableResource(keyspace, "t")}};
+  }
+
+  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
+
+  Simulator simulator_;
+  LoadedScenario scenario_;
+  SimBuggify buggify_;
+  Cluster cluster_;
+  SimPasswordHasher hasher_;
+  cql::AuthService auth_;
+  ::charybdis::testing::CountingProbes probes_;
+  SimCqlBackend backend_;
+  node::ClientApiAuth api_auth_;
+  std::unique_ptr<SimCqlClient> admin_;
+};
+
+TEST_F(ClientApiAuthSimTest, TheCreatorOfAKeyspaceThroughTheApiMayUseIt) {
+  const std::string create_keyspace = "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}";
+  EXPECT_EQ(Check(std::vector<auth::Needed>{{auth::Permission::kCreate, auth::AllKeyspacesResource()}}), "");
+  // Remembered for 2 s from here: the grant below must replace it.
+  EXPECT_EQ(Check(ToSelect("shop")), "User alice has no SELECT permission on <table shop.t> or any of its parents");
+  ChangeSchema("alice", create_keyspace);
+  EXPECT_EQ(Check(ToSelect("shop")), "");
+  EXPECT_EQ(Check(std::vector<auth::Needed>{{auth::Permission::kDrop, auth::KeyspaceResource("shop")}}), "");
+}
+
+TEST_F(ClientApiAuthSimTest, ADropThroughTheApiTakesTheGrantsAlong) {
+  ChangeSchema("alice", "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
+  EXPECT_EQ(Check(ToSelect("shop")), "");
+  ChangeSchema("admin", "DROP KEYSPACE shop");
+  // A keyspace made again under the name starts with no grants of alice's.
+  ChangeSchema("admin", "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
+  EXPECT_EQ(Check(ToSelect("shop")), "User alice has no SELECT permission on <table shop.t> or any of its parents");
+}
+
+}  // namespace
+}  // namespace charybdis::sim
