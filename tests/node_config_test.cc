@@ -108,16 +108,41 @@ TEST(NodeConfigAuthTest, ACqlPortBeyondLoopbackWithoutPasswordsIsOpenToEveryone)
   EXPECT_FALSE(CqlOpenToEveryone(config));  // no CQL port
 }
 
+// The events of ExposuresOf, in its order.
+std::vector<std::string> ExposureEvents(const LoadedConfig& config) {
+  std::vector<std::string> events;
+  for (const Exposure& exposure : ExposuresOf(config)) events.push_back(exposure.event);
+  return events;
+}
+
 TEST(NodeConfigAuthTest, PasswordsBeyondLoopbackWithoutTlsTravelInClear) {
   LoadedConfig config;
   config.cql_auth.required = true;
   config.cql_address = "10.1.2.3:9042";
-  EXPECT_TRUE(CqlPasswordsInClear(config));
+  config.client_address = "10.1.2.3:5000";
+  config.internode_address = "127.0.0.1:7000";
+  EXPECT_EQ(ExposureEvents(config),
+            (std::vector<std::string>{"cql_passwords_in_clear", "client_api_passwords_in_clear"}));
   config.tls_clients = Tls::REQUIRED;
-  EXPECT_FALSE(CqlPasswordsInClear(config));
+  EXPECT_TRUE(ExposureEvents(config).empty());
   config.tls_clients = Tls::OFF;
   config.cql_address = "127.0.0.1:9042";
-  EXPECT_FALSE(CqlPasswordsInClear(config));
+  config.client_address = "127.0.0.1:5000";
+  EXPECT_TRUE(ExposureEvents(config).empty());
+}
+
+TEST(NodeConfigAuthTest, OpenPortsBeyondLoopbackAreWarnedOfEachByName) {
+  LoadedConfig config;
+  config.cql_address = "10.1.2.3:9042";
+  config.client_address = "10.1.2.3:5000";
+  config.internode_address = "10.1.2.3:7000";
+  EXPECT_EQ(ExposureEvents(config),
+            (std::vector<std::string>{"cql_open_to_everyone", "client_api_open_to_everyone", "internode_in_clear"}));
+  config.tls_internode = true;
+  config.cql_address = "";  // no CQL port
+  EXPECT_EQ(ExposureEvents(config), (std::vector<std::string>{"client_api_open_to_everyone"}));
+  config.client_address = "localhost:5000";
+  EXPECT_TRUE(ExposureEvents(config).empty());
 }
 
 // TLS (docs/security.md, "TLS"): the three files, relative to the config,

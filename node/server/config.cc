@@ -38,23 +38,54 @@ bool IsHostPort(const std::string& address) {
 constexpr uint32_t kMaxShards = BallotLayout::kMaxShards;
 constexpr uint32_t kMaxNodeId = BallotLayout::kMaxNodeId;
 
-}  // namespace
-
-namespace {
-
-bool CqlBeyondLoopback(const LoadedConfig& config) {
-  if (config.cql_address.empty()) return false;
-  const std::string host = config.cql_address.substr(0, config.cql_address.rfind(':'));
-  const bool loopback = host.rfind("127.", 0) == 0 || host == "localhost" || host == "[::1]" || host == "::1";
-  return !loopback;
+// "host:port" (or "[v6]:port") on a loopback address. An empty address
+// (no such port) counts as loopback: nothing listens.
+bool OnLoopback(const std::string& address) {
+  if (address.empty()) return true;
+  const std::string host = address.substr(0, address.rfind(':'));
+  return host.rfind("127.", 0) == 0 || host == "localhost" || host == "[::1]" || host == "::1";
 }
 
 }  // namespace
 
-bool CqlOpenToEveryone(const LoadedConfig& config) { return !config.cql_auth.required && CqlBeyondLoopback(config); }
+bool CqlOpenToEveryone(const LoadedConfig& config) {
+  return !config.cql_auth.required && !OnLoopback(config.cql_address);
+}
 
-bool CqlPasswordsInClear(const LoadedConfig& config) {
-  return config.cql_auth.required && config.tls_clients == Tls::OFF && CqlBeyondLoopback(config);
+std::vector<Exposure> ExposuresOf(const LoadedConfig& config) {
+  std::vector<Exposure> found;
+  if (CqlOpenToEveryone(config)) {
+    found.push_back({"cql_open_to_everyone", config.cql_address,
+                     "the CQL port listens beyond loopback and asks for no password: anyone who reaches it may "
+                     "read, write and drop every table",
+                     "auth { required: true } in the node config (docs/security.md)"});
+  }
+  const bool tls_off = config.tls_clients == Tls::OFF;
+  if (config.cql_auth.required && tls_off && !OnLoopback(config.cql_address)) {
+    found.push_back({"cql_passwords_in_clear", config.cql_address,
+                     "the CQL port listens beyond loopback and takes passwords without TLS: anyone on the path "
+                     "reads them",
+                     "tls { clients: REQUIRED ... } in the node config (docs/security.md)"});
+  }
+  if (!config.cql_auth.required && !OnLoopback(config.client_address)) {
+    found.push_back({"client_api_open_to_everyone", config.client_address,
+                     "the gRPC client API listens beyond loopback and asks for no password: anyone who reaches "
+                     "it may read and write every table, repair, compact and change the topology",
+                     "auth { required: true } in the node config (docs/security.md)"});
+  }
+  if (config.cql_auth.required && tls_off && !OnLoopback(config.client_address)) {
+    found.push_back({"client_api_passwords_in_clear", config.client_address,
+                     "the gRPC client API listens beyond loopback and takes passwords without TLS (it speaks "
+                     "TLS when the CQL port does): anyone on the path reads them",
+                     "tls { clients: REQUIRED ... } in the node config (docs/security.md)"});
+  }
+  if (!config.tls_internode && !OnLoopback(config.internode_address)) {
+    found.push_back({"internode_in_clear", config.internode_address,
+                     "the internode port listens beyond loopback without TLS: anyone who reaches it is taken "
+                     "for a peer, and the rows replicas exchange cross the network in clear",
+                     "tls { internode: true ... } in the node config (docs/security.md)"});
+  }
+  return found;
 }
 
 absl::StatusOr<LoadedConfig> LoadConfig(const std::string& path) {

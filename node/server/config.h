@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/cql/schema.h"
@@ -34,9 +35,16 @@ struct LoadedConfig {
 // anyone who reaches it may read, write and drop every table. The node
 // warns at start and in its status (docs/security.md).
 bool CqlOpenToEveryone(const LoadedConfig& config);
-// Whether the CQL port listens beyond loopback, asks for passwords and
-// takes them in clear (no client TLS): the node warns at start.
-bool CqlPasswordsInClear(const LoadedConfig& config);
+// What a config leaves exposed on a port that listens beyond loopback,
+// each one a warning the node logs at start (docs/security.md, "What a
+// node warns of"): `event` names it in the log.
+struct Exposure {
+  std::string event;
+  std::string address;
+  std::string why;
+  std::string fix;
+};
+std::vector<Exposure> ExposuresOf(const LoadedConfig& config);
 
 // Parses and checks a config file. Every problem is reported, one per line,
 // as "FILE:LINE:COLUMN: field.path: what is wrong" (InvalidArgument).

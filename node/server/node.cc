@@ -224,6 +224,11 @@ absl::Status Node::Open() {
 
   if (absl::Status cql = StartCql(); !cql.ok()) return cql;
   transport_->AcceptClients();
+  for (const Exposure& exposure : ExposuresOf(config_)) {
+    Log("warning", exposure.event,
+        {{"node", absl::StrCat(config_.node.id)}, {"address", exposure.address}, {"why", exposure.why},
+         {"fix", exposure.fix}});
+  }
   return absl::OkStatus();
 }
 
@@ -234,20 +239,6 @@ absl::Status Node::StartCql() {
   {
     std::lock_guard<std::mutex> lock(cql_server_mutex_);
     cql_server_ = std::move(*cql);
-  }
-  if (CqlOpenToEveryone(config_)) {
-    Log("warning", "cql_open_to_everyone",
-        {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
-         {"why", "the CQL port listens beyond loopback and asks for no password: anyone who reaches it may read, "
-                 "write and drop every table"},
-         {"fix", "auth { required: true } in the node config (docs/security.md)"}});
-  }
-  if (CqlPasswordsInClear(config_)) {
-    Log("warning", "cql_passwords_in_clear",
-        {{"node", absl::StrCat(config_.node.id)}, {"cql_address", config_.cql_address},
-         {"why", "the CQL port listens beyond loopback and takes passwords without TLS: anyone on the path reads "
-                 "them"},
-         {"fix", "tls { clients: REQUIRED ... } in the node config (docs/security.md)"}});
   }
   return absl::OkStatus();
 }
