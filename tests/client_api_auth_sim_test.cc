@@ -55,19 +55,20 @@ class ClientApiAuthSimTest : public ::testing::Test {
   }
 
   // A schema change of `role`'s, as ClientService runs one: executed, and
-  // once it changed the schema, its grants followed.
-  void ChangeSchema(const std::string& role, const std::string& statement) {
+  // its grants followed once it was answered.
+  ClientResponse ChangeSchema(const std::string& role, const std::string& statement) {
     ClientRequest request;
     request.mutable_schema_change()->set_statement(statement);
     std::optional<ClientResponse> response;
     backend_.Execute(request, [&response](ClientResponse answer) { response = answer; });
     for (int i = 0; i < 1000 && !response; i++) RunFor(10 * kMillisecond);
-    ASSERT_TRUE(response && response->code() == ClientResponse::OK) << statement;
-    ASSERT_NE(response->schema_sequence(), 0u) << statement;
+    EXPECT_TRUE(response && response->code() == ClientResponse::OK) << statement;
+    if (!response) return ClientResponse();
     std::optional<bool> written;
-    api_auth_.FollowSchemaChange(role, request.schema_change(), [&written](bool ok) { written = ok; });
+    api_auth_.FollowSchemaChange(role, request, *response, [&written](bool ok) { written = ok; });
     for (int i = 0; i < 1000 && !written; i++) RunFor(10 * kMillisecond);
     EXPECT_EQ(written, std::optional<bool>(true)) << statement;
+    return *response;
   }
 
   static node::CallNeeds ToSelect(const std::string& keyspace) {
@@ -88,22 +89,34 @@ class ClientApiAuthSimTest : public ::testing::Test {
   std::unique_ptr<SimCqlClient> admin_;
 };
 
+constexpr char kCreateShop[] =
+    "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}";
+
 TEST_F(ClientApiAuthSimTest, TheCreatorOfAKeyspaceThroughTheApiMayUseIt) {
-  const std::string create_keyspace = "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}";
   EXPECT_EQ(Check(std::vector<auth::Needed>{{auth::Permission::kCreate, auth::AllKeyspacesResource()}}), "");
   // Remembered for 2 s from here: the grant below must replace it.
   EXPECT_EQ(Check(ToSelect("shop")), "User alice has no SELECT permission on <table shop.t> or any of its parents");
-  ChangeSchema("alice", create_keyspace);
+  EXPECT_NE(ChangeSchema("alice", kCreateShop).schema_sequence(), 0u);
   EXPECT_EQ(Check(ToSelect("shop")), "");
   EXPECT_EQ(Check(std::vector<auth::Needed>{{auth::Permission::kDrop, auth::KeyspaceResource("shop")}}), "");
 }
 
 TEST_F(ClientApiAuthSimTest, ADropThroughTheApiTakesTheGrantsAlong) {
-  ChangeSchema("alice", "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
+  ChangeSchema("alice", kCreateShop);
   EXPECT_EQ(Check(ToSelect("shop")), "");
   ChangeSchema("admin", "DROP KEYSPACE shop");
   // A keyspace made again under the name starts with no grants of alice's.
-  ChangeSchema("admin", "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
+  ChangeSchema("admin", kCreateShop);
+  EXPECT_EQ(Check(ToSelect("shop")), "User alice has no SELECT permission on <table shop.t> or any of its parents");
+}
+
+// An IF NOT EXISTS of what exists changed nothing: it is answered without
+// a sequence, and grants nothing to whoever sent it.
+TEST_F(ClientApiAuthSimTest, ACreateThatFoundItsKeyspaceGrantsNothing) {
+  ChangeSchema("admin", kCreateShop);
+  const ClientResponse again = ChangeSchema(
+      "alice", "CREATE KEYSPACE IF NOT EXISTS shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
+  EXPECT_EQ(again.schema_sequence(), 0u);
   EXPECT_EQ(Check(ToSelect("shop")), "User alice has no SELECT permission on <table shop.t> or any of its parents");
 }
 

@@ -50,8 +50,11 @@ class SchemaAgentTest : public ::testing::Test {
 
 // DDL is rare; a burst past SchemaAgent's bound (1000 queued) is what an
 // application looping on CREATE sends, and must not grow a node's memory
-// without end. All arrive in one instant: the first is being decided, 999
-// wait behind it, and the 1001st is refused while the others go on.
+// without end. The link keeps their order and they arrive within about a
+// millisecond, before the first is decided (a Paxos round and a synced
+// save take longer; the first assertion fails should that change): the
+// first is being decided, 999 wait behind it, and the 1001st is refused
+// while the others go on.
 TEST_F(SchemaAgentTest, ABurstPastTheQueuesBoundIsRefusedAndTheRestDecided) {
   constexpr uint64_t kBurst = 1001;
   const uint64_t sequence_before = cluster_.node(1).Schema().sequence;

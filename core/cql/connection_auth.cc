@@ -138,9 +138,8 @@ void Connection::RunWithGrantsFollowing(int16_t stream, const Prepared& prepared
   std::weak_ptr<char> alive = alive_;
   // The answer goes once the grants are written either way: the schema
   // changed, and what failed a superuser can grant or revoke by hand.
-  auto settled = [this, alive, &backend](std::function<void()> done) {
-    return [this, alive, &backend, done](std::optional<Error> error) {
-      if (error) CHARYBDIS_PROBE(backend.probes(), "auth.schema_change_grants_failed");
+  auto settled = [this, alive](std::function<void()> done) {
+    return [this, alive, done](std::optional<Error>) {
       // The permissions this connection holds predate the change.
       if (!alive.expired()) ForgetPermissions();
       done();

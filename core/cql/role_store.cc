@@ -367,9 +367,15 @@ void RoleStore::FollowSchemaChange(const std::string& role, const std::optional<
                                    const std::optional<std::string>& dropped,
                                    std::function<void(std::optional<Error>)> done) {
   CHARYBDIS_ASSERT(!(created && dropped));
-  if (created) return Grant(role, *created, auth::ApplicablePermissions(*created), /*revoke=*/false, std::move(done));
-  if (dropped) return RevokeOn(*dropped, std::move(done));
-  done(std::nullopt);
+  Backend& backend = backend_;
+  auto counted = [&backend, done = std::move(done)](std::optional<Error> error) {
+    // The schema change stands: a superuser grants or revokes by hand.
+    if (error) CHARYBDIS_PROBE(backend.probes(), "auth.schema_change_grants_failed");
+    done(std::move(error));
+  };
+  if (created) return Grant(role, *created, auth::ApplicablePermissions(*created), /*revoke=*/false, counted);
+  if (dropped) return RevokeOn(*dropped, counted);
+  counted(std::nullopt);
 }
 
 void RoleStore::RevokeOn(const std::string& resource, std::function<void(std::optional<Error>)> done) {

@@ -110,26 +110,41 @@ void ClientApiAuth::PermissionsRead(const std::string& role, std::optional<cql::
                                     auth::RolePermissions permissions, Nanos asked_at, uint64_t generation) {
   std::vector<Waiter> waiting = std::move(reading_permissions_.at(role));
   reading_permissions_.erase(role);
-  // Valid from when they were asked for: what was read may be that old,
-  // and is not kept if a schema change's grants came since.
-  if (!error && generation == permissions_generation_) permissions_[role] = Permissions{permissions, asked_at};
+  if (generation != permissions_generation_) {
+    // A schema change's grants came while this read was out, and a call
+    // that joined it may be one its creator made after the answer: read
+    // again for all of them.
+    for (Waiter& waiter : waiting) Authorize(role, std::move(waiter.needs), std::move(waiter.done));
+    return;
+  }
+  // Valid from when they were asked for: what was read may be that old.
+  if (!error) permissions_[role] = Permissions{permissions, asked_at};
   for (Waiter& waiter : waiting) waiter.done(error ? StatusOf(*error) : Decide(role, permissions, waiter.needs));
 }
 
-void ClientApiAuth::FollowSchemaChange(const std::string& role, const SchemaChangeOp& change,
-                                       std::function<void(bool)> done) {
-  const std::optional<cql::Prepared> prepared = cql::PreparedOf(change);
-  CHARYBDIS_ASSERT(prepared.has_value());  // the schema agent parsed it, and it changed the schema
+void ClientApiAuth::FollowSchemaChange(const std::string& role, const ClientRequest& request,
+                                       const ClientResponse& response, std::function<void(bool)> done) {
+  CHARYBDIS_ASSERT(request.has_schema_change());
+  // Refused, failed, or an IF [NOT] EXISTS with nothing to do (answered
+  // without a sequence): nothing changed, so nothing follows.
+  if (response.code() != ClientResponse::OK || response.schema_sequence() == 0) return done(true);
+  const std::optional<cql::Prepared> prepared = cql::PreparedOf(request.schema_change());
+  CHARYBDIS_ASSERT(prepared.has_value());  // the schema agent parsed it
+  const std::optional<std::string> created = cql::CreatedResource(*prepared);
+  const std::optional<std::string> dropped = cql::DroppedResource(*prepared);
+  if (!created && !dropped) return done(true);
   std::weak_ptr<char> alive = alive_;
   cql::RoleStore(backend_).FollowSchemaChange(
-      role, cql::CreatedResource(*prepared), cql::DroppedResource(*prepared),
-      [this, alive, role, statement = change.statement(), done = std::move(done)](std::optional<cql::Error> error) {
+      role, created, dropped,
+      [this, alive, role, statement = request.schema_change().statement(), done = std::move(done)](
+          std::optional<cql::Error> error) {
         if (error) {
           Log("warning", "schema_change_grants_failed",
               {{"role", role}, {"statement", statement}, {"why", error->message}, {"mend", "GRANT or REVOKE by hand"}});
         }
         if (!alive.expired()) {
-          if (error) CHARYBDIS_PROBE(backend_.probes(), "auth.schema_change_grants_failed");
+          // Every role's, not only the creator's: a DROP revokes others'
+          // grants, and roles that hold the creator's role hold its new ones.
           permissions_.clear();
           permissions_generation_++;
         }

@@ -43,12 +43,13 @@ class ClientApiAuth {
   // (naming what is missing), UNAVAILABLE (the roles could not be read).
   void Check(const std::string& peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
              std::function<void(grpc::Status)> done);
-  // After a call's schema change changed the schema: its grants follow as
-  // through CQL (RoleStore::FollowSchemaChange: the creator's, a dropped
-  // resource's), and every role's permissions are read again, since a
-  // DROP takes other roles' grants too. `done` gets whether the grants
-  // were written (a failure is for a superuser to mend by hand).
-  void FollowSchemaChange(const std::string& role, const SchemaChangeOp& change, std::function<void(bool)> done);
+  // After a call's schema change was answered: when it created or dropped
+  // a keyspace or table, its grants follow as through CQL
+  // (RoleStore::FollowSchemaChange), and every role's permissions are read
+  // again. `done` gets whether the grants were written (true when nothing
+  // followed; a failure is logged, for a superuser to mend by hand).
+  void FollowSchemaChange(const std::string& role, const ClientRequest& request, const ClientResponse& response,
+                          std::function<void(bool)> done);
 
  private:
   struct Waiter {

@@ -52,19 +52,16 @@ grpc::ServerUnaryReactor* ClientService::Execute(grpc::CallbackServerContext* co
     if (!status.ok()) return reactor->Finish(status);
     node_.Execute(*request, [this, context, reactor, request, response](ClientResponse answer) {
       *response = std::move(answer);
-      if (!ChangedTheSchemaWithAuth(request->request(), *response)) return reactor->Finish(grpc::Status::OK);
-      // As through CQL: the answer goes once the grants follow.
-      node_.FollowClientSchemaChange(CredentialsOf(*context)->role, request->request().schema_change(),
+      if (!node_.config().cql_auth.required || !request->request().has_schema_change()) {
+        return reactor->Finish(grpc::Status::OK);
+      }
+      // As through CQL, the answer goes once the grants follow. One that
+      // failed is logged; the schema change stands either way.
+      node_.FollowClientSchemaChange(CredentialsOf(*context)->role, request->request(), *response,
                                      [reactor](bool) { reactor->Finish(grpc::Status::OK); });
     });
   });
   return reactor;
-}
-
-bool ClientService::ChangedTheSchemaWithAuth(const ClientRequest& request, const ClientResponse& response) const {
-  // An IF [NOT] EXISTS with nothing to do is answered with no sequence.
-  return node_.config().cql_auth.required && request.has_schema_change() && response.code() == ClientResponse::OK &&
-         response.schema_sequence() != 0;
 }
 
 // Status and Metrics answer without a login: they change nothing and carry

@@ -34,9 +34,6 @@ class ClientService final : public Client::CallbackService {
   // for no password; `needs` is asked only otherwise).
   void Checked(grpc::CallbackServerContext* context, const std::function<CallNeeds()>& needs,
                std::function<void(grpc::Status)> then);
-  // A call's schema change changed the schema on a node that asks for
-  // passwords: its grants must follow before the answer goes.
-  bool ChangedTheSchemaWithAuth(const ClientRequest& request, const ClientResponse& response) const;
 
   Node& node_;
 };

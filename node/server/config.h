@@ -36,8 +36,8 @@ struct LoadedConfig {
 // warns at start and in its status (docs/security.md).
 bool CqlOpenToEveryone(const LoadedConfig& config);
 // What a config leaves exposed on a port that listens beyond loopback,
-// each one a warning the node logs at start (docs/security.md, "What a
-// node warns of"): `event` names it in the log.
+// each one a warning the node logs at start (the table at the top of
+// docs/security.md): `event` names it in the log.
 struct Exposure {
   std::string event;
   std::string address;

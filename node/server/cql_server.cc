@@ -223,11 +223,12 @@ void CqlServer::CheckClientCall(std::string peer, std::optional<auth::Credential
   });
 }
 
-void CqlServer::FollowClientSchemaChange(std::string role, SchemaChangeOp change, std::function<void(bool)> done) {
+void CqlServer::FollowClientSchemaChange(std::string role, ClientRequest request, ClientResponse response,
+                                         std::function<void(bool)> done) {
   auto answer = std::make_shared<AnswerOnce<bool>>(std::move(done), false);
   CHARYBDIS_ASSERT(client_api_auth_ != nullptr);  // asked only of a node that asks for passwords
-  posted_->Post([this, role = std::move(role), change = std::move(change), answer] {
-    client_api_auth_->FollowSchemaChange(role, change, [answer](bool written) { answer->Send(written); });
+  posted_->Post([this, role = std::move(role), request = std::move(request), response = std::move(response), answer] {
+    client_api_auth_->FollowSchemaChange(role, request, response, [answer](bool written) { answer->Send(written); });
   });
 }
 

@@ -53,11 +53,12 @@ class CqlServer {
   // refusal, or UNAVAILABLE when this server stops first.
   void CheckClientCall(std::string peer, std::optional<auth::Credentials> credentials, CallNeeds needs,
                        std::function<void(grpc::Status)> done);
-  // After a call of the gRPC client API changed the schema: the grants
+  // After a schema change of the gRPC client API was answered: its grants
   // follow on this server's thread (ClientApiAuth::FollowSchemaChange);
-  // `done` gets whether they were written (false too when this server
-  // stops first).
-  void FollowClientSchemaChange(std::string role, SchemaChangeOp change, std::function<void(bool)> done);
+  // `done` gets whether they were written (false when this server stops
+  // first).
+  void FollowClientSchemaChange(std::string role, ClientRequest request, ClientResponse response,
+                                std::function<void(bool)> done);
 
   struct Client;
   // Callbacks other threads hand to this server's thread (Backend::Post);

@@ -302,11 +302,12 @@ void Node::CheckClientCall(std::string peer, std::optional<auth::Credentials> cr
   cql_server_->CheckClientCall(std::move(peer), std::move(credentials), std::move(needs), std::move(done));
 }
 
-void Node::FollowClientSchemaChange(std::string role, SchemaChangeOp change, std::function<void(bool)> done) {
+void Node::FollowClientSchemaChange(std::string role, ClientRequest request, ClientResponse response,
+                                    std::function<void(bool)> done) {
   CHARYBDIS_ASSERT(config_.cql_auth.required);
   std::lock_guard<std::mutex> lock(cql_server_mutex_);
   if (cql_server_ == nullptr) return done(false);
-  cql_server_->FollowClientSchemaChange(std::move(role), std::move(change), std::move(done));
+  cql_server_->FollowClientSchemaChange(std::move(role), std::move(request), std::move(response), std::move(done));
 }
 
 void Node::Execute(const ExecuteRequest& request, std::function<void(ClientResponse)> reply) {

@@ -58,7 +58,8 @@ class Node {
                        std::function<void(grpc::Status)> done);
   // CqlServer::FollowClientSchemaChange. REQUIRES: the node asks for
   // passwords.
-  void FollowClientSchemaChange(std::string role, SchemaChangeOp change, std::function<void(bool)> done);
+  void FollowClientSchemaChange(std::string role, ClientRequest request, ClientResponse response,
+                                std::function<void(bool)> done);
   void Status(std::function<void(StatusResponse)> done);
   void Block(std::set<NodeId> nodes) { transport_->Block(std::move(nodes)); }
   // Prometheus text: one series per shard (label `shard`), core's names.
