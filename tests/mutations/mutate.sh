@@ -51,6 +51,7 @@ MUTANT_SWEEP_LIMIT_S=${MUTANT_SWEEP_LIMIT_S:-900}
 # to reach one, with or without a mutant.
 mutant_sweep_range() {
   local tree=$1 scenario=$2 first=$3 last=$4 checked=$5 probes=$6 output="" status=0 seed why
+  local range="$first-$last"
   [[ $first -le $last ]] || return 0
   # A mutant may make a run loop forever (a PRNG stuck at one value drew
   # the same event again and again): CI would time out on it, so a sweep
@@ -72,7 +73,7 @@ mutant_sweep_range() {
   missed_probe=$(echo "$output" | sed -n 's/.*FAILED: probe \([^ ]*\) (checks.sweep_reaches_probe).*/\1/p' | head -n 1)
   if [[ -z $seed && -n $missed_probe ]]; then
     [[ $probes -eq 0 ]] && return 0
-    echo "seeds $first-$last (probe $missed_probe reached by no seed)"
+    echo "seeds $range (probe $missed_probe reached by no seed)"
     return 1
   fi
   why=$(sweep_failure_reason "$status")
@@ -118,18 +119,46 @@ mutant_sweep() {
   done
 }
 
-# The Bazel tests under tests/ in TREE; prints the first failing target.
+# The Bazel tests under tests/ in TREE. On a failure prints the first
+# failing target, "build" when the tests do not build, or "interrupted"
+# (Bazel stopped: a verdict then would be made up).
 mutant_tests() {
-  local tree=$1
+  local tree=$1 status=0
   (cd "$tree" && bazel_cmd test --noshow_progress --ui_event_filters=-info //tests/... \
-    >"$tree.test.log" 2>&1) && return 0
-  grep -oE '^//tests:[a-z_0-9]+ +.*(FAILED|TIMEOUT)' "$tree.test.log" | head -n 1 | awk '{print $1}'
+    >"$tree.test.log" 2>&1) || status=$?
+  case $status in
+    0) return 0 ;;
+    3) grep -oE '^//tests:[a-z_0-9]+ +.*(FAILED|TIMEOUT)' "$tree.test.log" | head -n 1 | awk '{print $1}' ;;
+    1) echo "build" ;;
+    *) echo "interrupted" ;;
+  esac
   return 1
 }
 
+# A hang is measured in wall-clock time, which a busy machine stretches:
+# it kills only if the scenario's whole sweep finishes within the limit
+# without the mutant. Prints the verdict.
+confirm_hang() {
+  local tree=$1 patch=$2 killer=$3 scenario seeds checked
+  scenario=$(echo "$killer" | awk '{print $2}')
+  (cd "$tree" && git apply -R "$patch") && rm -f "$tree.applied"
+  if (cd "$tree" && build //sim:charybdis_sim 2>/dev/null) &&
+      read -r seeds checked < <(cd "$tree" && sweep_size "$scenario") &&
+      ! mutant_sweep_range "$tree" "$scenario" 1 "$seeds" 0 0 >/dev/null; then
+    echo "flaky: $scenario fails or runs over ${MUTANT_SWEEP_LIMIT_S} s without the mutant too"
+    return
+  fi
+  if [[ $killer == *"(a hang:"* ]]; then
+    confirm_hang "$tree" "$patch" "$killer"
+    return
+  fi
+  echo "killed by $killer"
+}
+
 # Checks the mutant applied in TREE. Prints one verdict:
-#   "not built", "killed by sweep ...", "killed by //tests:x",
-#   "flaky: //tests:x fails without the mutant too", or "survived".
+#   "not built" (the simulator or the tests), "killed by sweep ...",
+#   "killed by //tests:x", "flaky: ... without the mutant too",
+#   "survived", or "interrupted" (Bazel was stopped: no verdict).
 # PATCH is the mutant, to take out again when a test must be confirmed.
 check_mutant() {
   local tree=$1 patch=$2 quick=$3 killer target
@@ -143,6 +172,12 @@ check_mutant() {
         echo "survived"
         return
       fi
+    elif [[ $target == build ]]; then
+      echo "not built"  # the tests do not compile with it
+      return
+    elif [[ $target == interrupted ]]; then
+      echo "interrupted"
+      return
     else
       # A kill by a test counts only if the test passes without the mutant.
       (cd "$tree" && git apply -R "$patch") && rm -f "$tree.applied"
@@ -214,6 +249,7 @@ run_hand_written_mutations() {
       "not built") verdict="caught by the build" ;;
       killed\ by\ *) verdict="caught by ${verdict#killed by }" ;;
       survived) verdict="MISSED" ;;
+      interrupted) log "mutation $name: Bazel was interrupted; stopping"; exit 1 ;;
     esac
     printf '%s\t%s\n' "$name" "$verdict" | tee -a "$rows"
   done
@@ -294,6 +330,10 @@ run_generated_mutants() {
       verdict=$(check_mutant "$MUTATE_WORK/tree" "$dir/$id.patch" "$quick")
     else
       verdict="not built"
+    fi
+    if [[ $verdict == interrupted ]]; then
+      log "[$done_count/$total] $id: Bazel was interrupted; no verdict recorded (the same command resumes)"
+      exit 1
     fi
     printf '%s\t%s\t%s\t%s\n' "$id" "$folder" "$operator" "$verdict" >>"$results"
     # The time left, at this run's pace so far (a run takes hours).
