@@ -1,0 +1,122 @@
+// Two checks of the CQL workload (sim/cql_workload.h) on answers made by
+// hand: logged_batches_atomic fails a batch found in part, an
+// acknowledged one missing or a refused one present; and
+// dropped_columns_stay_dropped fails a column added again whose first read
+// finds a value of an earlier life.
+
+#include <gtest/gtest.h>
+
+#include "sim/cql_column_lives.h"
+#include "sim/cql_logged_batches.h"
+
+namespace charybdis::sim {
+namespace {
+
+using Outcome = model::LwtOp::Outcome;
+
+// The rows answer of `SELECT id ...`: one row per id.
+CqlAnswer Ids(const std::set<int64_t>& ids) {
+  CqlAnswer answer;
+  answer.kind = CqlAnswer::Kind::kRows;
+  answer.columns = {"id"};
+  for (int64_t id : ids) answer.rows.push_back({model::Value(id)});
+  return answer;
+}
+
+// Batches drawn from seed 1, recorded as the tests say, and read back.
+class LoggedBatchesTest : public ::testing::Test {
+ protected:
+  void Send(const std::vector<Outcome>& outcomes) {
+    Random random(1);
+    for (Outcome outcome : outcomes) {
+      const size_t number = batches_.Next(random).first;
+      batches_.Record(number, outcome);
+    }
+  }
+  // Reads back every partition, holding the ids in `present`.
+  void ReadBack(const std::set<int64_t>& present) {
+    for (uint32_t partition = 0; partition < LoggedBatches::kPartitions; partition++) {
+      // Every partition answers every id of `present`: the check looks a
+      // batch's row up in its own partition only. Batch n's ids are 4n,
+      // 4n + 1 and, for three rows, 4n + 2.
+      ASSERT_TRUE(batches_.ReadBackRows(partition, Ids(present)));
+    }
+  }
+
+  LoggedBatches batches_{"ks.batches"};
+};
+
+TEST_F(LoggedBatchesTest, WholeOrAbsentAsTheOutcomeAllowsPasses) {
+  Send({Outcome::kOk, Outcome::kFail, Outcome::kInfo});
+  ReadBack({0, 1, 2});  // batch 0 whole (it has two or three rows), 1 and 2 absent
+  const CheckResult result = batches_.Check("logged_batches_atomic");
+  EXPECT_TRUE(result.passed) << result.detail;
+}
+
+TEST_F(LoggedBatchesTest, ABatchInPartFails) {
+  Send({Outcome::kInfo});
+  ReadBack({0});  // the first row of batch 0, not the second
+  const CheckResult result = batches_.Check("logged_batches_atomic");
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.detail.find("batch 0 (unknown) has 1 of its"), std::string::npos) << result.detail;
+}
+
+TEST_F(LoggedBatchesTest, AnAcknowledgedBatchMissingOrARefusedOnePresentFails) {
+  Send({Outcome::kOk, Outcome::kFail});
+  ReadBack({4, 5, 6});  // batch 0 absent, batch 1 whole
+  const CheckResult result = batches_.Check("logged_batches_atomic");
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.detail.find("2 in part or wrongly"), std::string::npos) << result.detail;
+}
+
+TEST_F(LoggedBatchesTest, NothingReadBackChecksNothing) {
+  Send({Outcome::kOk});
+  EXPECT_TRUE(batches_.Check("logged_batches_atomic").nothing_checked);
+}
+
+CqlAnswer Ok() {
+  CqlAnswer answer;
+  answer.kind = CqlAnswer::Kind::kSchemaChange;
+  return answer;
+}
+
+// One life of the column: ADD, the read answered `read`, the write, DROP.
+void Live(ColumnLives& lives, const CqlAnswer& read) {
+  const CqlAnswer ok = Ok();
+  lives.OnAnswer(&ok);
+  lives.OnAnswer(&read);
+  lives.OnAnswer(&ok);
+  lives.OnAnswer(&ok);
+}
+
+CqlAnswer Column(std::optional<model::Value> value) {
+  CqlAnswer answer;
+  answer.kind = CqlAnswer::Kind::kRows;
+  answer.columns = {"x"};
+  answer.rows.push_back({std::move(value)});
+  return answer;
+}
+
+TEST(ColumnLivesTest, AColumnAddedAgainThatReadsAnEarlierLifesValueFails) {
+  ColumnLives lives("ks.t", " WHERE k = 0");
+  EXPECT_EQ(lives.Statement(), "ALTER TABLE ks.t ADD x0 int");
+  Live(lives, Column(std::nullopt));
+  Live(lives, Column(std::nullopt));
+  EXPECT_EQ(lives.Statement(), "ALTER TABLE ks.t ADD x0 int") << "the third life brings x0 back";
+  EXPECT_TRUE(lives.Check("dropped_columns_stay_dropped").passed);
+  Live(lives, Column(model::Value(int64_t{0})));  // life 0's value
+  const CheckResult result = lives.Check("dropped_columns_stay_dropped");
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.detail.find("x0 in life 2 read 0 of an earlier life"), std::string::npos) << result.detail;
+}
+
+TEST(ColumnLivesTest, ALifeWhoseAddFailedIsNotRead) {
+  ColumnLives lives("ks.t", " WHERE k = 0");
+  CqlAnswer refused;
+  refused.kind = CqlAnswer::Kind::kError;
+  lives.OnAnswer(&refused);
+  EXPECT_EQ(lives.Statement(), "ALTER TABLE ks.t DROP x0");
+}
+
+}  // namespace
+}  // namespace charybdis::sim
