@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/data/token.h"
 #include "core/env/assert.h"
 #include "sim/cql_frames.h"
 
@@ -186,6 +187,39 @@ std::pair<std::string, model::Slice> StatementGenerator::RandomSelect(Random& ra
   return {std::move(text), std::move(slice)};
 }
 
+int64_t PartitionToken(int64_t partition) {
+  const auto value = static_cast<uint32_t>(static_cast<int32_t>(partition));
+  const char bytes[4] = {static_cast<char>(value >> 24), static_cast<char>(value >> 16), static_cast<char>(value >> 8),
+                         static_cast<char>(value)};
+  return TokenOf(std::string_view(bytes, sizeof(bytes)));
+}
+
+GeneratedPlainOp StatementGenerator::RandomScan(Random& random) const {
+  GeneratedPlainOp generated;
+  generated.scan = true;
+  generated.op.kind = model::PlainOp::Kind::kRead;
+  generated.text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable());
+  if (random.Chance(0.5)) {
+    // Mostly at a partition's own token, where > and >= (< and <=) part.
+    const uint64_t partitions = spec_.partitions() + spec_.plain_partitions();
+    const auto bound = [&]() -> int64_t {
+      return random.Chance(0.75) ? PartitionToken(static_cast<int64_t>(random.Below(partitions)))
+                                 : static_cast<int64_t>(random.Next());
+    };
+    TokenBounds& bounds = generated.tokens.emplace();
+    bounds.low = bound();
+    bounds.high = bound();
+    if (bounds.low > bounds.high) std::swap(bounds.low, bounds.high);
+    bounds.low_inclusive = random.Chance(0.5);
+    bounds.high_inclusive = random.Chance(0.5);
+    absl::StrAppend(&generated.text, " WHERE token(", schema_.partition.name, ") ", bounds.low_inclusive ? ">=" : ">", " ",
+                    bounds.low, " AND token(", schema_.partition.name, ") ", bounds.high_inclusive ? "<=" : "<", " ",
+                    bounds.high);
+  }
+  if (spec_.page_size() > 0 && random.Chance(0.8)) generated.page_size = 1 + random.Below(4 * spec_.page_size());
+  return generated;
+}
+
 GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id, int64_t timestamp_us) const {
   CHARYBDIS_ASSERT(spec_.plain_partitions() > 0);
   const int64_t partition = static_cast<int64_t>(spec_.partitions() + random.Below(spec_.plain_partitions()));
@@ -197,11 +231,9 @@ GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id
   if (random.Chance(0.5)) {
     op.kind = model::PlainOp::Kind::kRead;
     if (spec_.scan_fraction() > 0 && random.Chance(spec_.scan_fraction())) {
-      generated.scan = true;
-      op.partition.clear();
-      generated.text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable());
-      if (spec_.page_size() > 0 && random.Chance(0.8)) generated.page_size = 1 + random.Below(4 * spec_.page_size());
-      return generated;
+      GeneratedPlainOp scan = RandomScan(random);
+      scan.level = generated.level;
+      return scan;
     }
     std::tie(generated.text, op.slice) = RandomSelect(random, partition, true);
     if (spec_.page_size() > 0 && random.Chance(0.5)) generated.page_size = 1 + random.Below(spec_.page_size());

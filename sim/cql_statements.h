@@ -44,6 +44,23 @@ struct GeneratedOp {
   model::LwtOp op;
 };
 
+// A scan's token() bounds: token(pk) > low (>= when inclusive), and
+// token(pk) < high (<=).
+struct TokenBounds {
+  int64_t low = 0;
+  bool low_inclusive = false;
+  int64_t high = 0;
+  bool high_inclusive = false;
+
+  bool Hold(int64_t token) const {
+    return (low_inclusive ? token >= low : token > low) && (high_inclusive ? token <= high : token < high);
+  }
+};
+
+// The Murmur3 token of partition `partition` (an int pk: its four bytes,
+// big-endian, as the protocol sends them), where a scan meets it.
+int64_t PartitionToken(int64_t partition);
+
 // One plain operation: a write that carries its own timestamp, or a read,
 // at `level`.
 struct GeneratedPlainOp {
@@ -51,7 +68,10 @@ struct GeneratedPlainOp {
   model::PlainOp op;
   ConsistencyLevel level = CL_QUORUM;
   int32_t page_size = 0;  // a read's rows per page; 0: one page
-  bool scan = false;      // a read of the whole table (op.partition is empty)
+  bool scan = false;      // a read of the table (op.partition is empty)
+  // A scan within token() bounds, half of them: the partitions whose
+  // tokens they hold, and no other.
+  std::optional<TokenBounds> tokens;
 };
 
 class StatementGenerator {
@@ -71,6 +91,8 @@ class StatementGenerator {
 
  private:
   GeneratedOp SerialRead(Random& random, int64_t partition) const;
+  // A scan of the table, within token() bounds half the time.
+  GeneratedPlainOp RandomScan(Random& random) const;
   // A SELECT of rows of the partition: its CQL and its slice. Serial reads
   // take no IN: each of its slices would be a read of its own.
   std::pair<std::string, model::Slice> RandomSelect(Random& random, int64_t partition, bool allow_in) const;

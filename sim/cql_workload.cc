@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/cql/connection.h"
@@ -514,24 +515,40 @@ bool CqlWorkload::ReadPage(Client& client, const CqlAnswer& answer) {
   return true;
 }
 
-bool CqlWorkload::RecordScan(Client& client) {
+std::string CqlWorkload::RecordScan(Client& client) {
   const model::PlainOp& scan = client.plain->op;
+  const std::optional<TokenBounds>& bounds = client.plain->tokens;
   std::map<std::string, std::vector<model::ObservedRow>> rows;  // by partition
   std::string previous;
+  std::optional<int64_t> previous_token;
   for (auto& [partition, row] : client.scanned) {
     // A partition's rows come together: one that comes back after another
-    // partition's was read twice, or out of ring order.
-    if (partition != previous && rows.count(partition) > 0) return false;
+    // partition's was read twice.
+    if (partition != previous && rows.count(partition) > 0) return absl::StrCat("partition ", partition, " in two runs");
+    int64_t key = 0;
+    if (!absl::SimpleAtoi(partition, &key)) return absl::StrCat("a partition key ", partition, " not an int");
+    const int64_t token = PartitionToken(key);
+    if (bounds && !bounds->Hold(token)) {
+      return absl::StrCat("partition ", partition, " (token ", token, ") outside the scan's token() bounds");
+    }
+    if (previous_token && token < *previous_token) {
+      return absl::StrCat("partition ", partition, " (token ", token, ") after token ", *previous_token,
+                          ": out of ring order");
+    }
+    previous_token = token;
     previous = partition;
     rows[partition].push_back(std::move(row));
   }
   for (uint32_t i = 0; i < spec_.plain_partitions(); i++) {
+    const int64_t partition = spec_.partitions() + i;
+    // Outside the bounds the scan read nothing of it, and says nothing.
+    if (bounds && !bounds->Hold(PartitionToken(partition))) continue;
     model::PlainOp read = scan;
-    read.partition = absl::StrCat(spec_.partitions() + i);
+    read.partition = absl::StrCat(partition);
     read.rows = std::move(rows[read.partition]);
     plain_history_.push_back(std::move(read));
   }
-  return true;
+  return "";
 }
 
 void CqlWorkload::CompletePlain(Client& client, model::LwtOp::Outcome outcome) {
@@ -546,8 +563,8 @@ void CqlWorkload::CompletePlain(Client& client, model::LwtOp::Outcome outcome) {
                          OutcomeText(outcome))]++;
   if (!scan) {
     plain_history_.push_back(std::move(op));
-  } else if (outcome == model::LwtOp::Outcome::kOk && !RecordScan(client)) {
-    Unreadable(op.text, "a partition's rows in two runs");
+  } else if (outcome == model::LwtOp::Outcome::kOk) {
+    if (const std::string wrong = RecordScan(client); !wrong.empty()) Unreadable(op.text, wrong);
   }
   client.plain.reset();
   client.scanned.clear();
