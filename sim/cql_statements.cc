@@ -220,6 +220,22 @@ GeneratedPlainOp StatementGenerator::RandomScan(Random& random) const {
   return generated;
 }
 
+GeneratedPlainOp StatementGenerator::RandomPartitionsIn(Random& random) const {
+  GeneratedPlainOp generated;
+  generated.scan = true;
+  generated.op.kind = model::PlainOp::Kind::kRead;
+  std::vector<std::string> literals;
+  const uint64_t count = 2 + random.Below(2);
+  for (uint64_t i = 0; i < count; i++) {
+    generated.partitions_in.push_back(static_cast<int64_t>(spec_.partitions() + random.Below(spec_.plain_partitions())));
+    literals.push_back(absl::StrCat(generated.partitions_in.back()));
+  }
+  generated.text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), " WHERE ", schema_.partition.name, " IN (",
+                                absl::StrJoin(literals, ", "), ")");
+  if (spec_.page_size() > 0 && random.Chance(0.5)) generated.page_size = 1 + random.Below(2 * spec_.page_size());
+  return generated;
+}
+
 GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id, int64_t timestamp_us) const {
   CHARYBDIS_ASSERT(spec_.plain_partitions() > 0);
   const int64_t partition = static_cast<int64_t>(spec_.partitions() + random.Below(spec_.plain_partitions()));
@@ -231,7 +247,7 @@ GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id
   if (random.Chance(0.5)) {
     op.kind = model::PlainOp::Kind::kRead;
     if (spec_.scan_fraction() > 0 && random.Chance(spec_.scan_fraction())) {
-      GeneratedPlainOp scan = RandomScan(random);
+      GeneratedPlainOp scan = random.Chance(0.25) ? RandomPartitionsIn(random) : RandomScan(random);
       scan.level = generated.level;
       return scan;
     }

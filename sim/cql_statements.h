@@ -68,10 +68,15 @@ struct GeneratedPlainOp {
   model::PlainOp op;
   ConsistencyLevel level = CL_QUORUM;
   int32_t page_size = 0;  // a read's rows per page; 0: one page
-  bool scan = false;      // a read of the table (op.partition is empty)
+  // A read of several partitions (op.partition is empty): the table's
+  // (a scan), within `tokens` if any, or those of `partitions_in`.
+  bool scan = false;
   // A scan within token() bounds, half of them: the partitions whose
   // tokens they hold, and no other.
   std::optional<TokenBounds> tokens;
+  // pk IN (...), in this order, repeats included: each partition once,
+  // in no order the checks rely on.
+  std::vector<int64_t> partitions_in;
 };
 
 class StatementGenerator {
@@ -93,6 +98,9 @@ class StatementGenerator {
   GeneratedOp SerialRead(Random& random, int64_t partition) const;
   // A scan of the table, within token() bounds half the time.
   GeneratedPlainOp RandomScan(Random& random) const;
+  // SELECT * ... WHERE pk IN (...) of two or three plain partitions, a
+  // repeat among them at times.
+  GeneratedPlainOp RandomPartitionsIn(Random& random) const;
   // A SELECT of rows of the partition: its CQL and its slice. Serial reads
   // take no IN: each of its slices would be a read of its own.
   std::pair<std::string, model::Slice> RandomSelect(Random& random, int64_t partition, bool allow_in) const;

@@ -518,6 +518,7 @@ bool CqlWorkload::ReadPage(Client& client, const CqlAnswer& answer) {
 std::string CqlWorkload::RecordScan(Client& client) {
   const model::PlainOp& scan = client.plain->op;
   const std::optional<TokenBounds>& bounds = client.plain->tokens;
+  const std::set<int64_t> in(client.plain->partitions_in.begin(), client.plain->partitions_in.end());
   std::map<std::string, std::vector<model::ObservedRow>> rows;  // by partition
   std::string previous;
   std::optional<int64_t> previous_token;
@@ -531,7 +532,8 @@ std::string CqlWorkload::RecordScan(Client& client) {
     if (bounds && !bounds->Hold(token)) {
       return absl::StrCat("partition ", partition, " (token ", token, ") outside the scan's token() bounds");
     }
-    if (previous_token && token < *previous_token) {
+    if (!in.empty() && in.count(key) == 0) return absl::StrCat("partition ", partition, " not in the IN list");
+    if (in.empty() && previous_token && token < *previous_token) {
       return absl::StrCat("partition ", partition, " (token ", token, ") after token ", *previous_token,
                           ": out of ring order");
     }
@@ -541,8 +543,10 @@ std::string CqlWorkload::RecordScan(Client& client) {
   }
   for (uint32_t i = 0; i < spec_.plain_partitions(); i++) {
     const int64_t partition = spec_.partitions() + i;
-    // Outside the bounds the scan read nothing of it, and says nothing.
+    // Outside the bounds (or the IN list) the read took nothing of it, and
+    // says nothing of it.
     if (bounds && !bounds->Hold(PartitionToken(partition))) continue;
+    if (!in.empty() && in.count(partition) == 0) continue;
     model::PlainOp read = scan;
     read.partition = absl::StrCat(partition);
     read.rows = std::move(rows[read.partition]);
@@ -559,7 +563,11 @@ void CqlWorkload::CompletePlain(Client& client, model::LwtOp::Outcome outcome) {
   op.clock = ClockWindow(client.sent_at, simulator_.now());
   const bool read = op.kind == model::PlainOp::Kind::kRead;
   const bool scan = client.plain->scan;
-  outcomes_[absl::StrCat(!read ? "plain write " : scan ? "plain scan " : client.pages > 1 ? "plain paged read " : "plain read ",
+  outcomes_[absl::StrCat(!read                                  ? "plain write "
+                         : !client.plain->partitions_in.empty() ? "plain read of partitions IN "
+                         : scan                                 ? "plain scan "
+                         : client.pages > 1                     ? "plain paged read "
+                                                                : "plain read ",
                          OutcomeText(outcome))]++;
   if (!scan) {
     plain_history_.push_back(std::move(op));

@@ -90,9 +90,10 @@ class CqlWorkload final : public Workload {
   // can have.
   bool ReadPage(Client& client, const CqlAnswer& answer);
   void CompletePlain(Client& client, model::LwtOp::Outcome outcome);
-  // An ok scan's rows as one read of each plain partition within its
-  // token() bounds; what is wrong with them, if anything: a partition's
-  // rows in two runs, one outside the bounds, or out of ring order.
+  // An ok scan's rows (or pk IN's) as one read of each plain partition
+  // within its token() bounds (or IN list); what is wrong with them, if
+  // anything: a partition's rows in two runs, one outside the bounds or
+  // the list, or a scan's partitions out of ring order.
   std::string RecordScan(Client& client);
   // Either kind of operation is done: the client's next one, after its
   // think time.

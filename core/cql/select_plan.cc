@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "core/cql/plan_parts.h"
@@ -86,7 +87,9 @@ absl::Status AddRelationValues(const Relation& relation, const Column& column, c
   return absl::OkStatus();
 }
 
-// The partition keys: the product of each key column's = or IN values.
+// The partition keys: the product of each key column's = or IN values,
+// each value once, in the order first given (Cassandra and ScyllaDB read
+// `pk IN (1, 1)` once: CASSANDRA-12420, scylladb#3713).
 absl::Status PartitionKeys(const Table& table, const Select& select, const Bindings& bindings, SelectSpec& spec) {
   spec.partition_keys = {{}};
   for (int i = 0; i < table.partition_key_count; i++) {
@@ -96,6 +99,8 @@ absl::Status PartitionKeys(const Table& table, const Select& select, const Bindi
       if (relation.column != column.name) continue;
       if (absl::Status added = AddRelationValues(relation, column, bindings, values); !added.ok()) return added;
     }
+    std::set<std::string> seen;
+    std::erase_if(values, [&seen](const std::string& value) { return !seen.insert(value).second; });
     std::vector<std::vector<std::string>> product;
     for (const auto& key : spec.partition_keys) {
       for (const std::string& value : values) {
