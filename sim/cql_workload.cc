@@ -362,10 +362,21 @@ void CqlWorkload::SendNext(Client& client) {
                                       ? CL_SERIAL
                                       : static_cast<ConsistencyLevel>(spec_.serial_consistency());
   const bool read = op.kind == model::LwtOp::Kind::kSerialRead;
-  client.outgoing = Outgoing{client.pending.text, read ? serial : CL_QUORUM,
-                             read || client.logged_batch ? CL_UNSET : serial};
+  const bool conditional = !read && !client.logged_batch;
+  client.outgoing = Outgoing{client.pending.text, read ? serial : conditional ? CommitLevel() : CL_QUORUM,
+                             conditional ? serial : CL_UNSET};
   client.outgoing.prepared = UsePrepared();
   Send(client);
+}
+
+ConsistencyLevel CqlWorkload::CommitLevel() {
+  // The frame's consistency is a conditional write's commit level: any
+  // level a write takes. None changes what a serial read must see (the
+  // next round finishes an accepted proposal), so the checks hold for
+  // all; each maps through the frame to the coordinator differently.
+  static constexpr ConsistencyLevel kLevels[] = {CL_QUORUM, CL_QUORUM, CL_QUORUM, CL_LOCAL_QUORUM,
+                                                 CL_ONE,    CL_ANY,    CL_ALL,    CL_EACH_QUORUM};
+  return kLevels[random_.Below(std::size(kLevels))];
 }
 
 bool CqlWorkload::UsePrepared() {

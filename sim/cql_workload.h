@@ -70,6 +70,8 @@ class CqlWorkload final : public Workload {
   void Send(Client& client);
   // Whether this operation goes prepared (spec prepared_fraction).
   bool UsePrepared();
+  // A conditional statement's commit level, drawn.
+  ConsistencyLevel CommitLevel();
   // An answer to the PREPARE of a prepared operation, or an Unprepared
   // answer to its EXECUTE: the statement goes out again, and true.
   bool SentAgain(Client& client, const CqlAnswer& answer);
