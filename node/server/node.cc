@@ -210,6 +210,9 @@ absl::Status Node::Open() {
   }
 
   if (absl::Status listening = transport_->Listen(config_.internode_address); !listening.ok()) return listening;
+  // Before the client API listens: whoever sees it answer (ctl cluster up
+  // waits for a Status) may send requests at once.
+  transport_->AcceptClients();
   client_service_ = std::make_unique<ClientService>(*this);
   client_server_ = Listen(config_.client_address, client_service_.get(), ClientApiCredentials(config_));
   if (client_server_ == nullptr) {
@@ -223,7 +226,6 @@ absl::Status Node::Open() {
   }
 
   if (absl::Status cql = StartCql(); !cql.ok()) return cql;
-  transport_->AcceptClients();
   for (const Exposure& exposure : ExposuresOf(config_)) {
     Log("warning", exposure.event,
         {{"node", absl::StrCat(config_.node.id)}, {"address", exposure.address}, {"why", exposure.why},
