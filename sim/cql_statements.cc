@@ -194,6 +194,18 @@ int64_t PartitionToken(int64_t partition) {
   return TokenOf(std::string_view(bytes, sizeof(bytes)));
 }
 
+std::string StatementGenerator::SomeColumns(Random& random) const {
+  std::vector<std::string> names;
+  for (const GeneratedSchema::Column& column : schema_.regular) {
+    if (random.Chance(0.5)) names.push_back(column.name);
+  }
+  // The clustering columns somewhere among them: answers name their columns.
+  for (const GeneratedSchema::Column& column : schema_.clustering) {
+    names.insert(names.begin() + static_cast<std::ptrdiff_t>(random.Below(names.size() + 1)), column.name);
+  }
+  return absl::StrJoin(names, ", ");
+}
+
 GeneratedPlainOp StatementGenerator::RandomScan(Random& random) const {
   GeneratedPlainOp generated;
   generated.scan = true;
@@ -252,6 +264,13 @@ GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id
       return scan;
     }
     std::tie(generated.text, op.slice) = RandomSelect(random, partition, true);
+    if (random.Chance(0.25)) {
+      // Named columns: the clustering ones (which name the row) and some
+      // regular ones, perhaps none: a row returned with every one of them
+      // null must be live by a column it did not select, or its marker.
+      CHARYBDIS_ASSERT(generated.text.rfind("SELECT * ", 0) == 0);
+      generated.text.replace(0, std::string_view("SELECT * ").size(), absl::StrCat("SELECT ", SomeColumns(random), " "));
+    }
     if (spec_.page_size() > 0 && random.Chance(0.5)) generated.page_size = 1 + random.Below(spec_.page_size());
     return generated;
   }

@@ -96,6 +96,9 @@ class StatementGenerator {
 
  private:
   GeneratedOp SerialRead(Random& random, int64_t partition) const;
+  // Columns for a SELECT: the clustering ones and some regular ones, in a
+  // drawn order.
+  std::string SomeColumns(Random& random) const;
   // A scan of the table, within token() bounds half the time.
   GeneratedPlainOp RandomScan(Random& random) const;
   // SELECT * ... WHERE pk IN (...) of two or three plain partitions, a

@@ -2,7 +2,7 @@
 // pass, and each kind of wrong one fails: an acknowledged quorum write
 // missed, an older timestamp winning, a deleted or expired row returned, a
 // value nobody wrote, rows out of order or twice, a row dropped before a
-// LIMIT.
+// LIMIT, a row returned with nothing live, selected or not.
 
 #include "sim/model/plain_check.h"
 
@@ -190,6 +190,22 @@ TEST(PlainCheckTest, AColumnSetToNullReadsNullAndTheRowLivesOnItsMarker) {
   update.timestamp_us = 50;
   EXPECT_FALSE(Admitted({update, set_null, Read(40, 50, {Row(1, std::nullopt)})}));
   EXPECT_TRUE(Admitted({update, set_null, Read(40, 50, {})}));
+}
+
+// A read that selected some columns only: a row returned with them all
+// null lives by a column it did not select, or its marker; with none of
+// them able to live, it fails as before.
+TEST(PlainCheckTest, ARowReadByOtherColumnsLivesByTheOnesNotSelected) {
+  PlainOp update = Op(PlainOp::Kind::kWrite, 0, 10, kQuorum);
+  update.write = Write{Write::Kind::kUpdate, K(1), {{"w", Value{int64_t{5}}}}, 0};
+  update.timestamp_us = 100;
+  EXPECT_TRUE(Admitted({update, Read(20, 30, {Row(1, std::nullopt)})})) << "v selected, w live";
+  ObservedRow only_key{K(1), {}};
+  EXPECT_TRUE(Admitted({update, Read(20, 30, {only_key})})) << "only the clustering key selected";
+  PlainOp drop_w = update;
+  drop_w.write.columns["w"] = std::nullopt;
+  drop_w.timestamp_us = 200;
+  EXPECT_FALSE(Admitted({update, drop_w, Read(220, 230, {Row(1, std::nullopt)})})) << "nothing lives";
 }
 
 }  // namespace

@@ -92,6 +92,18 @@ std::string MustText(const RowVersions& row, const CellVersions* cell) {
   return text;
 }
 
+// Some set of the writes leaves the row live by a cell the read did not
+// return: its marker, or a column it did not select.
+bool CanLiveUnread(const RowVersions& row, const ObservedRow& observed, Moment now) {
+  for (const auto& [column, cell] : row.cells) {
+    if (column != kMarker && observed.columns.count(column) > 0) continue;
+    for (const Version& version : cell.may) {
+      if (version.value && CanHold(row, cell, *version.value, now)) return true;
+    }
+  }
+  return false;
+}
+
 std::optional<std::string> RowAdmitted(const RowVersions& row, const ObservedRow& observed, Moment now) {
   bool live = false;
   for (const auto& [column, value] : observed.columns) {
@@ -105,8 +117,7 @@ std::optional<std::string> RowAdmitted(const RowVersions& row, const ObservedRow
     }
     live = live || value.has_value();
   }
-  auto marker = row.cells.find(kMarker);
-  if (!live && (marker == row.cells.end() || !CanHold(row, marker->second, Value{std::string()}, now))) {
+  if (!live && !CanLiveUnread(row, observed, now)) {
     return absl::StrCat("row ", KeyText(observed.clustering), " was returned with no live cell and no live row marker");
   }
   return std::nullopt;
