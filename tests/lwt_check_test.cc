@@ -1,7 +1,8 @@
 // The LWT checker against the reference model (sim/model/lwt_check.h):
 // histories known to be right pass, and each kind of wrong one fails: a
 // condition applied twice, a wrong current row, a serial read that misses
-// a committed write or sees an expired one.
+// a committed write or sees an expired one, an IF EXISTS applied on an
+// absent row or refused on a present one.
 
 #include "sim/model/lwt_check.h"
 
@@ -20,6 +21,11 @@ LwtStatement InsertIfNotExists(int64_t row, int64_t v, int64_t ttl_seconds = 0) 
 }
 LwtStatement UpdateIf(int64_t row, int64_t expected, int64_t v) {
   return LwtStatement{RowCondition{RowCondition::Kind::kColumns, K(row), {{"v", Condition::Op::kEq, Value{expected}}}},
+                      Write{Write::Kind::kUpdate, K(row), {{"v", Value{v}}}, 0}};
+}
+
+LwtStatement UpdateIfExists(int64_t row, int64_t v) {
+  return LwtStatement{RowCondition{RowCondition::Kind::kIfExists, K(row), {}},
                       Write{Write::Kind::kUpdate, K(row), {{"v", Value{v}}}, 0}};
 }
 
@@ -133,6 +139,28 @@ TEST(LwtCheckTest, ConditionsOnColumnsAndBatchesOverSeveralRows) {
       Conditional(2, 20, 30, {UpdateIf(1, 1, 5), UpdateIf(2, 2, 6)}, true),
       SerialRead(3, 60, 70, {Row(1, 5), Row(2, 2)}),
   })) << "half a batch";
+}
+
+// IF EXISTS applies on a row that exists and not on one that does not,
+// however many rows the batch names.
+TEST(LwtCheckTest, IfExistsAppliesOnlyOnRowsThatExist) {
+  EXPECT_TRUE(Linearizable({
+      Conditional(1, 0, 10, {UpdateIfExists(1, 5)}, false),
+      Conditional(2, 20, 30, {InsertIfNotExists(1, 1)}, true),
+      Conditional(1, 40, 50, {UpdateIfExists(1, 5)}, true),
+      SerialRead(3, 60, 70, {Row(1, 5)}),
+  }));
+  EXPECT_FALSE(Linearizable({
+      Conditional(1, 0, 10, {UpdateIfExists(1, 5)}, true),
+  })) << "applied on a row that does not exist";
+  EXPECT_FALSE(Linearizable({
+      Conditional(2, 0, 10, {InsertIfNotExists(1, 1)}, true),
+      Conditional(1, 20, 30, {UpdateIfExists(1, 5)}, false, {Row(1, 1)}),
+  })) << "not applied on a row that exists";
+  EXPECT_FALSE(Linearizable({
+      Conditional(2, 0, 10, {InsertIfNotExists(1, 1)}, true),
+      Conditional(1, 20, 30, {UpdateIfExists(1, 5), UpdateIfExists(2, 6)}, true),
+  })) << "a batch applied with one of its rows absent";
 }
 
 TEST(LwtCheckTest, TtlsExpireAroundTheirMomentAndNotLongAfter) {
