@@ -316,6 +316,18 @@ TEST(ReadCacheTest, TheLeastRecentlyUsedRangesLeaveFirstAndLargeOnesAreNeverKept
   EXPECT_EQ(f.metrics.read_cache_fills_skipped, skipped + 1);
 }
 
+// A write that keeps a cached range within an eighth of the capacity keeps
+// it cached: the bound a write checks is the one a fill did.
+TEST(ReadCacheTest, AWriteThatKeepsARangeWithinAnEighthKeepsItCached) {
+  Fixture f(true, 8 * 300);  // an eighth: 300 bytes; the range below costs 277
+  f.Store({{"pa/a", std::string(8, 'v')}});
+  f.ScanNow("pa/", "pa/~");
+  const int scans = f.storage.scans_issued;
+  f.Store({{"pa/a", std::string(8, 'w')}});
+  EXPECT_EQ(f.ScanNow("pa/", "pa/~"), Rows({{"pa/a", std::string(8, 'w')}}));
+  EXPECT_EQ(f.storage.scans_issued, scans) << "evicted by a write that did not grow it past an eighth";
+}
+
 // Random writes, scans and completion orders against both kinds of storage:
 // a scan the cache serves with no write to its range in flight equals what
 // storage holds, and once everything is done every range reads as storage
