@@ -143,7 +143,9 @@ void Shard::MakeShardZeroParts() {
       [this](std::string statement, std::function<void(ClientResponse)> answer) {
         schema_agent_->Submit(cql::SchemaLogEntry{"", std::move(statement)}, std::move(answer));
       },
-      is_alive);
+      [this](NodeId node) {
+        return liveness_.HeldDown(node, env_.clock->Now(), config_.failure_detector.convict_after);
+      });
   if (config_.new_node) {
     join_starter_ = std::make_unique<topology::JoinStarter>(
         env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); }, is_alive, submit);
@@ -264,10 +266,10 @@ void Shard::BeginReplicationChange(const cql::SchemaLog::ReplicationChange& chan
   begin.operation = topology::Operation::kReplicate;
   begin.node = env_.self.node;
   begin.driver = env_.self.node;
-  // From what places the keyspace now: an earlier change this node's
-  // schema may not hold yet counts.
-  const ReplicationConfig from = topology::PlacedByOf(topology_log_.topology(), change.now).now;
-  begin.replicating = {change.now.keyspace, change.now.keyspace_created_at, from, change.to, entry.statement};
+  // From the schema's replication; the topology agent makes it the
+  // topology's when it proposes the change.
+  begin.replicating = {change.now.keyspace, change.now.keyspace_created_at, change.now.replication, change.to,
+                       entry.statement};
   topology_agent_->Submit(std::move(begin), [this, keyspace = change.now.keyspace,
                                              answer = std::move(answer)](ClientResponse begun) mutable {
     if (begun.code() != ClientResponse::OK) return answer(std::move(begun));  // refused: one at a time, or too few owners

@@ -409,6 +409,12 @@ TEST(TopologyTest, AChangeOfReplicationPlacesItsKeyspaceByBothUntilItsSchemaCatc
   EXPECT_EQ(PlacedByOf(finished, keyspace).after, Rf(3));
   EXPECT_EQ(PlacedByOf(finished, TableReplication{"ks", 9, Rf(2)}).now, Rf(2));
   EXPECT_EQ(finished.changed_replications().at("ks").since_version, begun.version());
+  // The next change goes from what this one gave, in that life only.
+  EXPECT_FALSE(finished.Apply(Replicate(2, Rf(1), Rf(2))).ok());
+  EXPECT_TRUE(finished.Apply(Replicate(2, Rf(3), Rf(2))).ok());
+  Entry another_lifes = Replicate(2, Rf(1), Rf(2));
+  another_lifes.replicating.keyspace_created_at = 9;
+  EXPECT_TRUE(finished.Apply(another_lifes).ok());
   // Rolled back, nothing changed.
   const Topology rolled_back = Must(begun.Apply(Step(Entry::Kind::kRollBack, 2)));
   EXPECT_TRUE(rolled_back.changed_replications().empty());

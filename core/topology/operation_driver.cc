@@ -13,17 +13,17 @@ namespace charybdis::topology {
 
 OperationDriver::OperationDriver(ShardEnv env, uint32_t shards_per_node, const TopologyLog& log,
                                  Replications replications, Append append, AppendSchema append_schema,
-                                 std::function<bool(NodeId)> is_alive)
+                                 std::function<bool(NodeId)> held_down)
     : env_(env),
       shards_per_node_(shards_per_node),
       log_(log),
       replications_(std::move(replications)),
       append_(std::move(append)),
       append_schema_(std::move(append_schema)),
-      is_alive_(std::move(is_alive)) {
+      held_down_(std::move(held_down)) {
   CHARYBDIS_ASSERT(env_.self.shard == 0);
   CHARYBDIS_ASSERT(shards_per_node_ >= 1);
-  CHARYBDIS_ASSERT(replications_ != nullptr && append_ != nullptr && append_schema_ != nullptr && is_alive_ != nullptr);
+  CHARYBDIS_ASSERT(replications_ != nullptr && append_ != nullptr && append_schema_ != nullptr && held_down_ != nullptr);
 }
 
 void OperationDriver::OnTopologyChange() {
@@ -99,10 +99,14 @@ void OperationDriver::StartBarrier() {
 }
 
 // Asks the members yet to answer, letting go those the failure detector
-// holds down: a node down now reads the log before it serves again.
+// holds down: a node down now reads the log before it serves again. Not
+// those it has not heard yet: a driver restarted within a barrier would let
+// every member go and begin the next stage while some still route by the
+// last (the restarted driver of scenarios/replicate_class seed 86 asked
+// only itself).
 void OperationDriver::AskBarrier() {
   for (auto it = barrier_waiting_.begin(); it != barrier_waiting_.end();) {
-    it = *it != env_.self.node && !is_alive_(*it) ? barrier_waiting_.erase(it) : std::next(it);
+    it = *it != env_.self.node && held_down_(*it) ? barrier_waiting_.erase(it) : std::next(it);
   }
   if (barrier_waiting_.empty()) return BarrierPassed();
   for (NodeId member : barrier_waiting_) {

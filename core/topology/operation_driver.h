@@ -43,7 +43,7 @@ class OperationDriver {
   // Appends a statement to the schema log (SchemaAgent::Submit).
   using AppendSchema = std::function<void(std::string statement, std::function<void(ClientResponse)> answer)>;
   OperationDriver(ShardEnv env, uint32_t shards_per_node, const TopologyLog& log, Replications replications,
-                  Append append, AppendSchema append_schema, std::function<bool(NodeId)> is_alive);
+                  Append append, AppendSchema append_schema, std::function<bool(NodeId)> held_down);
   OperationDriver(const OperationDriver&) = delete;
   OperationDriver& operator=(const OperationDriver&) = delete;
 
@@ -109,7 +109,7 @@ class OperationDriver {
   Replications replications_;
   Append append_;
   AppendSchema append_schema_;
-  std::function<bool(NodeId)> is_alive_;
+  std::function<bool(NodeId)> held_down_;  // LivenessView::HeldDown
   struct Waiter {
     std::string keyspace;
     uint64_t since_version = 0;

@@ -156,6 +156,15 @@ absl::Status Topology::CheckReplicate(const Entry& entry) const {
   const ReplicationMove& replicating = entry.replicating;
   if (replicating.keyspace.empty()) return absl::InvalidArgumentError("a change of replication names its keyspace");
   if (replicating.from == replicating.to) return absl::InvalidArgumentError("the replication does not change");
+  // It goes from what places the keyspace now: an earlier change of that
+  // life of it counts, though a node's schema may not hold it yet.
+  auto changed = changed_replications_.find(replicating.keyspace);
+  if (changed != changed_replications_.end() && changed->second.keyspace_created_at == replicating.keyspace_created_at &&
+      !(changed->second.replication == replicating.from)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the change of replication of keyspace ", replicating.keyspace,
+                     " does not start from its replication now (an earlier change gave it another)"));
+  }
   // Its node drives it: a normal member, which stays one throughout.
   const Member* driver = Find(entry.node);
   if (entry.driver != entry.node || driver == nullptr || driver->state != NodeState::kNormal) {

@@ -242,6 +242,18 @@ void TopologyAgent::OnRead(const ClientResponse& response) {
 void TopologyAgent::Propose(Change& change) {
   CHARYBDIS_ASSERT(step_ == Step::kIdle);
   CHARYBDIS_ASSERT(&change == &changes_.front());
+  if (change.entry.kind == Entry::Kind::kBegin && change.entry.operation == Operation::kReplicate) {
+    // A change of replication goes from what places its keyspace in the
+    // topology it follows, not in the one it was asked in: a change that
+    // finished meanwhile counts, though this node's schema may not hold its
+    // ALTER yet (scenarios/replicate_class seed 86: a second ALTER, queued
+    // behind the first, began from the keyspace's first replication, and a
+    // replica the first one added served reads but took no writes).
+    ReplicationMove& replicating = change.entry.replicating;
+    replicating.from = PlacedByOf(log_.topology(), TableReplication{replicating.keyspace,
+                                                                    replicating.keyspace_created_at, replicating.from})
+                           .now;
+  }
   const absl::Status refusal = Refusal(change.entry);
   if (!refusal.ok() && !change.checked_after_read) {
     // Refused here, perhaps only because this node is behind: read the
