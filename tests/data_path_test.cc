@@ -221,6 +221,9 @@ TEST_F(DataPathTest, TooFewLiveReplicasIsUnavailableBeforeAnythingIsSent) {
   EXPECT_EQ(response.code(), ClientResponse::UNAVAILABLE);
   EXPECT_EQ(response.alive(), 1u);
   EXPECT_EQ(response.blocked_for(), 2u);
+  EXPECT_EQ(response.consistency(), CL_QUORUM);
+  // What a driver prints: the reason, beside the counts.
+  EXPECT_EQ(response.message(), "not enough live replicas");
   EXPECT_EQ(Metric("replica_writes_sent"), 0u);
   EXPECT_EQ(Metric("write_unavailable"), 1u);
   EXPECT_EQ(Call(Put("k", "v", CL_ONE)).code(), ClientResponse::OK);
