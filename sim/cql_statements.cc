@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/numbers.h"
+#include "core/data/big_endian.h"
 #include "core/data/token.h"
 #include "core/env/assert.h"
 #include "sim/cql_frames.h"
@@ -30,7 +32,57 @@ const char* TypeName(Type type) {
 // and row index % kSecondColumnValues.
 constexpr uint32_t kSecondColumnValues = 4;
 
+// Where bigint partition keys start: past 2^40, so that no four bytes of
+// one are another's.
+constexpr int64_t kBigintPartitionBase = int64_t{1} << 40;
+
+// A bigint clustering value lies this far below its index: negative keys
+// sort below positive ones only if the sign is read.
+constexpr int64_t kBigintClusteringOffset = 2;
+
+// A column's type, drawn: ints mostly.
+Type RandomType(Random& random) {
+  const uint64_t draw = random.Below(4);
+  return draw == 0 ? Type::kText : draw == 1 ? Type::kBigint : Type::kInt;
+}
+
 }  // namespace
+
+std::string GeneratedSchema::PartitionLiteral(int64_t index) const {
+  CHARYBDIS_ASSERT(index >= 0);
+  switch (partition.type) {
+    case Type::kInt: return absl::StrCat(index);
+    case Type::kBigint: return absl::StrCat(kBigintPartitionBase + index);
+    case Type::kText: return absl::StrCat("'p", index, "'");
+  }
+  CHARYBDIS_ASSERT(false);
+  return "";
+}
+
+int64_t GeneratedSchema::PartitionToken(int64_t index) const {
+  CHARYBDIS_ASSERT(index >= 0);
+  std::string key;
+  switch (partition.type) {
+    case Type::kInt: AppendBigEndian(key, static_cast<uint64_t>(index), 4); break;
+    case Type::kBigint: AppendBigEndian(key, static_cast<uint64_t>(kBigintPartitionBase + index), 8); break;
+    case Type::kText: key = absl::StrCat("p", index); break;
+  }
+  return TokenOf(key);
+}
+
+std::optional<int64_t> GeneratedSchema::PartitionIndexOf(const model::Value& key) const {
+  int64_t index = -1;
+  if (partition.type == Type::kText) {
+    const auto* text = std::get_if<std::string>(&key);
+    if (text == nullptr || text->size() < 2 || (*text)[0] != 'p' || !absl::SimpleAtoi(text->substr(1), &index)) {
+      return std::nullopt;
+    }
+  } else if (const auto* number = std::get_if<int64_t>(&key); number != nullptr) {
+    index = partition.type == Type::kBigint ? *number - kBigintPartitionBase : *number;
+  }
+  if (index < 0 || PartitionLiteral(index) != CqlLiteral(key)) return std::nullopt;  // 'p01' names none
+  return index;
+}
 
 std::vector<std::string> GeneratedSchema::Ddl(const std::string& replication) const {
   std::vector<std::string> columns{absl::StrCat(partition.name, " ", TypeName(partition.type))};
@@ -51,9 +103,10 @@ GeneratedSchema RandomSchema(const std::string& keyspace, Random& random) {
   GeneratedSchema schema;
   schema.keyspace = keyspace;
   schema.table = "t";
+  schema.partition.type = RandomType(random);
   const int clustering = random.Chance(0.5) ? 1 : 2;
   for (int i = 0; i < clustering; i++) {
-    schema.clustering.push_back({absl::StrCat("c", i + 1), random.Chance(0.5) ? Type::kText : Type::kInt});
+    schema.clustering.push_back({absl::StrCat("c", i + 1), random.Chance(0.5) ? Type::kText : RandomType(random)});
     schema.descending.push_back(random.Chance(0.5));
   }
   schema.regular = {{"v1", Type::kInt}, {"v2", Type::kText}};
@@ -75,10 +128,10 @@ model::Key StatementGenerator::RowKey(uint32_t index) const {
   const bool two = schema_.clustering.size() == 2;
   const uint32_t values[] = {two ? index / kSecondColumnValues : index, index % kSecondColumnValues};
   for (size_t i = 0; i < schema_.clustering.size(); i++) {
-    if (schema_.clustering[i].type == Type::kText) {
-      key.push_back(absl::StrCat("r", values[i] < 10 ? "0" : "", values[i]));
-    } else {
-      key.push_back(static_cast<int64_t>(values[i]));
+    switch (schema_.clustering[i].type) {
+      case Type::kText: key.push_back(absl::StrCat("r", values[i] < 10 ? "0" : "", values[i])); break;
+      case Type::kInt: key.push_back(static_cast<int64_t>(values[i])); break;
+      case Type::kBigint: key.push_back(static_cast<int64_t>(values[i]) - kBigintClusteringOffset); break;
     }
   }
   return key;
@@ -96,7 +149,7 @@ model::Value StatementGenerator::RandomValue(Random& random, Type type) const {
 }
 
 std::string StatementGenerator::WhereRow(int64_t partition, const model::Key& key) const {
-  std::string where = absl::StrCat(" WHERE ", schema_.partition.name, " = ", partition);
+  std::string where = absl::StrCat(" WHERE ", schema_.partition.name, " = ", schema_.PartitionLiteral(partition));
   for (size_t i = 0; i < key.size(); i++) {
     absl::StrAppend(&where, " AND ", schema_.clustering[i].name, " = ", CqlLiteral(key[i]));
   }
@@ -139,7 +192,7 @@ std::pair<std::string, model::Slice> StatementGenerator::RandomSelect(Random& ra
                                                                      bool allow_in) const {
   model::Slice slice;
   std::string text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), " WHERE ", schema_.partition.name, " = ",
-                                  partition);
+                                  schema_.PartitionLiteral(partition));
   const model::Key row = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
   const std::string& first = schema_.clustering[0].name;
   switch (random.Below(allow_in ? 5 : 4)) {
@@ -187,12 +240,6 @@ std::pair<std::string, model::Slice> StatementGenerator::RandomSelect(Random& ra
   return {std::move(text), std::move(slice)};
 }
 
-int64_t PartitionToken(int64_t partition) {
-  const auto value = static_cast<uint32_t>(static_cast<int32_t>(partition));
-  const char bytes[4] = {static_cast<char>(value >> 24), static_cast<char>(value >> 16), static_cast<char>(value >> 8),
-                         static_cast<char>(value)};
-  return TokenOf(std::string_view(bytes, sizeof(bytes)));
-}
 
 std::string StatementGenerator::SomeColumns(Random& random) const {
   std::vector<std::string> names;
@@ -215,7 +262,7 @@ GeneratedPlainOp StatementGenerator::RandomScan(Random& random) const {
     // Mostly at a partition's own token, where > and >= (< and <=) part.
     const uint64_t partitions = spec_.partitions() + spec_.plain_partitions();
     const auto bound = [&]() -> int64_t {
-      return random.Chance(0.75) ? PartitionToken(static_cast<int64_t>(random.Below(partitions)))
+      return random.Chance(0.75) ? schema_.PartitionToken(static_cast<int64_t>(random.Below(partitions)))
                                  : static_cast<int64_t>(random.Next());
     };
     TokenBounds& bounds = generated.tokens.emplace();
@@ -240,7 +287,7 @@ GeneratedPlainOp StatementGenerator::RandomPartitionsIn(Random& random) const {
   const uint64_t count = 2 + random.Below(2);
   for (uint64_t i = 0; i < count; i++) {
     generated.partitions_in.push_back(static_cast<int64_t>(spec_.partitions() + random.Below(spec_.plain_partitions())));
-    literals.push_back(absl::StrCat(generated.partitions_in.back()));
+    literals.push_back(schema_.PartitionLiteral(generated.partitions_in.back()));
   }
   generated.text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), " WHERE ", schema_.partition.name, " IN (",
                                 absl::StrJoin(literals, ", "), ")");
@@ -380,7 +427,7 @@ std::pair<std::string, model::LwtStatement> StatementGenerator::Conditional(Rand
 std::string StatementGenerator::InsertText(int64_t partition, const model::Write& write,
                                            const std::string& suffix) const {
   CHARYBDIS_ASSERT(write.kind == model::Write::Kind::kInsert);
-  std::vector<std::string> names{schema_.partition.name}, values{absl::StrCat(partition)};
+  std::vector<std::string> names{schema_.partition.name}, values{schema_.PartitionLiteral(partition)};
   for (size_t i = 0; i < write.clustering.size(); i++) {
     names.push_back(schema_.clustering[i].name);
     values.push_back(CqlLiteral(write.clustering[i]));

@@ -25,12 +25,21 @@ struct GeneratedSchema {
   };
   std::string keyspace;
   std::string table;
-  Column partition{"pk", Type::kInt};
-  std::vector<Column> clustering;  // one or two, int or text
+  Column partition{"pk", Type::kInt};  // int, bigint or text
+  std::vector<Column> clustering;  // one or two, int, bigint or text
   std::vector<bool> descending;    // by clustering column
   std::vector<Column> regular;
 
   std::string QualifiedTable() const { return keyspace + "." + table; }
+  // Partition `index` (the workload's name for it) as a CQL literal: an
+  // int is the index itself, a bigint lies past 2^40 (so a key read as four
+  // bytes would be another), a text is 'p' and the index.
+  std::string PartitionLiteral(int64_t index) const;
+  // Its Murmur3 token: of its key's bytes as the protocol sends them,
+  // where a scan meets it.
+  int64_t PartitionToken(int64_t index) const;
+  // The index of a partition key a read returned, if it names one.
+  std::optional<int64_t> PartitionIndexOf(const model::Value& key) const;
   // CREATE KEYSPACE (with `replication`, a CQL map) and CREATE TABLE.
   std::vector<std::string> Ddl(const std::string& replication) const;
 };
@@ -56,10 +65,6 @@ struct TokenBounds {
     return (low_inclusive ? token >= low : token > low) && (high_inclusive ? token <= high : token < high);
   }
 };
-
-// The Murmur3 token of partition `partition` (an int pk: its four bytes,
-// big-endian, as the protocol sends them), where a scan meets it.
-int64_t PartitionToken(int64_t partition);
 
 // One plain operation: a write that carries its own timestamp, or a read,
 // at `level`.

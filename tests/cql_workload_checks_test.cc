@@ -2,12 +2,16 @@
 // hand: logged_batches_atomic fails a batch found in part, an
 // acknowledged one missing or a refused one present; and
 // dropped_columns_stay_dropped fails a column added again whose first read
-// finds a value of an earlier life.
+// finds a value of an earlier life. And the generated schema's partition
+// keys: each type's literal, token and the index a returned key names.
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+#include "core/data/token.h"
 #include "sim/cql_column_lives.h"
 #include "sim/cql_logged_batches.h"
+#include "sim/cql_statements.h"
 
 namespace charybdis::sim {
 namespace {
@@ -116,6 +120,40 @@ TEST(ColumnLivesTest, ALifeWhoseAddFailedIsNotRead) {
   refused.kind = CqlAnswer::Kind::kError;
   lives.OnAnswer(&refused);
   EXPECT_EQ(lives.Statement(), "ALTER TABLE ks.t DROP x0");
+}
+
+GeneratedSchema KeyedBy(GeneratedSchema::Type type) {
+  GeneratedSchema schema;
+  schema.partition.type = type;
+  return schema;
+}
+
+// A scan's partitions are checked by these: a token computed from the
+// wrong bytes would put partitions outside bounds they are within.
+TEST(GeneratedSchemaTest, EachPartitionKeyTypeHasItsLiteralTokenAndIndex) {
+  const GeneratedSchema ints = KeyedBy(GeneratedSchema::Type::kInt);
+  EXPECT_EQ(ints.PartitionLiteral(3), "3");
+  EXPECT_EQ(ints.PartitionToken(3), TokenOf(std::string("\0\0\0\3", 4)));
+  EXPECT_EQ(ints.PartitionIndexOf(model::Value(int64_t{3})), 3);
+  EXPECT_EQ(ints.PartitionIndexOf(model::Value(int64_t{-1})), std::nullopt);
+  EXPECT_EQ(ints.PartitionIndexOf(model::Value(std::string("3"))), std::nullopt);
+
+  const GeneratedSchema bigints = KeyedBy(GeneratedSchema::Type::kBigint);
+  const int64_t key = (int64_t{1} << 40) + 3;
+  EXPECT_EQ(bigints.PartitionLiteral(3), absl::StrCat(key));
+  std::string bytes;
+  for (int shift = 56; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(key >> shift));
+  EXPECT_EQ(bigints.PartitionToken(3), TokenOf(bytes));
+  EXPECT_EQ(bigints.PartitionIndexOf(model::Value(key)), 3);
+  EXPECT_EQ(bigints.PartitionIndexOf(model::Value(int64_t{3})), std::nullopt) << "the int's key is no bigint's";
+
+  const GeneratedSchema texts = KeyedBy(GeneratedSchema::Type::kText);
+  EXPECT_EQ(texts.PartitionLiteral(3), "'p3'");
+  EXPECT_EQ(texts.PartitionToken(3), TokenOf("p3"));
+  EXPECT_EQ(texts.PartitionIndexOf(model::Value(std::string("p3"))), 3);
+  EXPECT_EQ(texts.PartitionIndexOf(model::Value(std::string("p03"))), std::nullopt);
+  EXPECT_EQ(texts.PartitionIndexOf(model::Value(std::string("q3"))), std::nullopt);
+  EXPECT_EQ(texts.PartitionIndexOf(model::Value(int64_t{3})), std::nullopt);
 }
 
 }  // namespace
