@@ -133,8 +133,10 @@ CqlWorkload::CqlWorkload(Simulator& simulator, Cluster& cluster, std::string nam
           }(),
           spec),
       // The row of a partition past the conditional and plain ones.
-      column_lives_(generator_.schema().QualifiedTable(),
-                    generator_.WhereRow(spec.partitions() + spec.plain_partitions(), generator_.RowKey(0))),
+      column_lives_(SchemaLives::OfColumn(
+          generator_.schema().QualifiedTable(),
+          generator_.WhereRow(spec.partitions() + spec.plain_partitions(), generator_.RowKey(0)))),
+      table_lives_(SchemaLives::OfTable(generator_.schema().keyspace)),
       batches_(generator_.schema().keyspace + ".b") {
   CHARYBDIS_ASSERT(spec.clients() > 0);
   CHARYBDIS_ASSERT(probes != nullptr);
@@ -262,7 +264,7 @@ void CqlWorkload::StartClients() {
 }
 
 void CqlWorkload::AlterNext() {
-  AlterAfter(column_lives_.Before(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond));
+  AlterAfter(Lives().Before(static_cast<Nanos>(spec_.alter_table_every_ms()) * kMillisecond));
 }
 
 void CqlWorkload::AlterAfter(Nanos delay) {
@@ -274,15 +276,14 @@ void CqlWorkload::Alter() {
   if (finished_clients_ == clients_.size()) return;
   Client& client = *schema_client_;
   if (!Connect(client)) return AlterAfter(100 * kMillisecond);
-  client.pending = GeneratedOp{column_lives_.Statement(), {}};
+  client.pending = GeneratedOp{Lives().Statement(), {}};
   const uint64_t operation = SendQuery(client, QueryBody(client.pending.text, CL_QUORUM));
   // The next change waits for this one's answer, or its timeout.
   simulator_.Schedule(simulator_.now() + 10 * kSecond, EventTag{EventKind::kClient, client.host, 0, 0}, true,
                       [this, operation] {
                         if (schema_client_->operation != operation) return;
                         schema_client_->operation++;  // a late answer is stale now
-                        outcomes_[column_lives_.OnAnswer(nullptr)]++;
-                        AlterNext();
+                        OnLivesAnswer(nullptr);
                       });
 }
 
@@ -292,7 +293,12 @@ void CqlWorkload::OnAlterAnswer(const std::string& frame) {
   const CqlAnswer answer = DecodeAnswer(frame);
   // A change whose fate was unknown may make the next one refused (a DROP
   // of a column never added): outcomes, not refusals.
-  outcomes_[column_lives_.OnAnswer(&answer)]++;
+  OnLivesAnswer(&answer);
+}
+
+void CqlWorkload::OnLivesAnswer(const CqlAnswer* answer) {
+  outcomes_[Lives().OnAnswer(answer)]++;
+  if (Lives().BetweenLives()) table_life_next_ = !table_life_next_;
   AlterNext();
 }
 
@@ -755,7 +761,10 @@ std::vector<CheckResult> CqlWorkload::Checks() const {
                        refused_.empty() ? "" : absl::StrCat(refused_.size(), " refused or unreadable, the first: ", refused_[0])};
   checks.push_back(std::move(accepted));
   if (spec_.plain_fraction() > 0) checks.push_back(PlainCheck());
-  if (schema_client_ != nullptr) checks.push_back(column_lives_.Check(absl::StrCat(name_, ".dropped_columns_stay_dropped")));
+  if (schema_client_ != nullptr) {
+    checks.push_back(column_lives_.Check(absl::StrCat(name_, ".dropped_columns_stay_dropped")));
+    checks.push_back(table_lives_.Check(absl::StrCat(name_, ".dropped_tables_stay_dropped")));
+  }
   const std::string check = absl::StrCat(name_, ".model_linearizable");
   uint64_t judged = 0;
   for (const model::LwtOp& op : history_) judged += op.outcome == model::LwtOp::Outcome::kOk;

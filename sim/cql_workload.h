@@ -10,7 +10,7 @@
 #include "core/cql/connection.h"
 #include "core/cql/wire.h"
 #include "sim/cluster.h"
-#include "sim/cql_column_lives.h"
+#include "sim/cql_schema_lives.h"
 #include "sim/cql_frames.h"
 #include "sim/cql_logged_batches.h"
 #include "sim/cql_statements.h"
@@ -75,12 +75,17 @@ class CqlWorkload final : public Workload {
   // An answer to the PREPARE of a prepared operation, or an Unprepared
   // answer to its EXECUTE: the statement goes out again, and true.
   bool SentAgain(Client& client, const CqlAnswer& answer);
-  // The schema client's next step of a column's life (spec
-  // alter_table_every_ms; sim/cql_column_lives.h).
+  // The schema client's next step of a column's or a table's life (spec
+  // alter_table_every_ms; sim/cql_schema_lives.h): their lives take turns.
   void Alter();
   void AlterAfter(Nanos delay);
-  // Alter after the pause the column's life asks for before its next step.
+  // Alter after the pause the life asks for before its next step.
   void AlterNext();
+  // The lives the schema client is in: a column's or a table's.
+  SchemaLives& Lives() { return table_life_next_ ? table_lives_ : column_lives_; }
+  // Counts a step's answer (null: none in time); a life that ended hands
+  // over to the other kind.
+  void OnLivesAnswer(const CqlAnswer* answer);
   void OnAlterAnswer(const std::string& frame);
   void Complete(Client& client, model::LwtOp::Outcome outcome);
   // Plain operations (spec plain_fraction): sent a page at a time, and
@@ -126,7 +131,9 @@ class CqlWorkload final : public Workload {
   const StatementGenerator generator_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::unique_ptr<Client> schema_client_;  // with alter_table_every_ms
-  ColumnLives column_lives_;
+  SchemaLives column_lives_;
+  SchemaLives table_lives_;
+  bool table_life_next_ = false;
   // Each node's prepared statements, by node and its start: a restart
   // forgets them, as a node's CQL server does.
   std::map<std::pair<NodeId, uint64_t>, std::unique_ptr<cql::PreparedStatements>> node_statements_;

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/data/token.h"
-#include "sim/cql_column_lives.h"
+#include "sim/cql_schema_lives.h"
 #include "sim/cql_logged_batches.h"
 #include "sim/cql_statements.h"
 
@@ -84,8 +84,8 @@ CqlAnswer Ok() {
   return answer;
 }
 
-// One life of the column: ADD, the read answered `read`, the write, DROP.
-void Live(ColumnLives& lives, const CqlAnswer& read) {
+// One life: ADD or CREATE, the read answered `read`, the write, DROP.
+void Live(SchemaLives& lives, const CqlAnswer& read) {
   const CqlAnswer ok = Ok();
   lives.OnAnswer(&ok);
   lives.OnAnswer(&read);
@@ -101,8 +101,8 @@ CqlAnswer Column(std::optional<model::Value> value) {
   return answer;
 }
 
-TEST(ColumnLivesTest, AColumnAddedAgainThatReadsAnEarlierLifesValueFails) {
-  ColumnLives lives("ks.t", " WHERE k = 0");
+TEST(SchemaLivesTest, AColumnAddedAgainThatReadsAnEarlierLifesValueFails) {
+  SchemaLives lives = SchemaLives::OfColumn("ks.t", " WHERE k = 0");
   EXPECT_EQ(lives.Statement(), "ALTER TABLE ks.t ADD x0 int");
   Live(lives, Column(std::nullopt));
   Live(lives, Column(std::nullopt));
@@ -114,12 +114,39 @@ TEST(ColumnLivesTest, AColumnAddedAgainThatReadsAnEarlierLifesValueFails) {
   EXPECT_NE(result.detail.find("x0 in life 2 read 0 of an earlier life"), std::string::npos) << result.detail;
 }
 
-TEST(ColumnLivesTest, ALifeWhoseAddFailedIsNotRead) {
-  ColumnLives lives("ks.t", " WHERE k = 0");
+TEST(SchemaLivesTest, ALifeWhoseAddFailedIsNotRead) {
+  SchemaLives lives = SchemaLives::OfColumn("ks.t", " WHERE k = 0");
   CqlAnswer refused;
   refused.kind = CqlAnswer::Kind::kError;
   lives.OnAnswer(&refused);
   EXPECT_EQ(lives.Statement(), "ALTER TABLE ks.t DROP x0");
+  EXPECT_FALSE(lives.BetweenLives());
+  lives.OnAnswer(&refused);
+  EXPECT_TRUE(lives.BetweenLives());
+}
+
+TEST(SchemaLivesTest, ATableMadeAgainThatReadsAnEarlierLifesRowFails) {
+  SchemaLives lives = SchemaLives::OfTable("ks");
+  EXPECT_EQ(lives.Statement(), "CREATE TABLE ks.l0 (pk int PRIMARY KEY, v int)");
+  const CqlAnswer ok = Ok();
+  lives.OnAnswer(&ok);
+  EXPECT_EQ(lives.Statement(), "SELECT v FROM ks.l0 WHERE pk = 0");
+  CqlAnswer empty;
+  empty.kind = CqlAnswer::Kind::kRows;
+  empty.columns = {"v"};
+  lives.OnAnswer(&empty);
+  EXPECT_EQ(lives.Statement(), "UPDATE ks.l0 SET v = 0 WHERE pk = 0");
+  lives.OnAnswer(&ok);
+  EXPECT_EQ(lives.Statement(), "DROP TABLE ks.l0");
+  lives.OnAnswer(&ok);
+  EXPECT_TRUE(lives.BetweenLives());
+  Live(lives, empty);
+  EXPECT_TRUE(lives.Check("dropped_tables_stay_dropped").passed);
+  EXPECT_EQ(lives.Statement(), "CREATE TABLE ks.l0 (pk int PRIMARY KEY, v int)") << "the third life makes l0 again";
+  Live(lives, Column(model::Value(int64_t{0})));  // life 0's row
+  const CheckResult result = lives.Check("dropped_tables_stay_dropped");
+  EXPECT_FALSE(result.passed);
+  EXPECT_NE(result.detail.find("ks.l0 in life 2 read 0 of an earlier life"), std::string::npos) << result.detail;
 }
 
 GeneratedSchema KeyedBy(GeneratedSchema::Type type) {
