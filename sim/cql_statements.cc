@@ -295,7 +295,7 @@ GeneratedPlainOp StatementGenerator::RandomPartitionsIn(Random& random) const {
   return generated;
 }
 
-GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id, int64_t timestamp_us) const {
+GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t& write_ids, int64_t timestamp_us) const {
   CHARYBDIS_ASSERT(spec_.plain_partitions() > 0);
   const int64_t partition = static_cast<int64_t>(spec_.partitions() + random.Below(spec_.plain_partitions()));
   static constexpr ConsistencyLevel kLevels[] = {CL_ONE, CL_QUORUM, CL_QUORUM, CL_ALL};
@@ -321,12 +321,32 @@ GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t write_id
     if (spec_.page_size() > 0 && random.Chance(0.5)) generated.page_size = 1 + random.Below(spec_.page_size());
     return generated;
   }
+  op = RandomPlainWrite(random, ++write_ids, timestamp_us);
+  generated.text = op.text;
+  if (random.Chance(0.8)) return generated;
+  // Unlogged: each partition's writes apply as one, the partitions apart,
+  // none of them certainly if the batch fails. A microsecond apart, so
+  // that two writes of one cell do not tie.
+  std::vector<std::string> statements{op.text};
+  const uint64_t more = 1 + random.Below(2);
+  for (uint64_t i = 1; i <= more; i++) {
+    generated.batched.push_back(RandomPlainWrite(random, ++write_ids, timestamp_us - static_cast<int64_t>(i)));
+    statements.push_back(generated.batched.back().text);
+  }
+  generated.text = absl::StrCat("BEGIN UNLOGGED BATCH ", absl::StrJoin(statements, "; "), "; APPLY BATCH");
+  return generated;
+}
+
+model::PlainOp StatementGenerator::RandomPlainWrite(Random& random, uint64_t write_id, int64_t timestamp_us) const {
+  const int64_t partition = static_cast<int64_t>(spec_.partitions() + random.Below(spec_.plain_partitions()));
+  model::PlainOp op;
   op.kind = model::PlainOp::Kind::kWrite;
+  op.partition = absl::StrCat(partition);
   op.timestamp_us = timestamp_us;
   const bool ttl = spec_.ttl_fraction() > 0 && random.Chance(spec_.ttl_fraction());
   const int64_t ttl_seconds = ttl ? random.Between(1, spec_.max_ttl_seconds()) : 0;
-  std::tie(generated.text, op.write) = PlainWrite(random, partition, write_id, timestamp_us, ttl_seconds);
-  return generated;
+  std::tie(op.text, op.write) = PlainWrite(random, partition, write_id, timestamp_us, ttl_seconds);
+  return op;
 }
 
 std::vector<model::Condition> StatementGenerator::RandomConditions(Random& random) const {

@@ -82,6 +82,9 @@ struct GeneratedPlainOp {
   // pk IN (...), in this order, repeats included: each partition once,
   // in no order the checks rely on.
   std::vector<int64_t> partitions_in;
+  // A write sent in an unlogged BATCH: its other writes (op is the first),
+  // each with its own values and timestamp, on any plain partition.
+  std::vector<model::PlainOp> batched;
 };
 
 class StatementGenerator {
@@ -89,9 +92,11 @@ class StatementGenerator {
   StatementGenerator(GeneratedSchema schema, const scenario::CqlWorkload& spec);
 
   GeneratedOp Next(Random& random) const;
-  // On the plain partitions, which follow the conditional ones: a write
-  // whose values are `write_id`'s own, at `timestamp_us`, or a read.
-  GeneratedPlainOp NextPlain(Random& random, uint64_t write_id, int64_t timestamp_us) const;
+  // On the plain partitions, which follow the conditional ones: a read, or
+  // a write whose values are its own (write ids drawn from `write_ids`,
+  // which counts up) at `timestamp_us`, or an unlogged batch of two or
+  // three of them at timestamps a microsecond apart.
+  GeneratedPlainOp NextPlain(Random& random, uint64_t& write_ids, int64_t timestamp_us) const;
 
   const GeneratedSchema& schema() const { return schema_; }
   // The clustering key of row `index` of a partition.
@@ -109,6 +114,8 @@ class StatementGenerator {
   // SELECT * ... WHERE pk IN (...) of two or three plain partitions, a
   // repeat among them at times.
   GeneratedPlainOp RandomPartitionsIn(Random& random) const;
+  // A write of a random plain partition: its text and model form.
+  model::PlainOp RandomPlainWrite(Random& random, uint64_t write_id, int64_t timestamp_us) const;
   // A SELECT of rows of the partition: its CQL and its slice. Serial reads
   // take no IN: each of its slices would be a read of its own.
   std::pair<std::string, model::Slice> RandomSelect(Random& random, int64_t partition, bool allow_in) const;

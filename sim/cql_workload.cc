@@ -445,7 +445,7 @@ void CqlWorkload::SendPlain(Client& client) {
   // Clients' clocks differ: a timestamp up to a second behind true time,
   // so that a later write may lose to an earlier one.
   const int64_t timestamp_us = now_us - static_cast<int64_t>(random_.Below(1'000'000));
-  client.plain = generator_.NextPlain(random_, ++plain_writes_, timestamp_us);
+  client.plain = generator_.NextPlain(random_, plain_writes_, timestamp_us);
   client.pages = 0;
   model::PlainOp& op = client.plain->op;
   op.text = client.plain->text;
@@ -582,13 +582,24 @@ void CqlWorkload::CompletePlain(Client& client, model::LwtOp::Outcome outcome) {
   op.clock = ClockWindow(client.sent_at, simulator_.now());
   const bool read = op.kind == model::PlainOp::Kind::kRead;
   const bool scan = client.plain->scan;
-  outcomes_[absl::StrCat(!read                                  ? "plain write "
+  outcomes_[absl::StrCat(!client.plain->batched.empty()          ? "plain batch "
+                         : !read                                ? "plain write "
                          : !client.plain->partitions_in.empty() ? "plain read of partitions IN "
                          : scan                                 ? "plain scan "
                          : client.pages > 1                     ? "plain paged read "
                                                                 : "plain read ",
                          OutcomeText(outcome))]++;
   if (!scan) {
+    // A batch's writes are known alike: each as the batch ended.
+    for (model::PlainOp& part : client.plain->batched) {
+      part.outcome = op.outcome;
+      part.text = op.text;
+      part.call_us = op.call_us;
+      part.return_us = op.return_us;
+      part.clock = op.clock;
+      part.replicas = op.replicas;
+      plain_history_.push_back(std::move(part));
+    }
     plain_history_.push_back(std::move(op));
   } else if (outcome == model::LwtOp::Outcome::kOk) {
     if (const std::string wrong = RecordScan(client); !wrong.empty()) Unreadable(op.text, wrong);
