@@ -9,11 +9,13 @@
 #include <optional>
 #include <set>
 
+#include "core/batchlog/batchlog.h"
 #include "core/data/storage_codec.h"
 #include "core/data/token.h"
 #include "sim/cluster.h"
 #include "sim/convergence_check.h"
 #include "sim/scenario_checks.h"
+#include "sim/view_check.h"
 #include "tests/history_builder.h"
 #include "tests/requests.h"
 #include "tests/scenario_text.h"
@@ -90,6 +92,38 @@ class DataPathTest : public ::testing::Test {
   std::map<uint64_t, ClientResponse> responses_;
   std::vector<StreamRangesDone> streams_done_;
 };
+
+// views_converge: every running node sees exactly the running nodes as
+// up. It fails while a node is cut off, and after a crash until the
+// others convict it; it passes once the partition heals.
+TEST_F(DataPathTest, ViewsConvergeOnlyOnceEveryNodeSeesTheRunningOnes) {
+  EXPECT_TRUE(CheckViewsConverge(cluster_).passed);
+  cluster_.Partition({3}, {1, 2}, /*one_way=*/false);
+  RunFor(2 * kSecond);  // convicted on both sides
+  const CheckResult cut = CheckViewsConverge(cluster_);
+  EXPECT_FALSE(cut.passed) << cut.detail;
+  cluster_.Heal();
+  RunFor(2 * kSecond);
+  EXPECT_TRUE(CheckViewsConverge(cluster_).passed);
+  cluster_.Crash(2);
+  EXPECT_FALSE(CheckViewsConverge(cluster_).passed) << "nodes 1 and 3 still see node 2 up";
+  RunFor(2 * kSecond);
+  const CheckResult convicted = CheckViewsConverge(cluster_);
+  EXPECT_TRUE(convicted.passed) << convicted.detail;
+}
+
+// batchlog_drained: it fails while any running node's batch log holds an
+// entry, and says whose.
+TEST_F(DataPathTest, ABatchLogEntryLeftFailsBatchlogDrained) {
+  EXPECT_TRUE(CheckBatchlogDrained(cluster_).passed);
+  WriteBatch entry;
+  entry.Put(Batchlog::EntryPrefix() + "left", "");
+  cluster_.node(2).storage(0).Apply(std::move(entry), Durability::kSynced, [](absl::Status) {});
+  RunFor(10 * kMillisecond);
+  const CheckResult left = CheckBatchlogDrained(cluster_);
+  EXPECT_FALSE(left.passed);
+  EXPECT_NE(left.detail.find("node 2: 1"), std::string::npos) << left.detail;
+}
 
 TEST_F(DataPathTest, QuorumWriteThenRead) {
   const ClientResponse written = Call(Put("k", "v1", CL_QUORUM));
