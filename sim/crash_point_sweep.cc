@@ -45,6 +45,20 @@ LoadedScenario WithCrashPoint(const LoadedScenario& scenario, uint32_t node, con
   return variant;
 }
 
+// What the node's synced writes held, by subsystem: which of them the
+// points cover ("node 1's synced writes hold: batch log 3, data 50, ...").
+std::string SyncedWritesHold(const RunResult& counted, uint32_t node) {
+  std::string line = absl::StrCat("node ", node, "'s synced writes hold:");
+  const nlohmann::json kinds =
+      counted.details.value("synced_writes_by_kind", nlohmann::json::object()).value(std::to_string(node), nlohmann::json::object());
+  bool first = true;
+  for (const auto& [kind, count] : kinds.items()) {
+    absl::StrAppend(&line, first ? " " : ", ", kind, " ", count.get<uint64_t>());
+    first = false;
+  }
+  return absl::StrCat(line, first ? " nothing" : "", "\n");
+}
+
 }  // namespace
 
 int RunEveryCrashPoint(const LoadedScenario& scenario, uint64_t seed, uint32_t node, uint64_t restart_after_ms,
@@ -61,6 +75,7 @@ int RunEveryCrashPoint(const LoadedScenario& scenario, uint64_t seed, uint32_t n
         WithCrashPoint(scenario, node, way, std::numeric_limits<uint64_t>::max(), restart_after_ms), seed, nullptr,
         nullptr);
     moments_of[way.point] = counted.details.value("crash_point_moments", uint64_t{0});
+    if (way.point == scenario::CrashPointFault::BEFORE_SYNC) out << SyncedWritesHold(counted, node);
   }
   for (const Way& way : kWays) {
     const uint64_t moments = moments_of.at(way.point);

@@ -188,6 +188,17 @@ nlohmann::json Details(const Cluster& cluster, const FaultInjector& faults,
     }
   }
   details["storage"] = storage;
+  nlohmann::json synced_by_kind = nlohmann::json::object();  // by node
+  for (NodeId id = 1; id <= cluster.size(); id++) {
+    nlohmann::json kinds = nlohmann::json::object();
+    for (ShardId shard = 0; shard < cluster.topology().shards_per_node; shard++) {
+      for (const auto& [kind, count] : cluster.node(id).storage(shard).synced_writes_by_kind()) {
+        kinds[kind] = kinds.value(kind, uint64_t{0}) + count;
+      }
+    }
+    synced_by_kind[std::to_string(id)] = kinds;
+  }
+  details["synced_writes_by_kind"] = synced_by_kind;
   nlohmann::json sites = nlohmann::json::object();
   for (const auto& [site, state] : buggify.sites()) {
     sites[site] = {{"enabled", state.enabled}, {"fired", state.fired}};

@@ -6,6 +6,7 @@
 #include "core/env/assert.h"
 #include "core/env/commitlog_sync.h"
 #include "sim/latency.h"
+#include "sim/stored_kinds.h"
 
 namespace charybdis::sim {
 
@@ -68,6 +69,11 @@ void SimStorage::ApplyBatch(const WriteBatch& batch, Undo* undo) {
 
 void SimStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) {
   const bool synced = durability == Durability::kSynced && sync_period_ == 0;
+  if (durability == Durability::kSynced) {
+    std::set<std::string> kinds;
+    for (const WriteBatch::Operation& operation : batch.operations) kinds.insert(StoredKindOf(operation.key));
+    for (const std::string& kind : kinds) synced_writes_by_kind_[kind]++;
+  }
   const uint64_t id = ++last_write_id_;
   issued_.push_back(
       IssuedWrite{id, std::move(batch), durability == Durability::kSynced, faults_.fail_writes});

@@ -126,6 +126,9 @@ class SimStorage final : public Storage {
 
   void set_faults(DiskFaults faults) { faults_ = faults; }
   const StorageStats& stats() const { return stats_; }
+  // Writes asked to be synced, by what they hold (StoredKindOf; a batch
+  // counts once for each kind among its keys).
+  const std::map<std::string, uint64_t>& synced_writes_by_kind() const { return synced_writes_by_kind_; }
   // What a reader sees now (for checkers and tests).
   using Contents = std::map<std::string, std::string>;
   const Contents& contents() const { return contents_; }
@@ -197,6 +200,7 @@ class SimStorage final : public Storage {
   std::vector<std::string> unsynced_last_puts_;
   std::vector<Nanos> unsynced_at_;  // when each was applied (PERIODIC)
   std::deque<IssuedWrite> issued_;  // in issue (= completion) order
+  std::map<std::string, uint64_t> synced_writes_by_kind_;
   uint64_t last_write_id_ = 0;
   // The log writer: the group being written, and the writes queued for
   // the next one (always the newest of issued_).

@@ -115,6 +115,20 @@ TEST(RunTest, ViewsThatHaveNotConvergedFailTheCheck) {
       << result.checks[0].detail;
 }
 
+// The crash-point sweep's scenario must give it a point in each subsystem
+// that syncs state (docs/scenarios.md, "Every crash point"): its node 1
+// syncs acceptor state, hints, batch log entries and the schema log.
+TEST(RunTest, TheCrashPointScenarioSyncsEverySubsystemsState) {
+  absl::StatusOr<LoadedScenario> scenario = LoadScenario("scenarios/crash_points.textproto");
+  ASSERT_TRUE(scenario.ok()) << scenario.status();
+  const RunResult result = RunScenario(*scenario, 1, nullptr);
+  ASSERT_EQ(result.outcome, Outcome::kPassed);
+  const nlohmann::json& node_1 = result.details["synced_writes_by_kind"]["1"];
+  for (const char* kind : {"paxos state", "paxos horizon and fences", "hints", "batch log", "schema log", "data"}) {
+    EXPECT_GT(node_1.value(kind, uint64_t{0}), 0u) << kind << " in " << node_1.dump();
+  }
+}
+
 TEST(RunTest, EndsOnceWorkIsDoneAndFaultsHaveSettled) {
   const LoadedScenario scenario = MustParse(BaseScenario(
       "workload { name: \"quick\" ping { clients: 2 requests_per_client: 10 timeout_ms: 100 } }\n"

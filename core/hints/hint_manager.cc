@@ -23,6 +23,8 @@ constexpr size_t kHintKeySize = 1 + 4 + 8;
 
 }  // namespace
 
+std::string HintManager::KeyPrefix() { return std::string(1, kHintTag); }
+
 HintManager::HintManager(ShardEnv env, const NodeConfig& config, LivenessView& liveness, ShardMetrics& metrics,
                          std::function<bool(NodeId)> has_left)
     : env_(env),
@@ -34,7 +36,7 @@ HintManager::HintManager(ShardEnv env, const NodeConfig& config, LivenessView& l
       request_id_base_((uint64_t{1} << 63) | ((env.random->Next() >> 33) << 32)) {}
 
 void HintManager::Start() {
-  const std::string all(1, kHintTag);
+  const std::string all = KeyPrefix();
   env_.storage->Scan(all, storage_codec::PrefixEnd(all), SIZE_MAX, [this](auto hints) {
     if (!hints.ok()) {
       // The disk failed: try again later; until then new hints could reuse

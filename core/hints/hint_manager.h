@@ -44,6 +44,8 @@ class HintManager {
   // Replay requests carry ids with the top bit set, to tell their acks
   // from the coordinator's.
   static bool IsHintRequest(uint64_t request_id) { return request_id >> 63; }
+  // The prefix of every stored hint's key.
+  static std::string KeyPrefix();
 
  private:
   struct Replay {
