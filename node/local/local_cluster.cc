@@ -165,8 +165,11 @@ absl::Status LocalCluster::WriteNodeConfig(NodeId id, const std::string& host, b
 std::string LocalCluster::superuser_password_path() const { return directory_ + "/superuser_password"; }
 std::string LocalCluster::superuser_path() const { return directory_ + "/superuser.txt"; }
 
-absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
-                                                  const std::string& node_binary, Options options) {
+namespace {
+
+// The options are checked before any node is set up: a schema's error
+// names the statement, not a line of a generated config.
+absl::Status CheckOptions(const LocalCluster::Options& options) {
   if (options.nodes == 0 || options.shards == 0) {
     return absl::InvalidArgumentError("a cluster needs at least one node and one shard");
   }
@@ -174,17 +177,21 @@ absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
     return absl::InvalidArgumentError(absl::StrCat("replication factor ", options.replication_factor,
                                                    " must be between 1 and ", options.nodes));
   }
-  // The schema is checked before any node is set up: its error names the
-  // statement, not a line of a generated config.
   const cql::BootstrapSchema schema =
       cql::BuildBootstrapSchema(options.cql_schema, {{"dc1", options.nodes}});
-  if (!schema.problems.empty()) {
-    std::string problems;
-    for (const auto& [index, problem] : schema.problems) {
-      absl::StrAppend(&problems, "\n  statement ", index + 1, " (", options.cql_schema[index], "): ", problem);
-    }
-    return absl::InvalidArgumentError(absl::StrCat("the CQL schema is not valid:", problems));
+  if (schema.problems.empty()) return absl::OkStatus();
+  std::string problems;
+  for (const auto& [index, problem] : schema.problems) {
+    absl::StrAppend(&problems, "\n  statement ", index + 1, " (", options.cql_schema[index], "): ", problem);
   }
+  return absl::InvalidArgumentError(absl::StrCat("the CQL schema is not valid:", problems));
+}
+
+}  // namespace
+
+absl::StatusOr<LocalCluster> LocalCluster::Create(const std::string& directory,
+                                                  const std::string& node_binary, Options options) {
+  if (absl::Status checked = CheckOptions(options); !checked.ok()) return checked;
   LocalCluster cluster(directory, node_binary);
   if (fs::exists(cluster.NodeDirectory(1) + "/node.textproto")) {
     return absl::AlreadyExistsError(absl::StrCat(directory, " holds a cluster already (cluster down first)"));
