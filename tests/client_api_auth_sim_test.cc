@@ -10,28 +10,21 @@
 
 #include "core/auth/permissions.h"
 #include "sim/cql_backend.h"
-#include "sim/sim_password_hasher.h"
-#include "tests/scenario_text.h"
+#include "tests/auth_sim_test_base.h"
 #include "tests/sim_cql_client.h"
 
 namespace charybdis::sim {
 namespace {
 
 using testing::BaseScenario;
-using testing::MustParse;
 
-class ClientApiAuthSimTest : public ::testing::Test {
+class ClientApiAuthSimTest : public AuthSimTestBase {
  protected:
   ClientApiAuthSimTest()
-      : scenario_(MustParse(BaseScenario())),
-        buggify_(false, Random(1)),
-        cluster_(simulator_, scenario_, Random(5), buggify_),
-        hasher_(simulator_, SimNetwork::HostOf(1), Random(7)),
-        auth_(cql::AuthConfig{true, "admin", "s3cret"}, hasher_),
+      : AuthSimTestBase(BaseScenario()),
         backend_(cluster_, cluster_.AddClient(0), 1, &probes_, 1 << 20, &auth_),
         api_auth_(backend_) {
-    cluster_.StartAll();
-    RunFor(500 * kMillisecond);
+    Start();
     // alice may create keyspaces, and nothing else.
     admin_ = std::make_unique<SimCqlClient>(simulator_, cluster_, 1, &auth_, "10.0.0.1");
     admin_->Startup();
@@ -75,14 +68,6 @@ class ClientApiAuthSimTest : public ::testing::Test {
     return std::vector<auth::Needed>{{auth::Permission::kSelect, auth::TableResource(keyspace, "t")}};
   }
 
-  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
-
-  Simulator simulator_;
-  LoadedScenario scenario_;
-  SimBuggify buggify_;
-  Cluster cluster_;
-  SimPasswordHasher hasher_;
-  cql::AuthService auth_;
   ::charybdis::testing::CountingProbes probes_;
   SimCqlBackend backend_;
   node::ClientApiAuth api_auth_;

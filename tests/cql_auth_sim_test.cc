@@ -6,9 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "core/cql/auth_service.h"
-#include "sim/sim_password_hasher.h"
-#include "tests/scenario_text.h"
+#include "tests/auth_sim_test_base.h"
 #include "tests/sim_cql_client.h"
 
 namespace charybdis::sim {
@@ -33,17 +31,9 @@ std::string MessageOf(const std::string& body) {
   return in.String();
 }
 
-class CqlAuthSimTest : public ::testing::Test {
+class CqlAuthSimTest : public AuthSimTestBase {
  protected:
-  CqlAuthSimTest()
-      : scenario_(MustParse(BaseScenario(kSchema))),
-        buggify_(false, Random(1)),
-        cluster_(simulator_, scenario_, Random(5), buggify_),
-        hasher_(simulator_, SimNetwork::HostOf(1), Random(7)),
-        auth_(cql::AuthConfig{true, "admin", "s3cret"}, hasher_) {
-    cluster_.StartAll();
-    simulator_.RunUntil(500 * kMillisecond);
-  }
+  CqlAuthSimTest() : AuthSimTestBase(BaseScenario(kSchema)) { Start(); }
 
   // A new connection to node 1 from `peer`, STARTUP sent; the answer's
   // opcode is AUTHENTICATE.
@@ -75,14 +65,6 @@ class CqlAuthSimTest : public ::testing::Test {
     return code > 0x10 ? absl::StrCat(code, ": ", MessageOf(body)) : "";
   }
 
-  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
-
-  Simulator simulator_;
-  LoadedScenario scenario_;
-  SimBuggify buggify_;
-  Cluster cluster_;
-  SimPasswordHasher hasher_;
-  cql::AuthService auth_;
 };
 
 constexpr int32_t kBadCredentials = 0x0100;
