@@ -36,6 +36,9 @@ constexpr uint32_t kSecondColumnValues = 4;
 // one are another's.
 constexpr int64_t kBigintPartitionBase = int64_t{1} << 40;
 
+// A composite key's second column holds the index plus this.
+constexpr int64_t kPartitionColumnStep = 1000;
+
 // A bigint clustering value lies this far below its index: negative keys
 // sort below positive ones only if the sign is read.
 constexpr int64_t kBigintClusteringOffset = 2;
@@ -48,45 +51,77 @@ Type RandomType(Random& random) {
 
 }  // namespace
 
-std::string GeneratedSchema::PartitionLiteral(int64_t index) const {
+std::string GeneratedSchema::PartitionColumns() const {
+  std::vector<std::string> names;
+  for (const Column& column : partition) names.push_back(column.name);
+  return absl::StrJoin(names, ", ");
+}
+
+std::vector<std::string> GeneratedSchema::PartitionLiterals(int64_t index) const {
   CHARYBDIS_ASSERT(index >= 0);
-  switch (partition.type) {
-    case Type::kInt: return absl::StrCat(index);
-    case Type::kBigint: return absl::StrCat(kBigintPartitionBase + index);
-    case Type::kText: return absl::StrCat("'p", index, "'");
+  std::vector<std::string> literals;
+  for (size_t i = 0; i < partition.size(); i++) {
+    const int64_t number = index + kPartitionColumnStep * static_cast<int64_t>(i);
+    switch (partition[i].type) {
+      case Type::kInt: literals.push_back(absl::StrCat(number)); break;
+      case Type::kBigint: literals.push_back(absl::StrCat(kBigintPartitionBase + number)); break;
+      case Type::kText: literals.push_back(absl::StrCat("'p", number, "'")); break;
+    }
   }
-  CHARYBDIS_ASSERT(false);
-  return "";
+  CHARYBDIS_ASSERT(literals.size() == partition.size());
+  return literals;
+}
+
+std::string GeneratedSchema::WherePartition(int64_t index) const {
+  const std::vector<std::string> literals = PartitionLiterals(index);
+  std::vector<std::string> equals;
+  for (size_t i = 0; i < partition.size(); i++) equals.push_back(absl::StrCat(partition[i].name, " = ", literals[i]));
+  return absl::StrCat(" WHERE ", absl::StrJoin(equals, " AND "));
 }
 
 int64_t GeneratedSchema::PartitionToken(int64_t index) const {
   CHARYBDIS_ASSERT(index >= 0);
   std::string key;
-  switch (partition.type) {
-    case Type::kInt: AppendBigEndian(key, static_cast<uint64_t>(index), 4); break;
-    case Type::kBigint: AppendBigEndian(key, static_cast<uint64_t>(kBigintPartitionBase + index), 8); break;
-    case Type::kText: key = absl::StrCat("p", index); break;
+  for (size_t i = 0; i < partition.size(); i++) {
+    const int64_t number = index + kPartitionColumnStep * static_cast<int64_t>(i);
+    std::string bytes;
+    switch (partition[i].type) {
+      case Type::kInt: AppendBigEndian(bytes, static_cast<uint64_t>(number), 4); break;
+      case Type::kBigint: AppendBigEndian(bytes, static_cast<uint64_t>(kBigintPartitionBase + number), 8); break;
+      case Type::kText: bytes = absl::StrCat("p", number); break;
+    }
+    if (partition.size() == 1) return TokenOf(bytes);
+    AppendBigEndian(key, bytes.size(), 2);
+    absl::StrAppend(&key, bytes, std::string(1, '\0'));
   }
   return TokenOf(key);
 }
 
-std::optional<int64_t> GeneratedSchema::PartitionIndexOf(const model::Value& key) const {
+std::optional<int64_t> GeneratedSchema::PartitionIndexOf(const std::vector<model::Value>& key) const {
+  if (key.size() != partition.size() || key.empty()) return std::nullopt;
   int64_t index = -1;
-  if (partition.type == Type::kText) {
-    const auto* text = std::get_if<std::string>(&key);
+  if (partition[0].type == Type::kText) {
+    const auto* text = std::get_if<std::string>(&key[0]);
     if (text == nullptr || text->size() < 2 || (*text)[0] != 'p' || !absl::SimpleAtoi(text->substr(1), &index)) {
       return std::nullopt;
     }
-  } else if (const auto* number = std::get_if<int64_t>(&key); number != nullptr) {
-    index = partition.type == Type::kBigint ? *number - kBigintPartitionBase : *number;
+  } else if (const auto* number = std::get_if<int64_t>(&key[0]); number != nullptr) {
+    index = partition[0].type == Type::kBigint ? *number - kBigintPartitionBase : *number;
   }
-  if (index < 0 || PartitionLiteral(index) != CqlLiteral(key)) return std::nullopt;  // 'p01' names none
+  if (index < 0) return std::nullopt;
+  // Every column as the index makes it: 'p01' names none, nor does a pk2
+  // of another partition.
+  const std::vector<std::string> literals = PartitionLiterals(index);
+  for (size_t i = 0; i < key.size(); i++) {
+    if (literals[i] != CqlLiteral(key[i])) return std::nullopt;
+  }
   return index;
 }
 
 std::vector<std::string> GeneratedSchema::Ddl(const std::string& replication) const {
-  std::vector<std::string> columns{absl::StrCat(partition.name, " ", TypeName(partition.type))};
-  std::vector<std::string> key{partition.name};
+  std::vector<std::string> columns;
+  for (const Column& column : partition) columns.push_back(absl::StrCat(column.name, " ", TypeName(column.type)));
+  std::vector<std::string> key{partition.size() == 1 ? partition[0].name : absl::StrCat("(", PartitionColumns(), ")")};
   std::vector<std::string> order;
   for (size_t i = 0; i < clustering.size(); i++) {
     columns.push_back(absl::StrCat(clustering[i].name, " ", TypeName(clustering[i].type)));
@@ -103,7 +138,8 @@ GeneratedSchema RandomSchema(const std::string& keyspace, Random& random) {
   GeneratedSchema schema;
   schema.keyspace = keyspace;
   schema.table = "t";
-  schema.partition.type = RandomType(random);
+  schema.partition[0].type = RandomType(random);
+  if (random.Chance(0.25)) schema.partition.push_back({"pk2", RandomType(random)});
   const int clustering = random.Chance(0.5) ? 1 : 2;
   for (int i = 0; i < clustering; i++) {
     schema.clustering.push_back({absl::StrCat("c", i + 1), random.Chance(0.5) ? Type::kText : RandomType(random)});
@@ -149,7 +185,7 @@ model::Value StatementGenerator::RandomValue(Random& random, Type type) const {
 }
 
 std::string StatementGenerator::WhereRow(int64_t partition, const model::Key& key) const {
-  std::string where = absl::StrCat(" WHERE ", schema_.partition.name, " = ", schema_.PartitionLiteral(partition));
+  std::string where = schema_.WherePartition(partition);
   for (size_t i = 0; i < key.size(); i++) {
     absl::StrAppend(&where, " AND ", schema_.clustering[i].name, " = ", CqlLiteral(key[i]));
   }
@@ -191,8 +227,7 @@ GeneratedOp StatementGenerator::SerialRead(Random& random, int64_t partition) co
 std::pair<std::string, model::Slice> StatementGenerator::RandomSelect(Random& random, int64_t partition,
                                                                      bool allow_in) const {
   model::Slice slice;
-  std::string text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), " WHERE ", schema_.partition.name, " = ",
-                                  schema_.PartitionLiteral(partition));
+  std::string text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), schema_.WherePartition(partition));
   const model::Key row = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
   const std::string& first = schema_.clustering[0].name;
   switch (random.Below(allow_in ? 5 : 4)) {
@@ -271,9 +306,9 @@ GeneratedPlainOp StatementGenerator::RandomScan(Random& random) const {
     if (bounds.low > bounds.high) std::swap(bounds.low, bounds.high);
     bounds.low_inclusive = random.Chance(0.5);
     bounds.high_inclusive = random.Chance(0.5);
-    absl::StrAppend(&generated.text, " WHERE token(", schema_.partition.name, ") ", bounds.low_inclusive ? ">=" : ">", " ",
-                    bounds.low, " AND token(", schema_.partition.name, ") ", bounds.high_inclusive ? "<=" : "<", " ",
-                    bounds.high);
+    const std::string token = absl::StrCat("token(", schema_.PartitionColumns(), ")");
+    absl::StrAppend(&generated.text, " WHERE ", token, bounds.low_inclusive ? " >= " : " > ", bounds.low, " AND ", token,
+                    bounds.high_inclusive ? " <= " : " < ", bounds.high);
   }
   if (spec_.page_size() > 0 && random.Chance(0.8)) generated.page_size = 1 + random.Below(4 * spec_.page_size());
   return generated;
@@ -287,10 +322,10 @@ GeneratedPlainOp StatementGenerator::RandomPartitionsIn(Random& random) const {
   const uint64_t count = 2 + random.Below(2);
   for (uint64_t i = 0; i < count; i++) {
     generated.partitions_in.push_back(static_cast<int64_t>(spec_.partitions() + random.Below(spec_.plain_partitions())));
-    literals.push_back(schema_.PartitionLiteral(generated.partitions_in.back()));
+    literals.push_back(schema_.PartitionLiterals(generated.partitions_in.back())[0]);
   }
-  generated.text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), " WHERE ", schema_.partition.name, " IN (",
-                                absl::StrJoin(literals, ", "), ")");
+  generated.text = absl::StrCat("SELECT * FROM ", schema_.QualifiedTable(), " WHERE ", schema_.partition[0].name,
+                                " IN (", absl::StrJoin(literals, ", "), ")");
   if (spec_.page_size() > 0 && random.Chance(0.5)) generated.page_size = 1 + random.Below(2 * spec_.page_size());
   return generated;
 }
@@ -306,7 +341,9 @@ GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t& write_i
   if (random.Chance(0.5)) {
     op.kind = model::PlainOp::Kind::kRead;
     if (spec_.scan_fraction() > 0 && random.Chance(spec_.scan_fraction())) {
-      GeneratedPlainOp scan = random.Chance(0.25) ? RandomPartitionsIn(random) : RandomScan(random);
+      // A composite key takes no IN here: pk2 would need one of its own.
+      const bool in = random.Chance(0.25) && schema_.partition.size() == 1;
+      GeneratedPlainOp scan = in ? RandomPartitionsIn(random) : RandomScan(random);
       scan.level = generated.level;
       return scan;
     }
@@ -447,7 +484,8 @@ std::pair<std::string, model::LwtStatement> StatementGenerator::Conditional(Rand
 std::string StatementGenerator::InsertText(int64_t partition, const model::Write& write,
                                            const std::string& suffix) const {
   CHARYBDIS_ASSERT(write.kind == model::Write::Kind::kInsert);
-  std::vector<std::string> names{schema_.partition.name}, values{schema_.PartitionLiteral(partition)};
+  std::vector<std::string> names, values = schema_.PartitionLiterals(partition);
+  for (const GeneratedSchema::Column& column : schema_.partition) names.push_back(column.name);
   for (size_t i = 0; i < write.clustering.size(); i++) {
     names.push_back(schema_.clustering[i].name);
     values.push_back(CqlLiteral(write.clustering[i]));

@@ -25,21 +25,30 @@ struct GeneratedSchema {
   };
   std::string keyspace;
   std::string table;
-  Column partition{"pk", Type::kInt};  // int, bigint or text
+  // One column (pk), or two (pk, pk2: a composite key); int, bigint or
+  // text.
+  std::vector<Column> partition{{"pk", Type::kInt}};
   std::vector<Column> clustering;  // one or two, int, bigint or text
   std::vector<bool> descending;    // by clustering column
   std::vector<Column> regular;
 
   std::string QualifiedTable() const { return keyspace + "." + table; }
-  // Partition `index` (the workload's name for it) as a CQL literal: an
-  // int is the index itself, a bigint lies past 2^40 (so a key read as four
-  // bytes would be another), a text is 'p' and the index.
-  std::string PartitionLiteral(int64_t index) const;
-  // Its Murmur3 token: of its key's bytes as the protocol sends them,
-  // where a scan meets it.
+  // The partition key's columns, "pk" or "pk, pk2".
+  std::string PartitionColumns() const;
+  // Partition `index` (the workload's name for it) as CQL literals, one
+  // per key column. Column i's value is of index + 1000 i: an int the
+  // number itself, a bigint past 2^40 (so a key read as four bytes would be
+  // another), a text 'p' and the number.
+  std::vector<std::string> PartitionLiterals(int64_t index) const;
+  // " WHERE pk = ... [AND pk2 = ...]".
+  std::string WherePartition(int64_t index) const;
+  // Its Murmur3 token: of its key's bytes as the protocol sends them (a
+  // composite's: each column's length, bytes and a zero), where a scan
+  // meets it.
   int64_t PartitionToken(int64_t index) const;
-  // The index of a partition key a read returned, if it names one.
-  std::optional<int64_t> PartitionIndexOf(const model::Value& key) const;
+  // The index of a partition key a read returned (its columns' values, in
+  // order), if it names one.
+  std::optional<int64_t> PartitionIndexOf(const std::vector<model::Value>& key) const;
   // CREATE KEYSPACE (with `replication`, a CQL map) and CREATE TABLE.
   std::vector<std::string> Ddl(const std::string& replication) const;
 };

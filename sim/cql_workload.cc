@@ -516,8 +516,12 @@ bool CqlWorkload::ReadPage(Client& client, const CqlAnswer& answer) {
   if (plain.page_size == 0 && answer.paging_state) return false;
   const uint32_t partitions = plain.scan ? spec_.partitions() + spec_.plain_partitions() : 1;
   if (answer.paging_state && client.pages > partitions * spec_.rows_per_partition()) return false;
-  const auto key_column = std::find(answer.columns.begin(), answer.columns.end(), generator_.schema().partition.name);
-  if (plain.scan && key_column == answer.columns.end()) return false;
+  std::vector<size_t> key_columns;  // where the answer has the partition key's columns
+  for (const GeneratedSchema::Column& column : generator_.schema().partition) {
+    const auto found = std::find(answer.columns.begin(), answer.columns.end(), column.name);
+    if (plain.scan && found == answer.columns.end()) return false;
+    key_columns.push_back(static_cast<size_t>(found - answer.columns.begin()));
+  }
   for (size_t row = 0; row < answer.rows.size(); row++) {
     model::ObservedRow observed;
     if (!ObservedRowOf(answer, row, observed)) return false;
@@ -525,8 +529,13 @@ bool CqlWorkload::ReadPage(Client& client, const CqlAnswer& answer) {
       client.plain->op.rows.push_back(std::move(observed));
       continue;
     }
-    const std::optional<model::Value>& key = answer.rows[row][key_column - answer.columns.begin()];
-    const std::optional<int64_t> partition = key ? generator_.schema().PartitionIndexOf(*key) : std::nullopt;
+    std::vector<model::Value> key;
+    for (size_t column : key_columns) {
+      const std::optional<model::Value>& value = answer.rows[row][column];
+      if (!value) return false;
+      key.push_back(*value);
+    }
+    const std::optional<int64_t> partition = generator_.schema().PartitionIndexOf(key);
     if (!partition) return false;  // a key the workload never wrote
     client.scanned.emplace_back(absl::StrCat(*partition), std::move(observed));
   }

@@ -151,36 +151,57 @@ TEST(SchemaLivesTest, ATableMadeAgainThatReadsAnEarlierLifesRowFails) {
 
 GeneratedSchema KeyedBy(GeneratedSchema::Type type) {
   GeneratedSchema schema;
-  schema.partition.type = type;
+  schema.partition[0].type = type;
   return schema;
+}
+
+std::optional<int64_t> IndexOf(const GeneratedSchema& schema, model::Value key) {
+  return schema.PartitionIndexOf({std::move(key)});
 }
 
 // A scan's partitions are checked by these: a token computed from the
 // wrong bytes would put partitions outside bounds they are within.
 TEST(GeneratedSchemaTest, EachPartitionKeyTypeHasItsLiteralTokenAndIndex) {
   const GeneratedSchema ints = KeyedBy(GeneratedSchema::Type::kInt);
-  EXPECT_EQ(ints.PartitionLiteral(3), "3");
+  EXPECT_EQ(ints.PartitionLiterals(3), std::vector<std::string>{"3"});
+  EXPECT_EQ(ints.WherePartition(3), " WHERE pk = 3");
   EXPECT_EQ(ints.PartitionToken(3), TokenOf(std::string("\0\0\0\3", 4)));
-  EXPECT_EQ(ints.PartitionIndexOf(model::Value(int64_t{3})), 3);
-  EXPECT_EQ(ints.PartitionIndexOf(model::Value(int64_t{-1})), std::nullopt);
-  EXPECT_EQ(ints.PartitionIndexOf(model::Value(std::string("3"))), std::nullopt);
+  EXPECT_EQ(IndexOf(ints, int64_t{3}), 3);
+  EXPECT_EQ(IndexOf(ints, int64_t{-1}), std::nullopt);
+  EXPECT_EQ(IndexOf(ints, std::string("3")), std::nullopt);
 
   const GeneratedSchema bigints = KeyedBy(GeneratedSchema::Type::kBigint);
   const int64_t key = (int64_t{1} << 40) + 3;
-  EXPECT_EQ(bigints.PartitionLiteral(3), absl::StrCat(key));
+  EXPECT_EQ(bigints.PartitionLiterals(3), std::vector<std::string>{absl::StrCat(key)});
   std::string bytes;
   for (int shift = 56; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(key >> shift));
   EXPECT_EQ(bigints.PartitionToken(3), TokenOf(bytes));
-  EXPECT_EQ(bigints.PartitionIndexOf(model::Value(key)), 3);
-  EXPECT_EQ(bigints.PartitionIndexOf(model::Value(int64_t{3})), std::nullopt) << "the int's key is no bigint's";
+  EXPECT_EQ(IndexOf(bigints, key), 3);
+  EXPECT_EQ(IndexOf(bigints, int64_t{3}), std::nullopt) << "the int's key is no bigint's";
 
   const GeneratedSchema texts = KeyedBy(GeneratedSchema::Type::kText);
-  EXPECT_EQ(texts.PartitionLiteral(3), "'p3'");
+  EXPECT_EQ(texts.PartitionLiterals(3), std::vector<std::string>{"'p3'"});
   EXPECT_EQ(texts.PartitionToken(3), TokenOf("p3"));
-  EXPECT_EQ(texts.PartitionIndexOf(model::Value(std::string("p3"))), 3);
-  EXPECT_EQ(texts.PartitionIndexOf(model::Value(std::string("p03"))), std::nullopt);
-  EXPECT_EQ(texts.PartitionIndexOf(model::Value(std::string("q3"))), std::nullopt);
-  EXPECT_EQ(texts.PartitionIndexOf(model::Value(int64_t{3})), std::nullopt);
+  EXPECT_EQ(IndexOf(texts, std::string("p3")), 3);
+  EXPECT_EQ(IndexOf(texts, std::string("p03")), std::nullopt);
+  EXPECT_EQ(IndexOf(texts, std::string("q3")), std::nullopt);
+  EXPECT_EQ(IndexOf(texts, int64_t{3}), std::nullopt);
+}
+
+// A composite key's token is of Cassandra's composite form: each column's
+// length (two bytes), its bytes and a zero.
+TEST(GeneratedSchemaTest, ACompositePartitionKeyNamesEachColumnAndHashesTheirComposite) {
+  GeneratedSchema schema = KeyedBy(GeneratedSchema::Type::kInt);
+  schema.partition.push_back({"pk2", GeneratedSchema::Type::kText});
+  EXPECT_EQ(schema.PartitionColumns(), "pk, pk2");
+  EXPECT_EQ(schema.PartitionLiterals(3), (std::vector<std::string>{"3", "'p1003'"}));
+  EXPECT_EQ(schema.WherePartition(3), " WHERE pk = 3 AND pk2 = 'p1003'");
+  const std::string composite = std::string("\0\4\0\0\0\3\0", 7) + std::string("\0\5p1003\0", 8);
+  EXPECT_EQ(schema.PartitionToken(3), TokenOf(composite));
+  EXPECT_EQ(schema.PartitionIndexOf({int64_t{3}, std::string("p1003")}), 3);
+  EXPECT_EQ(schema.PartitionIndexOf({int64_t{3}, std::string("p1004")}), std::nullopt);
+  EXPECT_EQ(schema.PartitionIndexOf({int64_t{3}}), std::nullopt);
+  EXPECT_NE(schema.Ddl("{}")[1].find("PRIMARY KEY ((pk, pk2)"), std::string::npos) << schema.Ddl("{}")[1];
 }
 
 }  // namespace
