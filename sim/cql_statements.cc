@@ -347,6 +347,13 @@ GeneratedPlainOp StatementGenerator::NextPlain(Random& random, uint64_t& write_i
       scan.level = generated.level;
       return scan;
     }
+    if (random.Chance(0.1)) {
+      // The whole partition, counted; a page size does not cut the count.
+      generated.count = true;
+      generated.text = absl::StrCat("SELECT COUNT(*) FROM ", schema_.QualifiedTable(), schema_.WherePartition(partition));
+      if (spec_.page_size() > 0 && random.Chance(0.5)) generated.page_size = 1 + random.Below(spec_.page_size());
+      return generated;
+    }
     std::tie(generated.text, op.slice) = RandomSelect(random, partition, true);
     if (random.Chance(0.25)) {
       // Named columns: the clustering ones (which name the row) and some

@@ -91,6 +91,8 @@ struct GeneratedPlainOp {
   // pk IN (...), in this order, repeats included: each partition once,
   // in no order the checks rely on.
   std::vector<int64_t> partitions_in;
+  // A SELECT COUNT(*) of the partition (op.count gets the answer).
+  bool count = false;
   // A write sent in an unlogged BATCH: its other writes (op is the first),
   // each with its own values and timestamp, on any plain partition.
   std::vector<model::PlainOp> batched;

@@ -509,6 +509,15 @@ void CqlWorkload::OnPlainAnswer(Client& client, const CqlAnswer& answer) {
 bool CqlWorkload::ReadPage(Client& client, const CqlAnswer& answer) {
   const GeneratedPlainOp& plain = *client.plain;
   if (answer.kind != CqlAnswer::Kind::kRows) return false;
+  if (plain.count) {
+    // One row, one bigint, one page: the count of every row.
+    if (answer.paging_state || answer.columns != std::vector<std::string>{"count"} || answer.rows.size() != 1 ||
+        !answer.rows[0][0] || !std::holds_alternative<int64_t>(*answer.rows[0][0])) {
+      return false;
+    }
+    client.plain->op.count = std::get<int64_t>(*answer.rows[0][0]);
+    return true;
+  }
   // A page holds at most page_size rows; a read of one page gets no
   // paging state; no read takes more pages than the partition has rows,
   // and one more to learn there are no more.
@@ -592,6 +601,7 @@ void CqlWorkload::CompletePlain(Client& client, model::LwtOp::Outcome outcome) {
   const bool read = op.kind == model::PlainOp::Kind::kRead;
   const bool scan = client.plain->scan;
   outcomes_[absl::StrCat(!client.plain->batched.empty()          ? "plain batch "
+                         : client.plain->count                  ? "plain count "
                          : !read                                ? "plain write "
                          : !client.plain->partitions_in.empty() ? "plain read of partitions IN "
                          : scan                                 ? "plain scan "

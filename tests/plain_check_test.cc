@@ -2,7 +2,8 @@
 // pass, and each kind of wrong one fails: an acknowledged quorum write
 // missed, an older timestamp winning, a deleted or expired row returned, a
 // value nobody wrote, rows out of order or twice, a row dropped before a
-// LIMIT, a row returned with nothing live, selected or not.
+// LIMIT, a row returned with nothing live, selected or not, a COUNT(*)
+// below the rows that must exist or above those that can.
 
 #include "sim/model/plain_check.h"
 
@@ -59,6 +60,24 @@ bool Admitted(const std::vector<PlainOp>& history, std::vector<bool> descending 
   const PlainCheckResult result = CheckPlainReads(history, descending, kReplicationFactor);
   if (!result.admitted) std::cerr << result.detail << "\n";
   return result.admitted;
+}
+
+PlainOp Count(int64_t call_us, int64_t return_us, int64_t count) {
+  PlainOp op = Op(PlainOp::Kind::kRead, call_us, return_us, kQuorum);
+  op.count = count;
+  return op;
+}
+
+// Rows 1 and 2 were written and acknowledged at QUORUM, row 2 deleted
+// since; row 3's write is in flight: 1 must exist, 3 may.
+TEST(PlainCheckTest, ACountLiesBetweenTheRowsThatMustAndThatMayExist) {
+  const std::vector<PlainOp> writes = {Insert(0, 10, 1, 7, 100), Insert(0, 10, 2, 8, 100), DeleteRow(20, 30, 2, 200),
+                                       Insert(35, 100, 3, 9, 300)};
+  for (int64_t counted : {-1, 0, 1, 2, 3}) {
+    std::vector<PlainOp> history = writes;
+    history.push_back(Count(40, 50, counted));
+    EXPECT_EQ(Admitted(history), counted == 1 || counted == 2) << counted;
+  }
 }
 
 TEST(PlainCheckTest, AQuorumReadSeesAnAcknowledgedQuorumWrite) {

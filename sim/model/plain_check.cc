@@ -147,6 +147,20 @@ std::optional<std::string> Ordered(const PlainOp& read, const ClusteringOrder& o
   return std::nullopt;
 }
 
+// A COUNT(*) counts at least the rows that must exist and at most those
+// that can: each row's cells are judged apart, as for a read of its rows.
+std::optional<std::string> CountAdmitted(const PlainOp& read, const std::map<Key, RowVersions>& rows) {
+  CHARYBDIS_ASSERT(read.count.has_value());
+  int64_t must = 0, may = 0;
+  for (const auto& [key, row] : rows) {
+    must += !CanBeAbsent(row, read.clock);
+    may += CanLiveUnread(row, ObservedRow{}, read.clock);
+  }
+  CHARYBDIS_ASSERT(must <= may);
+  if (*read.count >= must && *read.count <= may) return std::nullopt;
+  return absl::StrCat("counted ", *read.count, " rows; the writes it may see leave ", must, " to ", may);
+}
+
 std::optional<std::string> CheckRead(const PlainOp& read, const std::vector<const PlainOp*>& writes,
                                      const ClusteringOrder& order, uint32_t replication_factor) {
   CHARYBDIS_ASSERT(read.outcome == LwtOp::Outcome::kOk);
@@ -160,6 +174,7 @@ std::optional<std::string> CheckRead(const PlainOp& read, const std::vector<cons
                       write->replicas + read.replicas > replication_factor;
     AddWrite(*write, must, rows[write->write.clustering]);
   }
+  if (read.count) return CountAdmitted(read, rows);
   std::vector<Key> keys;  // in the slice's order
   for (const auto& [key, ignored] : rows) keys.push_back(key);
   std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) { return order.Before(a, b); });

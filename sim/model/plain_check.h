@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,11 @@ struct PlainOp {
   // kWrite: its effect, at the timestamp the client gave it.
   Write write;
   int64_t timestamp_us = 0;
-  // kRead (ok): the slice asked for and the rows returned, pages joined.
+  // kRead (ok): the slice asked for and the rows returned, pages joined;
+  // or for a SELECT COUNT(*), the count it returned (and no rows).
   Slice slice;
   std::vector<ObservedRow> rows;
+  std::optional<int64_t> count;
 };
 
 struct PlainCheckResult {
