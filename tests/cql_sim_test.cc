@@ -572,6 +572,33 @@ TEST_F(CqlSimTest, APreparedStatementOfAnAlteredTableIsPreparedAgain) {
   EXPECT_EQ(client_.Reached("cql.unprepared"), 0);
 }
 
+// Dropped, or dropped and created again with the same columns (another
+// table: its rows are stored apart), the statement is prepared again.
+TEST_F(CqlSimTest, APreparedStatementOfATableDroppedOrMadeAgainIsPreparedAgain) {
+  ASSERT_EQ(SchemaChangeOf(Query("CREATE TABLE app.notes (id text PRIMARY KEY, body text)")), "CREATED TABLE app notes");
+  cql::Writer prepare;
+  prepare.LongString("SELECT * FROM app.notes WHERE id = ?");
+  const std::string answer = client_.Send(cql::Opcode::kPrepare, prepare.Take());
+  cql::Reader prepared(answer);
+  ASSERT_EQ(prepared.Int(), 4);  // Prepared
+  const std::string id = prepared.ShortBytes();
+  const auto execute = [&] {
+    cql::Writer body;
+    body.ShortBytes(id);
+    body.Short(cql::ToCqlConsistency(CL_QUORUM));
+    body.Byte(0x01);  // values
+    body.Short(1);
+    body.Bytes(std::string("a"));
+    return client_.Send(cql::Opcode::kExecute, body.Take());
+  };
+  EXPECT_EQ(cql::Reader(execute()).Int(), 2);  // Rows
+  ASSERT_EQ(SchemaChangeOf(Query("DROP TABLE app.notes")), "DROPPED TABLE app notes");
+  EXPECT_EQ(ErrorCodeOf(execute()), static_cast<int32_t>(cql::ErrorCode::kUnprepared));
+  ASSERT_EQ(SchemaChangeOf(Query("CREATE TABLE app.notes (id text PRIMARY KEY, body text)")), "CREATED TABLE app notes");
+  EXPECT_EQ(ErrorCodeOf(execute()), static_cast<int32_t>(cql::ErrorCode::kUnprepared));
+  EXPECT_EQ(client_.Reached("cql.prepared_outdated_by_schema"), 2);
+}
+
 TEST_F(CqlSimTest, AColumnDroppedAndAddedAgainComesBackEmpty) {
   using RowsOf = std::vector<std::vector<std::string>>;
   const std::string one = cql::NativeInt(1), two = cql::NativeInt(2), five = cql::NativeInt(5);
