@@ -39,6 +39,9 @@ constexpr int64_t kBigintPartitionBase = int64_t{1} << 40;
 // A composite key's second column holds the index plus this.
 constexpr int64_t kPartitionColumnStep = 1000;
 
+// No partition's index is as high: a returned key past it names none.
+constexpr int64_t kMaxPartitionIndex = int64_t{1} << 32;
+
 // A bigint clustering value lies this far below its index: negative keys
 // sort below positive ones only if the sign is read.
 constexpr int64_t kBigintClusteringOffset = 2;
@@ -58,7 +61,7 @@ std::string GeneratedSchema::PartitionColumns() const {
 }
 
 std::vector<std::string> GeneratedSchema::PartitionLiterals(int64_t index) const {
-  CHARYBDIS_ASSERT(index >= 0);
+  CHARYBDIS_ASSERT(index >= 0 && index <= kMaxPartitionIndex);
   std::vector<std::string> literals;
   for (size_t i = 0; i < partition.size(); i++) {
     const int64_t number = index + kPartitionColumnStep * static_cast<int64_t>(i);
@@ -106,9 +109,13 @@ std::optional<int64_t> GeneratedSchema::PartitionIndexOf(const std::vector<model
       return std::nullopt;
     }
   } else if (const auto* number = std::get_if<int64_t>(&key[0]); number != nullptr) {
-    index = partition[0].type == Type::kBigint ? *number - kBigintPartitionBase : *number;
+    const bool bigint = partition[0].type == Type::kBigint;
+    if (bigint && *number < kBigintPartitionBase) return std::nullopt;
+    index = bigint ? *number - kBigintPartitionBase : *number;
   }
-  if (index < 0) return std::nullopt;
+  // Past the bound no partition's index lies, nor would its literals
+  // compute without overflow.
+  if (index < 0 || index > kMaxPartitionIndex) return std::nullopt;
   // Every column as the index makes it: 'p01' names none, nor does a pk2
   // of another partition.
   const std::vector<std::string> literals = PartitionLiterals(index);
@@ -274,7 +281,6 @@ std::pair<std::string, model::Slice> StatementGenerator::RandomSelect(Random& ra
   }
   return {std::move(text), std::move(slice)};
 }
-
 
 std::string StatementGenerator::SomeColumns(Random& random) const {
   std::vector<std::string> names;

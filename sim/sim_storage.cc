@@ -69,7 +69,7 @@ void SimStorage::ApplyBatch(const WriteBatch& batch, Undo* undo) {
 
 void SimStorage::Apply(WriteBatch batch, Durability durability, WriteDone done) {
   const bool synced = durability == Durability::kSynced && sync_period_ == 0;
-  if (durability == Durability::kSynced) {
+  if (synced) {  // the writes crash points are taken at
     std::set<std::string> kinds;
     for (const WriteBatch::Operation& operation : batch.operations) kinds.insert(StoredKindOf(operation.key));
     for (const std::string& kind : kinds) synced_writes_by_kind_[kind]++;

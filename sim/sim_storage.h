@@ -126,7 +126,7 @@ class SimStorage final : public Storage {
 
   void set_faults(DiskFaults faults) { faults_ = faults; }
   const StorageStats& stats() const { return stats_; }
-  // Writes asked to be synced, by what they hold (StoredKindOf; a batch
+  // Writes synced one by one (not under PERIODIC), by what they hold (StoredKindOf; a batch
   // counts once for each kind among its keys).
   const std::map<std::string, uint64_t>& synced_writes_by_kind() const { return synced_writes_by_kind_; }
   // What a reader sees now (for checkers and tests).

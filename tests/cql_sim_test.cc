@@ -597,6 +597,12 @@ TEST_F(CqlSimTest, APreparedStatementOfATableDroppedOrMadeAgainIsPreparedAgain) 
   ASSERT_EQ(SchemaChangeOf(Query("CREATE TABLE app.notes (id text PRIMARY KEY, body text)")), "CREATED TABLE app notes");
   EXPECT_EQ(ErrorCodeOf(execute()), static_cast<int32_t>(cql::ErrorCode::kUnprepared));
   EXPECT_EQ(client_.Reached("cql.prepared_outdated_by_schema"), 2);
+  // Prepared again, as a driver does on Unprepared: it runs on the new table.
+  cql::Writer again;
+  again.LongString("SELECT * FROM app.notes WHERE id = ?");
+  const std::string reprepared = client_.Send(cql::Opcode::kPrepare, again.Take());
+  ASSERT_EQ(cql::Reader(reprepared).Int(), 4);  // Prepared
+  EXPECT_EQ(cql::Reader(execute()).Int(), 2);   // Rows
 }
 
 TEST_F(CqlSimTest, AColumnDroppedAndAddedAgainComesBackEmpty) {

@@ -117,7 +117,8 @@ TEST(RunTest, ViewsThatHaveNotConvergedFailTheCheck) {
 
 // The crash-point sweep's scenario must give it a point in each subsystem
 // that syncs state (docs/scenarios.md, "Every crash point"): its node 1
-// syncs acceptor state, hints, batch log entries and the schema log.
+// syncs acceptor state and its horizon and fences, hints, batch log
+// entries, the schema log and data.
 TEST(RunTest, TheCrashPointScenarioSyncsEverySubsystemsState) {
   absl::StatusOr<LoadedScenario> scenario = LoadScenario("scenarios/crash_points.textproto");
   ASSERT_TRUE(scenario.ok()) << scenario.status();
