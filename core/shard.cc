@@ -143,9 +143,7 @@ void Shard::MakeShardZeroParts() {
       [this](std::string statement, std::function<void(ClientResponse)> answer) {
         schema_agent_->Submit(cql::SchemaLogEntry{"", std::move(statement)}, std::move(answer));
       },
-      [this](NodeId node) {
-        return liveness_.HeldDown(node, env_.clock->Now(), config_.failure_detector.convict_after);
-      });
+      [this](NodeId node) { return failure_detector_->HeldDown(node); });
   if (config_.new_node) {
     join_starter_ = std::make_unique<topology::JoinStarter>(
         env_, config_, topology_log_, [this] { return schema_agent_->HoldsPeersLog(); }, is_alive, submit);

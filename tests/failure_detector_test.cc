@@ -57,6 +57,28 @@ TEST_F(FailureDetectorTest, CrashedNodeIsConvictedAndComesBackWithANewGeneration
   for (NodeId id = 1; id <= 3; id++) EXPECT_EQ(ViewOf(id), (std::vector<NodeId>{1, 2, 3}));
 }
 
+// What a topology barrier lets go (core/topology/operation_driver.h): a
+// peer convicted, or one unheard for the conviction time since the
+// detector began watching it; never one it has not had time to hear.
+TEST_F(FailureDetectorTest, APeerIsHeldDownOnceConvictedOrLongUnheard) {
+  RunUntil(1 * kSecond);
+  cluster_.Crash(3);
+  RunUntil(1 * kSecond + 300 * kMillisecond);
+  EXPECT_FALSE(cluster_.node(1).failure_detector()->HeldDown(3)) << "not convicted yet";
+  RunUntil(2 * kSecond);
+  EXPECT_TRUE(cluster_.node(1).failure_detector()->HeldDown(3));
+  EXPECT_FALSE(cluster_.node(1).failure_detector()->HeldDown(2));
+  EXPECT_FALSE(cluster_.node(1).failure_detector()->HeldDown(1));
+  // Just restarted, node 1 has heard nobody: node 3 is unheard, not down.
+  cluster_.Crash(1);
+  cluster_.Restart(1);
+  RunUntil(2 * kSecond + 100 * kMillisecond);
+  EXPECT_FALSE(cluster_.node(1).failure_detector()->HeldDown(3));
+  RunUntil(3 * kSecond + 500 * kMillisecond);
+  EXPECT_TRUE(cluster_.node(1).failure_detector()->HeldDown(3));
+  EXPECT_FALSE(cluster_.node(1).failure_detector()->HeldDown(2));
+}
+
 TEST_F(FailureDetectorTest, PartitionSplitsViewsAndHealingJoinsThem) {
   RunUntil(1 * kSecond);
   cluster_.Partition({1}, {2, 3}, /*one_way=*/false);

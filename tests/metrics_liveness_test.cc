@@ -85,18 +85,5 @@ TEST(LivenessViewTest, ReportsNodesThatCameUpAndHowLongOthersAreDown) {
   EXPECT_FALSE(view.IsUp(9));
 }
 
-// A view just made has heard nobody yet: a peer is held down only once it
-// went unseen for the time a live one takes to be heard, or was seen down.
-TEST(LivenessViewTest, HoldsAnUnseenNodeDownOnlyAfterItHadTimeToBeHeard) {
-  LivenessView view(1000);
-  EXPECT_FALSE(view.HeldDown(1, 1500, 1000));
-  EXPECT_TRUE(view.HeldDown(1, 2000, 1000));
-  EXPECT_EQ(view.Update({1, 2}, 1100), (std::vector<NodeId>{1, 2}));
-  EXPECT_FALSE(view.HeldDown(1, 1200, 1000));
-  EXPECT_TRUE(view.Update({1}, 1200).empty());
-  EXPECT_TRUE(view.HeldDown(2, 1300, 1000));  // seen down: at once
-  EXPECT_FALSE(view.HeldDown(1, 5000, 1000));
-}
-
 }  // namespace
 }  // namespace charybdis

@@ -107,7 +107,8 @@ void FailureDetector::SendHeartbeat(NodeId to) {
 
 void FailureDetector::AddPeer(NodeId node) {
   CHARYBDIS_ASSERT(node != env_.self.node);
-  peers_.try_emplace(node);  // up from its first heartbeat, as any peer
+  // Up from its first heartbeat, as any peer; unheard from now on.
+  peers_.try_emplace(node, Peer{0, ticks_, ticks_, false});
 }
 
 void FailureDetector::ConvictSilentPeers() {
@@ -156,6 +157,17 @@ bool FailureDetector::IsUp(NodeId node) const {
   if (node == env_.self.node) return generation_ > 0;
   auto it = peers_.find(node);
   return it != peers_.end() && it->second.up;
+}
+
+bool FailureDetector::HeldDown(NodeId node) const {
+  if (node == env_.self.node) return false;
+  auto it = peers_.find(node);
+  if (it == peers_.end()) return false;  // not watched yet: nothing tells
+  const Peer& peer = it->second;
+  if (peer.up) return false;
+  if (peer.generation != 0) return true;  // heard, then convicted
+  CHARYBDIS_ASSERT(ticks_ >= peer.watched_since_tick);
+  return static_cast<Nanos>(ticks_ - peer.watched_since_tick) * options_.heartbeat_interval > options_.convict_after;
 }
 
 std::vector<NodeId> FailureDetector::LiveNodes() const {

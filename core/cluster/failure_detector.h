@@ -43,6 +43,12 @@ class FailureDetector {
   void AddPeer(NodeId node);
 
   bool IsUp(NodeId node) const;
+  // Whether `node` is down as far as this detector can tell: convicted, or
+  // unheard for convict_after worth of its rounds since it began to watch
+  // it. Just after a start every peer is unheard, not down; and rounds, not
+  // the clock, measure it, as for conviction: a clock stepped forward must
+  // not let every peer go at once.
+  bool HeldDown(NodeId node) const;
   // Every node this one sees as up, itself included once started.
   std::vector<NodeId> LiveNodes() const;
   // 0 until the bumped generation is durable.
@@ -54,6 +60,7 @@ class FailureDetector {
   struct Peer {
     uint64_t generation = 0;
     uint64_t last_heard_tick = 0;
+    uint64_t watched_since_tick = 0;
     bool up = false;
   };
 

@@ -40,10 +40,4 @@ Nanos LivenessView::DownFor(NodeId node, Nanos now) const {
   return now - it->second.down_since;
 }
 
-bool LivenessView::HeldDown(NodeId node, Nanos now, Nanos settle) const {
-  auto it = nodes_.find(node);
-  if (it == nodes_.end()) return now - created_ >= settle;
-  return !it->second.up;
-}
-
 }  // namespace charybdis

@@ -22,10 +22,6 @@ class LivenessView {
   std::vector<NodeId> UpNodes() const;
   // How long `node` has been down, as of `now` (0 if up).
   Nanos DownFor(NodeId node, Nanos now) const;
-  // Whether `node` is down as far as this view can tell: seen down, or not
-  // seen up within `settle` of the view's start, the time a live node takes
-  // to be heard. Just after a restart every peer is unheard, not down.
-  bool HeldDown(NodeId node, Nanos now, Nanos settle) const;
 
  private:
   struct State {

@@ -109,7 +109,7 @@ class OperationDriver {
   Replications replications_;
   Append append_;
   AppendSchema append_schema_;
-  std::function<bool(NodeId)> held_down_;  // LivenessView::HeldDown
+  std::function<bool(NodeId)> held_down_;  // FailureDetector::HeldDown
   struct Waiter {
     std::string keyspace;
     uint64_t since_version = 0;
