@@ -49,6 +49,25 @@ class CqlSimTest : public ::testing::Test {
   }
 
   std::string Query(const std::string& text, ConsistencyLevel level = CL_QUORUM) { return client_.Query(text, level); }
+  // PREPAREs `text`: the id of the statement, "" if the answer is not Prepared.
+  std::string Prepare(const std::string& text) {
+    cql::Writer prepare;
+    prepare.LongString(text);
+    const std::string answer = client_.Send(cql::Opcode::kPrepare, prepare.Take());
+    cql::Reader prepared(answer);
+    if (prepared.Int() != 4) return "";  // Prepared
+    return prepared.ShortBytes();
+  }
+  // EXECUTEs prepared statement `id` at QUORUM with one value, `value`.
+  std::string Execute(const std::string& id, const std::string& value) {
+    cql::Writer body;
+    body.ShortBytes(id);
+    body.Short(cql::ToCqlConsistency(CL_QUORUM));
+    body.Byte(0x01);  // values
+    body.Short(1);
+    body.Bytes(value);
+    return client_.Send(cql::Opcode::kExecute, body.Take());
+  }
 
   // Every row of a SELECT, a page of `page_size` at a time; `pages` counts them.
   std::vector<std::vector<std::string>> AllPages(const std::string& text, int32_t page_size, int* pages) {
@@ -550,21 +569,9 @@ TEST_F(CqlSimTest, ASchemaChangeOutlivesARestartOfEveryNode) {
 }
 
 TEST_F(CqlSimTest, APreparedStatementOfAnAlteredTableIsPreparedAgain) {
-  cql::Writer prepare;
-  prepare.LongString("SELECT * FROM app.accounts WHERE id = ?");
-  const std::string answer = client_.Send(cql::Opcode::kPrepare, prepare.Take());
-  cql::Reader prepared(answer);
-  ASSERT_EQ(prepared.Int(), 4);  // Prepared
-  const std::string id = prepared.ShortBytes();
-  const auto execute = [&] {
-    cql::Writer body;
-    body.ShortBytes(id);
-    body.Short(cql::ToCqlConsistency(CL_QUORUM));
-    body.Byte(0x01);  // values
-    body.Short(1);
-    body.Bytes(std::string("a"));
-    return client_.Send(cql::Opcode::kExecute, body.Take());
-  };
+  const std::string id = Prepare("SELECT * FROM app.accounts WHERE id = ?");
+  ASSERT_FALSE(id.empty());
+  const auto execute = [&] { return Execute(id, "a"); };
   EXPECT_EQ(cql::Reader(execute()).Int(), 2);  // Rows
   EXPECT_EQ(SchemaChangeOf(Query("ALTER TABLE app.accounts ADD note text")), "UPDATED TABLE app accounts");
   EXPECT_EQ(ErrorCodeOf(execute()), static_cast<int32_t>(cql::ErrorCode::kUnprepared));
@@ -576,21 +583,9 @@ TEST_F(CqlSimTest, APreparedStatementOfAnAlteredTableIsPreparedAgain) {
 // table: its rows are stored apart), the statement is prepared again.
 TEST_F(CqlSimTest, APreparedStatementOfATableDroppedOrMadeAgainIsPreparedAgain) {
   ASSERT_EQ(SchemaChangeOf(Query("CREATE TABLE app.notes (id text PRIMARY KEY, body text)")), "CREATED TABLE app notes");
-  cql::Writer prepare;
-  prepare.LongString("SELECT * FROM app.notes WHERE id = ?");
-  const std::string answer = client_.Send(cql::Opcode::kPrepare, prepare.Take());
-  cql::Reader prepared(answer);
-  ASSERT_EQ(prepared.Int(), 4);  // Prepared
-  const std::string id = prepared.ShortBytes();
-  const auto execute = [&] {
-    cql::Writer body;
-    body.ShortBytes(id);
-    body.Short(cql::ToCqlConsistency(CL_QUORUM));
-    body.Byte(0x01);  // values
-    body.Short(1);
-    body.Bytes(std::string("a"));
-    return client_.Send(cql::Opcode::kExecute, body.Take());
-  };
+  const std::string id = Prepare("SELECT * FROM app.notes WHERE id = ?");
+  ASSERT_FALSE(id.empty());
+  const auto execute = [&] { return Execute(id, "a"); };
   EXPECT_EQ(cql::Reader(execute()).Int(), 2);  // Rows
   ASSERT_EQ(SchemaChangeOf(Query("DROP TABLE app.notes")), "DROPPED TABLE app notes");
   EXPECT_EQ(ErrorCodeOf(execute()), static_cast<int32_t>(cql::ErrorCode::kUnprepared));
@@ -598,11 +593,8 @@ TEST_F(CqlSimTest, APreparedStatementOfATableDroppedOrMadeAgainIsPreparedAgain) 
   EXPECT_EQ(ErrorCodeOf(execute()), static_cast<int32_t>(cql::ErrorCode::kUnprepared));
   EXPECT_EQ(client_.Reached("cql.prepared_outdated_by_schema"), 2);
   // Prepared again, as a driver does on Unprepared: it runs on the new table.
-  cql::Writer again;
-  again.LongString("SELECT * FROM app.notes WHERE id = ?");
-  const std::string reprepared = client_.Send(cql::Opcode::kPrepare, again.Take());
-  ASSERT_EQ(cql::Reader(reprepared).Int(), 4);  // Prepared
-  EXPECT_EQ(cql::Reader(execute()).Int(), 2);   // Rows
+  ASSERT_EQ(Prepare("SELECT * FROM app.notes WHERE id = ?"), id);
+  EXPECT_EQ(cql::Reader(execute()).Int(), 2);  // Rows
 }
 
 TEST_F(CqlSimTest, AColumnDroppedAndAddedAgainComesBackEmpty) {
