@@ -31,6 +31,9 @@ std::pair<Partition, size_t> OnDisk(const SimStorage& storage, const std::string
 // "node 2: row '' cells v@1234 tombstone@99" for a failure report.
 std::string Describe(NodeId node, const Partition& partition) {
   std::string text = absl::StrCat("node ", node, ":");
+  for (const auto& [range, timestamp] : partition.range_tombstones) {
+    absl::StrAppend(&text, " rows ['", range.start, "', '", range.end, "') deleted@", timestamp);
+  }
   for (const auto& [key, row] : partition.rows) {
     absl::StrAppend(&text, " row '", key, "'");
     if (row.tombstone) absl::StrAppend(&text, " deleted@", *row.tombstone);
@@ -39,15 +42,6 @@ std::string Describe(NodeId node, const Partition& partition) {
     }
   }
   return text;
-}
-
-// The newest timestamp a partition holds anywhere (0 if empty).
-Timestamp Newest(const Partition& partition) {
-  Timestamp newest = 0;
-  for (const auto& [key, row] : partition.rows) {
-    newest = std::max(newest, row.NewestTimestamp().value_or(0));
-  }
-  return newest;
 }
 
 // An acknowledged plain write (ANY included; not Paxos writes).
@@ -61,7 +55,9 @@ bool AcknowledgedPlainWrite(const CompletedOp& op) {
 
 // Whether `storage` holds the write `op`, or a newer version of its key.
 bool Holds(const SimStorage& storage, const CompletedOp& op) {
-  return Newest(OnDisk(storage, op.invoke->table, op.invoke->key).first) >= op.completion->timestamp;
+  // A partition delete's range tombstone counts: it is a newer version.
+  const std::optional<Timestamp> newest = OnDisk(storage, op.invoke->table, op.invoke->key).first.NewestTimestamp();
+  return newest.has_value() && *newest >= op.completion->timestamp;
 }
 
 using NewestDeletes = std::map<std::pair<std::string, std::string>, Timestamp>;  // table, key -> timestamp

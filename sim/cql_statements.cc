@@ -253,17 +253,9 @@ std::pair<std::string, model::Slice> StatementGenerator::RandomSelect(Random& ra
       slice.first_in = std::move(values);
       break;
     }
-    case 1: {  // a range of the first clustering column, bounds by value
-      const model::Key other = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
-      const model::Value low = std::min(row[0], other[0]), high = std::max(row[0], other[0]);
-      absl::StrAppend(&text, " AND ", first, " >= ", CqlLiteral(low), " AND ", first, " < ", CqlLiteral(high));
-      // In clustering order a DESC column runs from high to low.
-      slice.low = model::Key{schema_.descending[0] ? high : low};
-      slice.low_inclusive = !schema_.descending[0];
-      slice.high = model::Key{schema_.descending[0] ? low : high};
-      slice.high_inclusive = schema_.descending[0];
+    case 1:  // a range of the first clustering column, bounds by value
+      absl::StrAppend(&text, FirstColumnRange(random, row, /*low_inclusive=*/true, /*high_inclusive=*/false, slice));
       break;
-    }
     case 2:  // a prefix
       absl::StrAppend(&text, " AND ", first, " = ", CqlLiteral(row[0]));
       slice.low = slice.high = model::Key{row[0]};
@@ -280,6 +272,21 @@ std::pair<std::string, model::Slice> StatementGenerator::RandomSelect(Random& ra
     absl::StrAppend(&text, " LIMIT ", slice.limit);
   }
   return {std::move(text), std::move(slice)};
+}
+
+std::string StatementGenerator::FirstColumnRange(Random& random, const model::Key& row, bool low_inclusive,
+                                                 bool high_inclusive, model::Slice& slice) const {
+  const std::string& first = schema_.clustering[0].name;
+  const model::Key other = RowKey(static_cast<uint32_t>(random.Below(spec_.rows_per_partition())));
+  const model::Value low = std::min(row[0], other[0]), high = std::max(row[0], other[0]);
+  // In clustering order a DESC column runs from high to low.
+  const bool descending = schema_.descending[0];
+  slice.low = model::Key{descending ? high : low};
+  slice.low_inclusive = descending ? high_inclusive : low_inclusive;
+  slice.high = model::Key{descending ? low : high};
+  slice.high_inclusive = descending ? low_inclusive : high_inclusive;
+  return absl::StrCat(" AND ", first, low_inclusive ? " >= " : " > ", CqlLiteral(low), " AND ", first,
+                      high_inclusive ? " <= " : " < ", CqlLiteral(high));
 }
 
 std::string StatementGenerator::SomeColumns(Random& random) const {
@@ -511,6 +518,27 @@ std::string StatementGenerator::InsertText(int64_t partition, const model::Write
                       absl::StrJoin(values, ", "), ")", suffix);
 }
 
+std::pair<std::string, model::Write> StatementGenerator::PlainRangeDelete(Random& random, int64_t partition,
+                                                                         const model::Key& row,
+                                                                         const std::string& using_time) const {
+  model::Write write;
+  write.kind = model::Write::Kind::kDeleteRange;
+  std::string text = absl::StrCat("DELETE FROM ", schema_.QualifiedTable(), using_time, schema_.WherePartition(partition));
+  const std::string& first = schema_.clustering[0].name;
+  switch (random.Below(4)) {
+    case 0:  // the whole partition
+      break;
+    case 1:  // a prefix (with one clustering column, a row: a row tombstone)
+      absl::StrAppend(&text, " AND ", first, " = ", CqlLiteral(row[0]));
+      write.range.low = write.range.high = model::Key{row[0]};
+      break;
+    default:  // a range of the first column, each bound inclusive or not
+      absl::StrAppend(&text, FirstColumnRange(random, row, random.Chance(0.5), random.Chance(0.5), write.range));
+      break;
+  }
+  return {std::move(text), std::move(write)};
+}
+
 model::Value StatementGenerator::PlainValue(Type type, uint64_t write_id) {
   switch (type) {
     case Type::kInt: return static_cast<int64_t>(write_id % (1u << 31));
@@ -531,6 +559,7 @@ std::pair<std::string, model::Write> StatementGenerator::PlainWrite(Random& rand
   // Deletes take no TTL.
   const std::string using_ttl = absl::StrCat(using_time, ttl_seconds > 0 ? absl::StrCat(" AND TTL ", ttl_seconds) : "");
   const uint64_t form = random.Below(5);
+  if (form == 3 && random.Chance(0.4)) return PlainRangeDelete(random, partition, key, using_time);
   if (form == 3) {
     write.kind = model::Write::Kind::kDeleteRow;
     return {absl::StrCat("DELETE FROM ", table, using_time, WhereRow(partition, key)), std::move(write)};

@@ -136,6 +136,14 @@ class StatementGenerator {
                                                   int64_t timestamp_us, int64_t ttl_seconds) const;
   // A value of `write_id`'s own, so that a read names the write it saw.
   static model::Value PlainValue(GeneratedSchema::Type type, uint64_t write_id);
+  // " AND c1 >(=) low AND c1 <(=) high", bounds from `row` and another
+  // row, and the slice it makes in the table's order.
+  std::string FirstColumnRange(Random& random, const model::Key& row, bool low_inclusive, bool high_inclusive,
+                               model::Slice& slice) const;
+  // A DELETE of the partition, of a prefix of `row`, or of a range of the
+  // first clustering column.
+  std::pair<std::string, model::Write> PlainRangeDelete(Random& random, int64_t partition, const model::Key& row,
+                                                        const std::string& using_time) const;
   // One conditional statement on `row`: its CQL (no trailing semicolon)
   // and its model form.
   std::pair<std::string, model::LwtStatement> Conditional(Random& random, int64_t partition, uint32_t row) const;

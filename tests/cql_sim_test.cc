@@ -633,5 +633,68 @@ TEST_F(CqlSimTest, AColumnDroppedAndAddedAgainComesBackEmpty) {
   EXPECT_EQ(Rows(Query("SELECT x FROM shop.rows WHERE p = 1")), (RowsOf{{""}, {""}}));
 }
 
+// DELETE of a clustering range and of a whole partition (range tombstones)
+// on a table in DESC order: the rows go for reads, pages, scans, serial
+// reads and conditions; a replica that missed the delete is outvoted and
+// repaired; rows written after it, or deleted with an older timestamp,
+// stay. A range DELETE of columns, with IF, or with IN is refused.
+TEST_F(CqlSimTest, ARangeOrPartitionDeleteDeletesItsRows) {
+  using RowsOf = std::vector<std::vector<std::string>>;
+  const auto seqs = [](std::vector<int> values) {
+    RowsOf rows;
+    for (int value : values) rows.push_back({cql::NativeInt(value)});
+    return rows;
+  };
+  for (int seq = 1; seq <= 6; seq++) {
+    ASSERT_EQ(ErrorCodeOf(Query(absl::StrCat("INSERT INTO app.events (stream, seq, note) VALUES ('r', ", seq, ", 'n')"))), 0);
+  }
+  cluster_.Crash(3);
+  RunFor(2000 * kMillisecond);
+  ASSERT_EQ(ErrorCodeOf(Query("DELETE FROM app.events WHERE stream = 'r' AND seq >= 2 AND seq < 5")), 0);
+  cluster_.Restart(3);
+  RunFor(3000 * kMillisecond);
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r'", CL_ALL)), seqs({6, 5, 1}));
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r' AND seq < 6", CL_ALL)), seqs({5, 1}));
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r' AND seq = 3", CL_SERIAL)), RowsOf{});
+  EXPECT_EQ(Rows(Query("UPDATE app.events SET note = 'x' WHERE stream = 'r' AND seq = 3 IF EXISTS")),
+            (RowsOf{{cql::NativeBoolean(false)}}));
+  int pages = 0;
+  EXPECT_EQ(AllPages("SELECT seq FROM app.events WHERE stream = 'r'", 1, &pages), seqs({6, 5, 1}));
+  // Read repair gave node 3 the deletion: with the others down, it serves it.
+  cluster_.Crash(1);
+  cluster_.Crash(2);
+  RunFor(2000 * kMillisecond);
+  SimCqlClient third(simulator_, cluster_, 3);
+  third.Startup();
+  EXPECT_EQ(Rows(third.Query("SELECT seq FROM app.events WHERE stream = 'r'", CL_ONE)), seqs({6, 5, 1}));
+  cluster_.Restart(1);
+  cluster_.Restart(2);
+  RunFor(3000 * kMillisecond);
+
+  // A delete stamped before the rows deletes none of them.
+  ASSERT_EQ(ErrorCodeOf(Query("DELETE FROM app.events USING TIMESTAMP 1 WHERE stream = 'r' AND seq > 4")), 0);
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r'")), seqs({6, 5, 1}));
+  // An empty range deletes nothing.
+  ASSERT_EQ(ErrorCodeOf(Query("DELETE FROM app.events WHERE stream = 'r' AND seq > 5 AND seq < 2")), 0);
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r'")), seqs({6, 5, 1}));
+  // The whole partition, then a row written after it.
+  ASSERT_EQ(ErrorCodeOf(Query("DELETE FROM app.events WHERE stream = 'r'")), 0);
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r'")), RowsOf{});
+  EXPECT_EQ(Rows(Query("SELECT COUNT(*) FROM app.events WHERE stream = 'r'")), (RowsOf{{cql::NativeBigint(0)}}));
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events")), RowsOf{});
+  ASSERT_EQ(ErrorCodeOf(Query("INSERT INTO app.events (stream, seq, note) VALUES ('r', 3, 'again')")), 0);
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r'", CL_ALL)), seqs({3}));
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events")), seqs({3}));
+
+  EXPECT_EQ(ErrorOf(Query("DELETE note FROM app.events WHERE stream = 'r' AND seq > 1")),
+            "8704: Range deletions are not supported for specific columns");
+  EXPECT_EQ(ErrorOf(Query("DELETE FROM app.events WHERE stream = 'r' IF EXISTS")),
+            "8704: DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use "
+            "IF conditions");
+  EXPECT_EQ(ErrorCodeOf(Query("DELETE FROM app.events WHERE stream = 'r' AND seq IN (1, 2)")),
+            static_cast<int32_t>(cql::ErrorCode::kInvalid));
+  EXPECT_EQ(ErrorCodeOf(Query("DELETE FROM app.events WHERE seq > 1")), static_cast<int32_t>(cql::ErrorCode::kInvalid));
+}
+
 }  // namespace
 }  // namespace charybdis::sim

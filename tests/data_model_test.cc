@@ -121,6 +121,56 @@ TEST(PartitionTest, ProtoRoundTrip) {
   EXPECT_EQ(Partition::FromProto(data), partition);
 }
 
+// Rows a, b, c and d at 5; a range tombstone [b, d) at 5 and a partition
+// tombstone at 3: b and c go, a and d stay, and a cell written after the
+// range's deletion shows again.
+TEST(PartitionTest, ARangeTombstoneShadowsItsRowsWrittenAtOrBeforeIt) {
+  Partition partition;
+  for (const char* key : {"a", "b", "c", "d"}) partition.rows[key].cells["x"] = Live(5, key);
+  partition.rows["c"].cells["later"] = Live(6, "kept");
+  partition.rows["b"].tombstone = 4;
+  partition.range_tombstones[ClusteringRange{"b", "d"}] = 5;
+  partition.range_tombstones[ClusteringRange{"", ""}] = 3;
+  EXPECT_EQ(partition.RangeDeletionOf("a"), 3);
+  EXPECT_EQ(partition.RangeDeletionOf("b"), 5);
+  EXPECT_EQ(partition.RangeDeletionOf("d"), 3);
+  EXPECT_EQ(partition.NewestTimestamp(), 6);
+  partition.Compact();
+  EXPECT_EQ(partition.rows.count("b"), 0u);  // its row tombstone too: older than the range's
+  EXPECT_EQ(partition.rows.at("c").cells.size(), 1u);
+  EXPECT_EQ(partition.rows.at("c").cells.at("later").value, "kept");
+  EXPECT_EQ(partition.rows.at("a").cells.at("x").value, "a");
+  EXPECT_EQ(partition.rows.at("d").cells.at("x").value, "d");
+  EXPECT_EQ(partition.range_tombstones.size(), 2u);  // deletions stay: other replicas need them
+}
+
+// Range tombstones merge, travel, digest and repair as rows do.
+TEST(PartitionTest, RangeTombstonesMergeAndAreMissed) {
+  Partition stale = OneCell("r", "x", Live(1, "old"));
+  stale.range_tombstones[ClusteringRange{"a", "m"}] = 2;
+  Partition fresh = stale;
+  fresh.range_tombstones[ClusteringRange{"a", "m"}] = 4;
+  fresh.range_tombstones[ClusteringRange{"", ""}] = 3;
+  const Partition delta = stale.Missing(fresh);
+  EXPECT_TRUE(delta.rows.empty());
+  EXPECT_EQ(delta.range_tombstones.size(), 2u);
+  Partition repaired = stale;
+  repaired.Merge(delta);
+  EXPECT_EQ(repaired, fresh);
+  EXPECT_EQ(Digest(repaired), Digest(fresh));
+  EXPECT_NE(Digest(stale), Digest(fresh));
+  EXPECT_TRUE(fresh.Missing(stale).empty());
+  Partition merged_back = fresh;
+  merged_back.Merge(stale);  // the older deletion of the same range loses
+  EXPECT_EQ(merged_back, fresh);
+  PartitionData data;
+  fresh.ToProto(&data);
+  EXPECT_EQ(Partition::FromProto(data), fresh);
+  Partition moved = OneCell("r", "x", Live(1, "old"));
+  moved.range_tombstones[ClusteringRange{"a", "n"}] = 2;
+  EXPECT_NE(Digest(stale), Digest(moved));
+}
+
 TEST(StorageCodecTest, StoredVersionsReconcileOnRead) {
   WriteBatch batch;
   const std::string pk("p\0k", 3);
@@ -335,6 +385,51 @@ TEST(StorageCodecTest, APurgeTakesEachDeletionWithWhatItShadows) {
   expected.rows["r"].cells["b"] = Live(20, "newer");
   EXPECT_EQ(after, expected);
   EXPECT_EQ(purged.size(), stored.size() - 1);
+}
+
+// Stored, a partition's range tombstones sort before its rows, decode
+// back, make what they shadow obsolete, and are purged with it; from a
+// partition scanned in part, they are not purged.
+TEST(StorageCodecTest, RangeTombstonesAreStoredDecodedAndPurgedWithWhatTheyShadow) {
+  WriteBatch batch;
+  Partition partition;
+  partition.rows["a"].cells["x"] = Live(5, "deleted");
+  partition.rows["a"].tombstone = 4;
+  partition.rows["b"].cells["x"] = Live(5, "deleted");
+  partition.rows["z"].cells["x"] = Live(5, "outside");
+  partition.rows["b"].cells["y"] = Live(9, "newer");
+  storage_codec::AddMutation("t", "p", partition, batch);
+  Partition deletion;
+  deletion.range_tombstones[ClusteringRange{"", "c"}] = 6;
+  deletion.range_tombstones[ClusteringRange{"x", ""}] = 2;
+  storage_codec::AddMutation("t", "p", deletion, batch);
+  const std::vector<KeyValue> stored = Stored(batch);
+  EXPECT_EQ(stored.front().key.substr(0, storage_codec::RangeTombstonePrefix("t", "p").size()),
+            storage_codec::RangeTombstonePrefix("t", "p"));
+  const std::optional<storage_codec::StoredRow> head = storage_codec::RowOfKey(stored.front().key);
+  ASSERT_TRUE(head.has_value());
+  EXPECT_TRUE(head->range_tombstones);
+  EXPECT_EQ(head->partition_key, "p");
+
+  const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+  EXPECT_TRUE(decoded.corrupt_keys.empty());
+  EXPECT_EQ(decoded.partition.range_tombstones, deletion.range_tombstones);
+  EXPECT_EQ(decoded.obsolete_keys.size(), 3u);  // a's cell and tombstone, b's x
+  EXPECT_EQ(decoded.partition.rows.count("a"), 0u);
+  EXPECT_EQ(decoded.partition.rows.at("b").cells.count("x"), 0u);
+  EXPECT_EQ(decoded.partition.rows.at("z").cells.at("x").value, "outside");
+
+  const storage_codec::Purge purge = storage_codec::PurgedKeys(decoded, 7);
+  EXPECT_EQ(purge.deletions, 2u);
+  Partition after = storage_codec::DecodeScan(Without(stored, purge.keys)).partition;
+  EXPECT_TRUE(after.range_tombstones.empty());
+  EXPECT_EQ(after.rows.count("a"), 0u);  // nothing it shadowed comes back
+  EXPECT_EQ(after.rows.at("b").cells.count("x"), 0u);
+  EXPECT_EQ(after.rows.at("b").cells.at("y").value, "newer");
+  const storage_codec::Purge in_part = storage_codec::PurgedKeys(decoded, 7, /*whole=*/false);
+  EXPECT_EQ(in_part.deletions, 0u);
+  EXPECT_EQ(storage_codec::DecodeScan(Without(stored, in_part.keys)).partition.range_tombstones,
+            deletion.range_tombstones);
 }
 
 // What a replica that purged holds is what one that has not serves.

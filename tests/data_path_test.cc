@@ -432,6 +432,47 @@ TEST_F(DataPathTest, BlockingReadRepairFixesAStaleReplicaBeforeAnswering) {
   EXPECT_EQ(ValueOf(Call(Get("k", CL_ONE), 3)), "new");
 }
 
+// A range deletion node 3 missed: a read through node 3 merges it with the
+// others' (the rows it covers do not come back), and read repair gives it
+// to node 3, which then serves it alone. A range deletion refused: one
+// that deletes anything beside its range, or an empty range.
+TEST_F(DataPathTest, ReadRepairCarriesARangeDeletion) {
+  for (const char* row : {"a", "b", "c", "d"}) ASSERT_EQ(Call(Put("p", row, CL_ALL, row)).code(), ClientResponse::OK);
+  cluster_.Partition({3}, {1, 2}, false);
+  ClientRequest remove;
+  WriteOp& write = *remove.mutable_write();
+  write.set_table("t");
+  write.set_partition_key("p");
+  write.set_delete_range(true);
+  write.set_range_start("b");
+  write.set_range_end("d");
+  write.set_consistency(CL_ONE);
+  ASSERT_EQ(Call(remove).code(), ClientResponse::OK);  // 3 misses it
+  RunFor(100 * kMillisecond);
+  cluster_.Heal();
+  const auto keys = [](const ClientResponse& response) {
+    std::vector<std::string> keys;
+    for (const ResultRow& row : response.rows()) keys.push_back(row.clustering_key());
+    return keys;
+  };
+  ClientRequest all = Get("p", CL_ALL);
+  all.mutable_read()->set_range(true);
+  EXPECT_EQ(keys(Call(all, 3)), (std::vector<std::string>{"a", "d"}));
+  EXPECT_GE(Metric("foreground_read_repairs"), 1u);
+  cluster_.Partition({3}, {1, 2}, false);
+  ClientRequest one = all;
+  one.mutable_read()->set_consistency(CL_ONE);
+  EXPECT_EQ(keys(Call(one, 3)), (std::vector<std::string>{"a", "d"}));
+  cluster_.Heal();
+
+  ClientRequest mixed = remove;
+  mixed.mutable_write()->set_delete_row(true);
+  EXPECT_EQ(Call(mixed).code(), ClientResponse::INVALID_REQUEST);
+  ClientRequest empty = remove;
+  empty.mutable_write()->set_range_end("b");
+  EXPECT_EQ(Call(empty).code(), ClientResponse::INVALID_REQUEST);
+}
+
 TEST_F(DataPathTest, TtlRowTombstonesAndRanges) {
   Call(Put("p", "x", CL_ALL, "a"));
   Call(Put("p", "y", CL_ALL, "b"));

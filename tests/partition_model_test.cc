@@ -37,6 +37,31 @@ std::optional<Value> ReadOne(const PartitionModel& partition, const std::string&
   return it->second.value;
 }
 
+// Rows (1, 1) to (2, 2) by (a, b DESC); a range deletion of a = 1 and
+// b >= 2 (in the table's order: from the prefix (1) to (1, 2)) at 20, and
+// of the partition at 5.
+TEST(PartitionModelTest, ARangeDeletionShadowsTheRowsOfItsSliceWrittenAtOrBeforeIt) {
+  PartitionModel partition({false, true});
+  for (int64_t a = 1; a <= 2; a++) {
+    for (int64_t b = 1; b <= 2; b++) partition.Apply(Insert(K(a, b), {{"v", Value{a * 10 + b}}}), 10, At(0));
+  }
+  Write range;
+  range.kind = Write::Kind::kDeleteRange;
+  range.range.low = Key{Value{int64_t{1}}};
+  range.range.high = K(1, 2);
+  partition.Apply(range, 20, At(0));
+  Write whole;
+  whole.kind = Write::Kind::kDeleteRange;
+  partition.Apply(whole, 5, At(0));
+  EXPECT_EQ(partition.Exists(K(1, 2), At(1)), Liveness::kDead);
+  EXPECT_EQ(partition.Exists(K(1, 1), At(1)), Liveness::kLive);
+  EXPECT_EQ(partition.Exists(K(2, 2), At(1)), Liveness::kLive);
+  partition.Apply(Update(K(1, 2), {{"v", Value{int64_t{7}}}}), 21, At(0));  // after it: lives
+  EXPECT_EQ(partition.Exists(K(1, 2), At(1)), Liveness::kLive);
+  partition.Apply(whole, 30, At(0));
+  EXPECT_TRUE(partition.Read(Slice{}, At(1)).empty());
+}
+
 TEST(PartitionModelTest, LastWriteWinsWithScyllasTieBreaks) {
   PartitionModel partition({false});
   partition.Apply(Update(K(1), {{"v", Value{int64_t{5}}}}), 20, At(0));

@@ -1,7 +1,7 @@
 // The plain-read checker (sim/model/plain_check.h): reads the model allows
 // pass, and each kind of wrong one fails: an acknowledged quorum write
 // missed, an older timestamp winning, a deleted or expired row returned, a
-// value nobody wrote, rows out of order or twice, a row dropped before a
+// value nobody wrote, a row a range deletion covers, rows out of order or twice, a row dropped before a
 // LIMIT, a row returned with nothing live, selected or not, a COUNT(*)
 // below the rows that must exist or above those that can.
 
@@ -40,6 +40,17 @@ PlainOp Insert(int64_t call_us, int64_t return_us, int64_t row, int64_t v, int64
 PlainOp DeleteRow(int64_t call_us, int64_t return_us, int64_t row, int64_t timestamp_us) {
   PlainOp op = Op(PlainOp::Kind::kWrite, call_us, return_us, kQuorum);
   op.write = Write{Write::Kind::kDeleteRow, K(row), {}, 0};
+  op.timestamp_us = timestamp_us;
+  return op;
+}
+
+// A DELETE of rows [low, high] (nullopt: open), or of the partition.
+PlainOp DeleteRange(int64_t call_us, int64_t return_us, std::optional<int64_t> low, std::optional<int64_t> high,
+                    int64_t timestamp_us) {
+  PlainOp op = Op(PlainOp::Kind::kWrite, call_us, return_us, kQuorum);
+  op.write.kind = Write::Kind::kDeleteRange;
+  if (low) op.write.range.low = K(*low);
+  if (high) op.write.range.high = K(*high);
   op.timestamp_us = timestamp_us;
   return op;
 }
@@ -120,6 +131,32 @@ TEST(PlainCheckTest, ADeletedRowIsNotReturned) {
   EXPECT_TRUE(Admitted({insert, DeleteRow(20, 30, 1, 200), Read(40, 50, {})}));
   // A tombstone older than the insert shadows nothing.
   EXPECT_FALSE(Admitted({insert, DeleteRow(20, 30, 1, 50), Read(40, 50, {})}));
+}
+
+TEST(PlainCheckTest, ARangeDeletionDeletesTheRowsOfItsSliceOnly) {
+  std::vector<PlainOp> rows;
+  for (int64_t row = 1; row <= 4; row++) rows.push_back(Insert(0, 10, row, row, 100));
+  const auto with = [&rows](std::vector<PlainOp> more) {
+    std::vector<PlainOp> history = rows;
+    history.insert(history.end(), more.begin(), more.end());
+    return history;
+  };
+  const PlainOp middle = DeleteRange(20, 30, 2, 3, 200);
+  EXPECT_TRUE(Admitted(with({middle, Read(40, 50, {Row(1, 1), Row(4, 4)})})));
+  EXPECT_FALSE(Admitted(with({middle, Read(40, 50, {Row(1, 1), Row(2, 2), Row(4, 4)})})));
+  EXPECT_FALSE(Admitted(with({middle, Read(40, 50, {Row(1, 1)})})));
+  // Older than the rows, it deletes none; in flight, it may or may not be seen.
+  EXPECT_FALSE(Admitted(with({DeleteRange(20, 30, 2, 3, 50), Read(40, 50, {Row(1, 1), Row(4, 4)})})));
+  EXPECT_TRUE(Admitted(with({DeleteRange(20, 60, 2, 3, 200), Read(40, 50, {Row(1, 1), Row(4, 4)})})));
+  EXPECT_TRUE(Admitted(
+      with({DeleteRange(20, 60, 2, 3, 200), Read(40, 50, {Row(1, 1), Row(2, 2), Row(3, 3), Row(4, 4)})})));
+  // The whole partition, and a row written after it.
+  const PlainOp partition = DeleteRange(20, 30, std::nullopt, std::nullopt, 200);
+  EXPECT_TRUE(Admitted(with({partition, Read(40, 50, {})})));
+  EXPECT_FALSE(Admitted(with({partition, Read(40, 50, {Row(3, 3)})})));
+  EXPECT_TRUE(Admitted(with({partition, Insert(32, 35, 3, 9, 300), Read(40, 50, {Row(3, 9)})})));
+  EXPECT_FALSE(Admitted(with({partition, Count(40, 50, 1)})));
+  EXPECT_TRUE(Admitted(with({partition, Count(40, 50, 0)})));
 }
 
 TEST(PlainCheckTest, AnExpiredRowIsNotReturnedAndOneNearItsExpiryMayBe) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/data/storage_codec.h"
 #include "core/paxos/ballot.h"
 #include "core/repair/range_repair.h"
@@ -146,6 +147,47 @@ TEST_F(RepairTest, AReplicaThatMissedWritesAndDeletesGetsWhatItLacks) {
   ASSERT_EQ(again.code(), ClientResponse::OK) << again.message();
   EXPECT_EQ(again.repair().rows_differing(), 0u);
   EXPECT_EQ(again.repair().rows_compared(), repaired.repair().rows_compared());
+}
+
+// Range deletions node 2 missed reach it through repair, compared and sent
+// as a row of their own, and the rows they cover stop differing.
+TEST_F(RepairTest, ARangeDeletionAReplicaMissedIsRepaired) {
+  const std::vector<std::string> keys = KeysOfNode2(8);
+  for (const std::string& key : keys) {
+    for (const char* row : {"a", "b", "c"}) {
+      ClientRequest put = PutRequest("t", "a", key, "v", CL_ALL);
+      put.mutable_write()->set_clustering_key(row);
+      ASSERT_EQ(Call(put, key, 1).code(), ClientResponse::OK);
+    }
+  }
+  cluster_.Crash(2);
+  RunFor(3 * kSecond);
+  for (const std::string& key : keys) {
+    ClientRequest remove;
+    remove.mutable_write()->set_table("t");
+    remove.mutable_write()->set_partition_key(key);
+    remove.mutable_write()->set_delete_range(true);
+    remove.mutable_write()->set_range_start(key == keys[0] ? "" : "b");  // the first one whole
+    remove.mutable_write()->set_consistency(CL_ONE);
+    ASSERT_EQ(Call(remove, key, 1).code(), ClientResponse::OK);
+  }
+  cluster_.Restart(2);
+  RunFor(3 * kSecond);
+  ASSERT_TRUE(OnDisk(2, keys[1]).range_tombstones.empty());
+  const ClientResponse repaired = Repair(1);
+  ASSERT_EQ(repaired.code(), ClientResponse::OK) << repaired.message();
+  uint32_t shared = 0;
+  for (const std::string& key : keys) {
+    if (!Replicates(1, key)) continue;
+    shared++;
+    EXPECT_EQ(OnDisk(2, key).range_tombstones.size(), 1u) << key;
+    EXPECT_EQ(OnDisk(2, key), OnDisk(1, key)) << key;
+  }
+  ASSERT_GT(shared, 0u);
+  EXPECT_GE(repaired.repair().rows_sent(), shared);
+  const ClientResponse again = Repair(1);
+  ASSERT_EQ(again.code(), ClientResponse::OK) << again.message();
+  EXPECT_EQ(again.repair().rows_differing(), 0u);
 }
 
 // A proposal a majority accepted and nobody committed (its proposer gone)
@@ -431,6 +473,37 @@ TEST_F(NoGraceTest, ABatchLogReplayOlderThanAPurgeIsDroppedByItsReplicas) {
       if (Replicates(node, key)) EXPECT_TRUE(OnDisk(node, key).empty()) << key << " on node " << node;
     }
   }
+}
+
+// A partition of more rows than a compaction reads at once, deleted whole:
+// its partition tombstone goes only with the batch that holds its last
+// rows, so every row it shadowed goes before it and none comes back.
+TEST_F(NoGraceTest, APartitionTombstoneIsPurgedOnlyWithAllItsRows) {
+  const std::string key = "big";
+  for (int i = 0; i < 300; i++) {
+    ClientRequest put = PutRequest("t", "a", key, "v", CL_ALL);
+    put.mutable_write()->set_clustering_key(absl::StrCat("r", 1000 + i));
+    ASSERT_EQ(Call(put, key, 1).code(), ClientResponse::OK);
+  }
+  ClientRequest remove;
+  remove.mutable_write()->set_table("t");
+  remove.mutable_write()->set_partition_key(key);
+  remove.mutable_write()->set_delete_range(true);
+  remove.mutable_write()->set_consistency(CL_ALL);
+  ASSERT_EQ(Call(remove, key, 1).code(), ClientResponse::OK);
+  RunFor(100 * kMillisecond);
+  ClientRequest compact;
+  compact.mutable_compact();
+  for (NodeId node = 1; node <= 4; node++) ASSERT_EQ(Call(compact, key, node).code(), ClientResponse::OK);
+  EXPECT_GE(MetricTotals(cluster_)["gc_deletions_purged"], 3u);  // the tombstone on each replica
+  for (NodeId node = 1; node <= 4; node++) {
+    if (Replicates(node, key)) EXPECT_TRUE(OnDisk(node, key).empty()) << "node " << node;
+  }
+  ClientRequest read = ::charybdis::testing::GetRequest("t", key, CL_ALL);
+  read.mutable_read()->set_range(true);
+  const ClientResponse rows = Call(read, key, 1);
+  ASSERT_EQ(rows.code(), ClientResponse::OK);
+  EXPECT_EQ(rows.rows_size(), 0);
 }
 
 class CompactionOfItsOwnTest : public RepairTest {

@@ -51,6 +51,19 @@ TEST_F(StorageFormatTest, AnEmptyStoreTakesThisBuildsFormatAndOpensAgain) {
   ASSERT_TRUE(Open().ok());
 }
 
+// Format 2 holds no key format 3 reads differently: it opens, and is
+// marked 3 from then on.
+TEST_F(StorageFormatTest, AStoreOfTheFormatBeforeRangeTombstonesOpensAsThisOne) {
+  WriteRaw(storage_codec::kFormatKey, storage_codec::kUpgradableFormat);
+  ASSERT_TRUE(Open().ok());
+  rocksdb::DB* db = nullptr;
+  ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), directory_, &db).ok());
+  std::string format;
+  EXPECT_TRUE(db->Get(rocksdb::ReadOptions(), storage_codec::kFormatKey, &format).ok());
+  delete db;
+  EXPECT_EQ(format, storage_codec::kFormatVersion);
+}
+
 TEST_F(StorageFormatTest, AStoreOfAnEarlierLayoutIsRefusedNotDropped) {
   WriteRaw("d-an-old-data-key", "value");
   const absl::Status opened = Open();

@@ -239,6 +239,10 @@ Timestamp Coordinator::NewTimestamp() {
 Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const {
   CHARYBDIS_ASSERT(timestamp > 0);  // negative ones are refused, zero ones drawn
   Partition mutation;
+  if (op.delete_range()) {
+    mutation.range_tombstones[ClusteringRange{op.range_start(), op.range_end()}] = timestamp;
+    return mutation;  // WriteProblem refused anything beside it
+  }
   Row& row = mutation.rows[op.clustering_key()];
   if (op.delete_row()) row.tombstone = timestamp;
   const Timestamp now_us = context_.env.clock->Now() / kMicrosecond;
@@ -257,8 +261,14 @@ std::string Coordinator::WriteProblem(const WriteOp& op) const {
   const std::set<std::string>& columns = *ColumnsOf(op.table());
   std::string problem;
   if (absl::Status valid = ValidForWrite(op.consistency()); !valid.ok()) problem = std::string(valid.message());
-  if (op.put_size() == 0 && op.delete_column_size() == 0 && !op.delete_row()) {
+  if (op.put_size() == 0 && op.delete_column_size() == 0 && !op.delete_row() && !op.delete_range()) {
     problem = "the write puts and deletes nothing";
+  }
+  if (op.delete_range() && (op.put_size() > 0 || op.delete_column_size() > 0 || op.delete_row())) {
+    problem = "a range deletion deletes its range and nothing else";
+  }
+  if (op.delete_range() && !op.range_end().empty() && op.range_end() <= op.range_start()) {
+    problem = "a range deletion's range is empty (its end is not after its start)";
   }
   for (const ColumnValue& put : op.put()) {
     if (!columns.count(put.column())) problem = absl::StrCat("unknown column \"", put.column(), "\"");
@@ -651,6 +661,8 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
     if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row()) {
       return "a statement puts and deletes nothing";
     }
+    // As in Cassandra: a condition is on one row, which a range is not.
+    if (write.delete_range()) return "a conditional write cannot delete a range of rows";
     if (write.timestamp() != 0) return "a conditional write takes its timestamp from its ballot";
     for (const ColumnValue& put : write.put()) {
       if (!columns.count(put.column())) return absl::StrCat("unknown column \"", put.column(), "\"");

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/cql/clustering_slices.h"
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
 #include "core/env/assert.h"
@@ -33,9 +34,10 @@ class WriteBuilder {
         (column.kind == Column::Kind::kPartitionKey ? partition : clustering).push_back(std::move(*value));
       }
     }
-    // Prepare made sure each key column is named exactly once.
+    // Prepare made sure each key column is named exactly once (a range
+    // DELETE's clustering columns are not asked for here).
     CHARYBDIS_ASSERT(partition.size() == static_cast<size_t>(table_.partition_key_count));
-    CHARYBDIS_ASSERT(clustering.size() == static_cast<size_t>(table_.clustering_count));
+    CHARYBDIS_ASSERT(clustering.empty() || clustering.size() == static_cast<size_t>(table_.clustering_count));
     write.set_table(table_.storage);
     write.set_partition_key(EncodePartitionKey(table_, partition));
     write.set_clustering_key(EncodeClustering(table_, clustering));
@@ -131,9 +133,10 @@ class WriteBuilder {
 
   absl::Status Build(const Delete& del, CasStatement& out) {
     WriteOp& write = *out.mutable_write();
+    if (del.using_.ttl_seconds) return absl::InvalidArgumentError("A DELETE takes no TTL");
+    if (IsRangeDelete(table_, del)) return BuildRange(del, write);
     if (absl::Status key = Key(WhereTerms(del.where), write); !key.ok()) return key;
     if (absl::Status using_ = Using(del.using_, write); !using_.ok()) return using_;
-    if (del.using_.ttl_seconds) return absl::InvalidArgumentError("A DELETE takes no TTL");
     for (const std::string& name : del.columns) {
       CHARYBDIS_ASSERT(table_.Find(name) != nullptr);  // Prepare refused unknown columns
       write.add_delete_column(table_.Find(name)->storage);
@@ -143,6 +146,30 @@ class WriteBuilder {
   }
 
  private:
+  // A DELETE of a partition or of a range of its rows: a range tombstone
+  // over the slice a SELECT with the same WHERE reads.
+  absl::Status BuildRange(const Delete& del, WriteOp& write) {
+    std::vector<std::pair<std::string, const Term*>> partition;
+    for (const auto& [name, term] : WhereTerms(del.where)) {
+      const Column* column = table_.Find(name);
+      if (column != nullptr && column->kind == Column::Kind::kPartitionKey) partition.emplace_back(name, term);
+    }
+    if (absl::Status key = Key(partition, write); !key.ok()) return key;
+    if (absl::Status using_ = Using(del.using_, write); !using_.ok()) return using_;
+    std::vector<Slice> slices;
+    if (absl::Status sliced = ClusteringSlices(table_, del.where, bindings_, slices); !sliced.ok()) return sliced;
+    // Prepare refused IN, and a range DELETE gives no whole key.
+    CHARYBDIS_ASSERT(slices.size() == 1 && !slices[0].single);
+    write.clear_clustering_key();
+    // An empty slice (ck > 5 AND ck < 3) deletes nothing: the write is
+    // left out, as an UPDATE whose values are all unset.
+    if (!slices[0].end.empty() && slices[0].end <= slices[0].start) return absl::OkStatus();
+    write.set_delete_range(true);
+    write.set_range_start(slices[0].start);
+    write.set_range_end(slices[0].end);
+    return absl::OkStatus();
+  }
+
   static std::vector<std::pair<std::string, const Term*>> WhereTerms(const std::vector<Relation>& where) {
     std::vector<std::pair<std::string, const Term*>> named;
     for (const Relation& relation : where) named.emplace_back(relation.column, &relation.terms[0]);
@@ -233,7 +260,9 @@ Plan WritePlan(const std::shared_ptr<const Prepared>& table_of, std::vector<CasS
   for (CasStatement& statement : statements) {
     const WriteOp& write = statement.write();
     // An UPDATE whose values were all left unset changes nothing.
-    if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row()) continue;
+    if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row() && !write.delete_range()) {
+      continue;
+    }
     if (batching == Batching::kNone) {
       *plan.requests.emplace_back().mutable_write() = std::move(*statement.mutable_write());
       continue;

@@ -112,10 +112,20 @@ class Checker {
     }
   }
 
-  // UPDATE and DELETE name one row: every key column, with =.
-  void WholePrimaryKey(const Table& table, const std::vector<Relation>& where) {
+  // UPDATE and DELETE name one row: every key column, with =. A range
+  // DELETE names its partition so (`partition_only`), and its clustering
+  // columns as a SELECT's slice, with no IN.
+  void WholePrimaryKey(const Table& table, const std::vector<Relation>& where, bool partition_only = false) {
     for (const Column& column : table.columns) {
       if (column.kind == Column::Kind::kRegular) break;
+      if (partition_only && column.kind == Column::Kind::kClustering) {
+        for (const Relation& relation : where) {
+          if (relation.column == column.name && (relation.op == Operator::kIn || relation.op == Operator::kNe)) {
+            Fail(absl::StrCat("a DELETE of a range of rows takes =, <, <=, > and >= on ", column.name, ", not IN or !="));
+          }
+        }
+        continue;
+      }
       int found = 0;
       for (const Relation& relation : where) {
         if (relation.column != column.name) continue;
@@ -177,7 +187,13 @@ class Checker {
     }
     Using(*table, del.using_);
     Where(*table, del.where);
-    WholePrimaryKey(*table, del.where);
+    const bool range = IsRangeDelete(*table, del);
+    WholePrimaryKey(*table, del.where, range);
+    // Cassandra's rules and words: a column or a condition is of one row.
+    if (range && !del.columns.empty()) Fail("Range deletions are not supported for specific columns");
+    if (range && del.if_.any()) {
+      Fail("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions");
+    }
     If(*table, del.if_);
   }
 

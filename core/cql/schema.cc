@@ -377,4 +377,17 @@ bool IsScan(const Table& table, const Select& select) {
   return true;
 }
 
+bool IsRangeDelete(const Table& table, const Delete& del) {
+  for (int i = 0; i < table.clustering_count; i++) {
+    const Column& column = table.columns[table.partition_key_count + i];
+    const auto restricts = [&](const Relation& relation) { return relation.column == column.name; };
+    const auto equal = [&](const Relation& relation) { return restricts(relation) && relation.op == Operator::kEq; };
+    if (std::count_if(del.where.begin(), del.where.end(), restricts) != 1 ||
+        std::count_if(del.where.begin(), del.where.end(), equal) != 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace charybdis::cql

@@ -108,6 +108,10 @@ class Schema {
 // Whether a SELECT scans the table in ring order: it restricts no
 // partition key column (only token(), if anything).
 bool IsScan(const Table& table, const Select& select);
+// Whether a DELETE deletes a range of rows (a partition, a clustering
+// prefix or a slice of one) rather than one row: it does not give every
+// clustering column once, with =.
+bool IsRangeDelete(const Table& table, const Delete& del);
 
 // Keys. Values are native; a clustering prefix (fewer values) is allowed.
 std::string EncodePartitionKey(const Table& table, const std::vector<std::string>& values);

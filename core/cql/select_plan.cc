@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/cql/clustering_slices.h"
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
 #include "core/env/assert.h"
@@ -14,15 +15,6 @@
 
 namespace charybdis::cql {
 namespace {
-
-// Which rows of a partition: one row, or the keys in [start, end) (an
-// empty end: to the end of the partition).
-struct Slice {
-  bool single = false;
-  std::string key;
-  std::string start;
-  std::string end;
-};
 
 // Where the previous page stopped: after `last` in entry `partition` (a
 // partition, or one IN slice of it: SelectSpec), with `returned` rows
@@ -66,27 +58,6 @@ struct SelectSpec {
   }
 };
 
-// The values a relation gives its column: one for =, the list for IN
-// (literal, markers, or one marker bound to a whole list).
-absl::Status AddRelationValues(const Relation& relation, const Column& column, const Bindings& bindings,
-                               std::vector<std::string>& values) {
-  if (relation.bound_list) {
-    absl::StatusOr<std::string> list = bindings.Required(relation.terms[0], Type{Kind::kList, {column.type}}, absl::StrCat("IN on ", column.name));
-    if (!list.ok()) return list.status();
-    // Checked when bound: a well-formed list of the column's type.
-    std::optional<std::vector<std::string>> elements = SplitCollection(*list);
-    CHARYBDIS_ASSERT(elements.has_value());
-    for (std::string& value : *elements) values.push_back(std::move(value));
-    return absl::OkStatus();
-  }
-  for (const Term& term : relation.terms) {
-    absl::StatusOr<std::string> value = bindings.Required(term, column.type, column.name);
-    if (!value.ok()) return value.status();
-    values.push_back(std::move(*value));
-  }
-  return absl::OkStatus();
-}
-
 // The partition keys: the product of each key column's = or IN values,
 // each value once, in the order first given (Cassandra and ScyllaDB read
 // `pk IN (1, 1)` once: CASSANDRA-12420, scylladb#3713).
@@ -110,95 +81,6 @@ absl::Status PartitionKeys(const Table& table, const Select& select, const Bindi
     }
     spec.partition_keys = std::move(product);
   }
-  return absl::OkStatus();
-}
-
-// IN on the clustering column after the = prefix: one slice per distinct
-// value, in clustering order (Cassandra sorts and dedupes them too).
-std::vector<Slice> InSlices(const Table& table, std::vector<std::string> prefix, const std::vector<std::string>& values) {
-  std::map<std::string, Slice> slices;  // by key: clustering order
-  for (const std::string& value : values) {
-    prefix.push_back(value);
-    const std::string key = EncodeClustering(table, prefix);
-    const bool whole = static_cast<int>(prefix.size()) == table.clustering_count;
-    slices[key] = whole ? Slice{true, key, "", ""} : Slice{false, "", key, PrefixEnd(key)};
-    prefix.pop_back();
-  }
-  std::vector<Slice> ordered;
-  for (auto& [key, slice] : slices) ordered.push_back(std::move(slice));
-  CHARYBDIS_ASSERT(ordered.size() <= values.size());
-  return ordered;
-}
-
-// Clustering restrictions: = on a prefix of the clustering columns, then
-// at most one column with a range or IN (the last one restricted).
-absl::Status ClusteringSlices(const Table& table, const Select& select, const Bindings& bindings,
-                              std::vector<Slice>& slices) {
-  Slice slice;
-  std::vector<std::string> prefix;
-  std::optional<std::vector<std::string>> in_values;
-  const Column* range_column = nullptr;
-  std::vector<const Relation*> range;
-  for (int i = 0; i < table.clustering_count; i++) {
-    const Column& column = table.columns[table.partition_key_count + i];
-    std::vector<const Relation*> relations;
-    for (const Relation& relation : select.where) {
-      if (relation.column == column.name) relations.push_back(&relation);
-    }
-    if (relations.empty()) continue;
-    if (range_column != nullptr || in_values || static_cast<int>(prefix.size()) != i) {
-      return absl::InvalidArgumentError(absl::StrCat("PRIMARY KEY column \"", column.name,
-                                                     "\" cannot be restricted as preceding column is not restricted by ="));
-    }
-    if (relations.size() == 1 && relations[0]->op == Operator::kEq) {
-      absl::StatusOr<std::string> value = bindings.Required(relations[0]->terms[0], column.type, column.name);
-      if (!value.ok()) return value.status();
-      prefix.push_back(std::move(*value));
-      continue;
-    }
-    if (relations.size() == 1 && relations[0]->op == Operator::kIn) {
-      in_values.emplace();
-      if (absl::Status added = AddRelationValues(*relations[0], column, bindings, *in_values); !added.ok()) return added;
-      continue;
-    }
-    for (const Relation* relation : relations) {
-      if (relation->op == Operator::kEq || relation->op == Operator::kIn || relation->op == Operator::kNe) {
-        return absl::InvalidArgumentError(absl::StrCat("only one range (<, <=, >, >=) or one = is supported on ", column.name));
-      }
-    }
-    range_column = &column;
-    range = relations;
-  }
-  if (in_values) {
-    slices = InSlices(table, std::move(prefix), *in_values);
-    return absl::OkStatus();
-  }
-  const std::string encoded_prefix = EncodeClustering(table, prefix);
-  if (range_column == nullptr && static_cast<int>(prefix.size()) == table.clustering_count) {
-    slice.single = true;
-    slice.key = encoded_prefix;
-    slices = {slice};
-    return absl::OkStatus();
-  }
-  slice.start = encoded_prefix;
-  slice.end = PrefixEnd(encoded_prefix);
-  for (const Relation* relation : range) {
-    absl::StatusOr<std::string> value = bindings.Required(relation->terms[0], range_column->type, range_column->name);
-    if (!value.ok()) return value.status();
-    prefix.push_back(std::move(*value));
-    const std::string bound = EncodeClustering(table, prefix);
-    prefix.pop_back();
-    // In byte order a DESC column's larger values come first.
-    const bool lower = (relation->op == Operator::kGt || relation->op == Operator::kGe) != range_column->descending;
-    const bool inclusive = relation->op == Operator::kGe || relation->op == Operator::kLe;
-    if (lower) {
-      slice.start = std::max(slice.start, inclusive ? bound : PrefixEnd(bound));
-    } else {
-      const std::string end = inclusive ? PrefixEnd(bound) : bound;
-      if (slice.end.empty() || end < slice.end) slice.end = end;
-    }
-  }
-  slices = {slice};
   return absl::OkStatus();
 }
 
@@ -291,7 +173,7 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   if (IsScan(table, select)) return PlanScan(prepared, bindings, options);
   SelectSpec spec;
   if (absl::Status keys = PartitionKeys(table, select, bindings, spec); !keys.ok()) return InvalidPlan(std::string(keys.message()));
-  if (absl::Status slices = ClusteringSlices(table, select, bindings, spec.slices); !slices.ok()) return InvalidPlan(std::string(slices.message()));
+  if (absl::Status slices = ClusteringSlices(table, select.where, bindings, spec.slices); !slices.ok()) return InvalidPlan(std::string(slices.message()));
   if (select.order_by) {
     const Column& leading = table.columns[table.partition_key_count];
     spec.reversed = select.order_by->second != leading.descending;

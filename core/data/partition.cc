@@ -16,7 +16,33 @@ std::optional<Timestamp> Row::NewestTimestamp() const {
   return newest;
 }
 
+std::optional<Timestamp> Partition::RangeDeletionOf(const std::string& clustering_key) const {
+  std::optional<Timestamp> newest;
+  // Ranges that start above the key cannot cover it; the rest are few.
+  for (const auto& [range, timestamp] : range_tombstones) {
+    if (clustering_key < range.start) break;
+    if (range.Covers(clustering_key) && (!newest || timestamp > *newest)) newest = timestamp;
+  }
+  return newest;
+}
+
+std::optional<Timestamp> Partition::NewestTimestamp() const {
+  std::optional<Timestamp> newest;
+  for (const auto& [range, timestamp] : range_tombstones) newest = std::max(newest.value_or(timestamp), timestamp);
+  for (const auto& [key, row] : rows) {
+    const std::optional<Timestamp> of_row = row.NewestTimestamp();
+    if (of_row) newest = std::max(newest.value_or(*of_row), *of_row);
+  }
+  CHARYBDIS_ASSERT(newest.has_value() || range_tombstones.empty());
+  return newest;
+}
+
 void Partition::Merge(const Partition& other) {
+  for (const auto& [range, timestamp] : other.range_tombstones) {
+    auto [it, inserted] = range_tombstones.emplace(range, timestamp);
+    if (!inserted) it->second = std::max(it->second, timestamp);
+    CHARYBDIS_ASSERT(it->second >= timestamp);
+  }
   for (const auto& [key, incoming] : other.rows) {
     Row& row = rows[key];
     if (incoming.tombstone && (!row.tombstone || *incoming.tombstone > *row.tombstone)) {
@@ -32,14 +58,25 @@ void Partition::Merge(const Partition& other) {
 }
 
 void Partition::Compact() {
-  for (auto& [key, row] : rows) {
-    if (!row.tombstone) continue;
-    std::erase_if(row.cells, [&](const auto& entry) { return entry.second.timestamp <= *row.tombstone; });
+  for (auto row = rows.begin(); row != rows.end();) {
+    std::optional<Timestamp> deleted = RangeDeletionOf(row->first);
+    // A row tombstone a range one shadows goes too: it deletes no more.
+    if (row->second.tombstone && deleted && *row->second.tombstone <= *deleted) row->second.tombstone.reset();
+    if (row->second.tombstone) deleted = std::max(deleted.value_or(*row->second.tombstone), *row->second.tombstone);
+    if (deleted) {
+      std::erase_if(row->second.cells, [&](const auto& entry) { return entry.second.timestamp <= *deleted; });
+    }
+    const bool empty = !row->second.tombstone && row->second.cells.empty();
+    row = empty ? rows.erase(row) : std::next(row);
   }
 }
 
 Partition Partition::Missing(const Partition& other) const {
   Partition missing;
+  for (const auto& [range, timestamp] : other.range_tombstones) {
+    auto mine = range_tombstones.find(range);
+    if (mine == range_tombstones.end() || timestamp > mine->second) missing.range_tombstones[range] = timestamp;
+  }
   for (const auto& [key, theirs] : other.rows) {
     auto mine = rows.find(key);
     Row delta;
@@ -59,11 +96,16 @@ Partition Partition::Missing(const Partition& other) const {
     if (delta.tombstone || !delta.cells.empty()) missing.rows[key] = std::move(delta);
   }
   CHARYBDIS_ASSERT(missing.rows.size() <= other.rows.size());
+  CHARYBDIS_ASSERT(missing.range_tombstones.size() <= other.range_tombstones.size());
   return missing;
 }
 
 Partition Partition::FromProto(const PartitionData& data) {
   Partition partition;
+  for (const RangeTombstoneData& deletion : data.range_tombstones()) {
+    Timestamp& timestamp = partition.range_tombstones[ClusteringRange{deletion.start(), deletion.end()}];
+    timestamp = std::max(timestamp, deletion.timestamp());
+  }
   for (const RowData& row_data : data.rows()) {
     Row& row = partition.rows[row_data.clustering_key()];
     if (row_data.has_tombstone()) row.tombstone = row_data.tombstone_timestamp();
@@ -77,6 +119,12 @@ Partition Partition::FromProto(const PartitionData& data) {
 }
 
 void Partition::ToProto(PartitionData* data) const {
+  for (const auto& [range, timestamp] : range_tombstones) {
+    RangeTombstoneData* deletion = data->add_range_tombstones();
+    deletion->set_start(range.start);
+    deletion->set_end(range.end);
+    deletion->set_timestamp(timestamp);
+  }
   for (const auto& [key, row] : rows) {
     RowData* row_data = data->add_rows();
     row_data->set_clustering_key(key);
@@ -116,6 +164,12 @@ uint64_t Digest(const Partition& partition) {
   // A canonical encoding (maps are ordered), hashed once.
   std::string encoded;
   encoded.reserve(128);
+  AppendFixed64(encoded, partition.range_tombstones.size());
+  for (const auto& [range, timestamp] : partition.range_tombstones) {
+    AppendBytes(encoded, range.start);
+    AppendBytes(encoded, range.end);
+    AppendFixed64(encoded, static_cast<uint64_t>(timestamp));
+  }
   for (const auto& [key, row] : partition.rows) {
     AppendBytes(encoded, key);
     encoded.push_back(row.tombstone ? 'T' : 't');

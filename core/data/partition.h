@@ -19,18 +19,46 @@ struct Row {
   std::optional<Timestamp> NewestTimestamp() const;
 };
 
+// A deletion of the rows whose clustering keys lie in [start, end) (an
+// empty end: to the partition's end), as Cassandra's range tombstones: a
+// DELETE of a clustering range or prefix, or of the whole partition
+// (["", none)). Clustering keys order as bytes in CQL order
+// (core/cql/schema.h), so a CQL range is a byte range.
+struct ClusteringRange {
+  std::string start;
+  std::string end;  // empty: no end
+
+  auto operator<=>(const ClusteringRange&) const = default;
+  bool Covers(const std::string& clustering_key) const {
+    return start <= clustering_key && (end.empty() || clustering_key < end);
+  }
+  // Whether any key in [begin, stop) (an empty stop: no end) lies in it.
+  bool Overlaps(const std::string& begin, const std::string& stop) const {
+    return (stop.empty() || start < stop) && (end.empty() || begin < end);
+  }
+};
+
 // The rows of one partition of one table that a mutation carries or a read
 // returns, ordered by clustering key. Tombstones are kept: they must win
 // merges on other replicas too.
 struct Partition {
+  // Range tombstones: each range's newest deletion. A range tombstone
+  // shadows the versions in its range written at or before it, as a row
+  // tombstone does its row.
+  std::map<ClusteringRange, Timestamp> range_tombstones;
   std::map<std::string, Row> rows;  // by clustering key
 
   bool operator==(const Partition&) const = default;
-  bool empty() const { return rows.empty(); }
+  bool empty() const { return rows.empty() && range_tombstones.empty(); }
 
+  // The newest range tombstone covering `clustering_key`, if any.
+  std::optional<Timestamp> RangeDeletionOf(const std::string& clustering_key) const;
+  // The newest timestamp anywhere in the partition, or nullopt if empty.
+  std::optional<Timestamp> NewestTimestamp() const;
   // Last-write-wins merge of `other` into this partition.
   void Merge(const Partition& other);
-  // Drops cells a row tombstone shadows (written at or before it).
+  // Drops what a row or range tombstone shadows (written at or before it),
+  // and rows left with nothing.
   void Compact();
   // What `other` has that this partition lacks or holds an older version
   // of: the mutation that brings a replica holding this up to `other`.

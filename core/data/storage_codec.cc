@@ -21,6 +21,8 @@ constexpr char kDataTag = 'd';
 constexpr char kPaxosTag = 'x';
 constexpr char kRowTombstoneTag = 'r';
 constexpr char kCellTag = 'c';
+// Begins no escaped component: where a partition's range tombstones go.
+constexpr std::string_view kRangeTombstoneMark("\0\0", 2);
 
 void AppendEscaped(std::string& out, std::string_view component) {
   for (char c : component) {
@@ -77,6 +79,12 @@ class KeyReader {
     }
     return false;
   }
+  // Takes `mark` if the rest begins with it.
+  bool Mark(std::string_view mark) {
+    if (rest_.substr(0, mark.size()) != mark) return false;
+    rest_.remove_prefix(mark.size());
+    return true;
+  }
   bool BigEndian64(uint64_t* value) {
     if (rest_.size() < 8) return false;
     *value = ReadBigEndian(rest_, 8);
@@ -124,9 +132,11 @@ std::optional<StoredRow> RowOfKey(std::string_view key) {
   uint64_t biased = 0;
   StoredRow row;
   if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table) || !reader.BigEndian64(&biased) ||
-      !reader.Escaped(&row.partition_key) || !reader.Escaped(&row.clustering_key)) {
+      !reader.Escaped(&row.partition_key)) {
     return std::nullopt;
   }
+  row.range_tombstones = reader.Mark(kRangeTombstoneMark);
+  if (!row.range_tombstones && !reader.Escaped(&row.clustering_key)) return std::nullopt;
   row.token = static_cast<Token>(biased ^ (uint64_t{1} << 63));
   return row;
 }
@@ -136,6 +146,15 @@ std::string RowPrefix(const std::string& table, const std::string& partition_key
   std::string prefix = PartitionPrefix(table, partition_key);
   AppendEscaped(prefix, clustering_key);
   CHARYBDIS_ASSERT(prefix.size() >= table.size() + partition_key.size() + clustering_key.size() + 15);
+  return prefix;
+}
+
+std::string RangeTombstonePrefix(const std::string& table, const std::string& partition_key) {
+  std::string prefix = PartitionPrefix(table, partition_key);
+  prefix += kRangeTombstoneMark;
+  // Below every row of the partition: the empty clustering key's prefix
+  // ends 0x00 0x01.
+  CHARYBDIS_ASSERT(prefix < RowPrefix(table, partition_key, ""));
   return prefix;
 }
 
@@ -190,6 +209,15 @@ std::string PrefixEnd(const std::string& prefix) {
 
 void AddMutation(const std::string& table, const std::string& partition_key,
                  const Partition& partition, WriteBatch& batch) {
+  for (const auto& [range, timestamp] : partition.range_tombstones) {
+    std::string key = RangeTombstonePrefix(table, partition_key);
+    AppendEscaped(key, range.start);
+    AppendEscaped(key, range.end);
+    AppendBigEndian(key, Biased(timestamp), 8);
+    std::string sealed = checked_value::Seal(key, "");
+    CHARYBDIS_ASSERT(sealed.size() == 8);  // the checksum alone
+    batch.Put(std::move(key), std::move(sealed));
+  }
   for (const auto& [clustering_key, row] : partition.rows) {
     const std::string row_prefix = RowPrefix(table, partition_key, clustering_key);
     if (row.tombstone) {
@@ -229,9 +257,19 @@ class ScanDecoder {
     char tag = 0;
     uint64_t biased = 0;
     if (!reader.Tag(&tag) || tag != kDataTag || !reader.Escaped(&table_) || !reader.BigEndian64(&biased) ||
-        !reader.Escaped(&partition_key_) || !reader.Escaped(&clustering_key_) || !reader.Tag(&tag)) {
+        !reader.Escaped(&partition_key_)) {
       return false;
     }
+    if (reader.Mark(kRangeTombstoneMark)) {
+      ClusteringRange range;
+      if (!reader.Escaped(&range.start) || !reader.Escaped(&range.end) || !reader.BigEndian64(&biased) ||
+          !reader.done() || !value.empty()) {
+        return false;
+      }
+      AddRangeTombstone(entry.key, std::move(range), static_cast<Timestamp>(biased ^ (uint64_t{1} << 63)));
+      return true;
+    }
+    if (!reader.Escaped(&clustering_key_) || !reader.Tag(&tag)) return false;
     if (tag == kRowTombstoneTag) {
       if (!reader.BigEndian64(&biased) || !reader.done() || !value.empty()) return false;
       AddRowTombstone(entry.key, static_cast<Timestamp>(biased ^ (uint64_t{1} << 63)));
@@ -257,21 +295,46 @@ class ScanDecoder {
   void ListWinners() {
     for (const auto& [key, stored] : cell_keys_) decoded_.cell_keys[key] = *stored;
     for (const auto& [key, stored] : tombstone_keys_) decoded_.row_tombstone_keys[key] = *stored;
+    for (const auto& [range, stored] : range_keys_) decoded_.range_tombstone_keys[range] = *stored;
   }
 
-  // Cells at or before their row's tombstone can never be seen again.
-  void ListShadowedCells() {
+  // Cells at or before a tombstone of their row or its range, and row
+  // tombstones at or before one of their range, can never be seen again.
+  void ListShadowedVersions() {
+    for (const auto& [key, tombstone_key] : tombstone_keys_) {
+      const std::optional<Timestamp> deleted = decoded_.partition.RangeDeletionOf(key);
+      if (deleted && *decoded_.partition.rows.at(key).tombstone <= *deleted) {
+        decoded_.obsolete_keys.push_back(*tombstone_key);
+      }
+    }
     for (const auto& [key, cell_key] : cell_keys_) {
       CHARYBDIS_ASSERT(cell_key != nullptr);
       CHARYBDIS_ASSERT(decoded_.partition.rows.count(key.first) == 1);
       const Row& row = decoded_.partition.rows[key.first];
-      if (row.tombstone && row.cells.at(key.second).timestamp <= *row.tombstone) {
-        decoded_.obsolete_keys.push_back(*cell_key);
-      }
+      std::optional<Timestamp> deleted = decoded_.partition.RangeDeletionOf(key.first);
+      if (row.tombstone) deleted = std::max(deleted.value_or(*row.tombstone), *row.tombstone);
+      if (deleted && row.cells.at(key.second).timestamp <= *deleted) decoded_.obsolete_keys.push_back(*cell_key);
     }
   }
 
  private:
+  void AddRangeTombstone(const std::string& key, ClusteringRange range, Timestamp timestamp) {
+    const std::string*& winner = range_keys_[range];
+    auto [it, inserted] = decoded_.partition.range_tombstones.emplace(std::move(range), timestamp);
+    // A range has a stored winner exactly when it was decoded before.
+    CHARYBDIS_ASSERT(inserted == (winner == nullptr));
+    if (inserted) {
+      winner = &key;
+    } else if (timestamp > it->second) {
+      decoded_.obsolete_keys.push_back(*winner);
+      it->second = timestamp;
+      winner = &key;
+    } else if (key != *winner) {
+      decoded_.obsolete_keys.push_back(key);
+    }
+    CHARYBDIS_ASSERT(winner != nullptr);
+  }
+
   void AddRowTombstone(const std::string& key, Timestamp timestamp) {
     Row& row = decoded_.partition.rows[clustering_key_];
     const std::string*& winner = tombstone_keys_[clustering_key_];
@@ -311,6 +374,7 @@ class ScanDecoder {
   // tombstone, to list the losers.
   std::map<std::pair<std::string, std::string>, const std::string*> cell_keys_;
   std::map<std::string, const std::string*> tombstone_keys_;
+  std::map<ClusteringRange, const std::string*> range_keys_;
   std::string table_, partition_key_, clustering_key_, column_;
 };
 
@@ -324,17 +388,23 @@ Decoded DecodeScan(const std::vector<KeyValue>& stored) {
     if (!value || !decoder.Add(entry, *value)) decoded.corrupt_keys.push_back(entry.key);
   }
   CHARYBDIS_ASSERT(decoded.corrupt_keys.size() <= stored.size());
-  decoder.ListShadowedCells();
+  decoder.ListShadowedVersions();
   decoder.ListWinners();
   // Replicas that did and did not drop shadowed versions yet must agree.
   decoded.partition.Compact();
   return decoded;
 }
 
-Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before) {
+Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before, bool whole) {
   CHARYBDIS_ASSERT(decoded.corrupt_keys.empty());
   std::set<std::string> purged(decoded.obsolete_keys.begin(), decoded.obsolete_keys.end());
   uint64_t deletions = 0;
+  for (const auto& [range, timestamp] : decoded.partition.range_tombstones) {
+    // What it shadows here is obsolete already (ListShadowedVersions).
+    if (!whole || timestamp >= purge_before) continue;
+    purged.insert(decoded.range_tombstone_keys.at(range));
+    deletions++;
+  }
   for (const auto& [clustering_key, row] : decoded.partition.rows) {
     // Older tombstones and the cells a tombstone shadows are obsolete: they
     // go with it.

@@ -24,6 +24,12 @@ namespace charybdis {
 //       'r' be64(ts)
 //   'd' esc(table) be64(token) esc(partition key) esc(clustering key)
 //       'c' esc(column) be64(ts) be64(hash of the version)
+//   'd' esc(table) be64(token) esc(partition key) 0x00 0x00
+//       esc(range start) esc(range end) be64(ts)
+//
+// The last is a range tombstone. 0x00 0x00 begins no escaped component,
+// so a partition's range tombstones sort before its rows, and a read of
+// rows reads them from there too (RangeTombstonePrefix).
 //
 // The partition key's token (sign bit flipped, so byte order is token
 // order) puts a table's partitions in ring order: a token range is one
@@ -35,12 +41,15 @@ namespace charybdis {
 // byte order and makes every component self-delimiting.
 namespace storage_codec {
 
-// The layout below, by version: 2 put the token in data keys. A store
-// holds the version it was written in under kFormatKey (node/ checks it
-// when it opens one), so a build never reads keys of another layout as
-// corrupt and drops them.
+// The layout below, by version: 2 put the token in data keys; 3 added
+// range tombstones. A store holds the version it was written in under
+// kFormatKey (node/ checks it when it opens one), so a build never reads
+// keys of another layout as corrupt and drops them. A store of format 2
+// holds no key format 3 does not read: opened, it is marked 3, which a
+// build of format 2 (that would drop range tombstones) then refuses.
 inline constexpr char kFormatKey[] = "system/storage_format";
-inline constexpr char kFormatVersion[] = "2";
+inline constexpr char kFormatVersion[] = "3";
+inline constexpr char kUpgradableFormat[] = "2";
 
 std::string TablePrefix(const std::string& table);
 // The first key of a table's partitions whose token is `token` or above.
@@ -51,6 +60,9 @@ std::string TokenRangeEnd(const std::string& table, Token token);
 std::string PartitionPrefix(const std::string& table, const std::string& partition_key);
 std::string RowPrefix(const std::string& table, const std::string& partition_key,
                       const std::string& clustering_key);
+// The prefix of a partition's range tombstones: every read of its rows
+// reads them too.
+std::string RangeTombstonePrefix(const std::string& table, const std::string& partition_key);
 // Where an acceptor keeps a partition's Paxos state ('x' esc(table)
 // esc(partition key)), and the prefix of all of them.
 std::string PaxosKey(const std::string& table, const std::string& partition_key);
@@ -60,11 +72,15 @@ std::string PaxosPrefix();
 std::string PaxosTablePrefix(const std::string& table);
 std::optional<std::string> PartitionOfPaxosKey(std::string_view key, const std::string& table);
 
-// The row a stored data key belongs to (nullopt: not a data key).
+// The row a stored data key belongs to (nullopt: not a data key). A
+// range tombstone's key belongs to its partition's range tombstones, which
+// sort before its rows (as a row of their own would, with an empty
+// clustering key).
 struct StoredRow {
   Token token = 0;
   std::string partition_key;
   std::string clustering_key;
+  bool range_tombstones = false;
 };
 std::optional<StoredRow> RowOfKey(std::string_view key);
 
@@ -80,11 +96,12 @@ void AddMutation(const std::string& table, const std::string& partition_key,
                  const Partition& partition, WriteBatch& batch);
 
 struct Decoded {
-  // Reconciled and compacted (no cells a row tombstone shadows). Incomplete
+  // Reconciled and compacted (no versions a tombstone shadows). Incomplete
   // when corrupt_keys is not empty: then it must not be served.
   Partition partition;
-  // Stored versions that lost the merge (older versions of a cell, cells a
-  // row tombstone shadows, older row tombstones): deleting them changes
+  // Stored versions that lost the merge (older versions of a cell, cells
+  // and row tombstones a tombstone shadows, older row tombstones, older
+  // tombstones of the same range): deleting them changes
   // nothing a read can see, and keeps scans short (our compaction).
   std::vector<std::string> obsolete_keys;
   // Stored entries whose bytes fail their checksum or that this codec did
@@ -94,6 +111,7 @@ struct Decoded {
   // cell's winning version (by clustering key and column).
   std::map<std::string, std::string> row_tombstone_keys;
   std::map<std::pair<std::string, std::string>, std::string> cell_keys;
+  std::map<ClusteringRange, std::string> range_tombstone_keys;
 };
 
 // Reconciles the stored versions read by scanning a partition or row
@@ -102,15 +120,17 @@ Decoded DecodeScan(const std::vector<KeyValue>& stored);
 
 // The stored keys a purge of the partition `decoded` deletes (docs/repair.md,
 // "Tombstone GC"): its obsolete versions, and each deletion made before
-// `purge_before` (row and cell tombstones by timestamp, expiring cells by
-// expiry) with every version it shadows, so that the replica holds of
+// `purge_before` (range, row and cell tombstones by timestamp, expiring
+// cells by expiry) with every version it shadows, so that the replica holds of
 // them what one that never saw them holds. Deleted in one batch, a
-// tombstone never goes without what it shadows. REQUIRES: no corrupt keys.
+// tombstone never goes without what it shadows. `whole`: `decoded` holds
+// every row of its partition; if not, its range tombstones stay (they
+// shadow rows it does not hold). REQUIRES: no corrupt keys.
 struct Purge {
   std::vector<std::string> keys;
-  uint64_t deletions = 0;  // row tombstones, cell tombstones and expired cells among them
+  uint64_t deletions = 0;  // range, row and cell tombstones and expired cells among them
 };
-Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before);
+Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before, bool whole = true);
 
 // Deletes stored versions no read needs: obsolete ones (they lose every
 // merge, so the next scan of the partition is short) and corrupt ones

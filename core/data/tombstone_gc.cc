@@ -72,6 +72,7 @@ Timestamp PurgeBefore(const TombstoneGc& gc, Timestamp now_us, Timestamp repaire
 }
 
 void DropPurgeable(Partition& partition, Timestamp purge_before) {
+  std::erase_if(partition.range_tombstones, [&](const auto& entry) { return entry.second < purge_before; });
   for (auto row = partition.rows.begin(); row != partition.rows.end();) {
     if (row->second.tombstone && *row->second.tombstone < purge_before) row->second.tombstone.reset();
     std::erase_if(row->second.cells, [&](const auto& cell) { return PurgeableCell(cell.second, purge_before); });
@@ -81,7 +82,8 @@ void DropPurgeable(Partition& partition, Timestamp purge_before) {
 }
 
 bool DropOlderThan(Partition& partition, Timestamp purge_before) {
-  bool dropped = false;
+  bool dropped =
+      std::erase_if(partition.range_tombstones, [&](const auto& entry) { return entry.second < purge_before; }) > 0;
   for (auto row = partition.rows.begin(); row != partition.rows.end();) {
     if (row->second.tombstone && *row->second.tombstone < purge_before) {
       row->second.tombstone.reset();

@@ -47,7 +47,7 @@ absl::StatusOr<TombstoneGc> TombstoneGcOf(std::string_view mode, std::optional<u
 
 // Deletions made before the time returned may be purged now (`now_us`, the
 // replica's clock) from a token whose newest repair, at the topology the
-// replica holds, began at `repaired_us` (0: none): row and cell tombstones
+// replica holds, began at `repaired_us` (0: none): range, row and cell tombstones
 // by their timestamp, expiring cells by their expiry. Never after now.
 Timestamp PurgeBefore(const TombstoneGc& gc, Timestamp now_us, Timestamp repaired_us);
 

@@ -463,43 +463,12 @@ void Acceptor::ReadForPrepare(const PaxosPrepare& prepare, Storage::ScanDone don
                               prepare.table(), prepare.partition_key(), span.last())));
     }
   }
-  if (ranges.empty()) ranges.emplace_back(partition, storage_codec::PrefixEnd(partition));
-  // One span, as for every prepare of a round of one operation: its scan
-  // is the answer, with no parts to join.
-  if (ranges.size() == 1) {
-    env_.storage->Scan(std::move(ranges[0].first), std::move(ranges[0].second), SIZE_MAX, std::move(done));
+  if (ranges.empty()) {
+    // The range tombstones sort first: the whole partition is one scan.
+    env_.storage->Scan(partition, storage_codec::PrefixEnd(partition), SIZE_MAX, std::move(done));
     return;
   }
-  // One scan per span; the parts join in span order, which is key order.
-  struct Gather {
-    std::vector<std::vector<KeyValue>> parts;
-    size_t waiting = 0;
-    absl::Status status;
-    Storage::ScanDone done;
-  };
-  auto gather = std::make_shared<Gather>();
-  gather->parts.resize(ranges.size());
-  gather->waiting = ranges.size();
-  gather->done = std::move(done);
-  for (size_t i = 0; i < ranges.size(); i++) {
-    env_.storage->Scan(ranges[i].first, ranges[i].second, SIZE_MAX,
-                       [gather, i](absl::StatusOr<std::vector<KeyValue>> stored) {
-                         if (stored.ok()) {
-                           gather->parts[i] = std::move(*stored);
-                         } else if (gather->status.ok()) {
-                           gather->status = stored.status();
-                         }
-                         CHARYBDIS_ASSERT(gather->waiting > 0);
-                         if (--gather->waiting > 0) return;
-                         if (!gather->status.ok()) return gather->done(gather->status);
-                         std::vector<KeyValue> rows;
-                         for (auto& part : gather->parts) {
-                           rows.insert(rows.end(), std::make_move_iterator(part.begin()),
-                                       std::make_move_iterator(part.end()));
-                         }
-                         gather->done(std::move(rows));
-                       });
-  }
+  ScanPartitionRows(*env_.storage, prepare.table(), prepare.partition_key(), std::move(ranges), std::move(done));
 }
 
 void Acceptor::OnPrepare(const Envelope& message) {

@@ -235,11 +235,14 @@ void RangeRepair::CompareRows() {
   std::map<std::string, DifferingRow> rows;
   for (const auto& [replica, answer] : run_->hashes) {
     for (const RowHash& hashed : answer.row()) {
-      std::string key = storage_codec::RowPrefix(part.table, hashed.partition_key(), hashed.clustering_key());
+      std::string key = hashed.range_tombstones()
+                            ? storage_codec::RangeTombstonePrefix(part.table, hashed.partition_key())
+                            : storage_codec::RowPrefix(part.table, hashed.partition_key(), hashed.clustering_key());
       if (end_key.has_value() && key > *end_key) continue;
       DifferingRow& row = rows[std::move(key)];
       row.partition_key = hashed.partition_key();
       row.clustering_key = hashed.clustering_key();
+      row.range_tombstones = hashed.range_tombstones();
       row.hashes[replica] = hashed.hash();
     }
   }
@@ -273,6 +276,7 @@ void RangeRepair::FetchDiffering() {
       RowKey& wanted = *fetches[replica].add_row();
       wanted.set_partition_key(row.partition_key);
       wanted.set_clustering_key(row.clustering_key);
+      wanted.set_range_tombstones(row.range_tombstones);
     }
   }
   std::set<NodeId> to;
@@ -294,21 +298,31 @@ void RangeRepair::OnRows(const Envelope& message) {
   }
   for (const PartitionData& data : answer.partition()) {
     run_->summary.set_bytes_fetched(run_->summary.bytes_fetched() + data.ByteSizeLong());
-    const Partition fetched = Partition::FromProto(data);
-    for (const auto& [clustering_key, row] : fetched.rows) {
-      const std::string key = storage_codec::RowPrefix(part.table, data.partition_key(), clustering_key);
-      auto differing = run_->differing.find(key);
-      if (differing == run_->differing.end()) continue;  // not asked
-      auto hash = differing->second.hashes.find(message.from_node());
-      if (hash == differing->second.hashes.end()) continue;
+    Partition fetched = Partition::FromProto(data);
+    if (!fetched.range_tombstones.empty()) {
+      Partition deletions;
+      deletions.range_tombstones = std::move(fetched.range_tombstones);
+      TakeFetched(message.from_node(), storage_codec::RangeTombstonePrefix(part.table, data.partition_key()),
+                  std::move(deletions));
+    }
+    for (auto& [clustering_key, row] : fetched.rows) {
       Partition version;
-      version.rows.emplace(clustering_key, row);
-      run_->merged[key].Merge(version);
-      run_->versions[{key, hash->second}] = std::move(version);
-      run_->summary.set_rows_fetched(run_->summary.rows_fetched() + 1);
+      version.rows.emplace(clustering_key, std::move(row));
+      TakeFetched(message.from_node(), storage_codec::RowPrefix(part.table, data.partition_key(), clustering_key),
+                  std::move(version));
     }
   }
   if (run_->waiting.empty()) PushMissing();
+}
+
+void RangeRepair::TakeFetched(NodeId replica, const std::string& key, Partition version) {
+  auto differing = run_->differing.find(key);
+  if (differing == run_->differing.end()) return;  // not asked
+  auto hash = differing->second.hashes.find(replica);
+  if (hash == differing->second.hashes.end()) return;
+  run_->merged[key].Merge(version);
+  run_->versions[{key, hash->second}] = std::move(version);
+  run_->summary.set_rows_fetched(run_->summary.rows_fetched() + 1);
 }
 
 void RangeRepair::PushMissing() {
@@ -323,8 +337,9 @@ void RangeRepair::PushMissing() {
       const Partition held = hash == row.hashes.end() ? Partition() : run_->versions[{key, hash->second}];
       Partition lacking = held.Missing(merged);
       if (lacking.empty()) continue;
-      run_->summary.set_rows_sent(run_->summary.rows_sent() + lacking.rows.size());
-      metrics_.repair_rows_sent += lacking.rows.size();
+      const size_t rows_sent = lacking.rows.size() + (lacking.range_tombstones.empty() ? 0 : 1);
+      run_->summary.set_rows_sent(run_->summary.rows_sent() + rows_sent);
+      metrics_.repair_rows_sent += rows_sent;
       missing[replica][row.partition_key].Merge(lacking);
     }
   }

@@ -90,6 +90,7 @@ class RangeRepair {
   struct DifferingRow {
     std::string partition_key;
     std::string clustering_key;
+    bool range_tombstones = false;  // the partition's, compared as a row
     std::map<NodeId, uint64_t> hashes;
   };
   struct Run {
@@ -141,6 +142,9 @@ class RangeRepair {
   void CompareRows();
   void FetchDiffering();
   void OnAllRows();
+  // Keeps a replica's version of a differing row (or its partition's range
+  // tombstones), stored under `key`, if it was asked for.
+  void TakeFetched(NodeId replica, const std::string& key, Partition version);
   void PushMissing();
   // The round is done: the next starts after `end` (none: the part is).
   void EndRound(std::optional<std::pair<std::string, std::string>> end);

@@ -41,6 +41,7 @@ bool HashRows(const ShardEnv& env, ShardMetrics& metrics, const PurgeHorizon& ho
   if (!entries.empty()) {
     std::optional<storage_codec::StoredRow> last = storage_codec::RowOfKey(entries.back().key);
     if (!last) return false;  // not a data key: corrupt (it fails decoding too)
+    // Not exhausted, the last is a row (ScanShardRows ends at one).
     answer.set_last_partition_key(last->partition_key);
     answer.set_last_clustering_key(last->clustering_key);
   }
@@ -49,19 +50,30 @@ bool HashRows(const ShardEnv& env, ShardMetrics& metrics, const PurgeHorizon& ho
     absl::StatusOr<Partition> partition =
         ServablePartition(env, metrics, std::move(stored), horizon(table, TokenOf(partition_key)));
     if (!partition.ok()) return false;
-    for (auto& [clustering_key, row] : partition->rows) {
-      Partition alone;
-      alone.rows.emplace(clustering_key, std::move(row));
+    const auto add = [&](const std::string& clustering_key, bool range_tombstones, const Partition& alone) {
       const uint64_t digest = Digest(alone);
       AppendSized(encoded, partition_key);
+      encoded.push_back(range_tombstones ? 'R' : 'r');
       AppendSized(encoded, clustering_key);
       AppendBigEndian(encoded, digest, 8);
       answer.set_rows(answer.rows() + 1);
-      if (!each_row) continue;
+      if (!each_row) return;
       RowHash& hashed = *answer.add_row();
       hashed.set_partition_key(partition_key);
       hashed.set_clustering_key(clustering_key);
+      hashed.set_range_tombstones(range_tombstones);
       hashed.set_hash(digest);
+    };
+    // The partition's range tombstones are compared as a row of their own.
+    if (!partition->range_tombstones.empty()) {
+      Partition deletions;
+      deletions.range_tombstones = std::move(partition->range_tombstones);
+      add("", true, deletions);
+    }
+    for (auto& [clustering_key, row] : partition->rows) {
+      Partition alone;
+      alone.rows.emplace(clustering_key, std::move(row));
+      add(clustering_key, false, alone);
     }
   }
   answer.set_hash(CassandraMurmur3(encoded).low);
@@ -110,7 +122,10 @@ void RepairAnswerer::OnFetch(const Envelope& message) {
   };
   if (fetching->waiting == 0) return answer();
   for (const RowKey& row : request.row()) {
-    const std::string begin = storage_codec::RowPrefix(request.table(), row.partition_key(), row.clustering_key());
+    const std::string begin =
+        row.range_tombstones() ? storage_codec::RangeTombstonePrefix(request.table(), row.partition_key())
+                               : storage_codec::RowPrefix(request.table(), row.partition_key(), row.clustering_key());
+    // A row alone: a range tombstone over it differs apart, if it does.
     env_.storage->Scan(begin, storage_codec::PrefixEnd(begin), SIZE_MAX,
                        [this, fetching, answer, table = request.table(),
                         key = row.partition_key()](absl::StatusOr<std::vector<KeyValue>> stored) {

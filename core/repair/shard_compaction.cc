@@ -51,18 +51,24 @@ void ShardCompaction::Next() {
                 [this](absl::StatusOr<ShardScanResult> scanned) { OnScanned(std::move(scanned)); });
 }
 
-WriteBatch ShardCompaction::PurgeOf(const std::vector<KeyValue>& entries, uint64_t& bytes,
+WriteBatch ShardCompaction::PurgeOf(const std::vector<KeyValue>& entries, bool exhausted, uint64_t& bytes,
                                     uint64_t& deletions) const {
   const std::string& table = run_->tables[run_->table];
   std::map<std::string, size_t> sizes;
   for (const KeyValue& entry : entries) sizes[entry.key] = entry.key.size() + entry.value.size();
   WriteBatch batch;
-  for (auto& [partition_key, stored] : GroupByPartition(entries)) {
+  std::vector<std::pair<std::string, std::vector<KeyValue>>> partitions = GroupByPartition(entries);
+  for (size_t i = 0; i < partitions.size(); i++) {
+    const auto& [partition_key, stored] = partitions[i];
     const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
     // Corrupt entries are for reads to drop (and repair to write again).
     if (!decoded.corrupt_keys.empty()) continue;
+    // The rest of the last partition comes in the next batch, where its
+    // range tombstones show up again: purged here, they would go before
+    // the rows they shadow there.
+    const bool whole = exhausted || i + 1 < partitions.size();
     storage_codec::Purge purge =
-        storage_codec::PurgedKeys(decoded, purge_horizon_(table, TokenOf(partition_key)));
+        storage_codec::PurgedKeys(decoded, purge_horizon_(table, TokenOf(partition_key)), whole);
     deletions += purge.deletions;
     for (std::string& key : purge.keys) {
       bytes += sizes.at(key);
@@ -76,7 +82,7 @@ void ShardCompaction::OnScanned(absl::StatusOr<ShardScanResult> scanned) {
   CHARYBDIS_ASSERT(run_.has_value());
   if (!scanned.ok()) return Finish(absl::StrCat("storage: ", scanned.status().message()));
   uint64_t bytes = 0, deletions = 0;
-  WriteBatch batch = PurgeOf(scanned->entries, bytes, deletions);
+  WriteBatch batch = PurgeOf(scanned->entries, scanned->exhausted, bytes, deletions);
   // The next batch starts after the last row scanned.
   std::optional<storage_codec::StoredRow> last;
   if (!scanned->entries.empty()) last = storage_codec::RowOfKey(scanned->entries.back().key);

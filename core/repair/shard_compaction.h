@@ -68,8 +68,9 @@ class ShardCompaction {
   void Next();
   void OnScanned(absl::StatusOr<ShardScanResult> scanned);
   // The batch that purges the scanned rows, its pairs' bytes, and the
-  // deletions among them.
-  WriteBatch PurgeOf(const std::vector<KeyValue>& entries, uint64_t& bytes, uint64_t& deletions) const;
+  // deletions among them. `exhausted`: the last partition scanned is whole.
+  WriteBatch PurgeOf(const std::vector<KeyValue>& entries, bool exhausted, uint64_t& bytes,
+                     uint64_t& deletions) const;
   void ScanPaxos();
   void OnPaxosScanned(absl::StatusOr<std::vector<KeyValue>> scanned);
   void OnPaxosPurged(uint64_t batch, bool purged, uint64_t bytes);

@@ -115,8 +115,8 @@ void Replica::OnRead(const Envelope& message) {
   }
   const bool in_progress = rounds_.InProgress(read.table(), read.partition_key());
   const Timestamp purge_before = purge_horizon_(read.table(), TokenOf(read.partition_key()));
-  env_.storage->Scan(
-      std::move(begin), std::move(end), SIZE_MAX,
+  ScanPartitionRows(
+      *env_.storage, read.table(), read.partition_key(), {{std::move(begin), std::move(end)}},
       [this, sender, request_id, digest_only, in_progress, purge_before](absl::StatusOr<std::vector<KeyValue>> stored) {
         Envelope reply;
         ReplicaReadResponse* response = reply.mutable_replica_read_response();

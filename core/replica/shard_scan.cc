@@ -43,7 +43,11 @@ std::string BeginOf(const ScanOp& scan) {
 bool AddBatch(Progress& progress, std::vector<KeyValue> batch) {
   CHARYBDIS_ASSERT(progress.limit >= 1);
   for (KeyValue& entry : batch) {
-    if (std::optional<storage_codec::StoredRow> row = storage_codec::RowOfKey(entry.key)) {
+    std::optional<storage_codec::StoredRow> row = storage_codec::RowOfKey(entry.key);
+    // Range tombstones count as no row; they sort before their partition's
+    // rows, so past the limit they are a later partition's.
+    if (row && row->range_tombstones && progress.rows == progress.limit) return false;
+    if (row && !row->range_tombstones) {
       std::pair<std::string, std::string> identity{row->partition_key, row->clustering_key};
       if (identity != progress.last_row) {
         if (progress.rows == progress.limit) return false;
@@ -91,13 +95,26 @@ void ScanShardRows(Storage& storage, const ScanOp& scan, std::function<void(absl
   progress->end = storage_codec::TokenRangeEnd(scan.table(), scan.end_token());
   progress->limit = std::max<uint32_t>(scan.limit(), 1);
   progress->done = std::move(done);
-  Step(std::move(progress));
+  if (!scan.resume()) return Step(std::move(progress));
+  // Resumed within a partition: its range tombstones, which sort before
+  // the resumed position, may delete the rows after it, so they go with
+  // them again (a coordinator merges each page on its own).
+  const std::string deletions = storage_codec::RangeTombstonePrefix(scan.table(), scan.after_partition_key());
+  storage.Scan(deletions, storage_codec::PrefixEnd(deletions), SIZE_MAX,
+               [progress](absl::StatusOr<std::vector<KeyValue>> stored) {
+                 if (!stored.ok()) return progress->done(stored.status());
+                 CHARYBDIS_ASSERT(progress->rows == 0);
+                 const bool added = AddBatch(*progress, *std::move(stored));
+                 CHARYBDIS_ASSERT(added);  // no rows among them
+                 Step(progress);
+               });
 }
 
 std::vector<std::pair<std::string, std::vector<KeyValue>>> GroupByPartition(std::vector<KeyValue> entries) {
   std::vector<std::pair<std::string, std::vector<KeyValue>>> partitions;
   for (KeyValue& entry : entries) {
     std::optional<storage_codec::StoredRow> row = storage_codec::RowOfKey(entry.key);
+    // A partition's range tombstones come before its rows.
     if (partitions.empty() || (row && row->partition_key != partitions.back().first)) {
       partitions.emplace_back(row ? row->partition_key : std::string(), std::vector<KeyValue>());
     }

@@ -1,8 +1,11 @@
 #include "core/replica/stored_partition.h"
 
+#include <memory>
+
 #include "absl/strings/str_cat.h"
 #include "core/data/storage_codec.h"
 #include "core/data/tombstone_gc.h"
+#include "core/env/assert.h"
 
 namespace charybdis {
 
@@ -25,6 +28,46 @@ absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& m
   metrics.database_total_reads++;
   DropPurgeable(decoded.partition, purge_before);
   return std::move(decoded.partition);
+}
+
+void ScanPartitionRows(Storage& storage, const std::string& table, const std::string& partition_key,
+                       std::vector<std::pair<std::string, std::string>> row_ranges, Storage::ScanDone done) {
+  const std::string deletions = storage_codec::RangeTombstonePrefix(table, partition_key);
+  CHARYBDIS_ASSERT(row_ranges.empty() || deletions < row_ranges.front().first);
+  row_ranges.insert(row_ranges.begin(), {deletions, storage_codec::PrefixEnd(deletions)});
+  // One scan per range; the parts join in range order, which is key order.
+  struct Gather {
+    std::vector<std::vector<KeyValue>> parts;
+    size_t waiting = 0;
+    absl::Status status;
+    Storage::ScanDone done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->parts.resize(row_ranges.size());
+  gather->waiting = row_ranges.size();
+  gather->done = std::move(done);
+  for (size_t i = 0; i < row_ranges.size(); i++) {
+    // An empty slice (a read of c >= 3 AND c < 3) is an empty range.
+    CHARYBDIS_ASSERT(row_ranges[i].first <= row_ranges[i].second);
+    CHARYBDIS_ASSERT(i == 0 || row_ranges[i - 1].second <= row_ranges[i].first);
+    storage.Scan(row_ranges[i].first, row_ranges[i].second, SIZE_MAX,
+                 [gather, i](absl::StatusOr<std::vector<KeyValue>> stored) {
+                   if (stored.ok()) {
+                     gather->parts[i] = std::move(*stored);
+                   } else if (gather->status.ok()) {
+                     gather->status = stored.status();
+                   }
+                   CHARYBDIS_ASSERT(gather->waiting > 0);
+                   if (--gather->waiting > 0) return;
+                   if (!gather->status.ok()) return gather->done(gather->status);
+                   std::vector<KeyValue> entries;
+                   for (auto& part : gather->parts) {
+                     entries.insert(entries.end(), std::make_move_iterator(part.begin()),
+                                    std::make_move_iterator(part.end()));
+                   }
+                   gather->done(std::move(entries));
+                 });
+  }
 }
 
 }  // namespace charybdis

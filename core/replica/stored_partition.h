@@ -1,6 +1,8 @@
 #pragma once
 
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,5 +24,12 @@ namespace charybdis {
 absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& metrics,
                                             absl::StatusOr<std::vector<KeyValue>> stored,
                                             Timestamp purge_before = std::numeric_limits<Timestamp>::min());
+
+// Scans the key ranges `row_ranges` (rows of one partition, in key order,
+// disjoint) and the partition's range tombstones, which may delete any of
+// them: the stored entries a read of those rows must reconcile, in key
+// order.
+void ScanPartitionRows(Storage& storage, const std::string& table, const std::string& partition_key,
+                       std::vector<std::pair<std::string, std::string>> row_ranges, Storage::ScanDone done);
 
 }  // namespace charybdis

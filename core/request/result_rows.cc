@@ -20,9 +20,8 @@ bool ReadColumns::Exists(const Row& row, Timestamp now) const {
 
 void AddVisibleRows(const Partition& partition, Timestamp now, const std::set<std::string>* only,
                     const ReadColumns& columns, ClientResponse& response) {
-  Timestamp newest = 0;
-  for (const auto& [key, row] : partition.rows) newest = std::max(newest, row.NewestTimestamp().value_or(0));
-  response.set_newest_timestamp(newest);
+  // Range tombstones too: a read after a partition delete saw its time.
+  response.set_newest_timestamp(std::max<Timestamp>(0, partition.NewestTimestamp().value_or(0)));
   Partition visible = partition;
   visible.Compact();
   for (const auto& [key, row] : visible.rows) {

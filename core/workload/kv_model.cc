@@ -41,6 +41,9 @@ void DrawFunction(const scenario::KvWorkload& spec, KvOperation& op, Random& ran
   if (u < spec.read_fraction() + spec.delete_fraction()) {
     op.function = HistoryOp::Function::kDelete;
     op.lwt = spec.lwt_writes();
+    // Drawn only when asked for: other workloads keep their draws.
+    op.partition_delete =
+        !op.lwt && spec.partition_delete_fraction() > 0 && random.Chance(spec.partition_delete_fraction());
   } else if (u < spec.read_fraction() + spec.delete_fraction() + spec.cas_fraction()) {
     op.function = HistoryOp::Function::kCas;
     op.lwt = true;
@@ -119,7 +122,11 @@ ClientRequest KvRequest(const std::string& table, const std::string& column, con
     if (client_timestamp_us > 0) write->set_timestamp(client_timestamp_us);
   }
   if (op.function == HistoryOp::Function::kDelete) {
-    write->set_delete_row(true);
+    if (op.partition_delete) {
+      write->set_delete_range(true);  // from the empty key, with no end
+    } else {
+      write->set_delete_row(true);
+    }
   } else {
     ColumnValue* put = write->add_put();
     put->set_column(column);

@@ -24,6 +24,7 @@ struct KvOperation {
   std::string key;
   ConsistencyLevel consistency = CL_UNSET;
   bool lwt = false;                     // through Paxos (cas, or lwt_writes)
+  bool partition_delete = false;        // a delete of the whole partition
   std::optional<std::string> expected;  // cas: nullopt for IF NOT EXISTS
   std::string value;                    // writes and cas: the value written
 };

@@ -43,6 +43,11 @@ absl::Status RocksDbStorage::CheckFormat(rocksdb::DB& db, const std::string& dir
   std::string format;
   const rocksdb::Status found = db.Get(rocksdb::ReadOptions(), storage_codec::kFormatKey, &format);
   if (found.ok() && format == storage_codec::kFormatVersion) return absl::OkStatus();
+  rocksdb::WriteOptions synced;
+  synced.sync = true;
+  if (found.ok() && format == storage_codec::kUpgradableFormat) {
+    return ToStatus(db.Put(synced, storage_codec::kFormatKey, storage_codec::kFormatVersion));
+  }
   if (found.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(directory, " holds storage format ", format, "; this build reads format ",
                                                       storage_codec::kFormatVersion, " only"));
@@ -56,8 +61,6 @@ absl::Status RocksDbStorage::CheckFormat(rocksdb::DB& db, const std::string& dir
         directory, " was written by a build before storage format ", storage_codec::kFormatVersion,
         " (docs/data_path.md); start this node on an empty data directory"));
   }
-  rocksdb::WriteOptions synced;
-  synced.sync = true;
   return ToStatus(db.Put(synced, storage_codec::kFormatKey, storage_codec::kFormatVersion));
 }
 

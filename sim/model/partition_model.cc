@@ -55,6 +55,11 @@ void Keep(std::optional<Version>& kept, Version candidate) {
 
 void PartitionModel::Apply(const Write& write, int64_t timestamp_us, Moment now) {
   CHARYBDIS_ASSERT(now.earliest_us <= now.latest_us);
+  if (write.kind == Write::Kind::kDeleteRange) {
+    CHARYBDIS_ASSERT(write.clustering.empty() && !write.range.first_in && write.range.limit == 0);
+    range_deletions_.emplace_back(write.range, timestamp_us);
+    return;
+  }
   CHARYBDIS_ASSERT(write.clustering.size() == order_.columns());
   Row& row = rows_[write.clustering];
   switch (write.kind) {
@@ -81,14 +86,26 @@ void PartitionModel::Apply(const Write& write, int64_t timestamp_us, Moment now)
         row.cells[column] = *kept;
       }
       return;
+    case Write::Kind::kDeleteRange:
+      break;
   }
+  CHARYBDIS_ASSERT(false && "a range deletion applies above");
+}
+
+std::optional<int64_t> PartitionModel::DeletedAt(const Key& clustering, const Row& row) const {
+  std::optional<int64_t> deleted = row.deleted_at_us;
+  for (const auto& [range, timestamp_us] : range_deletions_) {
+    if (order_.InSlice(clustering, range)) deleted = std::max(deleted.value_or(timestamp_us), timestamp_us);
+  }
+  return deleted;
 }
 
 ExpectedRow PartitionModel::Expect(const Key& clustering, const Row& row, Moment now) const {
   ExpectedRow expected{clustering, Liveness::kDead, {}};
-  if (row.marker) expected.exists = VersionLiveness(*row.marker, row.deleted_at_us, now);
+  const std::optional<int64_t> deleted_at_us = DeletedAt(clustering, row);
+  if (row.marker) expected.exists = VersionLiveness(*row.marker, deleted_at_us, now);
   for (const auto& [column, version] : row.cells) {
-    const Liveness liveness = VersionLiveness(version, row.deleted_at_us, now);
+    const Liveness liveness = VersionLiveness(version, deleted_at_us, now);
     expected.exists = AnyOf(expected.exists, liveness);
     if (liveness != Liveness::kDead) expected.columns[column] = ExpectedCell{liveness, *version.value};
   }

@@ -19,7 +19,8 @@ namespace charybdis::sim::model {
 // - last write wins per cell: the higher timestamp; at a tie a tombstone,
 //   then an expiring cell, then the later expiry, then the larger value;
 // - a row tombstone shadows every cell and row marker written at or
-//   before its timestamp;
+//   before its timestamp, and a range tombstone (a DELETE of a slice of
+//   clustering keys, or of the whole partition) every row in its slice;
 // - an INSERT writes a row marker (the row exists while it lives); an
 //   UPDATE does not;
 // - a TTL makes cells (and an INSERT's marker) expire TTL seconds after
@@ -72,15 +73,31 @@ struct Row {
   auto operator<=>(const Row&) const = default;
 };
 
-// One statement's effect on one row.
+// A slice of the partition's rows: clustering keys in [low, high] by the
+// table's order (a missing bound is open; a bound shorter than the key is
+// a prefix) whose first column is one of `first_in` if given (IN),
+// reversed for ORDER BY DESC, at most `limit` rows (0: all).
+struct Slice {
+  std::optional<Key> low;
+  bool low_inclusive = true;
+  std::optional<Key> high;
+  bool high_inclusive = true;
+  bool reversed = false;
+  uint64_t limit = 0;
+  std::optional<std::vector<Value>> first_in;
+  auto operator<=>(const Slice&) const = default;
+};
+
+// One statement's effect on one row, or on a slice of rows.
 struct Write {
-  enum class Kind { kInsert, kUpdate, kDeleteRow, kDeleteColumns };
+  enum class Kind { kInsert, kUpdate, kDeleteRow, kDeleteColumns, kDeleteRange };
   Kind kind = Kind::kInsert;
-  Key clustering;
+  Key clustering;  // none for kDeleteRange
   // kInsert, kUpdate: each column's new value (nullopt writes a
   // tombstone, as `SET c = null` does); kDeleteColumns: the columns.
   std::map<std::string, std::optional<Value>> columns;
   int64_t ttl_seconds = 0;  // 0: none
+  Slice range;              // kDeleteRange: its bounds (no IN, no limit)
 };
 
 // A row as a read may see it: whether it exists, and each column that may
@@ -113,20 +130,6 @@ struct RowCondition {
   Kind kind = Kind::kIfNotExists;
   Key clustering;
   std::vector<Condition> conditions;  // kColumns
-};
-
-// A slice of the partition's rows: clustering keys in [low, high] by the
-// table's order (a missing bound is open; a bound shorter than the key is
-// a prefix) whose first column is one of `first_in` if given (IN),
-// reversed for ORDER BY DESC, at most `limit` rows (0: all).
-struct Slice {
-  std::optional<Key> low;
-  bool low_inclusive = true;
-  std::optional<Key> high;
-  bool high_inclusive = true;
-  bool reversed = false;
-  uint64_t limit = 0;
-  std::optional<std::vector<Value>> first_in;
 };
 
 // The table's clustering order: `descending[i]`, column i is DESC.
@@ -163,8 +166,12 @@ class PartitionModel {
  private:
   ExpectedRow Expect(const Key& clustering, const Row& row, Moment now) const;
 
+  // The newest range tombstone over `clustering`, or its row's, if any.
+  std::optional<int64_t> DeletedAt(const Key& clustering, const Row& row) const;
+
   ClusteringOrder order_;
   std::map<Key, Row> rows_;  // by natural key order; Read sorts by the table's
+  std::vector<std::pair<Slice, int64_t>> range_deletions_;  // each with its timestamp
 };
 
 // Whether a read that returned `observed` is one that `expected` (from

@@ -47,6 +47,7 @@ void AddWrite(const PlainOp& plain, bool must, RowVersions& row) {
       }
       return;
     case Write::Kind::kDeleteRow:
+    case Write::Kind::kDeleteRange:  // as a row tombstone on each row of its range
       if (must) Newest(row.must_deleted_at_us, plain.timestamp_us);
       Newest(row.may_deleted_at_us, plain.timestamp_us);
       return;
@@ -167,12 +168,23 @@ std::optional<std::string> CheckRead(const PlainOp& read, const std::vector<cons
   CHARYBDIS_ASSERT(read.call_us <= read.return_us);
   if (auto wrong = Ordered(read, order)) return wrong;
   std::map<Key, RowVersions> rows;
+  std::vector<std::pair<const PlainOp*, bool>> range_deletions;  // each with whether the read must see it
   for (const PlainOp* write : writes) {
     if (write->outcome == LwtOp::Outcome::kFail || write->call_us >= read.return_us) continue;
-    if (!order.InSlice(write->write.clustering, read.slice)) continue;
     const bool must = write->outcome == LwtOp::Outcome::kOk && write->return_us < read.call_us &&
                       write->replicas + read.replicas > replication_factor;
+    if (write->write.kind == Write::Kind::kDeleteRange) {
+      range_deletions.emplace_back(write, must);
+      continue;
+    }
+    if (!order.InSlice(write->write.clustering, read.slice)) continue;
     AddWrite(*write, must, rows[write->write.clustering]);
+  }
+  // A range deletion matters only to rows some write made.
+  for (const auto& [deletion, must] : range_deletions) {
+    for (auto& [key, row] : rows) {
+      if (order.InSlice(key, deletion->write.range)) AddWrite(*deletion, must, row);
+    }
   }
   if (read.count) return CountAdmitted(read, rows);
   std::vector<Key> keys;  // in the slice's order
