@@ -342,6 +342,36 @@ def check_order_by(cluster, session):
     assert [r.value for r in session.execute(select.format("ASC"), (sensor, day))] == [1.0, 3.0, 5.0]
 
 
+def check_range_deletes(cluster, session):
+    # Range tombstones through the driver: a slice of a DESC partition,
+    # bound by markers, a clustering range of a composite partition, then a
+    # whole partition; and Cassandra's refusals.
+    stream = f"ranges-{uuid.uuid4()}"
+    insert = session.prepare("INSERT INTO events (stream, seq) VALUES (?, ?)")
+    execute_concurrent_with_args(session, insert, [(stream, seq) for seq in range(100)], concurrency=50)
+    delete = session.prepare("DELETE FROM events WHERE stream = ? AND seq >= ? AND seq < ?")
+    session.execute(delete, (stream, 10, 90))
+    statement = SimpleStatement("SELECT seq FROM events WHERE stream = %s", fetch_size=7)
+    seqs = [row.seq for row in session.execute(statement, (stream,))]
+    assert seqs == list(range(99, 89, -1)) + list(range(9, -1, -1)), seqs
+    session.execute("DELETE FROM events WHERE stream = %s AND seq > 95", (stream,))
+    assert session.execute("SELECT COUNT(*) FROM events WHERE stream = %s", (stream,)).one()[0] == 16
+    sensor, day = uuid.uuid4(), "2026-12-02"
+    reading = session.prepare("INSERT INTO readings (sensor, day, at, value) VALUES (?, ?, ?, ?)")
+    for minute in range(6):
+        session.execute(reading, (sensor, day, 1764633600000 + minute * 60000, float(minute)))
+    session.execute("DELETE FROM readings WHERE sensor = %s AND day = %s AND at <= %s",
+                    (sensor, day, 1764633600000 + 2 * 60000))
+    values = [r.value for r in session.execute("SELECT value FROM readings WHERE sensor = %s AND day = %s", (sensor, day))]
+    assert values == [3.0, 4.0, 5.0], values
+    session.execute("DELETE FROM events WHERE stream = %s", (stream,))
+    assert list(session.execute("SELECT seq FROM events WHERE stream = %s", (stream,))) == []
+    session.execute(insert, (stream, 42))
+    assert [r.seq for r in session.execute("SELECT seq FROM events WHERE stream = %s", (stream,))] == [42]
+    refused(session, "DELETE payload FROM events WHERE stream = 'x' AND seq > 1", InvalidRequest)
+    refused(session, "DELETE FROM events WHERE stream = 'x' IF EXISTS", InvalidRequest)
+
+
 def check_errors(cluster, session):
     error = refused(session, "SELECT * FORM users", SyntaxException)
     assert "line 1:9" in str(error), error
@@ -911,7 +941,7 @@ def check_shard_aware_port(cluster, session, local):
 
 
 CHECKS = [check_protocol_fallback, check_schema, check_schema_changes, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
-          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_errors]
+          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_range_deletes, check_errors]
 
 
 def main():
@@ -935,7 +965,8 @@ def main():
             checks.append(("check_gocql", lambda: check_gocql(local, gocql_check)))
         node_modules = os.path.abspath(args.nodejs) if args.nodejs else None
         if node_modules:
-            checks.append(("check_nodejs", lambda: check_nodejs(local, node_modules, list(local.cql.values()))))
+            checks.append(("check_nodejs", lambda: check_nodejs(local, node_modules, list(local.cql.values()),
+                                                                 ["--range-deletes"])))
         checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
         checks.append(("check_node_down", lambda: check_node_down(cluster, session, local, gocql_check)))
         checks.append(("check_auth", lambda: check_auth(local.ctl, local.directory + "-auth", gocql_check,

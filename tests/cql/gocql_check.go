@@ -220,6 +220,41 @@ func checkPagingAndOrder(s *gocql.Session) error {
 	return nil
 }
 
+// Deletes a range of the partition checkPagingAndOrder wrote, then the
+// whole partition: range tombstones, bound by gocql's markers.
+func checkRangeDeletes(s *gocql.Session) error {
+	if err := s.Query("DELETE FROM gocheck.rows WHERE p = 'paged' AND c >= ? AND c < ?", 100, 2400).Exec(); err != nil {
+		return err
+	}
+	var count int
+	if err := s.Query("SELECT COUNT(*) FROM gocheck.rows WHERE p = 'paged'").Scan(&count); err != nil {
+		return err
+	}
+	if count != 200 {
+		return fmt.Errorf("%d rows after deleting c in [100, 2400), want 200", count)
+	}
+	var first, last int
+	if err := s.Query("SELECT c FROM gocheck.rows WHERE p = 'paged' AND c > 50 LIMIT 2").Scan(&first); err != nil {
+		return err
+	}
+	if err := s.Query("SELECT c FROM gocheck.rows WHERE p = 'paged' AND c > 99 LIMIT 1").Scan(&last); err != nil {
+		return err
+	}
+	if first != 51 || last != 2400 {
+		return fmt.Errorf("rows around the deleted range start at %d and %d, want 51 and 2400", first, last)
+	}
+	if err := s.Query("DELETE FROM gocheck.rows WHERE p = ?", "paged").Exec(); err != nil {
+		return err
+	}
+	if err := s.Query("SELECT COUNT(*) FROM gocheck.rows WHERE p = 'paged'").Scan(&count); err != nil {
+		return err
+	}
+	if count != 0 {
+		return fmt.Errorf("%d rows after deleting the partition", count)
+	}
+	return nil
+}
+
 func checkErrors(s *gocql.Session) error {
 	for _, want := range []struct {
 		statement string
@@ -288,7 +323,7 @@ func main() {
 	checks := []namedCheck{
 		{"schema", checkSchema}, {"levels", checkLevels}, {"insert_if_not_exists_once", checkInsertIfNotExistsOnce},
 		{"failed_update_returns_row", checkFailedUpdateReturnsRow}, {"conditional_batch", checkConditionalBatch},
-		{"paging_and_order", checkPagingAndOrder}, {"errors", checkErrors},
+		{"paging_and_order", checkPagingAndOrder}, {"range_deletes", checkRangeDeletes}, {"errors", checkErrors},
 	}
 	if *oneNodeDown {
 		checks = []namedCheck{{"one_node_down", checkOneNodeDown}}

@@ -33,6 +33,24 @@ async function waitForHosts(client, expected, timeoutMs) {
   }
 }
 
+// A range DELETE of a DESC partition, then the partition: range
+// tombstones, bound as a prepared statement's values.
+async function checkRangeDeletes(client) {
+  const stream = `nodejs-ranges-${Date.now()}`;
+  const options = { prepare: true, consistency: cassandra.types.consistencies.quorum };
+  for (let seq = 0; seq < 10; seq++) {
+    await client.execute('INSERT INTO events (stream, seq) VALUES (?, ?)', [stream, seq], options);
+  }
+  const seqs = async () =>
+    (await client.execute('SELECT seq FROM events WHERE stream = ?', [stream], options)).rows.map((row) => row.seq);
+  await client.execute('DELETE FROM events WHERE stream = ? AND seq > ? AND seq <= ?', [stream, 2, 7], options);
+  const left = await seqs();
+  if (JSON.stringify(left) !== JSON.stringify([9, 8, 2, 1, 0])) throw new Error(`after a range delete: ${left}`);
+  await client.execute('DELETE FROM events WHERE stream = ?', [stream], options);
+  const none = await seqs();
+  if (none.length !== 0) throw new Error(`after a partition delete: ${none}`);
+}
+
 async function main() {
   const [host, port] = argument('--address').split(':');
   const expected = argument('--expect').split(',');
@@ -63,8 +81,11 @@ async function main() {
       const row = result.first();
       if (row === null || row.owner !== address) throw new Error(`read back through ${address}: ${JSON.stringify(row)}`);
     }
+    // Where the schema of tests/cql/schema.cql is (its events table).
+    const ranges = process.argv.includes('--range-deletes');
+    if (ranges) await checkRangeDeletes(client);
     console.log(`nodejs: cassandra-driver ${require('cassandra-driver/package.json').version} found ` +
-      `${expected.length} nodes and wrote and read at ALL through each`);
+      `${expected.length} nodes and wrote and read at ALL through each${ranges ? '; range deletes hold' : ''}`);
   } finally {
     await client.shutdown();
   }
