@@ -674,9 +674,11 @@ TEST_F(CqlSimTest, ARangeOrPartitionDeleteDeletesItsRows) {
   // A delete stamped before the rows deletes none of them.
   ASSERT_EQ(ErrorCodeOf(Query("DELETE FROM app.events USING TIMESTAMP 1 WHERE stream = 'r' AND seq > 4")), 0);
   EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r'")), seqs({6, 5, 1}));
-  // An empty range deletes nothing.
+  // An empty range deletes nothing, and reads nothing.
   ASSERT_EQ(ErrorCodeOf(Query("DELETE FROM app.events WHERE stream = 'r' AND seq > 5 AND seq < 2")), 0);
   EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r'")), seqs({6, 5, 1}));
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r' AND seq > 5 AND seq < 2", CL_ALL)), RowsOf{});
+  EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r' AND seq > 5 AND seq < 2", CL_SERIAL)), RowsOf{});
   // The whole partition, then a row written after it.
   ASSERT_EQ(ErrorCodeOf(Query("DELETE FROM app.events WHERE stream = 'r'")), 0);
   EXPECT_EQ(Rows(Query("SELECT seq FROM app.events WHERE stream = 'r'")), RowsOf{});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "core/data/cell.h"
 #include "core/data/checked_value.h"
@@ -388,8 +389,8 @@ TEST(StorageCodecTest, APurgeTakesEachDeletionWithWhatItShadows) {
 }
 
 // Stored, a partition's range tombstones sort before its rows, decode
-// back, make what they shadow obsolete, and are purged with it; from a
-// partition scanned in part, they are not purged.
+// back, make what they shadow obsolete, and are purged with it; those not
+// named purgeable (a partition scanned in part) are not.
 TEST(StorageCodecTest, RangeTombstonesAreStoredDecodedAndPurgedWithWhatTheyShadow) {
   WriteBatch batch;
   Partition partition;
@@ -426,7 +427,8 @@ TEST(StorageCodecTest, RangeTombstonesAreStoredDecodedAndPurgedWithWhatTheyShado
   EXPECT_EQ(after.rows.count("a"), 0u);  // nothing it shadowed comes back
   EXPECT_EQ(after.rows.at("b").cells.count("x"), 0u);
   EXPECT_EQ(after.rows.at("b").cells.at("y").value, "newer");
-  const storage_codec::Purge in_part = storage_codec::PurgedKeys(decoded, 7, /*whole=*/false);
+  const std::set<std::string> none;
+  const storage_codec::Purge in_part = storage_codec::PurgedKeys(decoded, 7, &none);
   EXPECT_EQ(in_part.deletions, 0u);
   EXPECT_EQ(storage_codec::DecodeScan(Without(stored, in_part.keys)).partition.range_tombstones,
             deletion.range_tombstones);

@@ -658,11 +658,11 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
       return "a conditional batch must stay in one partition";
     }
     if (statement.if_exists() && statement.if_not_exists()) return "IF EXISTS and IF NOT EXISTS together";
+    // As in Cassandra: a condition is on one row, which a range is not.
+    if (write.delete_range()) return "a conditional write cannot delete a range of rows";
     if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row()) {
       return "a statement puts and deletes nothing";
     }
-    // As in Cassandra: a condition is on one row, which a range is not.
-    if (write.delete_range()) return "a conditional write cannot delete a range of rows";
     if (write.timestamp() != 0) return "a conditional write takes its timestamp from its ballot";
     for (const ColumnValue& put : write.put()) {
       if (!columns.count(put.column())) return absl::StrCat("unknown column \"", put.column(), "\"");

@@ -103,8 +103,9 @@ Partition Partition::Missing(const Partition& other) const {
 Partition Partition::FromProto(const PartitionData& data) {
   Partition partition;
   for (const RangeTombstoneData& deletion : data.range_tombstones()) {
-    Timestamp& timestamp = partition.range_tombstones[ClusteringRange{deletion.start(), deletion.end()}];
-    timestamp = std::max(timestamp, deletion.timestamp());
+    auto [it, inserted] =
+        partition.range_tombstones.emplace(ClusteringRange{deletion.start(), deletion.end()}, deletion.timestamp());
+    if (!inserted) it->second = std::max(it->second, deletion.timestamp());
   }
   for (const RowData& row_data : data.rows()) {
     Row& row = partition.rows[row_data.clustering_key()];

@@ -395,14 +395,17 @@ Decoded DecodeScan(const std::vector<KeyValue>& stored) {
   return decoded;
 }
 
-Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before, bool whole) {
+Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before,
+                 const std::set<std::string>* purgeable_range_tombstones) {
   CHARYBDIS_ASSERT(decoded.corrupt_keys.empty());
   std::set<std::string> purged(decoded.obsolete_keys.begin(), decoded.obsolete_keys.end());
   uint64_t deletions = 0;
   for (const auto& [range, timestamp] : decoded.partition.range_tombstones) {
     // What it shadows here is obsolete already (ListShadowedVersions).
-    if (!whole || timestamp >= purge_before) continue;
-    purged.insert(decoded.range_tombstone_keys.at(range));
+    const std::string& key = decoded.range_tombstone_keys.at(range);
+    if (timestamp >= purge_before) continue;
+    if (purgeable_range_tombstones != nullptr && !purgeable_range_tombstones->count(key)) continue;
+    purged.insert(key);
     deletions++;
   }
   for (const auto& [clustering_key, row] : decoded.partition.rows) {

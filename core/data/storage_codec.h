@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,14 +124,17 @@ Decoded DecodeScan(const std::vector<KeyValue>& stored);
 // `purge_before` (range, row and cell tombstones by timestamp, expiring
 // cells by expiry) with every version it shadows, so that the replica holds of
 // them what one that never saw them holds. Deleted in one batch, a
-// tombstone never goes without what it shadows. `whole`: `decoded` holds
-// every row of its partition; if not, its range tombstones stay (they
-// shadow rows it does not hold). REQUIRES: no corrupt keys.
+// tombstone never goes without what it shadows. A range tombstone may
+// shadow rows `decoded` does not hold (a compaction reads a large
+// partition in batches): it goes only if its stored key is among
+// `purgeable_range_tombstones` (nullptr: all of them, `decoded` is the
+// whole partition). REQUIRES: no corrupt keys.
 struct Purge {
   std::vector<std::string> keys;
   uint64_t deletions = 0;  // range, row and cell tombstones and expired cells among them
 };
-Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before, bool whole = true);
+Purge PurgedKeys(const Decoded& decoded, Timestamp purge_before,
+                 const std::set<std::string>* purgeable_range_tombstones = nullptr);
 
 // Deletes stored versions no read needs: obsolete ones (they lose every
 // merge, so the next scan of the partition is short) and corrupt ones

@@ -114,6 +114,7 @@ inline constexpr std::string_view kProbes[] = {
     "topology.barrier_answered",
     "topology.barrier_behind",
     "topology.behind_a_peer",
+    "topology.copy_asked_while_reading",
     "topology.driver_append_failed",
     "topology.driver_final_barrier_passed",
     "topology.driver_finishes",

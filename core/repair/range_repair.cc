@@ -301,12 +301,15 @@ void RangeRepair::OnRows(const Envelope& message) {
     Partition fetched = Partition::FromProto(data);
     if (!fetched.range_tombstones.empty()) {
       Partition deletions;
-      deletions.range_tombstones = std::move(fetched.range_tombstones);
+      deletions.range_tombstones = fetched.range_tombstones;
       TakeFetched(message.from_node(), storage_codec::RangeTombstonePrefix(part.table, data.partition_key()),
                   std::move(deletions));
     }
     for (auto& [clustering_key, row] : fetched.rows) {
+      // With the replica's range tombstones: the merge drops what they
+      // shadow, as each replica's hash of the row did.
       Partition version;
+      version.range_tombstones = fetched.range_tombstones;
       version.rows.emplace(clustering_key, std::move(row));
       TakeFetched(message.from_node(), storage_codec::RowPrefix(part.table, data.partition_key(), clustering_key),
                   std::move(version));
@@ -329,13 +332,15 @@ void RangeRepair::PushMissing() {
   const Part& part = run_->parts[run_->part];
   std::map<NodeId, std::map<std::string, Partition>> missing;  // replica -> partition key -> rows
   for (const auto& [key, row] : run_->differing) {
-    // Without what a row tombstone shadows: no replica needs that.
+    // Without what a row or range tombstone shadows: no replica needs that.
     Partition& merged = run_->merged[key];
     merged.Compact();
     for (NodeId replica : part.range.replicas) {
       auto hash = row.hashes.find(replica);
       const Partition held = hash == row.hashes.end() ? Partition() : run_->versions[{key, hash->second}];
       Partition lacking = held.Missing(merged);
+      // A row's range tombstones go as their own row.
+      if (!row.range_tombstones) lacking.range_tombstones.clear();
       if (lacking.empty()) continue;
       const size_t rows_sent = lacking.rows.size() + (lacking.range_tombstones.empty() ? 0 : 1);
       run_->summary.set_rows_sent(run_->summary.rows_sent() + rows_sent);

@@ -122,26 +122,31 @@ void RepairAnswerer::OnFetch(const Envelope& message) {
   };
   if (fetching->waiting == 0) return answer();
   for (const RowKey& row : request.row()) {
-    const std::string begin =
-        row.range_tombstones() ? storage_codec::RangeTombstonePrefix(request.table(), row.partition_key())
-                               : storage_codec::RowPrefix(request.table(), row.partition_key(), row.clustering_key());
-    // A row alone: a range tombstone over it differs apart, if it does.
-    env_.storage->Scan(begin, storage_codec::PrefixEnd(begin), SIZE_MAX,
-                       [this, fetching, answer, table = request.table(),
-                        key = row.partition_key()](absl::StatusOr<std::vector<KeyValue>> stored) {
-                         absl::StatusOr<Partition> data = ServablePartition(
-                             env_, metrics_, std::move(stored), purge_horizon_(table, TokenOf(key)));
-                         if (!data.ok()) {
-                           fetching->failed = true;
-                         } else if (!data->empty()) {
-                           PartitionData& partition = *fetching->reply.mutable_repair_rows()->add_partition();
-                           data->ToProto(&partition);
-                           partition.set_table(table);
-                           partition.set_partition_key(key);
-                         }
-                         CHARYBDIS_ASSERT(fetching->waiting > 0);
-                         if (--fetching->waiting == 0) answer();
-                       });
+    auto fetched = [this, fetching, answer, table = request.table(),
+                    key = row.partition_key()](absl::StatusOr<std::vector<KeyValue>> stored) {
+      absl::StatusOr<Partition> data =
+          ServablePartition(env_, metrics_, std::move(stored), purge_horizon_(table, TokenOf(key)));
+      if (!data.ok()) {
+        fetching->failed = true;
+      } else if (!data->empty()) {
+        PartitionData& partition = *fetching->reply.mutable_repair_rows()->add_partition();
+        data->ToProto(&partition);
+        partition.set_table(table);
+        partition.set_partition_key(key);
+      }
+      CHARYBDIS_ASSERT(fetching->waiting > 0);
+      if (--fetching->waiting == 0) answer();
+    };
+    if (row.range_tombstones()) {
+      const std::string begin = storage_codec::RangeTombstonePrefix(request.table(), row.partition_key());
+      env_.storage->Scan(begin, storage_codec::PrefixEnd(begin), SIZE_MAX, std::move(fetched));
+      continue;
+    }
+    // A row with its partition's range tombstones, which the repair merges
+    // it against (they differ apart, if they do).
+    const std::string begin = storage_codec::RowPrefix(request.table(), row.partition_key(), row.clustering_key());
+    ScanPartitionRows(*env_.storage, request.table(), row.partition_key(), {{begin, storage_codec::PrefixEnd(begin)}},
+                      std::move(fetched));
   }
 }
 

@@ -52,29 +52,41 @@ void ShardCompaction::Next() {
 }
 
 WriteBatch ShardCompaction::PurgeOf(const std::vector<KeyValue>& entries, bool exhausted, uint64_t& bytes,
-                                    uint64_t& deletions) const {
+                                    uint64_t& deletions) {
   const std::string& table = run_->tables[run_->table];
   std::map<std::string, size_t> sizes;
   for (const KeyValue& entry : entries) sizes[entry.key] = entry.key.size() + entry.value.size();
   WriteBatch batch;
   std::vector<std::pair<std::string, std::vector<KeyValue>>> partitions = GroupByPartition(entries);
+  std::optional<std::pair<std::string, std::set<std::string>>> spanning;
   for (size_t i = 0; i < partitions.size(); i++) {
     const auto& [partition_key, stored] = partitions[i];
     const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
-    // Corrupt entries are for reads to drop (and repair to write again).
-    if (!decoded.corrupt_keys.empty()) continue;
     // The rest of the last partition comes in the next batch, where its
-    // range tombstones show up again: purged here, they would go before
-    // the rows they shadow there.
-    const bool whole = exhausted || i + 1 < partitions.size();
-    storage_codec::Purge purge =
-        storage_codec::PurgedKeys(decoded, purge_horizon_(table, TokenOf(partition_key)), whole);
+    // range tombstones show up again: none goes before the rows it
+    // shadows there.
+    const bool ends_here = exhausted || i + 1 < partitions.size();
+    // Corrupt entries are for reads to drop (and repair to write again);
+    // the partition's range tombstones stay, if it goes on, as its rows do.
+    if (!decoded.corrupt_keys.empty()) {
+      if (!ends_here) spanning.emplace(partition_key, std::set<std::string>());
+      continue;
+    }
+    std::set<std::string> held;
+    for (const auto& [range, key] : decoded.range_tombstone_keys) held.insert(key);
+    const bool continued = i == 0 && run_->spanning && run_->spanning->first == partition_key;
+    if (continued) std::erase_if(held, [&](const std::string& key) { return !run_->spanning->second.count(key); });
+    if (!ends_here) spanning.emplace(partition_key, held);
+    const std::set<std::string> none;
+    storage_codec::Purge purge = storage_codec::PurgedKeys(decoded, purge_horizon_(table, TokenOf(partition_key)),
+                                                           ends_here ? &held : &none);
     deletions += purge.deletions;
     for (std::string& key : purge.keys) {
       bytes += sizes.at(key);
       batch.Delete(std::move(key));
     }
   }
+  run_->spanning = std::move(spanning);
   return batch;
 }
 
@@ -157,6 +169,7 @@ void ShardCompaction::OnPaxosPurged(uint64_t batch, bool purged, uint64_t bytes)
 void ShardCompaction::NextTable() {
   run_->table++;
   run_->after.reset();
+  run_->spanning.reset();
   run_->paxos = false;
   run_->paxos_after.reset();
   Next();

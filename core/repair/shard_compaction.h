@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,11 @@ class ShardCompaction {
     size_t table = 0;
     // The next batch starts after this row (none: at the table's start).
     std::optional<std::pair<std::string, std::string>> after;
+    // The partition the last batch ended inside, and the stored keys of
+    // the range tombstones every batch of it held: only those shadowed
+    // each batch's rows, so only those may go with its last batch (one
+    // written in between did not have its rows of earlier batches dropped).
+    std::optional<std::pair<std::string, std::set<std::string>>> spanning;
     // The table's rows are done; its Paxos states are next, after this
     // key (none: from the first).
     bool paxos = false;
@@ -68,9 +74,9 @@ class ShardCompaction {
   void Next();
   void OnScanned(absl::StatusOr<ShardScanResult> scanned);
   // The batch that purges the scanned rows, its pairs' bytes, and the
-  // deletions among them. `exhausted`: the last partition scanned is whole.
-  WriteBatch PurgeOf(const std::vector<KeyValue>& entries, bool exhausted, uint64_t& bytes,
-                     uint64_t& deletions) const;
+  // deletions among them. `exhausted`: the last partition scanned ends
+  // here. Updates run_->spanning.
+  WriteBatch PurgeOf(const std::vector<KeyValue>& entries, bool exhausted, uint64_t& bytes, uint64_t& deletions);
   void ScanPaxos();
   void OnPaxosScanned(absl::StatusOr<std::vector<KeyValue>> scanned);
   void OnPaxosPurged(uint64_t batch, bool purged, uint64_t bytes);

@@ -26,7 +26,8 @@ absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& m
                                             Timestamp purge_before = std::numeric_limits<Timestamp>::min());
 
 // Scans the key ranges `row_ranges` (rows of one partition, in key order,
-// disjoint) and the partition's range tombstones, which may delete any of
+// disjoint; empty or crossed ones read nothing) and the partition's range
+// tombstones, which may delete any of
 // them: the stored entries a read of those rows must reconcile, in key
 // order.
 void ScanPartitionRows(Storage& storage, const std::string& table, const std::string& partition_key,

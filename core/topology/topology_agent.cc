@@ -135,10 +135,15 @@ void TopologyAgent::OnPeerTopology(NodeId peer, uint64_t sequence) {
     newest_peer_sequence_ = std::max(newest_peer_sequence_, sequence);
   }
   // Buggify: as if this heartbeat's news were missed; the next one tells
-  // again, and a change checked meanwhile loses its proposal.
-  if (sequence <= log_.sequence() || read_wanted_ || env_.buggify->Fires("topology.ignore_peer_ahead")) return;
+  // again, and a change checked meanwhile loses its proposal. A node
+  // reading by Paxos asks too: the next entry's participants may be gone
+  // for good (a replacement after a decommission, scenarios/membership
+  // seed 423: node 5 read entry after entry and failed for lack of live
+  // replicas, and never asked its peers for their copy).
+  if (sequence <= log_.sequence() || env_.buggify->Fires("topology.ignore_peer_ahead")) return;
   if (env_.clock->Now() - copy_asked_at_ < kCopyRequestInterval) return;
   CHARYBDIS_PROBE(env_.probes, "topology.behind_a_peer");
+  if (read_wanted_) CHARYBDIS_PROBE(env_.probes, "topology.copy_asked_while_reading");
   // The peer's copy comes within a round trip; a Paxos read of the next
   // entry can wait out a timeout where a partition just healed. Should no
   // copy come (lost, or the peer restarting), read by Paxos.
