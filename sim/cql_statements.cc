@@ -292,7 +292,11 @@ std::string StatementGenerator::FirstColumnRange(Random& random, const model::Ke
 std::string StatementGenerator::SomeColumns(Random& random) const {
   std::vector<std::string> names;
   for (const GeneratedSchema::Column& column : schema_.regular) {
-    if (random.Chance(0.5)) names.push_back(column.name);
+    if (!random.Chance(0.5)) continue;
+    names.push_back(column.name);
+    // Half with when it was written: the checker wants the version read
+    // to carry that timestamp.
+    if (random.Chance(0.5)) names.push_back(absl::StrCat("WRITETIME(", column.name, ")"));
   }
   // The clustering columns somewhere among them: answers name their columns.
   for (const GeneratedSchema::Column& column : schema_.clustering) {

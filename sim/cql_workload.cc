@@ -744,6 +744,11 @@ bool CqlWorkload::ObservedRowOf(const CqlAnswer& answer, size_t row, model::Obse
     }
     for (const GeneratedSchema::Column& regular : schema.regular) {
       if (answer.columns[c] == regular.name) observed.columns[regular.name] = value;
+      // Cassandra names WRITETIME(c)'s column writetime(c); a bigint.
+      if (answer.columns[c] == absl::StrCat("writetime(", regular.name, ")") && value) {
+        if (!std::holds_alternative<int64_t>(*value)) return false;
+        observed.written_at_us[regular.name] = std::get<int64_t>(*value);
+      }
     }
   }
   return std::find(found.begin(), found.end(), false) == found.end();

@@ -76,6 +76,18 @@ TEST(CqlParser, ReadsTheStatementsDriversSend) {
   EXPECT_EQ(std::get<Select>(order.statement).where[0].terms.size(), 2u);
   EXPECT_EQ(std::get<Select>(order.statement).where[1].terms[0].kind, Term::Kind::kHex);
   EXPECT_TRUE(std::get<Select>(order.statement).order_by->second);
+
+  // A column may be called ttl or writetime; called, they are functions.
+  ParsedStatement when = ParseOk("SELECT v, WRITETIME(v), ttl (w), ttl FROM t");
+  const std::vector<Selector>& columns = std::get<Select>(when.statement).columns;
+  ASSERT_EQ(columns.size(), 4u);
+  EXPECT_EQ(columns[0].function, Selector::Function::kNone);
+  EXPECT_EQ(columns[1].function, Selector::Function::kWritetime);
+  EXPECT_EQ(columns[1].column, "v");
+  EXPECT_EQ(columns[2].function, Selector::Function::kTtl);
+  EXPECT_EQ(columns[2].column, "w");
+  EXPECT_EQ(columns[3].function, Selector::Function::kNone);
+  EXPECT_EQ(columns[3].column, "ttl");
 }
 
 TEST(CqlParser, SaysWhereASyntaxErrorIs) {

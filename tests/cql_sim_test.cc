@@ -698,5 +698,28 @@ TEST_F(CqlSimTest, ARangeOrPartitionDeleteDeletesItsRows) {
   EXPECT_EQ(ErrorCodeOf(Query("DELETE FROM app.events WHERE seq > 1")), static_cast<int32_t>(cql::ErrorCode::kInvalid));
 }
 
+// WRITETIME() and TTL() selectors: when each cell was written (the
+// client's USING TIMESTAMP, or the coordinator's) and how long it has
+// left; null for a cell not there, and TTL null for one that does not
+// expire. A key column has neither.
+TEST_F(CqlSimTest, WritetimeAndTtlSayWhenACellWasWrittenAndHowLongItHasLeft) {
+  using RowsOf = std::vector<std::vector<std::string>>;
+  ASSERT_EQ(ErrorCodeOf(Query("INSERT INTO app.accounts (id, balance) VALUES ('w', 5) USING TIMESTAMP 1234 AND TTL 100")), 0);
+  ASSERT_EQ(ErrorCodeOf(Query("UPDATE app.accounts USING TIMESTAMP 2000 SET owner = 'ann' WHERE id = 'w'")), 0);
+  RunFor(1500 * kMillisecond);
+  EXPECT_EQ(Rows(Query("SELECT WRITETIME(balance), TTL(balance), writetime(owner), ttl(owner) FROM app.accounts WHERE id = 'w'")),
+            (RowsOf{{cql::NativeBigint(1234), cql::NativeInt(99), cql::NativeBigint(2000), ""}}));
+  EXPECT_EQ(Rows(Query("SELECT WRITETIME(balance) FROM app.accounts WHERE id = 'w'", CL_SERIAL)),
+            (RowsOf{{cql::NativeBigint(1234)}}));
+  EXPECT_EQ(Rows(Query("SELECT id, TTL(balance) FROM app.accounts")), (RowsOf{{"w", cql::NativeInt(99)}}));
+  ASSERT_EQ(ErrorCodeOf(Query("UPDATE app.accounts SET balance = null WHERE id = 'w'")), 0);
+  const RowsOf cleared = Rows(Query("SELECT WRITETIME(balance), TTL(balance) FROM app.accounts WHERE id = 'w'"));
+  EXPECT_EQ(cleared, (RowsOf{{"", ""}}));
+  EXPECT_EQ(ErrorOf(Query("SELECT WRITETIME(id) FROM app.accounts WHERE id = 'w'")),
+            "8704: Cannot use selection function writeTime on PRIMARY KEY part id");
+  EXPECT_EQ(ErrorOf(Query("SELECT TTL(seq) FROM app.events WHERE stream = 'w'")),
+            "8704: Cannot use selection function ttl on PRIMARY KEY part seq");
+}
+
 }  // namespace
 }  // namespace charybdis::sim

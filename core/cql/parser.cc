@@ -227,6 +227,20 @@ class Parser {
     return where;
   }
 
+  // column, WRITETIME(column) or TTL(column).
+  Selector ParseSelector() {
+    Selector selector;
+    if ((IsWord("writetime") || IsWord("ttl")) && Peek(1).text == "(") {
+      selector.function = IsWord("ttl") ? Selector::Function::kTtl : Selector::Function::kWritetime;
+      at_ += 2;
+      selector.column = Identifier();
+      Expect(")");
+      return selector;
+    }
+    selector.column = Identifier();
+    return selector;
+  }
+
   Statement ParseSelect() {
     Select select;
     if (Accept("json")) Fail("SELECT JSON is not supported");
@@ -238,7 +252,8 @@ class Parser {
       Expect(")");
       select.count = true;
     } else {
-      select.columns = IdentifierList();
+      do select.columns.push_back(ParseSelector());
+      while (error_.ok() && Accept(","));
     }
     Expect("from");
     select.table = QualifiedName();

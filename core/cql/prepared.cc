@@ -197,6 +197,31 @@ class Checker {
     If(*table, del.if_);
   }
 
+  // A column of the SELECT's result: a table column's value, or when it
+  // was written (WRITETIME, microseconds) or how long it has left to live
+  // (TTL, seconds; null without one), as Cassandra names and types them.
+  void SelectColumn(const Table& table, const Selector& selector) {
+    const Column* column = ColumnOf(table, selector.column);
+    if (column == nullptr) return;
+    if (selector.function == Selector::Function::kNone) {
+      prepared_.result_columns.push_back({table.keyspace, table.name, column->name, column->type});
+      return;
+    }
+    const bool ttl = selector.function == Selector::Function::kTtl;
+    if (prepared_.system_table) {
+      Fail("WRITETIME and TTL are not supported on system tables");
+      return;
+    }
+    if (column->kind != Column::Kind::kRegular) {
+      Fail(absl::StrCat("Cannot use selection function ", ttl ? "ttl" : "writeTime", " on PRIMARY KEY part ", column->name));
+      return;
+    }
+    prepared_.result_columns.push_back({table.keyspace, table.name,
+                                        absl::StrCat(ttl ? "ttl(" : "writetime(", column->name, ")"),
+                                        Type{ttl ? Kind::kInt : Kind::kBigint, {}},
+                                        ttl ? ResultColumn::Holds::kTtl : ResultColumn::Holds::kWritetime, column->name});
+  }
+
   void Check(const Select& select) {
     const Table* table = Resolve(select.table);
     if (table == nullptr) return;
@@ -214,10 +239,7 @@ class Checker {
     } else if (select.columns.empty()) {
       for (const Column& column : table->columns) prepared_.result_columns.push_back({table->keyspace, table->name, column.name, column.type});
     } else {
-      for (const std::string& name : select.columns) {
-        const Column* column = ColumnOf(*table, name);
-        if (column != nullptr) prepared_.result_columns.push_back({table->keyspace, table->name, column->name, column->type});
-      }
+      for (const Selector& selector : select.columns) SelectColumn(*table, selector);
     }
     if (!prepared_.system_table) CheckSelectKey(*table, select);
   }

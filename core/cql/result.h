@@ -17,6 +17,11 @@ struct ResultColumn {
   std::string table;
   std::string name;
   Type type;
+  // What a SELECT's column holds of the table column `name` names, or
+  // of `source` for WRITETIME(source) and TTL(source).
+  enum class Holds { kValue, kWritetime, kTtl };
+  Holds holds = Holds::kValue;
+  std::string source;
 };
 
 using ResultRow = std::vector<std::optional<std::string>>;  // native values

@@ -226,11 +226,33 @@ absl::StatusOr<std::optional<int32_t>> LimitOf(const Select& select, const Bindi
   return limit;
 }
 
+namespace {
+
+// WRITETIME(c) or TTL(c) of a stored row: null for a cell it does not
+// hold, and TTL null for one that does not expire, as in Cassandra.
+std::optional<std::string> WhenOf(const Table& table, const ResultColumn& result, const charybdis::ResultRow& stored) {
+  const Column* column = table.Find(result.source);
+  CHARYBDIS_ASSERT(column != nullptr && column->kind == Column::Kind::kRegular);  // Prepare checked it
+  for (const ResultCell& cell : stored.cells()) {
+    if (cell.column() != column->storage) continue;
+    if (result.holds == ResultColumn::Holds::kWritetime) return NativeBigint(cell.timestamp());
+    if (cell.ttl_left_seconds() == 0) return std::nullopt;
+    return NativeInt(static_cast<int32_t>(cell.ttl_left_seconds()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& columns,
                       const std::vector<std::string>& partition_key, const charybdis::ResultRow& stored) {
   const std::vector<std::string> clustering = DecodeClustering(table, stored.clustering_key());
   ResultRow row;
   for (const ResultColumn& result : columns) {
+    if (result.holds != ResultColumn::Holds::kValue) {
+      row.push_back(WhenOf(table, result, stored));
+      continue;
+    }
     const Column* column = table.Find(result.name);
     if (column == nullptr) {
       row.emplace_back();

@@ -56,10 +56,17 @@ struct IfClause {
   bool any() const { return exists || not_exists || !conditions.empty(); }
 };
 
+// A selected column, or WRITETIME(c) or TTL(c) of one.
+struct Selector {
+  enum class Function { kNone, kWritetime, kTtl };
+  Function function = Function::kNone;
+  std::string column;
+};
+
 struct Select {
   TableName table;
-  bool count = false;                // SELECT COUNT(*)
-  std::vector<std::string> columns;  // empty: *
+  bool count = false;             // SELECT COUNT(*)
+  std::vector<Selector> columns;  // empty: *
   std::vector<Relation> where;
   std::optional<std::pair<std::string, bool>> order_by;  // column, descending
   std::optional<Term> limit;

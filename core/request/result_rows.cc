@@ -34,6 +34,11 @@ void AddVisibleRows(const Partition& partition, Timestamp now, const std::set<st
       out->set_column(column);
       out->set_value(cell.value);
       out->set_timestamp(cell.timestamp);
+      if (cell.expiring()) {
+        constexpr Timestamp kMicrosPerSecond = 1'000'000;
+        CHARYBDIS_ASSERT(cell.expiry > now);  // live
+        out->set_ttl_left_seconds(static_cast<uint32_t>((cell.expiry - now + kMicrosPerSecond - 1) / kMicrosPerSecond));
+      }
     }
     CHARYBDIS_ASSERT(static_cast<size_t>(result.cells_size()) <= row.cells.size());
     CHARYBDIS_ASSERT((result.cells_size() > 0) == columns.Exists(row, now));

@@ -116,6 +116,8 @@ struct ExpectedRow {
 struct ObservedRow {
   Key clustering;
   std::map<std::string, std::optional<Value>> columns;
+  // WRITETIME of columns read with it (absent: not asked, or null).
+  std::map<std::string, int64_t> written_at_us;
 };
 
 // A condition of a conditional statement on one row.

@@ -59,10 +59,13 @@ void AddWrite(const PlainOp& plain, bool must, RowVersions& row) {
 }
 
 // Some set of the writes leaves `value` in the cell: one it may see, that
-// wins over all it must see, and is live at `now`.
-bool CanHold(const RowVersions& row, const CellVersions& cell, const Value& value, Moment now) {
+// wins over all it must see, and is live at `now`; written at
+// `written_at_us` when given (the read asked WRITETIME).
+bool CanHold(const RowVersions& row, const CellVersions& cell, const Value& value, Moment now,
+             std::optional<int64_t> written_at_us = std::nullopt) {
   for (const Version& version : cell.may) {
     if (version.value != value) continue;
+    if (written_at_us && version.timestamp_us != *written_at_us) continue;
     if (cell.must_top && Wins(*cell.must_top, version)) continue;
     if (VersionLiveness(version, row.must_deleted_at_us, now) != Liveness::kDead) return true;
   }
@@ -110,11 +113,16 @@ std::optional<std::string> RowAdmitted(const RowVersions& row, const ObservedRow
   for (const auto& [column, value] : observed.columns) {
     auto found = row.cells.find(column);
     const CellVersions* cell = found == row.cells.end() ? nullptr : &found->second;
-    const bool admitted = value ? cell != nullptr && CanHold(row, *cell, *value, now)
-                                : cell == nullptr || CanBeDead(row, *cell, now);
+    auto written = observed.written_at_us.find(column);
+    const std::optional<int64_t> written_at_us =
+        written == observed.written_at_us.end() ? std::nullopt : std::optional<int64_t>(written->second);
+    const bool admitted = value ? cell != nullptr && CanHold(row, *cell, *value, now, written_at_us)
+                                : !written_at_us && (cell == nullptr || CanBeDead(row, *cell, now));
     if (!admitted) {
       return absl::StrCat("row ", KeyText(observed.clustering), " column ", column, " read ",
-                          value ? ValueText(*value) : "null", "; the writes it must see leave ", MustText(row, cell));
+                          value ? ValueText(*value) : "null",
+                          written_at_us ? absl::StrCat(" written at ", *written_at_us) : "",
+                          "; the writes it must see leave ", MustText(row, cell));
     }
     live = live || value.has_value();
   }

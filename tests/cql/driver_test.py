@@ -327,6 +327,11 @@ def check_ttl(cluster, session):
     session.execute("INSERT INTO users (id, name) VALUES (7000, 'brief') USING TTL 2")
     session.execute("INSERT INTO users (id, name) VALUES (7001, 'stays')")
     assert session.execute("SELECT name FROM users WHERE id = 7000").one().name == "brief"
+    when = session.execute("SELECT TTL(name), WRITETIME(name), TTL(age) FROM users WHERE id = 7000").one()
+    assert when[0] in (1, 2) and when[2] is None, when
+    assert abs(when[1] - time.time() * 1e6) < 60e6, when  # microseconds, the coordinator's clock
+    session.execute("UPDATE users USING TIMESTAMP 1234 SET email = 'e' WHERE id = 7001")
+    assert session.execute("SELECT WRITETIME(email) FROM users WHERE id = 7001").one()[0] == 1234
     wait_for("the TTL to expire", lambda: session.execute("SELECT name FROM users WHERE id = 7000").one() is None, 15)
     assert session.execute("SELECT name FROM users WHERE id = 7001").one().name == "stays"
 
