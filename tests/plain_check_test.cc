@@ -2,7 +2,8 @@
 // pass, and each kind of wrong one fails: an acknowledged quorum write
 // missed, an older timestamp winning, a deleted or expired row returned, a
 // value nobody wrote, a row a range deletion covers, rows out of order or twice, a row dropped before a
-// LIMIT, a row returned with nothing live, selected or not, a COUNT(*)
+// LIMIT, a row returned with nothing live, selected or not, a WRITETIME
+// that is not the version's, a COUNT(*)
 // below the rows that must exist or above those that can.
 
 #include "sim/model/plain_check.h"
@@ -262,6 +263,24 @@ TEST(PlainCheckTest, ARowReadByOtherColumnsLivesByTheOnesNotSelected) {
   drop_w.write.columns["w"] = std::nullopt;
   drop_w.timestamp_us = 200;
   EXPECT_FALSE(Admitted({update, drop_w, Read(220, 230, {Row(1, std::nullopt)})})) << "nothing lives";
+}
+
+// A value read with its WRITETIME must come from a write of that
+// timestamp; a null read has none.
+TEST(PlainCheckTest, AWritetimeIsTheTimestampOfTheVersionRead) {
+  const PlainOp first = Insert(0, 10, 1, 7, 100);
+  const PlainOp second = Insert(20, 30, 1, 8, 200);
+  ObservedRow read_second = Row(1, 8);
+  read_second.written_at_us["v"] = 200;
+  EXPECT_TRUE(Admitted({first, second, Read(40, 50, {read_second})}));
+  read_second.written_at_us["v"] = 100;
+  EXPECT_FALSE(Admitted({first, second, Read(40, 50, {read_second})})) << "8 was written at 200";
+  ObservedRow in_flight = Row(1, 7);
+  in_flight.written_at_us["v"] = 100;
+  EXPECT_TRUE(Admitted({first, Insert(20, 60, 1, 8, 200), Read(40, 50, {in_flight})}));
+  ObservedRow null_with_time = Row(1, std::nullopt);
+  null_with_time.written_at_us["v"] = 100;
+  EXPECT_FALSE(Admitted({first, DeleteRow(20, 30, 1, 150), Insert(32, 35, 1, 9, 160), Read(40, 50, {null_with_time})}));
 }
 
 }  // namespace
