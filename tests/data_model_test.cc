@@ -407,6 +407,9 @@ TEST(StorageCodecTest, RangeTombstonesAreStoredDecodedAndPurgedWithWhatTheyShado
   const std::vector<KeyValue> stored = Stored(batch);
   EXPECT_EQ(stored.front().key.substr(0, storage_codec::RangeTombstonePrefix("t", "p").size()),
             storage_codec::RangeTombstonePrefix("t", "p"));
+  // They end where the partition's first possible row begins.
+  EXPECT_EQ(storage_codec::PrefixEnd(storage_codec::RangeTombstonePrefix("t", "p")),
+            storage_codec::RowPrefix("t", "p", ""));
   const std::optional<storage_codec::StoredRow> head = storage_codec::RowOfKey(stored.front().key);
   ASSERT_TRUE(head.has_value());
   EXPECT_TRUE(head->range_tombstones);

@@ -267,7 +267,7 @@ std::string Coordinator::WriteProblem(const WriteOp& op) const {
   if (op.delete_range() && (op.put_size() > 0 || op.delete_column_size() > 0 || op.delete_row())) {
     problem = "a range deletion deletes its range and nothing else";
   }
-  if (op.delete_range() && !op.range_end().empty() && op.range_end() <= op.range_start()) {
+  if (op.delete_range() && ClusteringRange{op.range_start(), op.range_end()}.empty()) {
     problem = "a range deletion's range is empty (its end is not after its start)";
   }
   for (const ColumnValue& put : op.put()) {

@@ -7,6 +7,7 @@
 #include "core/cql/clustering_slices.h"
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
+#include "core/data/partition.h"
 #include "core/env/assert.h"
 #include "core/request/consistency.h"
 
@@ -163,7 +164,7 @@ class WriteBuilder {
     write.clear_clustering_key();
     // An empty slice (ck > 5 AND ck < 3) deletes nothing: the write is
     // left out, as an UPDATE whose values are all unset.
-    if (!slices[0].end.empty() && slices[0].end <= slices[0].start) return absl::OkStatus();
+    if (ClusteringRange{slices[0].start, slices[0].end}.empty()) return absl::OkStatus();
     write.set_delete_range(true);
     write.set_range_start(slices[0].start);
     write.set_range_end(slices[0].end);

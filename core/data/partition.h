@@ -32,10 +32,8 @@ struct ClusteringRange {
   bool Covers(const std::string& clustering_key) const {
     return start <= clustering_key && (end.empty() || clustering_key < end);
   }
-  // Whether any key in [begin, stop) (an empty stop: no end) lies in it.
-  bool Overlaps(const std::string& begin, const std::string& stop) const {
-    return (stop.empty() || start < stop) && (end.empty() || begin < end);
-  }
+  // No key lies in it (its end is not after its start).
+  bool empty() const { return !end.empty() && end <= start; }
 };
 
 // The rows of one partition of one table that a mutation carries or a read

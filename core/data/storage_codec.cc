@@ -23,6 +23,9 @@ constexpr char kRowTombstoneTag = 'r';
 constexpr char kCellTag = 'c';
 // Begins no escaped component: where a partition's range tombstones go.
 constexpr std::string_view kRangeTombstoneMark("\0\0", 2);
+// So they sort right before the partition's rows, the first of which (the
+// empty clustering key, escaped) begins 0x00 0x01: where they end.
+static_assert(kRangeTombstoneMark.size() == 2 && kRangeTombstoneMark[1] + 1 == '\x01');
 
 void AppendEscaped(std::string& out, std::string_view component) {
   for (char c : component) {
@@ -38,6 +41,7 @@ void AppendEscaped(std::string& out, std::string_view component) {
 uint64_t Biased(int64_t signed_value) {
   return static_cast<uint64_t>(signed_value) ^ (uint64_t{1} << 63);
 }
+int64_t Unbiased(uint64_t biased) { return static_cast<int64_t>(biased ^ (uint64_t{1} << 63)); }
 
 std::string EncodeCellValue(const Cell& cell) {
   std::string value;
@@ -137,7 +141,7 @@ std::optional<StoredRow> RowOfKey(std::string_view key) {
   }
   row.range_tombstones = reader.Mark(kRangeTombstoneMark);
   if (!row.range_tombstones && !reader.Escaped(&row.clustering_key)) return std::nullopt;
-  row.token = static_cast<Token>(biased ^ (uint64_t{1} << 63));
+  row.token = Unbiased(biased);
   return row;
 }
 
@@ -152,9 +156,6 @@ std::string RowPrefix(const std::string& table, const std::string& partition_key
 std::string RangeTombstonePrefix(const std::string& table, const std::string& partition_key) {
   std::string prefix = PartitionPrefix(table, partition_key);
   prefix += kRangeTombstoneMark;
-  // Below every row of the partition: the empty clustering key's prefix
-  // ends 0x00 0x01.
-  CHARYBDIS_ASSERT(prefix < RowPrefix(table, partition_key, ""));
   return prefix;
 }
 
@@ -266,13 +267,13 @@ class ScanDecoder {
           !reader.done() || !value.empty()) {
         return false;
       }
-      AddRangeTombstone(entry.key, std::move(range), static_cast<Timestamp>(biased ^ (uint64_t{1} << 63)));
+      AddRangeTombstone(entry.key, std::move(range), Unbiased(biased));
       return true;
     }
     if (!reader.Escaped(&clustering_key_) || !reader.Tag(&tag)) return false;
     if (tag == kRowTombstoneTag) {
       if (!reader.BigEndian64(&biased) || !reader.done() || !value.empty()) return false;
-      AddRowTombstone(entry.key, static_cast<Timestamp>(biased ^ (uint64_t{1} << 63)));
+      AddRowTombstone(entry.key, Unbiased(biased));
       return true;
     }
     uint64_t hash = 0;
@@ -281,7 +282,7 @@ class ScanDecoder {
       return false;
     }
     Cell cell;
-    cell.timestamp = static_cast<Timestamp>(biased ^ (uint64_t{1} << 63));
+    cell.timestamp = Unbiased(biased);
     cell.tombstone = value[0] == 'D';
     cell.expiry = static_cast<Timestamp>(ReadBigEndian(value.substr(1), 8));
     cell.ttl_seconds = static_cast<uint32_t>(ReadBigEndian(value.substr(9), 8));

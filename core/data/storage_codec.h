@@ -62,7 +62,8 @@ std::string PartitionPrefix(const std::string& table, const std::string& partiti
 std::string RowPrefix(const std::string& table, const std::string& partition_key,
                       const std::string& clustering_key);
 // The prefix of a partition's range tombstones: every read of its rows
-// reads them too.
+// reads them too. They end where its first row begins: PrefixEnd of it is
+// RowPrefix(table, partition_key, "").
 std::string RangeTombstonePrefix(const std::string& table, const std::string& partition_key);
 // Where an acceptor keeps a partition's Paxos state ('x' esc(table)
 // esc(partition key)), and the prefix of all of them.

@@ -30,22 +30,16 @@ absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& m
   return std::move(decoded.partition);
 }
 
-void ScanPartitionRows(Storage& storage, const std::string& table, const std::string& partition_key,
-                       std::vector<std::pair<std::string, std::string>> row_ranges, Storage::ScanDone done) {
-  const std::string deletions = storage_codec::RangeTombstonePrefix(table, partition_key);
-  // A slice whose bounds cross (c > 5 AND c < 3) reads no rows.
-  std::erase_if(row_ranges, [](const auto& range) { return range.second <= range.first; });
-  CHARYBDIS_ASSERT(row_ranges.empty() || deletions < row_ranges.front().first);
-  // Rows from the partition's first key on (a whole partition, the one
-  // row of a table without clustering columns): the range tombstones are
-  // right before them, so one scan reads both, as it did before there
-  // were range tombstones.
-  if (!row_ranges.empty() && row_ranges.front().first <= storage_codec::RowPrefix(table, partition_key, "")) {
-    row_ranges.front().first = deletions;
-  } else {
-    row_ranges.insert(row_ranges.begin(), {deletions, storage_codec::PrefixEnd(deletions)});
+namespace {
+
+// Scans `ranges` (in key order, disjoint, not empty) and joins what they
+// hold in that order, which is key order.
+void ScanInOrder(Storage& storage, std::vector<std::pair<std::string, std::string>> ranges, Storage::ScanDone done) {
+  CHARYBDIS_ASSERT(!ranges.empty());
+  if (ranges.size() == 1) {
+    // As for most reads: the scan's answer is the answer, no parts to join.
+    return storage.Scan(std::move(ranges[0].first), std::move(ranges[0].second), SIZE_MAX, std::move(done));
   }
-  // One scan per range; the parts join in range order, which is key order.
   struct Gather {
     std::vector<std::vector<KeyValue>> parts;
     size_t waiting = 0;
@@ -53,30 +47,50 @@ void ScanPartitionRows(Storage& storage, const std::string& table, const std::st
     Storage::ScanDone done;
   };
   auto gather = std::make_shared<Gather>();
-  gather->parts.resize(row_ranges.size());
-  gather->waiting = row_ranges.size();
+  gather->parts.resize(ranges.size());
+  gather->waiting = ranges.size();
   gather->done = std::move(done);
-  for (size_t i = 0; i < row_ranges.size(); i++) {
-    CHARYBDIS_ASSERT(row_ranges[i].first < row_ranges[i].second);
-    CHARYBDIS_ASSERT(i == 0 || row_ranges[i - 1].second <= row_ranges[i].first);
-    storage.Scan(row_ranges[i].first, row_ranges[i].second, SIZE_MAX,
-                 [gather, i](absl::StatusOr<std::vector<KeyValue>> stored) {
-                   if (stored.ok()) {
-                     gather->parts[i] = std::move(*stored);
-                   } else if (gather->status.ok()) {
-                     gather->status = stored.status();
-                   }
-                   CHARYBDIS_ASSERT(gather->waiting > 0);
-                   if (--gather->waiting > 0) return;
-                   if (!gather->status.ok()) return gather->done(gather->status);
-                   std::vector<KeyValue> entries;
-                   for (auto& part : gather->parts) {
-                     entries.insert(entries.end(), std::make_move_iterator(part.begin()),
-                                    std::make_move_iterator(part.end()));
-                   }
-                   gather->done(std::move(entries));
-                 });
+  for (size_t i = 0; i < ranges.size(); i++) {
+    CHARYBDIS_ASSERT(ranges[i].first < ranges[i].second);
+    CHARYBDIS_ASSERT(i == 0 || ranges[i - 1].second <= ranges[i].first);
+    storage.Scan(ranges[i].first, ranges[i].second, SIZE_MAX, [gather, i](absl::StatusOr<std::vector<KeyValue>> stored) {
+      if (stored.ok()) {
+        gather->parts[i] = std::move(*stored);
+      } else if (gather->status.ok()) {
+        gather->status = stored.status();
+      }
+      CHARYBDIS_ASSERT(gather->waiting > 0);
+      if (--gather->waiting > 0) return;
+      if (!gather->status.ok()) return gather->done(gather->status);
+      std::vector<KeyValue> entries;
+      for (auto& part : gather->parts) {
+        entries.insert(entries.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+      }
+      gather->done(std::move(entries));
+    });
   }
+}
+
+}  // namespace
+
+void ScanPartitionRows(Storage& storage, const std::string& table, const std::string& partition_key,
+                       std::vector<std::pair<std::string, std::string>> row_ranges, Storage::ScanDone done) {
+  const std::string deletions = storage_codec::RangeTombstonePrefix(table, partition_key);
+  // Where they end, the partition's first row begins (storage_codec.h).
+  std::string deletions_end = storage_codec::PrefixEnd(deletions);
+  // A slice whose bounds cross (c > 5 AND c < 3) reads no rows.
+  std::erase_if(row_ranges, [](const auto& range) { return range.second <= range.first; });
+  CHARYBDIS_ASSERT(row_ranges.empty() || deletions_end <= row_ranges.front().first);
+  // Rows from the partition's first key on (a whole partition, the one
+  // row of a table without clustering columns): the range tombstones are
+  // right before them, so one scan reads both, as it did before there
+  // were range tombstones.
+  if (!row_ranges.empty() && row_ranges.front().first == deletions_end) {
+    row_ranges.front().first = deletions;
+  } else {
+    row_ranges.insert(row_ranges.begin(), {deletions, std::move(deletions_end)});
+  }
+  ScanInOrder(storage, std::move(row_ranges), std::move(done));
 }
 
 }  // namespace charybdis
