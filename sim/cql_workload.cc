@@ -518,10 +518,13 @@ bool CqlWorkload::ReadPage(Client& client, const CqlAnswer& answer) {
     client.plain->op.count = std::get<int64_t>(*answer.rows[0][0]);
     return true;
   }
-  // A page holds at most page_size rows; a read of one page gets no
-  // paging state; no read takes more pages than the partition has rows,
-  // and one more to learn there are no more.
+  // A page holds at most page_size rows, and at least one when more
+  // follow (a driver may take an empty page for the end: the Python
+  // driver of Debian does); a read of one page gets no paging state; no
+  // read takes more pages than the partition has rows, and one more to
+  // learn there are no more.
   if (plain.page_size > 0 && answer.rows.size() > static_cast<size_t>(plain.page_size)) return false;
+  if (answer.rows.empty() && answer.paging_state) return false;
   if (plain.page_size == 0 && answer.paging_state) return false;
   const uint32_t partitions = plain.scan ? spec_.partitions() + spec_.plain_partitions() : 1;
   if (answer.paging_state && client.pages > partitions * spec_.rows_per_partition()) return false;

@@ -473,6 +473,66 @@ TEST_F(DataPathTest, ReadRepairCarriesARangeDeletion) {
   EXPECT_EQ(Call(empty).code(), ClientResponse::INVALID_REQUEST);
 }
 
+// A range read with a limit reads that many stored rows on each replica
+// and says where it stopped, unless all it read was dead. Node 3 missed rows d and e: it holds a, b, c
+// and nothing after, node 1 holds more. Their answers hold the same rows,
+// but not the same range, so they must not agree: node 3's alone would
+// say the partition ends at c, and lose d and e, written at QUORUM.
+TEST_F(DataPathTest, ALimitedReadStopsWhereTheFirstReplicaStopped) {
+  for (const char* row : {"a", "b", "c"}) ASSERT_EQ(Call(Put("p", row, CL_ALL, row)).code(), ClientResponse::OK);
+  cluster_.Partition({3}, {1, 2}, false);
+  for (const char* row : {"d", "e"}) ASSERT_EQ(Call(Put("p", row, CL_QUORUM, row)).code(), ClientResponse::OK);
+  cluster_.Heal();
+  const auto keys = [](const ClientResponse& response) {
+    std::vector<std::string> keys;
+    for (const ResultRow& row : response.rows()) keys.push_back(row.clustering_key());
+    return keys;
+  };
+  ClientRequest page = Get("p", CL_QUORUM);
+  page.mutable_read()->set_range(true);
+  page.mutable_read()->set_limit(3);
+  const ClientResponse first = Call(page, 3);  // node 3 sends the data
+  ASSERT_EQ(first.code(), ClientResponse::OK);
+  EXPECT_EQ(keys(first), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(first.read_cut());
+  EXPECT_EQ(first.read_through(), "c");
+  page.mutable_read()->set_start(first.read_through() + std::string(1, '\0'));
+  const ClientResponse rest = Call(page, 3);
+  EXPECT_EQ(keys(rest), (std::vector<std::string>{"d", "e"}));
+  EXPECT_FALSE(rest.read_cut());
+
+  // Dead rows count toward the limit: the read stops after them, with
+  // fewer live rows than the limit, and no row past where it stopped.
+  for (const char* row : {"a", "b"}) {
+    ClientRequest remove;
+    remove.mutable_write()->set_table("t");
+    remove.mutable_write()->set_partition_key("p");
+    remove.mutable_write()->set_clustering_key(row);
+    remove.mutable_write()->set_delete_row(true);
+    remove.mutable_write()->set_consistency(CL_ALL);
+    ASSERT_EQ(Call(remove).code(), ClientResponse::OK);
+  }
+  page.mutable_read()->set_start("");
+  page.mutable_read()->set_consistency(CL_ALL);
+  const ClientResponse thinned = Call(page, 3);
+  EXPECT_EQ(keys(thinned), (std::vector<std::string>{"c"}));
+  EXPECT_TRUE(thinned.read_cut());
+  EXPECT_EQ(thinned.read_through(), "c");
+
+  // A read whose limit holds only dead rows reads on past them: an answer
+  // with no row that says more may follow would end a driver's paging.
+  ClientRequest remove_c;
+  remove_c.mutable_write()->set_table("t");
+  remove_c.mutable_write()->set_partition_key("p");
+  remove_c.mutable_write()->set_clustering_key("c");
+  remove_c.mutable_write()->set_delete_row(true);
+  remove_c.mutable_write()->set_consistency(CL_ALL);
+  ASSERT_EQ(Call(remove_c).code(), ClientResponse::OK);
+  const ClientResponse past_dead = Call(page, 3);
+  EXPECT_EQ(keys(past_dead), (std::vector<std::string>{"d", "e"}));
+  EXPECT_FALSE(past_dead.read_cut());
+}
+
 TEST_F(DataPathTest, TtlRowTombstonesAndRanges) {
   Call(Put("p", "x", CL_ALL, "a"));
   Call(Put("p", "y", CL_ALL, "b"));

@@ -106,6 +106,9 @@ class Coordinator {
   // Where a logged batch goes first (core/batchlog/batchlog.h).
   std::vector<NodeId> BatchlogNodes();
   void Read(const Address& client, uint64_t client_request_id, const ReadOp& op);
+  // One read of `op`'s range, and more while one stops with no live row
+  // (ReadOp.limit); `newest_before`: the newest timestamp earlier rounds read.
+  void ReadRound(ReadOp op, Timestamp newest_before, std::function<void(ClientResponse)> reply);
   void Cas(const Address& client, uint64_t client_request_id, const CasOp& op);
   void Scan(const Address& client, uint64_t client_request_id, const ScanOp& op);
   // Why a conditional write is malformed, or "".

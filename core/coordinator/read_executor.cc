@@ -176,7 +176,8 @@ void ReadExecutor::OnReadResponse(NodeId replica, const ReplicaReadResponse& res
     Answer& answer = answers_[replica];
     answer.has_data = true;
     answer.data = Partition::FromProto(response.data());
-    answer.digest = Digest(answer.data);
+    if (response.cut()) answer.read_through = response.read_through();
+    answer.digest = Digest(answer.data, answer.read_through);
   }
   answers_[replica].paxos_in_progress = response.paxos_in_progress();
   const Answer& answer = answers_[replica];
@@ -227,6 +228,7 @@ void ReadExecutor::Collected() {
   if (agree) {
     CHARYBDIS_ASSERT(data->has_data);
     result_ = data->data;
+    result_through_ = data->read_through;
     ReplyWith(result_);
     return;
   }
@@ -255,9 +257,24 @@ void ReadExecutor::RepairWrites() {
   phase_ = Phase::kRepairWriting;
   context_.metrics.foreground_read_repairs++;
   result_ = Partition();
-  for (const auto& [replica, answer] : answers_) result_.Merge(answer.data);
+  result_through_.reset();
+  for (const auto& [replica, answer] : answers_) {
+    result_.Merge(answer.data);
+    // Every answer holds all it has up to its own stop, and none more.
+    if (answer.read_through && (!result_through_ || *answer.read_through < *result_through_)) {
+      result_through_ = answer.read_through;
+    }
+  }
   result_.Compact();
-  const uint64_t repaired_digest = Digest(result_);
+  if (result_through_) {
+    // Past the first stop, a row one replica sent may be one another
+    // deleted, or have rows before it that another did not reach:
+    // returned, it would be a row from no state, and a page resumed after
+    // it would skip rows.
+    CHARYBDIS_PROBE(context_.env.probes, "read.repair.cut_at_first_stop");
+    result_.rows.erase(result_.rows.upper_bound(*result_through_), result_.rows.end());
+  }
+  const uint64_t repaired_digest = Digest(result_, result_through_);
   for (auto& [replica, answer] : answers_) {
     const Partition missing = answer.data.Missing(result_);
     // Once the repair write lands the replica holds the result.
@@ -302,7 +319,7 @@ void ReadExecutor::ReplyWith(const Partition& result) {
   CHARYBDIS_ASSERT(repairing_.empty());  // repair writes hold up the answer
   CHARYBDIS_ASSERT(!timed_out_);
   phase_ = Phase::kReplied;
-  result_digest_ = Digest(result);
+  result_digest_ = Digest(result, result_through_);
   const Nanos now = context_.env.clock->Now();
   context_.metrics.read_latency_us.Record(std::max<Nanos>(now - started_, 0) / kMicrosecond);
 
@@ -310,6 +327,11 @@ void ReadExecutor::ReplyWith(const Partition& result) {
   response.set_code(ClientResponse::OK);
   response.set_consistency(requirement_.level());
   AddVisibleRows(result, now / kMicrosecond, nullptr, ReadColumns(read_.column()), response);
+  if (result_through_) {
+    CHARYBDIS_ASSERT(read_.limit() > 0);  // only a read with a limit stops early
+    response.set_read_cut(true);
+    response.set_read_through(*result_through_);
+  }
   reply_(std::move(response));
   // Answers that arrived beyond those needed and disagree get repaired too.
   for (const auto& [replica, answer] : answers_) {

@@ -3,7 +3,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "core/request/consistency.h"
@@ -19,7 +21,11 @@ namespace charybdis {
 // replica that answered, reconciles by last-write-wins, writes what each
 // stale replica lacks back to it and waits for those writes before
 // answering (blocking read-repair: a value a quorum read returned is on a
-// quorum, so later quorum reads never go back in time). If answers are slow
+// quorum, so later quorum reads never go back in time). A read with a
+// limit (ReadOp.limit) stops on each replica after its limit of stored
+// rows: the answers then agree only up to the first stop among them, so
+// the result ends there, and says so (Cassandra's short-read protection,
+// done by ending the page early instead of asking again). If answers are slow
 // it speculatively asks one more replica; answers after the reply that
 // differ from it are repaired in the background.
 class ReadExecutor final : public PendingRequest,
@@ -46,6 +52,8 @@ class ReadExecutor final : public PendingRequest,
     Partition data;
     uint64_t digest = 0;
     bool paxos_in_progress = false;
+    // A read with a limit that stopped: the last row it covers (data answers).
+    std::optional<std::string> read_through;
   };
   enum class Phase { kCollecting, kFinishingPaxos, kRepairReading, kRepairWriting, kReplied };
 
@@ -99,6 +107,7 @@ class ReadExecutor final : public PendingRequest,
   std::map<NodeId, Answer> answers_;
   std::set<NodeId> repairing_;  // repair writes awaiting an ack
   Partition result_;
+  std::optional<std::string> result_through_;  // where result_ stops, if it was cut
   uint64_t result_digest_ = 0;
   bool timed_out_ = false;
   bool paxos_finished_ = false;

@@ -85,7 +85,7 @@ absl::Status PartitionKeys(const Table& table, const Select& select, const Bindi
 }
 
 ClientRequest ReadRequest(const Table& table, const std::string& partition_key, const Slice& slice,
-                          ConsistencyLevel consistency) {
+                          ConsistencyLevel consistency, uint32_t limit) {
   ClientRequest request;
   ReadOp* read = request.mutable_read();
   read->set_table(table.storage);
@@ -98,6 +98,7 @@ ClientRequest ReadRequest(const Table& table, const std::string& partition_key, 
     read->set_range(true);
     read->set_start(slice.start);
     read->set_end(slice.end);
+    read->set_limit(limit);
   }
   return request;
 }
@@ -113,6 +114,21 @@ Slice Resume(Slice slice, const std::string& last, bool reversed) {
   return slice;
 }
 
+// The stored rows each read of a page may stop after (ReadOp.limit; 0:
+// none): one more than the page holds, so that a full page knows whether
+// more follow, and no more than LIMIT leaves. Without paging, the result is
+// one answer and must hold every row, so reads are whole, as are COUNT(*)
+// (one answer too), serial reads (one Paxos round, read whole) and reads
+// in reverse order (storage reads forward: a limit would stop at the
+// wrong end; docs/data_path.md).
+uint32_t ReadLimit(const SelectSpec& spec, const Select& select, const QueryOptions& options, const PagingState& from) {
+  if (options.page_size <= 0 || select.count || IsSerial(options.consistency) || spec.reversed) return 0;
+  int64_t limit = int64_t{options.page_size} + 1;
+  if (spec.limit) limit = std::min<int64_t>(limit, std::max(1, *spec.limit - from.returned));
+  CHARYBDIS_ASSERT(limit >= 1);
+  return static_cast<uint32_t>(std::min<int64_t>(limit, UINT32_MAX));
+}
+
 struct Collected {
   std::vector<ResultRow> rows;
   std::vector<std::pair<int32_t, std::string>> positions;  // partition, clustering key
@@ -123,7 +139,10 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
   const Table& table = *prepared.table;
   const Select& select = std::get<Select>(prepared.parsed.statement);
   Collected collected;
-  for (size_t i = 0; i < responses.size(); i++) {
+  // The first entry whose read stopped at its limit, and the last row it
+  // covers: the page ends there, as rows after it may be unread.
+  std::optional<std::pair<int32_t, std::string>> stop;
+  for (size_t i = 0; i < responses.size() && !stop; i++) {
     const ClientResponse& response = responses[i];
     if (response.code() != ClientResponse::OK) return ErrorResponse(ErrorOf(response, false));
     const int32_t partition = first + static_cast<int32_t>(i);
@@ -135,9 +154,15 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
       collected.rows.push_back(AssembleRow(table, prepared.result_columns, spec.partition_keys[spec.PartitionOf(partition)], *row));
       collected.positions.emplace_back(partition, row->clustering_key());
     }
+    if (response.read_cut()) stop.emplace(partition, response.read_through());
   }
   size_t count = collected.rows.size();
-  if (spec.limit) count = std::min<size_t>(count, std::max(0, *spec.limit - from.returned));
+  bool limit_reached = false;
+  if (spec.limit) {
+    const size_t left = std::max(0, *spec.limit - from.returned);
+    limit_reached = count >= left;
+    count = std::min(count, left);
+  }
   ResultSet result;
   result.columns = prepared.result_columns;
   if (select.count) {
@@ -156,6 +181,11 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
     // one is read, or, after a single row, skipped.
     if (collected.positions[count].first != partition) CHARYBDIS_PROBE(probes, "cql.page_ends_at_slice_end");
     result.paging_state = EncodePaging({partition, from.returned + static_cast<int32_t>(count), last});
+  } else if (stop && !limit_reached) {
+    // Perhaps short, even empty (tombstones read count toward the limit
+    // too); the next page starts after the last row read, live or not.
+    CHARYBDIS_PROBE(probes, "cql.page_ends_where_a_read_stopped");
+    result.paging_state = EncodePaging({stop->first, from.returned + static_cast<int32_t>(count), stop->second});
   }
   return RowsResult(result, skip_metadata);
 }
@@ -202,12 +232,13 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   if (resumed_single) CHARYBDIS_PROBE(options.probes, "cql.page_resumes_after_single_row");
   const int32_t first = from.partition + (resumed_single ? 1 : 0);
   CHARYBDIS_ASSERT(first >= 0);
+  const uint32_t read_limit = ReadLimit(spec, select, options, from);
   Plan plan;
   for (size_t i = first; i < spec.entries(); i++) {
     const bool resumed = resuming && static_cast<int32_t>(i) == from.partition;
     const Slice slice = resumed ? Resume(spec.SliceOf(i), from.last, spec.reversed) : spec.SliceOf(i);
     const std::string partition_key = EncodePartitionKey(table, spec.partition_keys[spec.PartitionOf(i)]);
-    plan.requests.push_back(ReadRequest(table, partition_key, slice, options.consistency));
+    plan.requests.push_back(ReadRequest(table, partition_key, slice, options.consistency, read_limit));
   }
   // The statement is shared, not copied: the answer may outlive the call.
   plan.finish = [prepared, spec, from, first, page_size = options.page_size, skip_metadata = options.skip_metadata,

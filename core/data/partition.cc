@@ -161,7 +161,7 @@ void AppendBytes(std::string& out, const std::string& bytes) {
 
 }  // namespace
 
-uint64_t Digest(const Partition& partition) {
+uint64_t Digest(const Partition& partition, const std::optional<std::string>& read_through) {
   // A canonical encoding (maps are ordered), hashed once.
   std::string encoded;
   encoded.reserve(128);
@@ -184,6 +184,10 @@ uint64_t Digest(const Partition& partition) {
       AppendFixed64(encoded, static_cast<uint64_t>(cell.expiry));
       AppendFixed64(encoded, cell.ttl_seconds);
     }
+  }
+  if (read_through) {
+    encoded.push_back('C');
+    AppendBytes(encoded, *read_through);
   }
   return CassandraMurmur3(encoded).low;
 }

@@ -67,7 +67,10 @@ struct Partition {
 };
 
 // A digest of a read result (tombstones included), so replicas holding the
-// same data agree without sending it.
-uint64_t Digest(const Partition& partition);
+// same data agree without sending it. A read with a limit that stopped
+// after the row `read_through` (ReadOp.limit) digests where it stopped
+// too: two replicas that sent the same rows but stopped at different
+// places hold different data past the first stop.
+uint64_t Digest(const Partition& partition, const std::optional<std::string>& read_through = std::nullopt);
 
 }  // namespace charybdis

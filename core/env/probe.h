@@ -46,6 +46,8 @@ inline constexpr std::string_view kProbes[] = {
     "read.repair.background",
     "read.repair.late_digest",
     "read.repair.spare_write",
+    "read.repair.cut_at_first_stop",
+    "read.dead_rows_read_past",
     "read.finish_paxos_first",
     "read.finish_paxos_again",
     // Writes and hints (core/coordinator/write_handler.cc, core/hints/).
@@ -63,6 +65,7 @@ inline constexpr std::string_view kProbes[] = {
     "replica.paxos_fenced",
     "replica.replay_past_horizon_dropped",
     "replica.read_fenced",
+    "replica.read_stopped_at_limit",
     "replica.scan_fenced",
     "hints.expired_window",
     "hints.replayed",
@@ -142,6 +145,7 @@ inline constexpr std::string_view kProbes[] = {
     // the SELECT's slices (a partition, an IN value) ends.
     "cql.page_ends_at_slice_end",
     "cql.page_resumes_after_single_row",
+    "cql.page_ends_where_a_read_stopped",
     // A read of a table with a column dropped and added again
     // (core/cql/select_plan.cc): its old cells must stay unread.
     "cql.read_of_column_added_again",

@@ -1,7 +1,7 @@
 // charybdis-bench-real: Charybdis beside etcd on this machine, in one run
 // (`./charybdis bench real`, docs/benchmarks.md).
 //
-//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqmjrt] [--quick]
+//   charybdis-bench-real [--dir DIR] [--out PREFIX] [--phases abcdpqmjrtl] [--quick]
 //
 // Starts a local 3-node Charybdis cluster (RF=3, 2 shards per node) and a
 // 3-member etcd cluster on loopback, runs the phases on both, measure by
@@ -14,7 +14,8 @@
 // gRPC API, on one cluster, and CQL puts and gets at each level; m our
 // nodes' memory across 1M LWTs on fresh keys; j a fourth node joins a
 // loaded cluster under load (node/bench/bench_join.h); r repair and
-// tombstone GC (node/bench/bench_repair.h). --quick: small sizes, for
+// tombstone GC (node/bench/bench_repair.h); t TLS; l paging through a
+// big partition (node/bench/bench_big_partition.h). --quick: small sizes, for
 // the test suite. Exits 1 if a system broke a promise (a check failed) or served
 // no request of a measure (the naive mode excepted).
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include "core/env/commitlog_sync.h"
 #include "node/bench/bench_join.h"
 #include "node/bench/bench_repair.h"
+#include "node/bench/bench_big_partition.h"
 #include "node/bench/bench_phases.h"
 #include "node/bench/bench_tls.h"
 #include "node/bench/bench_report.h"
@@ -48,7 +50,7 @@ namespace fs = std::filesystem;
 struct Flags {
   std::string directory;
   std::string out = "bench-real";
-  std::string phases = "abcdpqmjrt";
+  std::string phases = "abcdpqmjrtl";
   bool quick = false;
 };
 
@@ -156,6 +158,8 @@ struct Results {
   std::optional<StreamStoringMeasures> storing;  // phase j
   std::optional<RepairMeasures> repair;          // phase r
   std::optional<Comparison> tls;                 // phase t
+  std::optional<BigPartitionMeasures> big_partition;  // phase l
+  BigPartitionSizes big_partition_sizes;
 };
 
 // The machine's floor, measured while both clusters are idle, so that
@@ -341,6 +345,23 @@ absl::Status RunRepairPhase(const Flags& flags, Results& results) {
   return ours->cluster->StopAll();
 }
 
+// Phase l on a cluster of its own: nothing else in its storage.
+absl::Status RunBigPartitionPhase(const Flags& flags, Results& results) {
+  auto ours = StartOurs(flags.directory + "/rf3-big-partition", 3, "charybdis", "", true);
+  if (!ours.ok()) return ours.status();
+  BigPartitionSizes& sizes = results.big_partition_sizes;
+  if (flags.quick) {
+    sizes.rows = 20000;
+    sizes.rows_per_batch = 500;
+    sizes.page_size = 1000;
+    sizes.edge_pages = 5;
+  }
+  absl::StatusOr<BigPartitionMeasures> measures = RunBigPartition(ours->cluster->cql_address(1), sizes);
+  if (!measures.ok()) return measures.status();
+  results.big_partition = *std::move(measures);
+  return ours->cluster->StopAll();
+}
+
 // Phase j's time from add to normal, and what it comes to for 1 GiB.
 std::string JoinTimeLine(const JoinMeasures& join) {
   return absl::StrFormat(
@@ -366,7 +387,7 @@ absl::Status RunUnreplicated(const Flags& flags, const PhaseSizes& sizes, std::v
 }
 
 constexpr char kHelp[] =
-    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqmjrt] [--quick]\n"
+    "usage: ./charybdis bench real [--dir DIR] [--out PREFIX] [--phases abcdpqmjrtl] [--quick]\n"
     "Charybdis (3 nodes, RF=3, 2 shards each) beside etcd (3 members) on this machine, in one run.\n"
     "  --phases  a: sequential QUORUM put, get, IF NOT EXISTS (20k/20k/5k); b: 64 puts in flight\n"
     "            for 10 s; c: lock-step contention on one key (16/8/4 clients x 312); d: the LWT\n"
@@ -388,6 +409,9 @@ constexpr char kHelp[] =
     "            missed 1% of the writes (sends <= 3x what it missed)\n"
     "            t: two clusters, TLS on the CQL port and between nodes and none, take 10 rounds\n"
     "            of 2000 sequential QUORUM puts through CQL in turn: p50 with TLS <= 1.15x without\n"
+    "            l: paging through CQL through a partition of 1M rows, 5000 a page, at QUORUM: the\n"
+    "            first 10 pages beside a partition of one page, the last 10 beside the first\n"
+    "            (goals <= 1.5x: a page costs what it returns)\n"
     "            Phase a starts with this machine's floor: the loopback round trip and 3 fdatasyncs\n"
     "            at once, what a QUORUM put and an LWT cannot beat here\n"
     "  --out     writes PREFIX.json and PREFIX.svg (default bench-real)\n"
@@ -425,6 +449,10 @@ std::vector<Comparison> AllComparisons(const Results& results) {
     comparisons.insert(comparisons.end(), repair.begin(), repair.end());
   }
   if (results.tls) comparisons.push_back(*results.tls);
+  if (results.big_partition) {
+    const std::vector<Comparison> big = BigPartitionComparisons(*results.big_partition, results.big_partition_sizes);
+    comparisons.insert(comparisons.end(), big.begin(), big.end());
+  }
   return comparisons;
 }
 
@@ -473,6 +501,13 @@ void WriteReport(const std::string& prefix, const Results& results, const std::v
                         {"put_p99_us_before", repair->puts_before.p99_us()},
                         {"put_p99_us_during", repair->puts_during.p99_us()}};
   }
+  if (const std::optional<BigPartitionMeasures>& big = results.big_partition) {
+    report["big_partition"] = {{"rows", big->rows},
+                               {"page_size", results.big_partition_sizes.page_size},
+                               {"load_seconds", big->load_seconds},
+                               {"small_partition_ms", big->small_partition_ms},
+                               {"page_ms", big->page_ms}};
+  }
   std::ofstream(prefix + ".json") << report.dump(2) << "\n";
   std::ofstream(prefix + ".svg") << RatioChartSvg(comparisons);
   std::cerr << "bench: wrote " << prefix << ".json and " << prefix << ".svg\n";
@@ -494,8 +529,8 @@ int Main(int argc, char** argv) {
     }
     else return Usage(absl::StrCat("unknown argument ", word));
   }
-  if (flags.phases.find_first_not_of("abcdpqmjrt") != std::string::npos || flags.phases.empty()) {
-    return Usage("--phases takes letters of abcdpqmjrt");
+  if (flags.phases.find_first_not_of("abcdpqmjrtl") != std::string::npos || flags.phases.empty()) {
+    return Usage("--phases takes letters of abcdpqmjrtl");
   }
   if (flags.directory.empty()) flags.directory = fs::temp_directory_path() / absl::StrCat("charybdis-bench-", getpid());
   if (fs::exists(flags.directory) && !fs::is_empty(flags.directory)) {
@@ -506,14 +541,15 @@ int Main(int argc, char** argv) {
   const PhaseSizes sizes = flags.quick ? QuickSizes() : PhaseSizes();
   Results results;
   const std::vector<PhaseRun>& runs = results.runs;
-  // Phases j, r and t need neither etcd nor the phases' cluster.
-  absl::Status status = flags.phases.find_first_not_of("jrt") == std::string::npos
+  // Phases j, r, t and l need neither etcd nor the phases' cluster.
+  absl::Status status = flags.phases.find_first_not_of("jrtl") == std::string::npos
                             ? absl::OkStatus()
                             : RunReplicated(flags, sizes, results);
   if (status.ok() && Has(flags, 'd')) status = RunUnreplicated(flags, sizes, results.runs);
   if (status.ok() && Has(flags, 'j')) status = RunJoinPhase(flags, results);
   if (status.ok() && Has(flags, 'r')) status = RunRepairPhase(flags, results);
   if (status.ok() && Has(flags, 't')) status = RunTlsPhase(flags, results);
+  if (status.ok() && Has(flags, 'l')) status = RunBigPartitionPhase(flags, results);
   if (!status.ok()) {
     std::cerr << "charybdis-bench-real: " << status << "\n(clusters are under " << flags.directory << ")\n";
     return 1;
