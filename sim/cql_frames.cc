@@ -1,5 +1,7 @@
 #include "sim/cql_frames.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "core/cql/consistency_code.h"
@@ -84,12 +86,28 @@ void DecodeRows(cql::Reader& in, CqlAnswer& answer) {
 
 }  // namespace
 
-std::string StartupBody() {
+std::string StartupBody(cql::Compression compression) {
+  std::map<std::string, std::string> options = {{"CQL_VERSION", "3.0.0"}};
+  if (compression == cql::Compression::kLz4) options["COMPRESSION"] = "lz4";
+  if (compression == cql::Compression::kSnappy) options["COMPRESSION"] = "snappy";
   cql::Writer startup;
-  startup.Short(1);
-  startup.String("CQL_VERSION");
-  startup.String("3.0.0");
+  startup.Short(static_cast<uint16_t>(options.size()));
+  for (const auto& [name, value] : options) {
+    startup.String(name);
+    startup.String(value);
+  }
   return startup.Take();
+}
+
+std::string UncompressedFrame(cql::Compression compression, std::string frame) {
+  if (frame.size() < cql::kHeaderBytes) return frame;
+  cql::FrameHeader header = cql::ParseHeader(frame);
+  if (!(header.flags & cql::kCompressedFlag) || compression == cql::Compression::kNone) return frame;
+  absl::StatusOr<std::string> body =
+      cql::Decompress(compression, std::string_view(frame).substr(cql::kHeaderBytes), cql::kMaxBodyBytes);
+  if (!body.ok()) return frame;
+  header.flags &= ~cql::kCompressedFlag;
+  return cql::EncodeFrame(header, *body);
 }
 
 std::string AuthResponseBody(const std::string& role, const std::string& password) {
@@ -141,6 +159,10 @@ CqlAnswer DecodeAnswer(const std::string& frame) {
     return answer;
   }
   const cql::FrameHeader header = cql::ParseHeader(frame);
+  if (header.flags & cql::kCompressedFlag) {
+    answer.malformed = "a compressed body its client could not decompress, or compressed unasked";
+    return answer;
+  }
   cql::Reader in(std::string_view(frame).substr(cql::kHeaderBytes));
   if (header.opcode == static_cast<uint8_t>(cql::Opcode::kError)) {
     answer.kind = CqlAnswer::Kind::kError;

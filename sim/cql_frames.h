@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cql/compression.h"
 #include "proto/client.pb.h"
 #include "sim/model/partition_model.h"
 
@@ -15,7 +16,12 @@ namespace charybdis::sim {
 // (sim/model/partition_model.h). Only what the CQL workload and
 // tests/cql_sim_test use: simple column types, no prepared metadata.
 
-std::string StartupBody();
+// A STARTUP's body, asking for `compression` (none: asking for nothing).
+std::string StartupBody(cql::Compression compression = cql::Compression::kNone);
+// A frame from the server as its client reads it: its body decompressed
+// when its flag says so. A body that fails to decompress stays as it came,
+// flag set, which DecodeAnswer reports as malformed.
+std::string UncompressedFrame(cql::Compression compression, std::string frame);
 // An AUTH_RESPONSE's body: the SASL PLAIN token of `role` and `password`
 // (docs/security.md).
 std::string AuthResponseBody(const std::string& role, const std::string& password);

@@ -53,6 +53,9 @@ struct CqlWorkload::Client {
   uint64_t node_starts = 0;
   uint64_t last_request_id = 0;  // of its backends so far
   std::unique_ptr<cql::Connection> connection;
+  // What its connection's frames are compressed with, drawn at each
+  // connect, as drivers ask for it in STARTUP.
+  cql::Compression compression = cql::Compression::kNone;
   // The ids of the statements it prepared, by text, whichever node it
   // prepared them on: as a driver, it sends an EXECUTE to the node it is
   // connected to now, which answers Unprepared if it has not seen it.
@@ -202,9 +205,13 @@ bool CqlWorkload::Connect(Client& client) {
   std::unique_ptr<cql::PreparedStatements>& statements = node_statements_[{node, client.node_starts}];
   if (statements == nullptr) statements = std::make_unique<cql::PreparedStatements>();
   Client* raw = &client;
+  static constexpr cql::Compression kCompressions[] = {cql::Compression::kNone, cql::Compression::kLz4,
+                                                       cql::Compression::kSnappy};
+  client.compression = kCompressions[random_.Below(std::size(kCompressions))];
   client.connection = std::make_unique<cql::Connection>(
       *statements, *client.backend, cql::ShardInfo{}, absl::StrCat("client ", client.address),
       [this, raw](std::string frame) {
+        frame = UncompressedFrame(raw->compression, std::move(frame));
         const cql::FrameHeader header = cql::ParseHeader(frame);
         if (header.stream == 0 || raw->operation == 0 || header.stream != StreamOf(raw->operation)) return;
         if (raw == schema_client_.get()) {
@@ -219,7 +226,7 @@ bool CqlWorkload::Connect(Client& client) {
       });
   cql::FrameHeader startup;
   startup.opcode = static_cast<uint8_t>(cql::Opcode::kStartup);
-  CHARYBDIS_ASSERT(client.connection->OnFrame(startup, StartupBody()));
+  CHARYBDIS_ASSERT(client.connection->OnFrame(startup, StartupBody(client.compression)));
   return true;
 }
 
@@ -698,7 +705,12 @@ uint64_t CqlWorkload::SendFrame(Client& client, cql::Opcode opcode, const std::s
   cql::FrameHeader header;
   header.opcode = static_cast<uint8_t>(opcode);
   header.stream = StreamOf(operation);
-  CHARYBDIS_ASSERT(client.connection->OnFrame(header, body));
+  if (client.compression == cql::Compression::kNone) {
+    CHARYBDIS_ASSERT(client.connection->OnFrame(header, body));
+    return operation;
+  }
+  header.flags |= cql::kCompressedFlag;
+  CHARYBDIS_ASSERT(client.connection->OnFrame(header, cql::Compress(client.compression, body)));
   return operation;
 }
 

@@ -219,28 +219,52 @@ void SimStorage::Get(std::string key, GetDone done) {
   });
 }
 
+std::vector<KeyValue> SimStorage::Read(const std::string& begin, const std::string& end, size_t limit) const {
+  std::vector<KeyValue> rows;
+  for (auto it = contents_.lower_bound(begin); it != contents_.end() && rows.size() < limit && (end.empty() || it->first < end);
+       ++it) {
+    rows.push_back(KeyValue{it->first, it->second});
+  }
+  return rows;
+}
+
 void SimStorage::Scan(std::string begin, std::string end, size_t limit, ScanDone done) {
+  ScanRanges({ScanRange{std::move(begin), std::move(end), limit}},
+             [done = std::move(done)](absl::StatusOr<std::vector<std::vector<KeyValue>>> ranges) {
+               if (!ranges.ok()) return done(ranges.status());
+               CHARYBDIS_ASSERT(ranges->size() == 1);
+               done(std::move(ranges->front()));
+             });
+}
+
+void SimStorage::ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) {
   const bool fail = faults_.fail_reads;
-  Complete(CompletionTime(profile_.read()), 4,
-           [this, begin = std::move(begin), end = std::move(end), limit, fail, done] {
-             if (fail) {
-               stats_.failed++;
-               done(absl::UnavailableError("simulated disk read failure"));
-               return;
-             }
-             stats_.reads++;
-             std::vector<KeyValue> rows;
-             for (auto it = contents_.lower_bound(begin);
-                  it != contents_.end() && rows.size() < limit && (end.empty() || it->first < end);
-                  ++it) {
-               rows.push_back(KeyValue{it->first, it->second});
-             }
-             if (!rows.empty() && faults_.corrupt_read_probability > 0) {
-               KeyValue& row = rows[random_.Below(rows.size())];
-               PerhapsCorrupt(row.key, row.value);
-             }
-             done(std::move(rows));
-           });
+  Complete(CompletionTime(profile_.read()), 4, [this, ranges = std::move(ranges), fail, done] {
+    if (fail) {
+      stats_.failed++;
+      done(absl::UnavailableError("simulated disk read failure"));
+      return;
+    }
+    stats_.reads++;
+    std::vector<std::vector<KeyValue>> read;
+    size_t entries = 0;
+    for (const ScanRange& range : ranges) {
+      read.push_back(Read(range.begin, range.end, range.limit));
+      entries += read.back().size();
+    }
+    if (entries > 0 && faults_.corrupt_read_probability > 0) {
+      // One entry of the whole read, as a Scan of one range picks one.
+      size_t pick = random_.Below(entries);
+      for (std::vector<KeyValue>& rows : read) {
+        if (pick < rows.size()) {
+          PerhapsCorrupt(rows[pick].key, rows[pick].value);
+          break;
+        }
+        pick -= rows.size();
+      }
+    }
+    done(std::move(read));
+  });
 }
 
 void SimStorage::RollBackUnsyncedAfter(size_t keep) {

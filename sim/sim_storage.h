@@ -104,6 +104,8 @@ class SimStorage final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
+  // One read of every range when it completes, as one Scan.
+  void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override;
   // As RocksDB ingests an SST on real nodes (node/server/storage_worker.h):
   // off the log writer and the disk's queue, one at a time, one write and
   // one sync latency each, then durable all at once; a crash before that
@@ -162,6 +164,8 @@ class SimStorage final : public Storage {
   // The corruption faults (DiskFaults).
   void Misdirect(WriteBatch& batch);
   void PerhapsCorrupt(const std::string& key, std::string& returned);
+  // The keys of [begin, end), at most `limit`, as they are now.
+  std::vector<KeyValue> Read(const std::string& begin, const std::string& end, size_t limit) const;
   void Tear(const std::string& key);
   bool Observe(StorageMoment moment) { return moment_observer_ && moment_observer_(moment); }
 

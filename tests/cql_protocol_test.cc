@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include "core/cql/auth_service.h"
+#include "core/cql/compression.h"
 #include "core/cql/connection.h"
 #include "core/cql/consistency_code.h"
 #include "core/cql/parser.h"
+#include "core/data/big_endian.h"
 #include "tests/fake_env.h"
 
 namespace charybdis::cql {
@@ -144,10 +146,94 @@ TEST_F(CqlProtocolTest, NegotiatesBeforeAnythingElse) {
   EXPECT_EQ(Last().header.opcode, static_cast<uint8_t>(Opcode::kSupported));
   EXPECT_TRUE(Last().header.response);
   EXPECT_NE(Last().body.find("COMPRESSION"), std::string::npos);
-  EXPECT_NE(Last().body.find("none"), std::string::npos);
+  EXPECT_NE(Last().body.find("lz4"), std::string::npos);
+  EXPECT_NE(Last().body.find("snappy"), std::string::npos);
   EXPECT_FALSE(Query("SELECT * FROM app.t WHERE k = 1"));
   EXPECT_EQ(LastError().first, static_cast<int32_t>(ErrorCode::kProtocol));
   EXPECT_TRUE(backend_.requests.empty());
+}
+
+// A STARTUP body asking for `compression`.
+std::string StartupAsking(const std::string& compression) {
+  Writer startup;
+  startup.Short(2);
+  startup.String("COMPRESSION");
+  startup.String(compression);
+  startup.String("CQL_VERSION");
+  startup.String("3.0.0");
+  return startup.Take();
+}
+
+// Frame compression as drivers ask for it in STARTUP: from the answer to
+// STARTUP on, every frame the connection sends is compressed, and it takes
+// compressed frames. Refused clearly: an algorithm we do not know, a
+// compressed frame when none was asked for, a body that does not
+// decompress or would exceed the largest frame, a second STARTUP that
+// changes the algorithm.
+TEST_F(CqlProtocolTest, CompressesFramesBothWaysOnceAsked) {
+  for (Compression compression : {Compression::kLz4, Compression::kSnappy}) {
+    std::vector<std::string> frames;
+    Connection connection(prepared_, backend_, ShardInfo{}, "client",
+                          [&frames](std::string frame) { frames.push_back(std::move(frame)); });
+    auto send = [&connection](Opcode opcode, const std::string& body, uint8_t flags) {
+      FrameHeader header;
+      header.stream = 3;
+      header.flags = flags;
+      header.opcode = static_cast<uint8_t>(opcode);
+      header.body_bytes = static_cast<uint32_t>(body.size());
+      return connection.OnFrame(header, body);
+    };
+    auto last_body = [&frames, compression]() -> std::string {
+      const FrameHeader header = ParseHeader(frames.back());
+      EXPECT_TRUE(header.flags & kCompressedFlag);
+      absl::StatusOr<std::string> body =
+          Decompress(compression, std::string_view(frames.back()).substr(kHeaderBytes), kMaxBodyBytes);
+      EXPECT_TRUE(body.ok()) << body.status();
+      return body.ok() ? *body : "";
+    };
+    ASSERT_TRUE(send(Opcode::kStartup, StartupAsking(compression == Compression::kLz4 ? "lz4" : "snappy"), 0));
+    EXPECT_EQ(ParseHeader(frames.back()).opcode, static_cast<uint8_t>(Opcode::kReady));
+    EXPECT_EQ(last_body(), "");
+    Writer query;
+    query.LongString("SELECT * FROM app.t WHERE k = 1");
+    Parameters(query, CL_QUORUM, {});
+    ASSERT_TRUE(send(Opcode::kQuery, Compress(compression, query.bytes()), kCompressedFlag));
+    EXPECT_EQ(ParseHeader(frames.back()).opcode, static_cast<uint8_t>(Opcode::kResult));
+    const std::string result = last_body();
+    Reader rows(result);
+    EXPECT_EQ(rows.Int(), 2);  // Rows
+    // A frame sent uncompressed is taken too: the flag is per frame.
+    ASSERT_TRUE(send(Opcode::kQuery, query.bytes(), 0));
+    EXPECT_EQ(ParseHeader(frames.back()).opcode, static_cast<uint8_t>(Opcode::kResult));
+    EXPECT_FALSE(send(Opcode::kQuery, "not " + Compress(compression, query.bytes()), kCompressedFlag));
+    EXPECT_EQ(ParseHeader(frames.back()).opcode, static_cast<uint8_t>(Opcode::kError));
+    EXPECT_FALSE(send(Opcode::kStartup, StartupAsking(compression == Compression::kLz4 ? "snappy" : "lz4"), 0));
+    EXPECT_NE(last_body().find("cannot change the compression"), std::string::npos);
+  }
+  // What drivers send (made by the Python driver's codecs, from Debian's
+  // python3-lz4 and python3-snappy): the length big-endian before LZ4's
+  // block, and raw Snappy.
+  const std::string sent = "charybdis charybdis charybdis";
+  const std::string from_lz4("\x00\x00\x00\x1d\xaa\x63\x68\x61\x72\x79\x62\x64\x69\x73\x20\x0a\x00\x50\x79\x62\x64\x69\x73", 23);
+  const std::string from_snappy("\x1d\x24\x63\x68\x61\x72\x79\x62\x64\x69\x73\x20\x4a\x0a\x00", 15);
+  EXPECT_EQ(*Decompress(Compression::kLz4, from_lz4, kMaxBodyBytes), sent);
+  EXPECT_EQ(*Decompress(Compression::kSnappy, from_snappy, kMaxBodyBytes), sent);
+  EXPECT_EQ(Compress(Compression::kLz4, sent).substr(0, 4), from_lz4.substr(0, 4));
+  // An LZ4 body that says it holds more than the largest frame.
+  std::string huge;
+  AppendBigEndian(huge, uint64_t{kMaxBodyBytes} + 1, 4);
+  EXPECT_FALSE(Decompress(Compression::kLz4, huge + "x", kMaxBodyBytes).ok());
+  EXPECT_FALSE(Decompress(Compression::kLz4, "", kMaxBodyBytes).ok());
+
+  EXPECT_FALSE(Send(Opcode::kStartup, StartupAsking("zstd")));
+  EXPECT_EQ(LastError().second, "Unknown compression algorithm: zstd");
+  Start();
+  FrameHeader compressed;
+  compressed.stream = 1;
+  compressed.flags = kCompressedFlag;
+  compressed.opcode = static_cast<uint8_t>(Opcode::kOptions);
+  EXPECT_FALSE(connection_.OnFrame(compressed, Compress(Compression::kLz4, "")));
+  EXPECT_EQ(LastError().second, "compression was not negotiated");
 }
 
 // A hasher that answers nothing: the login's frames are checked before

@@ -97,14 +97,22 @@ class QueuedStorage : public Storage {
   }
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override {
     queue_.push_back([this, begin = std::move(begin), end = std::move(end), limit,
-                      done = std::move(done)] {
-      std::vector<KeyValue> rows;
-      for (auto it = contents_.lower_bound(begin);
-           it != contents_.end() && rows.size() < limit && (end.empty() || it->first < end); ++it) {
-        rows.push_back(KeyValue{it->first, it->second});
-      }
-      done(std::move(rows));
+                      done = std::move(done)] { done(Read(begin, end, limit)); });
+  }
+  void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override {
+    queue_.push_back([this, ranges = std::move(ranges), done = std::move(done)] {
+      std::vector<std::vector<KeyValue>> read;
+      for (const ScanRange& range : ranges) read.push_back(Read(range.begin, range.end, range.limit));
+      done(std::move(read));
     });
+  }
+  std::vector<KeyValue> Read(const std::string& begin, const std::string& end, size_t limit) const {
+    std::vector<KeyValue> rows;
+    for (auto it = contents_.lower_bound(begin);
+         it != contents_.end() && rows.size() < limit && (end.empty() || it->first < end); ++it) {
+      rows.push_back(KeyValue{it->first, it->second});
+    }
+    return rows;
   }
   void Compact(WriteDone done) override {
     queue_.push_back([done = std::move(done)] { done(absl::OkStatus()); });
@@ -145,6 +153,9 @@ class StorageWrapper : public Storage {
   void Get(std::string key, GetDone done) override { target_.Get(std::move(key), std::move(done)); }
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override {
     target_.Scan(std::move(begin), std::move(end), limit, std::move(done));
+  }
+  void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override {
+    target_.ScanRanges(std::move(ranges), std::move(done));
   }
   void Ingest(WriteBatch puts, WriteDone done) override { target_.Ingest(std::move(puts), std::move(done)); }
   void Compact(WriteDone done) override { target_.Compact(std::move(done)); }

@@ -75,6 +75,14 @@ class TwoQueueStorage final : public Storage {
       scans_.push_back([this, begin, end, limit, done = std::move(done)] { done(Read(begin, end, limit)); });
     }
   }
+  void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override {
+    scans_issued++;
+    scans_.push_back([this, ranges = std::move(ranges), done = std::move(done)] {
+      std::vector<std::vector<KeyValue>> read;
+      for (const ScanRange& range : ranges) read.push_back(Read(range.begin, range.end, range.limit));
+      done(std::move(read));
+    });
+  }
   std::vector<KeyValue> Read(const std::string& begin, const std::string& end, size_t limit) const {
     std::vector<KeyValue> rows;
     for (auto it = contents_.lower_bound(begin); it != contents_.end() && it->first < end && rows.size() < limit;

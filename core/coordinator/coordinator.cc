@@ -53,7 +53,8 @@ namespace {
 
 constexpr Nanos kRememberRequests = 60 * kSecond;
 
-// The largest limit a read that reads on past dead rows grows to (ReadRound).
+// The largest limit a read that reads on past dead rows grows to
+// (ReadRound), unless it asked for more.
 constexpr uint32_t kMaxReadLimit = 1 << 16;
 
 // In an order drawn from the shard's generator (Fisher-Yates).
@@ -538,7 +539,7 @@ void Coordinator::ReadRound(ReadOp op, Timestamp newest_before, std::function<vo
         CHARYBDIS_PROBE(context_.env.probes, "read.dead_rows_read_past");
         CHARYBDIS_ASSERT(op.range() && op.limit() > 0);  // only those stop early
         op.set_start(response.read_through() + std::string(1, '\0'));
-        op.set_limit(std::min<uint32_t>(op.limit(), kMaxReadLimit / 2) * 2);
+        op.set_limit(std::max(op.limit(), std::min<uint32_t>(op.limit(), kMaxReadLimit / 2) * 2));
         ReadRound(std::move(op), response.newest_timestamp(), std::move(reply));
       },
       [this](const std::vector<uint64_t>& ids) {

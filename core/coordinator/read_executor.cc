@@ -345,7 +345,13 @@ void ReadExecutor::RepairInBackground(NodeId replica, const Answer& answer) {
     Ask(replica, /*digest_only=*/false);  // learn what it holds first
     return;
   }
-  const Partition missing = answer.data.Missing(result_);
+  Partition result = result_;
+  if (answer.read_through) {
+    // Past its own stop it read nothing: the result's rows there are not
+    // rows it lacks.
+    result.rows.erase(result.rows.upper_bound(*answer.read_through), result.rows.end());
+  }
+  const Partition missing = answer.data.Missing(result);
   if (missing.empty()) return;
   context_.metrics.background_read_repairs++;
   CHARYBDIS_PROBE(context_.env.probes, "read.repair.background");

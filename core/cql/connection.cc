@@ -22,7 +22,7 @@ enum QueryFlag : uint8_t {
   kNamesForValues = 0x40,
 };
 
-enum FrameFlag : uint8_t { kCompressed = 0x01, kCustomPayload = 0x04 };
+enum FrameFlag : uint8_t { kCustomPayload = 0x04 };
 
 constexpr int32_t kPreparedKind = 4;
 
@@ -121,8 +121,15 @@ bool Connection::OnFrame(const FrameHeader& header, std::string_view body) {
                                               "); supported versions are (4/v4)"));
   }
   if (header.response) return ProtocolError(stream, "a client sent a response frame");
-  if (header.flags & kCompressed) return ProtocolError(stream, "compression was not negotiated");
   if (header.flags & kCustomPayload) return ProtocolError(stream, "custom payloads are not supported");
+  std::string decompressed;
+  if (header.flags & kCompressedFlag) {
+    if (compression_ == Compression::kNone) return ProtocolError(stream, "compression was not negotiated");
+    absl::StatusOr<std::string> body_read = Decompress(compression_, body, kMaxBodyBytes);
+    if (!body_read.ok()) return ProtocolError(stream, std::string(body_read.status().message()));
+    decompressed = *std::move(body_read);
+    body = decompressed;
+  }
   const auto opcode = static_cast<Opcode>(header.opcode);
   if (opcode == Opcode::kOptions) {
     Options(stream);
@@ -172,7 +179,7 @@ bool Connection::ProtocolError(int16_t stream, std::string message) {
 void Connection::Options(int16_t stream) {
   std::map<std::string, std::vector<std::string>> options;
   options["CQL_VERSION"] = {"3.3.1"};
-  options["COMPRESSION"] = {"none"};
+  options["COMPRESSION"] = {std::begin(kCompressionNames), std::end(kCompressionNames)};
   options["PROTOCOL_VERSIONS"] = {"4/v4"};
   // ScyllaDB's extensions: which shard this connection is on and how
   // partitions map to shards, so that a driver can reach each shard.
@@ -193,9 +200,18 @@ bool Connection::Startup(int16_t stream, std::string_view body) {
   const std::map<std::string, std::string> options = in.StringMap();
   if (!in.ok()) return ProtocolError(stream, "malformed STARTUP body");
   if (!options.count("CQL_VERSION")) return ProtocolError(stream, "STARTUP lacks the mandatory option CQL_VERSION");
-  auto compression = options.find("COMPRESSION");
-  if (compression != options.end() && !compression->second.empty() && compression->second != "none") {
-    return ProtocolError(stream, absl::StrCat("Unknown compression algorithm: ", compression->second));
+  auto named = options.find("COMPRESSION");
+  const std::optional<Compression> compression = CompressionNamed(named == options.end() ? "" : named->second);
+  if (!compression) return ProtocolError(stream, absl::StrCat("Unknown compression algorithm: ", named->second));
+  if (started_ && *compression != compression_) return ProtocolError(stream, "a second STARTUP cannot change the compression");
+  if (!started_ && *compression != Compression::kNone) {
+    // Every frame from here on, the answer to this STARTUP included (the
+    // spec allows it, and drivers expect it), goes compressed, whichever
+    // thread sends it.
+    compression_ = *compression;
+    send_ = [send = std::move(send_), compression = *compression](std::string frame) {
+      send(CompressFrame(compression, std::move(frame)));
+    };
   }
   lwt_mark_ = options.count("SCYLLA_LWT_ADD_METADATA_MARK") > 0;
   started_ = true;

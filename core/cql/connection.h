@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/auth/permissions.h"
+#include "core/cql/compression.h"
 #include "core/cql/event.h"
 #include "core/env/buggify.h"
 #include "core/env/time.h"
@@ -170,7 +171,8 @@ class Connection {
   Backend& backend_;
   const ShardInfo shard_;
   const std::string peer_;
-  Send send_;
+  Send send_;  // compresses what it sends once STARTUP asked for it
+  Compression compression_ = Compression::kNone;
   bool started_ = false;
   // With auth off, set at STARTUP; with auth on, by a login.
   bool authenticated_ = false;

@@ -182,8 +182,9 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
     if (collected.positions[count].first != partition) CHARYBDIS_PROBE(probes, "cql.page_ends_at_slice_end");
     result.paging_state = EncodePaging({partition, from.returned + static_cast<int32_t>(count), last});
   } else if (stop && !limit_reached) {
-    // Perhaps short, even empty (tombstones read count toward the limit
-    // too); the next page starts after the last row read, live or not.
+    // Perhaps short (deleted rows read count toward the limit too), never
+    // empty (the coordinator reads on past a round of dead rows); the next
+    // page starts after the last row read, live or not.
     CHARYBDIS_PROBE(probes, "cql.page_ends_where_a_read_stopped");
     result.paging_state = EncodePaging({stop->first, from.returned + static_cast<int32_t>(count), stop->second});
   }

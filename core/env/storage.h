@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -34,6 +35,14 @@ struct WriteBatch {
   }
 };
 
+// One range of keys a ScanRanges reads: [begin, end) (an empty `end`: no
+// upper bound), at most `limit` keys of it.
+struct ScanRange {
+  std::string begin;
+  std::string end;
+  size_t limit = SIZE_MAX;
+};
+
 enum class Durability {
   // Visible at once, may be lost by a crash until a later synced write.
   kUnsynced,
@@ -49,6 +58,7 @@ class Storage {
   using WriteDone = std::function<void(absl::Status)>;
   using GetDone = std::function<void(absl::StatusOr<std::optional<std::string>>)>;
   using ScanDone = std::function<void(absl::StatusOr<std::vector<KeyValue>>)>;
+  using ScanRangesDone = std::function<void(absl::StatusOr<std::vector<std::vector<KeyValue>>>)>;
 
   virtual ~Storage() = default;
   virtual void Apply(WriteBatch batch, Durability durability, WriteDone done) = 0;
@@ -57,6 +67,12 @@ class Storage {
   // when the range holds no more. An empty `end` means no upper bound.
   virtual void Scan(std::string begin, std::string end, size_t limit,
                     ScanDone done) = 0;
+  // Each range as Scan reads it, one answer per range in their order, all
+  // from one snapshot of the store: every write lands before all of them
+  // or after all. A partition's range tombstones and a slice of its rows
+  // sort apart, and two Scans could show half of a mutation that holds
+  // both (a BATCH of a range DELETE and an INSERT).
+  virtual void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) = 0;
   // Stores `puts` (puts only, keys ascending and distinct) durably and all
   // at once, as a bulk load: on real nodes an SST file ingested into
   // RocksDB, off the log writer, so client writes never queue behind it.

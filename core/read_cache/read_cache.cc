@@ -238,8 +238,25 @@ void ReadCache::Evict(std::map<std::string, Range>::iterator range) {
   metrics_.read_cache_evictions++;
 }
 
-void ReadCache::ServeFromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
-                                const std::string& end, size_t limit, ScanDone done) {
+void ReadCache::ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) {
+  std::vector<std::map<std::string, Range>::iterator> covering;
+  for (const ScanRange& range : ranges) {
+    if (capacity_bytes_ == 0) break;
+    auto cached = Covering(range.begin, range.end);
+    if (cached == ranges_.end()) break;
+    covering.push_back(cached);
+  }
+  if (covering.size() < ranges.size()) return storage_.ScanRanges(std::move(ranges), std::move(done));
+  metrics_.read_cache_hits++;
+  std::vector<std::vector<KeyValue>> read;
+  for (size_t i = 0; i < ranges.size(); i++) {
+    read.push_back(FromMemory(covering[i], ranges[i].begin, ranges[i].end, ranges[i].limit));
+  }
+  reactor_.Post([read = std::move(read), done = std::move(done)]() mutable { done(std::move(read)); });
+}
+
+std::vector<KeyValue> ReadCache::FromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
+                                            const std::string& end, size_t limit) {
   // Covering: the range holds [begin, end).
   CHARYBDIS_ASSERT(range->first <= begin);
   CHARYBDIS_ASSERT(end <= range->second.end);
@@ -249,7 +266,14 @@ void ReadCache::ServeFromMemory(std::map<std::string, Range>::iterator range, co
        ++it) {
     rows.push_back(KeyValue{it->first, it->second});
   }
-  reactor_.Post([rows = std::move(rows), done = std::move(done)]() mutable { done(std::move(rows)); });
+  return rows;
+}
+
+void ReadCache::ServeFromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
+                                const std::string& end, size_t limit, ScanDone done) {
+  reactor_.Post([rows = FromMemory(range, begin, end, limit), done = std::move(done)]() mutable {
+    done(std::move(rows));
+  });
 }
 
 }  // namespace charybdis

@@ -57,6 +57,9 @@ class ReadCache final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
+  // From memory when every range is cached, else from storage: never
+  // some of each, which would be no one snapshot. Fills nothing.
+  void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override;
   void Ingest(WriteBatch puts, WriteDone done) override;
   // What is cached stays: a compaction changes nothing a read sees.
   void Compact(WriteDone done) override { storage_.Compact(std::move(done)); }
@@ -94,6 +97,9 @@ class ReadCache final : public Storage {
   void ApplyDone(const WriteBatch& batch);
   void Install(const std::string& begin, const std::string& end, std::map<std::string, std::string> entries);
   void Evict(std::map<std::string, Range>::iterator range);
+  // What the cached `range` holds of [begin, end), at most `limit` keys.
+  std::vector<KeyValue> FromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
+                                   const std::string& end, size_t limit);
   void ServeFromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
                        const std::string& end, size_t limit, ScanDone done);
 

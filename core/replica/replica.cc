@@ -113,54 +113,43 @@ void Replica::OnRead(const Envelope& message) {
     reply.mutable_replica_read_response()->set_digest_only(digest_only);
     return env_.network->Send(sender, std::move(reply));
   }
-  const bool in_progress = rounds_.InProgress(read.table(), read.partition_key());
-  const Timestamp purge_before = purge_horizon_(read.table(), TokenOf(read.partition_key()));
-  // What the read found, answered: its data or digest, and where a read
-  // with a limit stopped.
-  auto answer = [this, sender, request_id, digest_only, in_progress, purge_before](
-                    absl::StatusOr<std::vector<KeyValue>> stored, std::optional<std::string> read_through) {
-    Envelope reply;
-    ReplicaReadResponse* response = reply.mutable_replica_read_response();
-    response->set_request_id(request_id);
-    response->set_digest_only(digest_only);
-    response->set_paxos_in_progress(in_progress);
-    absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored), purge_before);
-    if (data.ok()) {
-      response->set_ok(true);
-      if (read_through) {
-        response->set_cut(true);
-        response->set_read_through(*read_through);
-      }
-      if (digest_only) {
-        response->set_digest(Digest(*data, read_through));
-      } else {
-        data->ToProto(response->mutable_data());
-      }
-    }
-    SendPerhapsTwice(env_, "replica.read_response_duplicate", sender, std::move(reply));
-  };
+  const ReadAnswer to{sender, request_id, digest_only, rounds_.InProgress(read.table(), read.partition_key()),
+                      purge_horizon_(read.table(), TokenOf(read.partition_key()))};
   if (read.limit() == 0 || !read.range()) {
     return ScanPartitionRows(*env_.storage, read.table(), read.partition_key(), {{std::move(begin), std::move(end)}},
-                             [answer](absl::StatusOr<std::vector<KeyValue>> stored) { answer(std::move(stored), std::nullopt); });
+                             [this, to](absl::StatusOr<std::vector<KeyValue>> stored) {
+                               Answer(to, std::move(stored), std::nullopt);
+                             });
   }
-  ScanPartitionRowsUpTo(*env_.storage, read.table(), read.partition_key(), std::move(begin), std::move(end), read.limit(),
-                        [this, answer](absl::StatusOr<ShardScanResult> scanned) {
-                          if (!scanned.ok()) return answer(scanned.status(), std::nullopt);
-                          std::optional<std::string> read_through;
-                          if (!scanned->exhausted) {
-                            // Not exhausted: the limit was reached, so the last
-                            // entry ends a whole row (ShardScanResult), unless its key is garbage.
-                            CHARYBDIS_PROBE(env_.probes, "replica.read_stopped_at_limit");
-                            CHARYBDIS_ASSERT(!scanned->entries.empty());
-                            const std::optional<storage_codec::StoredRow> last =
-                                storage_codec::RowOfKey(scanned->entries.back().key);
-                            if (!last || last->range_tombstones) {
-                              return answer(absl::DataLossError("a stored key is not a row's"), std::nullopt);
-                            }
-                            read_through = last->clustering_key;
-                          }
-                          answer(std::move(scanned->entries), std::move(read_through));
+  ScanPartitionRowsUpTo(*env_.storage, read.table(), read.partition_key(), std::move(begin), std::move(end),
+                        read.limit(), [this, to](absl::StatusOr<RowsUpTo> rows) {
+                          if (!rows.ok()) return Answer(to, rows.status(), std::nullopt);
+                          if (rows->read_through) CHARYBDIS_PROBE(env_.probes, "replica.read_stopped_at_limit");
+                          Answer(to, std::move(rows->entries), std::move(rows->read_through));
                         });
+}
+
+void Replica::Answer(const ReadAnswer& to, absl::StatusOr<std::vector<KeyValue>> stored,
+                     std::optional<std::string> read_through) {
+  Envelope reply;
+  ReplicaReadResponse* response = reply.mutable_replica_read_response();
+  response->set_request_id(to.request_id);
+  response->set_digest_only(to.digest_only);
+  response->set_paxos_in_progress(to.paxos_in_progress);
+  absl::StatusOr<Partition> data = ServablePartition(env_, metrics_, std::move(stored), to.purge_before);
+  if (data.ok()) {
+    response->set_ok(true);
+    if (read_through) {
+      response->set_cut(true);
+      response->set_read_through(*read_through);
+    }
+    if (to.digest_only) {
+      response->set_digest(Digest(*data, read_through));
+    } else {
+      data->ToProto(response->mutable_data());
+    }
+  }
+  SendPerhapsTwice(env_, "replica.read_response_duplicate", to.sender, std::move(reply));
 }
 
 void Replica::OnScan(const Envelope& message) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,18 @@ class Replica {
   bool RefusedPaxos(const Envelope& message);
 
  private:
+  // Whom a read answers, and what its answer carries besides its data.
+  struct ReadAnswer {
+    Address sender;
+    uint64_t request_id = 0;
+    bool digest_only = false;
+    bool paxos_in_progress = false;
+    Timestamp purge_before = 0;
+  };
+  // Answers a read with what it found: its data or digest, and where a
+  // read with a limit stopped.
+  void Answer(const ReadAnswer& to, absl::StatusOr<std::vector<KeyValue>> stored,
+              std::optional<std::string> read_through);
   // Whether a request routed by `topology_version` is older than the fence.
   bool Fenced(uint64_t topology_version) const;
 

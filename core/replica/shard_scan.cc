@@ -122,15 +122,6 @@ void ScanShardRows(Storage& storage, const ScanOp& scan, std::function<void(absl
   StepAfterDeletions(std::move(progress), storage_codec::RangeTombstonePrefix(scan.table(), scan.after_partition_key()));
 }
 
-void ScanPartitionRowsUpTo(Storage& storage, const std::string& table, const std::string& partition_key,
-                           std::string begin, std::string end, uint32_t limit,
-                           std::function<void(absl::StatusOr<ShardScanResult>)> done) {
-  CHARYBDIS_ASSERT(limit >= 1);
-  const std::string deletions = storage_codec::RangeTombstonePrefix(table, partition_key);
-  CHARYBDIS_ASSERT(storage_codec::PrefixEnd(deletions) <= begin);  // rows sort after them
-  StepAfterDeletions(Start(storage, std::move(begin), std::move(end), limit, std::move(done)), deletions);
-}
-
 std::vector<std::pair<std::string, std::vector<KeyValue>>> GroupByPartition(std::vector<KeyValue> entries) {
   std::vector<std::pair<std::string, std::vector<KeyValue>>> partitions;
   for (KeyValue& entry : entries) {

@@ -3,8 +3,7 @@
 // One shard's part of a scan (ScanOp): its stored rows in ring order from
 // the scan's start, read in batches until more than `limit` rows have
 // shown up or the range ends. The shard holds only the tokens it owns, so
-// a node answers a scan with every shard's part. A partition read with a
-// limit reads its rows the same way.
+// a node answers a scan with every shard's part.
 
 #include <functional>
 #include <string>
@@ -26,15 +25,6 @@ struct ShardScanResult {
 };
 
 void ScanShardRows(Storage& storage, const ScanOp& scan, std::function<void(absl::StatusOr<ShardScanResult>)> done);
-
-// The rows of one partition with keys in [begin, end) (storage keys of
-// its rows), read as a scan reads them, in batches until more than `limit`
-// rows have shown up, after the partition's range tombstones: a read with
-// a limit (ReadOp.limit), so a page of a big partition costs what it
-// returns and not the rest of the partition.
-void ScanPartitionRowsUpTo(Storage& storage, const std::string& table, const std::string& partition_key,
-                           std::string begin, std::string end, uint32_t limit,
-                           std::function<void(absl::StatusOr<ShardScanResult>)> done);
 
 // The entries of each partition, in order: (partition key, entries). An
 // entry of no partition (not a data key) goes with the one before it, whose

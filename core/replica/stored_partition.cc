@@ -32,43 +32,79 @@ absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& m
 
 namespace {
 
-// Scans `ranges` (in key order, disjoint, not empty) and joins what they
-// hold in that order, which is key order.
+// Reads `ranges` (in key order, disjoint, not empty) from one snapshot and
+// joins what they hold in that order, which is key order.
 void ScanInOrder(Storage& storage, std::vector<std::pair<std::string, std::string>> ranges, Storage::ScanDone done) {
   CHARYBDIS_ASSERT(!ranges.empty());
   if (ranges.size() == 1) {
-    // As for most reads: the scan's answer is the answer, no parts to join.
+    // As for most reads: the scan's answer is the answer, no parts to
+    // join, and a whole partition's range may fill the read cache.
     return storage.Scan(std::move(ranges[0].first), std::move(ranges[0].second), SIZE_MAX, std::move(done));
   }
-  struct Gather {
-    std::vector<std::vector<KeyValue>> parts;
-    size_t waiting = 0;
-    absl::Status status;
-    Storage::ScanDone done;
-  };
-  auto gather = std::make_shared<Gather>();
-  gather->parts.resize(ranges.size());
-  gather->waiting = ranges.size();
-  gather->done = std::move(done);
+  std::vector<ScanRange> scans;
   for (size_t i = 0; i < ranges.size(); i++) {
     CHARYBDIS_ASSERT(ranges[i].first < ranges[i].second);
     CHARYBDIS_ASSERT(i == 0 || ranges[i - 1].second <= ranges[i].first);
-    storage.Scan(ranges[i].first, ranges[i].second, SIZE_MAX, [gather, i](absl::StatusOr<std::vector<KeyValue>> stored) {
-      if (stored.ok()) {
-        gather->parts[i] = std::move(*stored);
-      } else if (gather->status.ok()) {
-        gather->status = stored.status();
-      }
-      CHARYBDIS_ASSERT(gather->waiting > 0);
-      if (--gather->waiting > 0) return;
-      if (!gather->status.ok()) return gather->done(gather->status);
-      std::vector<KeyValue> entries;
-      for (auto& part : gather->parts) {
-        entries.insert(entries.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-      }
-      gather->done(std::move(entries));
-    });
+    scans.push_back(ScanRange{std::move(ranges[i].first), std::move(ranges[i].second)});
   }
+  storage.ScanRanges(std::move(scans), [done = std::move(done)](absl::StatusOr<std::vector<std::vector<KeyValue>>> parts) {
+    if (!parts.ok()) return done(parts.status());
+    std::vector<KeyValue> entries;
+    for (auto& part : *parts) {
+      entries.insert(entries.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    }
+    done(std::move(entries));
+  });
+}
+
+// Where a limited read of rows stops in `rows` (stored entries in key
+// order, `capped` if the storage scan stopped at its entry limit): the
+// number of entries of the first `limit` whole rows and the last one's
+// clustering key, or nullopt when they are all (the range holds no more
+// rows). 0 entries: a single row fills the scan, which must read more.
+struct Stop {
+  size_t entries = 0;
+  std::optional<std::string> read_through;
+};
+Stop StopOf(const std::vector<KeyValue>& rows, bool capped, uint32_t limit) {
+  Stop stop;
+  uint32_t counted = 0;
+  std::optional<std::string> current;  // the clustering key of the row being walked
+  for (size_t i = 0; i < rows.size(); i++) {
+    const std::optional<storage_codec::StoredRow> row = storage_codec::RowOfKey(rows[i].key);
+    // A garbage key stays with the row before it, whose decoding then
+    // finds it corrupt; range tombstones are no row.
+    if (!row || row->range_tombstones || row->clustering_key == current) continue;
+    if (counted == limit) return Stop{i, current};  // the row after the limit begins
+    // Row `current` ended whole: a later row begins.
+    stop = Stop{i, current};
+    counted++;
+    current = row->clustering_key;
+  }
+  // The last row may go on past a capped scan: the stop is before it.
+  if (capped) return counted <= 1 ? Stop{0, std::nullopt} : stop;
+  return Stop{rows.size(), std::nullopt};
+}
+
+// One attempt of ScanPartitionRowsUpTo, reading at most `cap` entries of
+// rows; again with a larger cap while one row fills it.
+void ReadRowsUpTo(Storage& storage, std::vector<ScanRange> ranges, size_t cap, uint32_t limit,
+                  std::function<void(absl::StatusOr<RowsUpTo>)> done) {
+  ranges.back().limit = cap;
+  storage.ScanRanges(ranges, [&storage, ranges, cap, limit, done = std::move(done)](
+                                 absl::StatusOr<std::vector<std::vector<KeyValue>>> parts) mutable {
+    if (!parts.ok()) return done(parts.status());
+    CHARYBDIS_ASSERT(parts->size() == ranges.size());
+    std::vector<KeyValue>& rows = parts->back();
+    const Stop stop = StopOf(rows, rows.size() == cap, limit);
+    if (stop.entries == 0 && rows.size() == cap) return ReadRowsUpTo(storage, std::move(ranges), cap * 4, limit, std::move(done));
+    rows.resize(stop.entries);
+    RowsUpTo read{{}, stop.read_through};
+    for (auto& part : *parts) {
+      read.entries.insert(read.entries.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    }
+    done(std::move(read));
+  });
 }
 
 }  // namespace
@@ -91,6 +127,27 @@ void ScanPartitionRows(Storage& storage, const std::string& table, const std::st
     row_ranges.insert(row_ranges.begin(), {deletions, std::move(deletions_end)});
   }
   ScanInOrder(storage, std::move(row_ranges), std::move(done));
+}
+
+void ScanPartitionRowsUpTo(Storage& storage, const std::string& table, const std::string& partition_key,
+                           std::string begin, std::string end, uint32_t limit,
+                           std::function<void(absl::StatusOr<RowsUpTo>)> done) {
+  CHARYBDIS_ASSERT(limit >= 1);
+  std::string deletions = storage_codec::RangeTombstonePrefix(table, partition_key);
+  std::string deletions_end = storage_codec::PrefixEnd(deletions);
+  CHARYBDIS_ASSERT(deletions_end <= begin);  // rows sort after them
+  std::vector<ScanRange> ranges;
+  if (begin == deletions_end) {
+    // From the partition's first row: one range holds both.
+    ranges.push_back(ScanRange{std::move(deletions), std::move(end)});
+  } else {
+    ranges.push_back(ScanRange{std::move(deletions), std::move(deletions_end)});
+    ranges.push_back(ScanRange{std::move(begin), std::move(end)});
+  }
+  // A row is a few entries (its marker, a version of each cell): most
+  // reads take one scan.
+  const size_t cap = 4 * (size_t{limit} + 1) + 64;
+  ReadRowsUpTo(storage, std::move(ranges), cap, limit, std::move(done));
 }
 
 }  // namespace charybdis

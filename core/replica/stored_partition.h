@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,10 +29,27 @@ absl::StatusOr<Partition> ServablePartition(const ShardEnv& env, ShardMetrics& m
 
 // Scans the key ranges `row_ranges` (rows of one partition, in key order,
 // disjoint; empty or crossed ones read nothing) and the partition's range
-// tombstones, which may delete any of
-// them: the stored entries a read of those rows must reconcile, in key
-// order.
+// tombstones, which may delete any of them, from one snapshot: the stored
+// entries a read of those rows must reconcile, in key order.
 void ScanPartitionRows(Storage& storage, const std::string& table, const std::string& partition_key,
                        std::vector<std::pair<std::string, std::string>> row_ranges, Storage::ScanDone done);
+
+// What a read with a limit found: the stored entries of its range
+// tombstones and of its first `limit` rows (tombstoned and expired ones
+// count: only a coordinator can tell what is live), each whole, and the
+// last one's clustering key when the range may hold more.
+struct RowsUpTo {
+  std::vector<KeyValue> entries;
+  std::optional<std::string> read_through;
+};
+
+// The partition's range tombstones and its rows with keys in [begin, end)
+// (storage keys of its rows) up to `limit` rows, read from one snapshot
+// (Storage::ScanRanges) with a cap on the entries read: a read with a
+// limit (ReadOp.limit), so that a page of a big partition reads what it
+// returns and not the rest of the partition.
+void ScanPartitionRowsUpTo(Storage& storage, const std::string& table, const std::string& partition_key,
+                           std::string begin, std::string end, uint32_t limit,
+                           std::function<void(absl::StatusOr<RowsUpTo>)> done);
 
 }  // namespace charybdis

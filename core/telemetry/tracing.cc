@@ -131,6 +131,15 @@ void TracingStorage::Scan(std::string begin, std::string end, size_t limit, Scan
   });
 }
 
+void TracingStorage::ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) {
+  const uint64_t trace = tracer_.current();
+  if (trace == 0) return storage_.ScanRanges(std::move(ranges), std::move(done));
+  storage_.ScanRanges(std::move(ranges), [this, trace, done = std::move(done)](auto result) {
+    tracer_.Record(trace, "scan done");
+    tracer_.Within(trace, [&] { done(std::move(result)); });
+  });
+}
+
 void TracingStorage::Ingest(WriteBatch puts, WriteDone done) {
   const uint64_t trace = tracer_.current();
   if (trace == 0) return storage_.Ingest(std::move(puts), std::move(done));

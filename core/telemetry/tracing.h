@@ -100,6 +100,7 @@ class TracingStorage final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
+  void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override;
   void Ingest(WriteBatch puts, WriteDone done) override;
   void Compact(WriteDone done) override { storage_.Compact(std::move(done)); }
 

@@ -54,7 +54,7 @@ absl::Status Load(const std::string& address, const std::string& partition, uint
       const uint64_t end = std::min(rows, (batch + 1) * sizes.rows_per_batch);
       for (uint64_t i = batch * sizes.rows_per_batch; i < end; i++) values.push_back({partition, ClusteringKey(i), value});
       if ((*connection)->Batch(kInsertRow, values, CL_QUORUM).first != cql::Opcode::kResult) failed = true;
-      if (rows > 100'000 && batch % (batches / 10) == 0) std::cerr << "  " << end << " rows of " << rows << "\n";
+      if (batches >= 10 && batch % (batches / 10) == 0) std::cerr << "  " << end << " rows of " << rows << "\n";
     }
   };
   std::vector<std::thread> loaders;

@@ -126,13 +126,24 @@ void RocksDbStorage::Get(std::string key, GetDone done) {
 }
 
 void RocksDbStorage::Scan(std::string begin, std::string end, size_t limit, ScanDone done) {
-  std::vector<KeyValue> rows;
+  ScanRanges({ScanRange{std::move(begin), std::move(end), limit}},
+             [done = std::move(done)](absl::StatusOr<std::vector<std::vector<KeyValue>>> ranges) {
+               if (!ranges.ok()) return done(ranges.status());
+               done(std::move(ranges->front()));
+             });
+}
+
+void RocksDbStorage::ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) {
+  std::vector<std::vector<KeyValue>> read(ranges.size());
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  for (it->Seek(begin); it->Valid() && rows.size() < limit; it->Next()) {
-    if (!end.empty() && it->key().compare(end) >= 0) break;
-    rows.push_back(KeyValue{it->key().ToString(), it->value().ToString()});
+  for (size_t i = 0; i < ranges.size() && it->status().ok(); i++) {
+    const ScanRange& range = ranges[i];
+    for (it->Seek(range.begin); it->Valid() && read[i].size() < range.limit; it->Next()) {
+      if (!range.end.empty() && it->key().compare(range.end) >= 0) break;
+      read[i].push_back(KeyValue{it->key().ToString(), it->value().ToString()});
+    }
   }
-  absl::StatusOr<std::vector<KeyValue>> result = std::move(rows);
+  absl::StatusOr<std::vector<std::vector<KeyValue>>> result = std::move(read);
   if (!it->status().ok()) result = ToStatus(it->status());
   reactor_->Post([done = std::move(done), result = std::move(result)] { done(result); });
 }

@@ -44,6 +44,8 @@ class RocksDbStorage final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
+  // Every range through one iterator, whose implicit snapshot they share.
+  void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override;
   // On the shard's storage worker, under `directory`/ingest.
   void Ingest(WriteBatch puts, WriteDone done) override;
   // On the shard's storage worker, like an ingestion.

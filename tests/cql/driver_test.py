@@ -377,6 +377,31 @@ def check_range_deletes(cluster, session):
     refused(session, "DELETE FROM events WHERE stream = 'x' IF EXISTS", InvalidRequest)
 
 
+def check_compression(local):
+    # Frame compression as the driver asks for it in STARTUP: LZ4 (its
+    # first choice, so every other check's connections use it too when
+    # python3-lz4 is installed) and Snappy, each with a value large enough
+    # to compress, a prepared statement and a paged read.
+    for algorithm in ("lz4", "snappy"):
+        cluster = Cluster([local.cql[1][0]], port=local.cql[1][1], protocol_version=4, connect_timeout=10,
+                          compression=algorithm)
+        try:
+            session = cluster.connect("app")
+            assert cluster.control_connection._connection._compression_type == algorithm
+            stream = f"{algorithm}-{uuid.uuid4()}"
+            payload = (b"compressible " * 20000)[:200000]
+            insert = session.prepare("INSERT INTO events (stream, seq, payload) VALUES (?, ?, ?)")
+            for seq in range(30):
+                session.execute(insert, (stream, seq, payload if seq == 0 else bytes([seq])), timeout=20)
+            statement = SimpleStatement("SELECT seq, payload FROM events WHERE stream = %s", fetch_size=7,
+                                        consistency_level=ConsistencyLevel.QUORUM)
+            rows = list(session.execute(statement, (stream,), timeout=20))
+            assert [row.seq for row in rows] == list(range(29, -1, -1)), [row.seq for row in rows]  # seq DESC
+            assert rows[-1].payload == payload and rows[0].payload == bytes([29])
+        finally:
+            cluster.shutdown()
+
+
 def check_errors(cluster, session):
     error = refused(session, "SELECT * FORM users", SyntaxException)
     assert "line 1:9" in str(error), error
@@ -965,6 +990,7 @@ def main():
         checks.append(("check_every_node_discovered", lambda: check_every_node_discovered(cluster, session, local)))
         checks.append(("check_schema_events", lambda: check_schema_events(cluster, session, local)))
         checks.append(("check_alter_keyspace", lambda: check_alter_keyspace(cluster, session, local)))
+        checks.append(("check_compression", lambda: check_compression(local)))
         gocql_check = os.path.abspath(args.gocql) if args.gocql else None
         if gocql_check:
             checks.append(("check_gocql", lambda: check_gocql(local, gocql_check)))

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/gocql/gocql/lz4"
 )
 
 // The codes of section 9 that gocql leaves as a plain RequestError.
@@ -40,6 +41,10 @@ func connect(address string) (*gocql.Session, error) {
 }
 
 func connectWith(address string, policy gocql.HostSelectionPolicy) (*gocql.Session, error) {
+	return connectCompressed(address, policy, nil)
+}
+
+func connectCompressed(address string, policy gocql.HostSelectionPolicy, compressor gocql.Compressor) (*gocql.Session, error) {
 	host, port, err := splitAddress(address)
 	if err != nil {
 		return nil, err
@@ -55,6 +60,7 @@ func connectWith(address string, policy gocql.HostSelectionPolicy) (*gocql.Sessi
 		cluster.Authenticator = *credentials
 	}
 	cluster.SslOpts = tlsOptions
+	cluster.Compressor = compressor
 	return cluster.CreateSession()
 }
 
@@ -222,6 +228,58 @@ func checkPagingAndOrder(s *gocql.Session) error {
 
 // Deletes a range of the partition checkPagingAndOrder wrote, then the
 // whole partition: range tombstones, bound by gocql's markers.
+// Frame compression, as gocql asks for it in STARTUP: a session with each
+// of its compressors writes rows, one large enough to compress, and pages
+// through them.
+func checkCompression(s *gocql.Session) error {
+	for name, compressor := range map[string]gocql.Compressor{"snappy": gocql.SnappyCompressor{}, "lz4": lz4.LZ4Compressor{}} {
+		compressed, err := connectCompressed(*addressFlag, gocql.TokenAwareHostPolicy(gocql.DCAwareRoundRobinPolicy("dc1")), compressor)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		err = writeAndPage(compressed, name)
+		compressed.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func writeAndPage(s *gocql.Session, partition string) error {
+	for c := 0; c < 30; c++ {
+		if err := s.Query("INSERT INTO gocheck.rows (p, c, v) VALUES (?, ?, ?)", partition, c, c*c).Exec(); err != nil {
+			return err
+		}
+	}
+	big := strings.Repeat("compressible ", 20000)
+	if err := s.Query("INSERT INTO gocheck.kv (k, v) VALUES (?, ?)", len(partition), big).Exec(); err != nil {
+		return err
+	}
+	var read string
+	if err := s.Query("SELECT v FROM gocheck.kv WHERE k = ?", len(partition)).Scan(&read); err != nil {
+		return err
+	}
+	if read != big {
+		return fmt.Errorf("a value of %d bytes came back as %d", len(big), len(read))
+	}
+	iter := s.Query("SELECT c, v FROM gocheck.rows WHERE p = ?", partition).PageSize(7).Iter()
+	var c, v, next int
+	for iter.Scan(&c, &v) {
+		if c != next || v != c*c {
+			return fmt.Errorf("row %d (v %d) where row %d was due", c, v, next)
+		}
+		next++
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	if next != 30 {
+		return fmt.Errorf("%d rows of 30 paged through", next)
+	}
+	return nil
+}
+
 func checkRangeDeletes(s *gocql.Session) error {
 	if err := s.Query("DELETE FROM gocheck.rows WHERE p = 'paged' AND c >= ? AND c < ?", 100, 2400).Exec(); err != nil {
 		return err
@@ -288,8 +346,10 @@ type namedCheck struct {
 	check func(*gocql.Session) error
 }
 
+var addressFlag = flag.String("address", "", "a node's CQL address, HOST:PORT")
+
 func main() {
-	address := flag.String("address", "", "a node's CQL address, HOST:PORT")
+	address := addressFlag
 	oneNodeDown := flag.Bool("one-node-down", false, "only check what holds while one node of three is down")
 	expect := flag.String("expect", "", "only check that gocql finds these nodes (HOST:PORT,...) and routes to each")
 	user := flag.String("user", "", "log in as this role (PasswordAuthenticator)")
@@ -324,6 +384,7 @@ func main() {
 		{"schema", checkSchema}, {"levels", checkLevels}, {"insert_if_not_exists_once", checkInsertIfNotExistsOnce},
 		{"failed_update_returns_row", checkFailedUpdateReturnsRow}, {"conditional_batch", checkConditionalBatch},
 		{"paging_and_order", checkPagingAndOrder}, {"range_deletes", checkRangeDeletes}, {"errors", checkErrors},
+		{"compression", checkCompression},
 	}
 	if *oneNodeDown {
 		checks = []namedCheck{{"one_node_down", checkOneNodeDown}}
