@@ -224,6 +224,8 @@ TEST_F(CqlProtocolTest, CompressesFramesBothWaysOnceAsked) {
   AppendBigEndian(huge, uint64_t{kMaxBodyBytes} + 1, 4);
   EXPECT_FALSE(Decompress(Compression::kLz4, huge + "x", kMaxBodyBytes).ok());
   EXPECT_FALSE(Decompress(Compression::kLz4, "", kMaxBodyBytes).ok());
+  EXPECT_EQ(*Decompress(Compression::kLz4, std::string(4, '\0'), kMaxBodyBytes), "");  // gocql's empty body
+  EXPECT_EQ(*Decompress(Compression::kLz4, Compress(Compression::kLz4, ""), kMaxBodyBytes), "");
 
   EXPECT_FALSE(Send(Opcode::kStartup, StartupAsking("zstd")));
   EXPECT_EQ(LastError().second, "Unknown compression algorithm: zstd");

@@ -77,11 +77,16 @@ class TwoQueueStorage final : public Storage {
   }
   void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override {
     scans_issued++;
-    scans_.push_back([this, ranges = std::move(ranges), done = std::move(done)] {
+    auto read = [this, ranges] {
       std::vector<std::vector<KeyValue>> read;
       for (const ScanRange& range : ranges) read.push_back(Read(range.begin, range.end, range.limit));
-      done(std::move(read));
-    });
+      return read;
+    };
+    if (scan_reads_at_start_) {
+      scans_.push_back([read = read(), done = std::move(done)] { done(read); });
+    } else {
+      scans_.push_back([read, done = std::move(done)] { done(read()); });
+    }
   }
   std::vector<KeyValue> Read(const std::string& begin, const std::string& end, size_t limit) const {
     std::vector<KeyValue> rows;
@@ -196,6 +201,45 @@ TEST(ReadCacheTest, ASecondScanOfAFilledRangeIsServedFromMemory) {
   // A range that reaches outside it goes to storage.
   EXPECT_EQ(f.ScanNow("p1/", "p2/~"), Rows({{"p1/a", "1"}, {"p1/b", "2"}, {"p2/a", "3"}}));
   EXPECT_EQ(f.storage.scans_issued, 2);
+}
+
+// A read of several ranges (a partition's range tombstones and a slice of
+// its rows) fills the ones missing and is then served from memory, all at
+// one moment; with a write in flight to one of them it goes to storage,
+// every range in one read.
+TEST(ReadCacheTest, AReadOfSeveralRangesFillsThemAndIsServedAsOne) {
+  Fixture f;
+  f.Store({{"p1/a", "1"}, {"p2/a", "2"}, {"p3/a", "3"}});
+  f.ScanNow("p1/", "p1/~");  // cached already
+  std::optional<std::vector<std::vector<KeyValue>>> read;
+  auto scan_ranges = [&f, &read] {
+    read.reset();
+    f.cache.ScanRanges({ScanRange{"p1/", "p1/~"}, ScanRange{"p2/", "p2/~"}},
+                       [&read](absl::StatusOr<std::vector<std::vector<KeyValue>>> parts) {
+                         ASSERT_TRUE(parts.ok());
+                         read = *parts;
+                       });
+    f.storage.CompleteAll();
+    f.reactor.RunAll();
+  };
+  scan_ranges();
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(*read, (std::vector<std::vector<KeyValue>>{Rows({{"p1/a", "1"}}), Rows({{"p2/a", "2"}})}));
+  EXPECT_EQ(f.metrics.read_cache_fills, 2u);  // p1, then p2 for this read
+  EXPECT_EQ(f.storage.scans_issued, 2);
+  scan_ranges();
+  EXPECT_EQ(f.storage.scans_issued, 2);  // from memory
+  EXPECT_EQ(f.metrics.read_cache_hits, 1u);
+
+  f.Put("p3/b", "4");  // in flight
+  std::optional<std::vector<std::vector<KeyValue>>> stored;
+  f.cache.ScanRanges({ScanRange{"p1/", "p1/~"}, ScanRange{"p3/", "p3/~"}},
+                     [&stored](absl::StatusOr<std::vector<std::vector<KeyValue>>> parts) { stored = *parts; });
+  EXPECT_EQ(f.storage.scans_issued, 3);  // one storage read of both
+  EXPECT_EQ(f.metrics.read_cache_fills_skipped, 1u);
+  f.storage.CompleteAll();
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->size(), 2u);
 }
 
 TEST(ReadCacheTest, WritesDoneAfterTheFillAreServedAndFailedOnesAreNot) {

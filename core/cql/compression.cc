@@ -35,6 +35,8 @@ absl::StatusOr<std::string> DecompressLz4(std::string_view compressed, size_t ma
     return absl::InvalidArgumentError(absl::StrCat("an LZ4 body of ", length, " bytes uncompressed exceeds ", max_bytes));
   }
   compressed.remove_prefix(kLz4LengthBytes);
+  // gocql sends an empty body as its length alone, with no block.
+  if (length == 0) return std::string();
   std::string body(length, '\0');
   const int read = LZ4_decompress_safe(compressed.data(), body.data(), static_cast<int>(compressed.size()),
                                        static_cast<int>(length));

@@ -239,20 +239,52 @@ void ReadCache::Evict(std::map<std::string, Range>::iterator range) {
 }
 
 void ReadCache::ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) {
+  if (capacity_bytes_ == 0) return storage_.ScanRanges(std::move(ranges), std::move(done));
+  if (ServedFromMemory(ranges, done)) {
+    metrics_.read_cache_hits++;
+    return;
+  }
+  metrics_.read_cache_misses++;
+  std::vector<const ScanRange*> missing;
+  for (const ScanRange& range : ranges) {
+    if (Covering(range.begin, range.end) != ranges_.end()) continue;
+    const bool fillable = range.limit == SIZE_MAX && !range.end.empty() && cacheable_(range.begin, range.end);
+    if (!fillable || WriteInFlight(range.begin, range.end)) {
+      if (fillable) metrics_.read_cache_fills_skipped++;
+      return storage_.ScanRanges(std::move(ranges), std::move(done));
+    }
+    missing.push_back(&range);
+  }
+  // The missing ranges fill first, each as a Scan fills one. Once all are
+  // in, the whole read is served from memory at one moment: the cache
+  // keeps every range it holds as every write done has left it, so that
+  // is one snapshot. A range that did not stay (its fill failed, or it was
+  // evicted) sends the read to storage.
+  CHARYBDIS_ASSERT(!missing.empty());  // else it was served from memory
+  auto waiting = std::make_shared<size_t>(missing.size());
+  auto read = std::make_shared<std::pair<std::vector<ScanRange>, ScanRangesDone>>(ranges, std::move(done));
+  for (const ScanRange* range : missing) {
+    StartFill(range->begin, range->end, [this, waiting, read](const absl::StatusOr<std::vector<KeyValue>>&) {
+      CHARYBDIS_ASSERT(*waiting > 0);
+      if (--*waiting > 0) return;
+      if (!ServedFromMemory(read->first, read->second)) storage_.ScanRanges(read->first, read->second);
+    });
+  }
+}
+
+bool ReadCache::ServedFromMemory(const std::vector<ScanRange>& ranges, const ScanRangesDone& done) {
   std::vector<std::map<std::string, Range>::iterator> covering;
   for (const ScanRange& range : ranges) {
-    if (capacity_bytes_ == 0) break;
     auto cached = Covering(range.begin, range.end);
-    if (cached == ranges_.end()) break;
+    if (cached == ranges_.end()) return false;
     covering.push_back(cached);
   }
-  if (covering.size() < ranges.size()) return storage_.ScanRanges(std::move(ranges), std::move(done));
-  metrics_.read_cache_hits++;
   std::vector<std::vector<KeyValue>> read;
   for (size_t i = 0; i < ranges.size(); i++) {
     read.push_back(FromMemory(covering[i], ranges[i].begin, ranges[i].end, ranges[i].limit));
   }
-  reactor_.Post([read = std::move(read), done = std::move(done)]() mutable { done(std::move(read)); });
+  reactor_.Post([read = std::move(read), done]() mutable { done(std::move(read)); });
+  return true;
 }
 
 std::vector<KeyValue> ReadCache::FromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,

@@ -57,8 +57,9 @@ class ReadCache final : public Storage {
   void Apply(WriteBatch batch, Durability durability, WriteDone done) override;
   void Get(std::string key, GetDone done) override;
   void Scan(std::string begin, std::string end, size_t limit, ScanDone done) override;
-  // From memory when every range is cached, else from storage: never
-  // some of each, which would be no one snapshot. Fills nothing.
+  // From memory when every range is cached, or once the missing ones are
+  // filled, else from storage: never some of each, which would be no one
+  // snapshot.
   void ScanRanges(std::vector<ScanRange> ranges, ScanRangesDone done) override;
   void Ingest(WriteBatch puts, WriteDone done) override;
   // What is cached stays: a compaction changes nothing a read sees.
@@ -97,6 +98,9 @@ class ReadCache final : public Storage {
   void ApplyDone(const WriteBatch& batch);
   void Install(const std::string& begin, const std::string& end, std::map<std::string, std::string> entries);
   void Evict(std::map<std::string, Range>::iterator range);
+  // Serves every range from memory (later, through the reactor) if every
+  // one is cached; false if one is not.
+  bool ServedFromMemory(const std::vector<ScanRange>& ranges, const ScanRangesDone& done);
   // What the cached `range` holds of [begin, end), at most `limit` keys.
   std::vector<KeyValue> FromMemory(std::map<std::string, Range>::iterator range, const std::string& begin,
                                    const std::string& end, size_t limit);

@@ -226,8 +226,6 @@ func checkPagingAndOrder(s *gocql.Session) error {
 	return nil
 }
 
-// Deletes a range of the partition checkPagingAndOrder wrote, then the
-// whole partition: range tombstones, bound by gocql's markers.
 // Frame compression, as gocql asks for it in STARTUP: a session with each
 // of its compressors writes rows, one large enough to compress, and pages
 // through them.
@@ -280,6 +278,8 @@ func writeAndPage(s *gocql.Session, partition string) error {
 	return nil
 }
 
+// Deletes a range of the partition checkPagingAndOrder wrote, then the
+// whole partition: range tombstones, bound by gocql's markers.
 func checkRangeDeletes(s *gocql.Session) error {
 	if err := s.Query("DELETE FROM gocheck.rows WHERE p = 'paged' AND c >= ? AND c < ?", 100, 2400).Exec(); err != nil {
 		return err
