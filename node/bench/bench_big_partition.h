@@ -28,7 +28,7 @@ struct BigPartitionMeasures {
   uint64_t rows = 0;                 // in the big partition, every one read back in order
   double load_seconds = 0;
   std::vector<double> page_ms;       // each page of the big partition, in order
-  double small_partition_ms = 0;     // a partition of one page, read whole (the mean of edge_pages reads)
+  double small_partition_ms = 0;     // a partition of one page, read whole before each first page (their mean)
 
   double first_pages_ms(uint32_t edge_pages) const;
   double last_pages_ms(uint32_t edge_pages) const;
@@ -36,8 +36,8 @@ struct BigPartitionMeasures {
 
 // Loads bench.rows (BenchCqlSchema) on the cluster whose node serves CQL
 // at `cql_address`, with a partition of page_size rows and one of `rows`
-// rows, then reads the first whole and pages through the second, at
-// QUORUM. An error when the pages do not give back every row, in order.
+// rows, then pages through the second at QUORUM, reading the first whole
+// right before each of its first edge_pages pages. An error when the pages do not give back every row, in order.
 absl::StatusOr<BigPartitionMeasures> RunBigPartition(const std::string& cql_address, const BigPartitionSizes& sizes);
 
 // The phase's lines, each goal 1.5: the first pages beside a partition of
