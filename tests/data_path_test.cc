@@ -503,15 +503,16 @@ TEST_F(DataPathTest, ALimitedReadStopsWhereTheFirstReplicaStopped) {
 
   // Dead rows count toward the limit: the read stops after them, with
   // fewer live rows than the limit, and no row past where it stopped.
-  for (const char* row : {"a", "b"}) {
-    ClientRequest remove;
-    remove.mutable_write()->set_table("t");
-    remove.mutable_write()->set_partition_key("p");
-    remove.mutable_write()->set_clustering_key(row);
-    remove.mutable_write()->set_delete_row(true);
-    remove.mutable_write()->set_consistency(CL_ALL);
-    ASSERT_EQ(Call(remove).code(), ClientResponse::OK);
-  }
+  const auto remove = [this](const char* row) {
+    ClientRequest deletion;
+    deletion.mutable_write()->set_table("t");
+    deletion.mutable_write()->set_partition_key("p");
+    deletion.mutable_write()->set_clustering_key(row);
+    deletion.mutable_write()->set_delete_row(true);
+    deletion.mutable_write()->set_consistency(CL_ALL);
+    return Call(deletion).code();
+  };
+  for (const char* row : {"a", "b"}) ASSERT_EQ(remove(row), ClientResponse::OK);
   page.mutable_read()->set_start("");
   page.mutable_read()->set_consistency(CL_ALL);
   const ClientResponse thinned = Call(page, 3);
@@ -521,13 +522,7 @@ TEST_F(DataPathTest, ALimitedReadStopsWhereTheFirstReplicaStopped) {
 
   // A read whose limit holds only dead rows reads on past them: an answer
   // with no row that says more may follow would end a driver's paging.
-  ClientRequest remove_c;
-  remove_c.mutable_write()->set_table("t");
-  remove_c.mutable_write()->set_partition_key("p");
-  remove_c.mutable_write()->set_clustering_key("c");
-  remove_c.mutable_write()->set_delete_row(true);
-  remove_c.mutable_write()->set_consistency(CL_ALL);
-  ASSERT_EQ(Call(remove_c).code(), ClientResponse::OK);
+  ASSERT_EQ(remove("c"), ClientResponse::OK);
   const ClientResponse past_dead = Call(page, 3);
   EXPECT_EQ(keys(past_dead), (std::vector<std::string>{"d", "e"}));
   EXPECT_FALSE(past_dead.read_cut());
