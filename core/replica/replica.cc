@@ -122,7 +122,8 @@ void Replica::OnRead(const Envelope& message) {
                              });
   }
   ScanPartitionRowsUpTo(*env_.storage, read.table(), read.partition_key(), std::move(begin), std::move(end),
-                        read.limit(), [this, to](absl::StatusOr<RowsUpTo> rows) {
+                        read.limit(), env_.buggify->Fires("replica.limited_read_first_scan_tiny"),
+                        [this, to](absl::StatusOr<RowsUpTo> rows) {
                           if (!rows.ok()) return Answer(to, rows.status(), std::nullopt);
                           if (rows->read_through) CHARYBDIS_PROBE(env_.probes, "replica.read_stopped_at_limit");
                           Answer(to, std::move(rows->entries), std::move(rows->read_through));

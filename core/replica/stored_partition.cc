@@ -1,5 +1,6 @@
 #include "core/replica/stored_partition.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -57,52 +58,56 @@ void ScanInOrder(Storage& storage, std::vector<std::pair<std::string, std::strin
   });
 }
 
-// Where a limited read of rows stops in `rows` (stored entries in key
-// order, `capped` if the storage scan stopped at its entry limit): the
-// number of entries of the first `limit` whole rows and the last one's
-// clustering key, or nullopt when they are all (the range holds no more
-// rows). 0 entries: a single row fills the scan, which must read more.
+// Where a read of `limit` rows stops in `rows` (a scan's stored entries in
+// key order, `capped` if it stopped at its entry limit): after the first
+// `limit` whole rows, with the last one's clustering key, when another row
+// follows; after all of them when the scan reached the range's end. None:
+// a capped scan that ends inside its first `limit` rows, which must read
+// more. A stop that depends on rows only, so that replicas holding the
+// same rows stop at the same one, whatever old versions each still keeps
+// (their digests hold the stop). `started`: the rows it saw begin.
 struct Stop {
   size_t entries = 0;
   std::optional<std::string> read_through;
 };
-Stop StopOf(const std::vector<KeyValue>& rows, bool capped, uint32_t limit) {
-  Stop stop;
-  uint32_t counted = 0;
+std::optional<Stop> StopOf(const std::vector<KeyValue>& rows, bool capped, uint32_t limit, uint32_t& started) {
+  started = 0;
   std::optional<std::string> current;  // the clustering key of the row being walked
   for (size_t i = 0; i < rows.size(); i++) {
     const std::optional<storage_codec::StoredRow> row = storage_codec::RowOfKey(rows[i].key);
     // A garbage key stays with the row before it, whose decoding then
-    // finds it corrupt; range tombstones are no row.
-    if (!row || row->range_tombstones || row->clustering_key == current) continue;
-    if (counted == limit) return Stop{i, current};  // the row after the limit begins
-    // Row `current` ended whole: a later row begins.
-    stop = Stop{i, current};
-    counted++;
+    // finds it corrupt.
+    if (!row || row->clustering_key == current) continue;
+    CHARYBDIS_ASSERT(!row->range_tombstones);  // they are a range of their own
+    if (started == limit) return Stop{i, current};  // the row after the limit begins
+    started++;
     current = row->clustering_key;
   }
-  // The last row may go on past a capped scan: the stop is before it.
-  if (capped) return counted <= 1 ? Stop{0, std::nullopt} : stop;
+  if (capped) return std::nullopt;
   return Stop{rows.size(), std::nullopt};
 }
 
 // One attempt of ScanPartitionRowsUpTo, reading at most `cap` entries of
-// rows; again with a larger cap while one row fills it.
+// rows; again, with room for `limit` rows as large as those it saw, while
+// they do not fit.
 void ReadRowsUpTo(Storage& storage, std::vector<ScanRange> ranges, size_t cap, uint32_t limit,
                   std::function<void(absl::StatusOr<RowsUpTo>)> done) {
+  CHARYBDIS_ASSERT(ranges.size() == 2);  // the range tombstones, then the rows
   ranges.back().limit = cap;
   storage.ScanRanges(ranges, [&storage, ranges, cap, limit, done = std::move(done)](
                                  absl::StatusOr<std::vector<std::vector<KeyValue>>> parts) mutable {
     if (!parts.ok()) return done(parts.status());
     CHARYBDIS_ASSERT(parts->size() == ranges.size());
     std::vector<KeyValue>& rows = parts->back();
-    const Stop stop = StopOf(rows, rows.size() == cap, limit);
-    if (stop.entries == 0 && rows.size() == cap) return ReadRowsUpTo(storage, std::move(ranges), cap * 4, limit, std::move(done));
-    rows.resize(stop.entries);
-    RowsUpTo read{{}, stop.read_through};
-    for (auto& part : *parts) {
-      read.entries.insert(read.entries.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    uint32_t started = 0;
+    const std::optional<Stop> stop = StopOf(rows, rows.size() == cap, limit, started);
+    if (!stop) {
+      const size_t fitting = started == 0 ? cap * 4 : rows.size() / started * (size_t{limit} + 1) * 5 / 4 + 64;
+      return ReadRowsUpTo(storage, std::move(ranges), std::max(cap * 2, fitting), limit, std::move(done));
     }
+    rows.resize(stop->entries);
+    RowsUpTo read{std::move(parts->front()), stop->read_through};
+    read.entries.insert(read.entries.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
     done(std::move(read));
   });
 }
@@ -130,23 +135,18 @@ void ScanPartitionRows(Storage& storage, const std::string& table, const std::st
 }
 
 void ScanPartitionRowsUpTo(Storage& storage, const std::string& table, const std::string& partition_key,
-                           std::string begin, std::string end, uint32_t limit,
+                           std::string begin, std::string end, uint32_t limit, bool tiny_first_scan,
                            std::function<void(absl::StatusOr<RowsUpTo>)> done) {
   CHARYBDIS_ASSERT(limit >= 1);
   std::string deletions = storage_codec::RangeTombstonePrefix(table, partition_key);
   std::string deletions_end = storage_codec::PrefixEnd(deletions);
   CHARYBDIS_ASSERT(deletions_end <= begin);  // rows sort after them
-  std::vector<ScanRange> ranges;
-  if (begin == deletions_end) {
-    // From the partition's first row: one range holds both.
-    ranges.push_back(ScanRange{std::move(deletions), std::move(end)});
-  } else {
-    ranges.push_back(ScanRange{std::move(deletions), std::move(deletions_end)});
-    ranges.push_back(ScanRange{std::move(begin), std::move(end)});
-  }
+  // Apart, so that the cap counts rows' entries only.
+  std::vector<ScanRange> ranges = {ScanRange{std::move(deletions), std::move(deletions_end)},
+                                   ScanRange{std::move(begin), std::move(end)}};
   // A row is a few entries (its marker, a version of each cell): most
   // reads take one scan.
-  const size_t cap = 4 * (size_t{limit} + 1) + 64;
+  const size_t cap = tiny_first_scan ? 1 : 4 * (size_t{limit} + 1) + 64;
   ReadRowsUpTo(storage, std::move(ranges), cap, limit, std::move(done));
 }
 

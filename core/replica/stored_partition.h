@@ -47,9 +47,11 @@ struct RowsUpTo {
 // (storage keys of its rows) up to `limit` rows, read from one snapshot
 // (Storage::ScanRanges) with a cap on the entries read: a read with a
 // limit (ReadOp.limit), so that a page of a big partition reads what it
-// returns and not the rest of the partition.
+// returns and not the rest of the partition. `tiny_first_scan`: the first
+// storage scan reads one entry (a Buggify site's, so that the scans again
+// with more room run in simulations).
 void ScanPartitionRowsUpTo(Storage& storage, const std::string& table, const std::string& partition_key,
-                           std::string begin, std::string end, uint32_t limit,
+                           std::string begin, std::string end, uint32_t limit, bool tiny_first_scan,
                            std::function<void(absl::StatusOr<RowsUpTo>)> done);
 
 }  // namespace charybdis
