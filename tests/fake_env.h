@@ -17,6 +17,7 @@
 #include "core/env/buggify.h"
 #include "core/env/probe.h"
 #include "core/env/random.h"
+#include "core/env/reactor.h"
 #include "core/env/shard_env.h"
 
 namespace charybdis::testing {
@@ -69,6 +70,27 @@ class RecordingNetwork final : public Network {
   Address self_;
   std::vector<Envelope> sent_;
   Receiver receiver_;
+};
+
+// Runs what is posted when the test says so: one task, or all of them
+// (with what they post) until none is left.
+class QueuedReactor final : public Reactor {
+ public:
+  void Post(std::function<void()> fn) override { posted_.push_back(std::move(fn)); }
+  bool RunNext() {
+    if (posted_.empty()) return false;
+    std::function<void()> next = std::move(posted_.front());
+    posted_.pop_front();
+    next();
+    return true;
+  }
+  void RunAll() {
+    while (RunNext()) {
+    }
+  }
+
+ private:
+  std::deque<std::function<void()>> posted_;
 };
 
 // An in-memory ordered disk. Every operation waits in a queue until the

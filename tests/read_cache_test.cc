@@ -15,22 +15,6 @@
 namespace charybdis {
 namespace {
 
-// Runs what is posted when the test says so.
-class QueueReactor final : public Reactor {
- public:
-  void Post(std::function<void()> fn) override { posted_.push_back(std::move(fn)); }
-  void RunAll() {
-    while (!posted_.empty()) {
-      std::function<void()> fn = std::move(posted_.front());
-      posted_.pop_front();
-      fn();
-    }
-  }
-
- private:
-  std::deque<std::function<void()>> posted_;
-};
-
 // An ordered in-memory disk whose writes and scans wait in two queues, so a
 // test can finish a write before a scan issued earlier. A scan reads when
 // it starts (as RocksDB does) or when it completes (as the simulated disk
@@ -172,7 +156,7 @@ struct Fixture {
     return rows.value_or(std::vector<KeyValue>{});
   }
 
-  QueueReactor reactor;
+  testing::QueuedReactor reactor;
   TwoQueueStorage storage;
   ShardMetrics metrics;
   ScriptedBuggify buggify;

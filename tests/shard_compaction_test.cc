@@ -24,22 +24,6 @@ constexpr char kTable[] = "t";
 constexpr char kPartition[] = "p";
 constexpr Timestamp kPurgeBefore = 1000;
 
-// Runs posted work when the test says so.
-class QueuedReactor final : public Reactor {
- public:
-  void Post(std::function<void()> fn) override { posted_.push_back(std::move(fn)); }
-  bool RunNext() {
-    if (posted_.empty()) return false;
-    std::function<void()> next = std::move(posted_.front());
-    posted_.pop_front();
-    next();
-    return true;
-  }
-
- private:
-  std::deque<std::function<void()>> posted_;
-};
-
 // Writes `deletion` into the store right before the compaction's second
 // batch reads the partition's range tombstones again: after the first
 // batch dropped what the tombstones it saw shadowed.
@@ -109,7 +93,7 @@ class ShardCompactionTest : public ::testing::Test {
   }
 
   testing::FakeEnv fake_;
-  QueuedReactor reactor_;
+  testing::QueuedReactor reactor_;
   ShardMetrics metrics_;
   Partition deletion_;
 };

@@ -36,6 +36,17 @@ Partition Decoded(const std::vector<KeyValue>& entries) {
 std::string RowKey(const std::string& clustering) { return storage_codec::RowPrefix(kTable, kKey, clustering); }
 std::string PartitionEnd() { return storage_codec::PrefixEnd(storage_codec::PartitionPrefix(kTable, kKey)); }
 
+// Reads up to `limit` rows from `first` to the partition's end, and lets
+// storage answer.
+absl::StatusOr<RowsUpTo> ReadUpTo(testing::QueuedStorage& storage, const std::string& first, uint32_t limit) {
+  std::optional<absl::StatusOr<RowsUpTo>> read;
+  ScanPartitionRowsUpTo(storage, kTable, kKey, RowKey(first), PartitionEnd(), limit, false,
+                        [&read](absl::StatusOr<RowsUpTo> rows) { read = std::move(rows); });
+  storage.CompleteAll();
+  EXPECT_TRUE(read.has_value()) << "storage never answered";
+  return read.value_or(absl::InternalError("no answer"));
+}
+
 // Row "a" has 500 cells, more entries than a read of one row scans at
 // first: the read scans again with room for it, and returns it whole.
 TEST(StoredPartitionTest, ALimitedReadNeverCutsARowInTwo) {
@@ -45,24 +56,18 @@ TEST(StoredPartitionTest, ALimitedReadNeverCutsARowInTwo) {
   partition.rows["b"].cells["c0"] = Cell{1, false, "v", 0, 0};
   partition.rows["c"].cells["c0"] = Cell{1, false, "v", 0, 0};
   Store(storage, partition);
-  std::optional<absl::StatusOr<RowsUpTo>> read;
-  ScanPartitionRowsUpTo(storage, kTable, kKey, RowKey(""), PartitionEnd(), 1, false,
-                        [&read](absl::StatusOr<RowsUpTo> rows) { read = std::move(rows); });
-  storage.CompleteAll();
-  ASSERT_TRUE(read.has_value() && read->ok());
-  const Partition rows = Decoded((*read)->entries);
+  const absl::StatusOr<RowsUpTo> first = ReadUpTo(storage, "", 1);
+  ASSERT_TRUE(first.ok());
+  const Partition rows = Decoded(first->entries);
   ASSERT_EQ(rows.rows.size(), 1u);
   EXPECT_EQ(rows.rows.at("a").cells.size(), 500u);
-  EXPECT_EQ((*read)->read_through, "a");
+  EXPECT_EQ(first->read_through, "a");
 
   // From b on, two rows are all there is: no stop.
-  read.reset();
-  ScanPartitionRowsUpTo(storage, kTable, kKey, RowKey("b"), PartitionEnd(), 2, false,
-                        [&read](absl::StatusOr<RowsUpTo> rows) { read = std::move(rows); });
-  storage.CompleteAll();
-  ASSERT_TRUE(read.has_value() && read->ok());
-  EXPECT_EQ(Decoded((*read)->entries).rows.size(), 2u);
-  EXPECT_FALSE((*read)->read_through.has_value());
+  const absl::StatusOr<RowsUpTo> rest = ReadUpTo(storage, "b", 2);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(Decoded(rest->entries).rows.size(), 2u);
+  EXPECT_FALSE(rest->read_through.has_value());
 }
 
 // Two replicas with the same rows stop at the same one, though one still
@@ -81,12 +86,9 @@ TEST(StoredPartitionTest, WhereALimitedReadStopsDependsOnRowsOnly) {
     Partition rows;
     for (const char* row : {"a", "b", "c", "d"}) rows.rows[row].cells["v"] = Cell{1000, false, "new", 0, 0};
     Store(storage, rows);
-    std::optional<absl::StatusOr<RowsUpTo>> read;
-    ScanPartitionRowsUpTo(storage, kTable, kKey, RowKey(""), PartitionEnd(), 3, false,
-                          [&read](absl::StatusOr<RowsUpTo> found) { read = std::move(found); });
-    storage.CompleteAll();
-    ASSERT_TRUE(read.has_value() && read->ok());
-    stops.push_back((*read)->read_through);
+    const absl::StatusOr<RowsUpTo> read = ReadUpTo(storage, "", 3);
+    ASSERT_TRUE(read.ok());
+    stops.push_back(read->read_through);
   }
   EXPECT_EQ(stops[0], "c");
   EXPECT_EQ(stops[1], "c");

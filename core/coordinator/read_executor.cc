@@ -16,6 +16,12 @@ constexpr uint64_t kSamplesBeforeSpeculating = 100;
 // Between attempts to finish a partition's unfinished Paxos round.
 constexpr Nanos kFinishPaxosRetryDelay = 20 * kMillisecond;
 
+// Drops the rows of `partition` past `read_through`, where a read with a
+// limit stopped: it holds nothing there to compare.
+void DropRowsAfter(Partition& partition, const std::string& read_through) {
+  partition.rows.erase(partition.rows.upper_bound(read_through), partition.rows.end());
+}
+
 }  // namespace
 
 ReadExecutor::ReadExecutor(CoordinatorContext& context, uint64_t id, Requirement requirement,
@@ -272,7 +278,7 @@ void ReadExecutor::RepairWrites() {
     // returned, it would be a row from no state, and a page resumed after
     // it would skip rows.
     CHARYBDIS_PROBE(context_.env.probes, "read.repair.cut_at_first_stop");
-    result_.rows.erase(result_.rows.upper_bound(*result_through_), result_.rows.end());
+    DropRowsAfter(result_, *result_through_);
   }
   const uint64_t repaired_digest = Digest(result_, result_through_);
   for (auto& [replica, answer] : answers_) {
@@ -345,13 +351,14 @@ void ReadExecutor::RepairInBackground(NodeId replica, const Answer& answer) {
     Ask(replica, /*digest_only=*/false);  // learn what it holds first
     return;
   }
-  Partition result = result_;
+  // Past its own stop it read nothing: the result's rows there are not
+  // rows it lacks.
+  std::optional<Partition> cut;
   if (answer.read_through) {
-    // Past its own stop it read nothing: the result's rows there are not
-    // rows it lacks.
-    result.rows.erase(result.rows.upper_bound(*answer.read_through), result.rows.end());
+    cut = result_;
+    DropRowsAfter(*cut, *answer.read_through);
   }
-  const Partition missing = answer.data.Missing(result);
+  const Partition missing = answer.data.Missing(cut ? *cut : result_);
   if (missing.empty()) return;
   context_.metrics.background_read_repairs++;
   CHARYBDIS_PROBE(context_.env.probes, "read.repair.background");

@@ -86,40 +86,28 @@ void Step(std::shared_ptr<Progress> progress) {
                           });
 }
 
-// Reads the range tombstones under `deletions` (a partition's prefix),
-// which may delete any of the rows after them, then steps through the rows.
-void StepAfterDeletions(std::shared_ptr<Progress> progress, const std::string& deletions) {
-  progress->storage->Scan(deletions, storage_codec::PrefixEnd(deletions), SIZE_MAX,
-                          [progress](absl::StatusOr<std::vector<KeyValue>> stored) {
-                            if (!stored.ok()) return progress->done(stored.status());
-                            CHARYBDIS_ASSERT(progress->rows == 0);
-                            const bool added = AddBatch(*progress, *std::move(stored));
-                            CHARYBDIS_ASSERT(added);  // no rows among them
-                            Step(progress);
-                          });
-}
-
-std::shared_ptr<Progress> Start(Storage& storage, std::string begin, std::string end, uint32_t limit,
-                                std::function<void(absl::StatusOr<ShardScanResult>)> done) {
-  auto progress = std::make_shared<Progress>();
-  progress->storage = &storage;
-  progress->begin = std::move(begin);
-  progress->end = std::move(end);
-  progress->limit = std::max<uint32_t>(limit, 1);
-  progress->done = std::move(done);
-  return progress;
-}
-
 }  // namespace
 
 void ScanShardRows(Storage& storage, const ScanOp& scan, std::function<void(absl::StatusOr<ShardScanResult>)> done) {
-  auto progress = Start(storage, BeginOf(scan), storage_codec::TokenRangeEnd(scan.table(), scan.end_token()),
-                        scan.limit(), std::move(done));
+  auto progress = std::make_shared<Progress>();
+  progress->storage = &storage;
+  progress->begin = BeginOf(scan);
+  progress->end = storage_codec::TokenRangeEnd(scan.table(), scan.end_token());
+  progress->limit = std::max<uint32_t>(scan.limit(), 1);
+  progress->done = std::move(done);
   if (!scan.resume()) return Step(std::move(progress));
   // Resumed within a partition: its range tombstones, which sort before
   // the resumed position, may delete the rows after it, so they go with
   // them again (a coordinator merges each page on its own).
-  StepAfterDeletions(std::move(progress), storage_codec::RangeTombstonePrefix(scan.table(), scan.after_partition_key()));
+  const std::string deletions = storage_codec::RangeTombstonePrefix(scan.table(), scan.after_partition_key());
+  storage.Scan(deletions, storage_codec::PrefixEnd(deletions), SIZE_MAX,
+               [progress](absl::StatusOr<std::vector<KeyValue>> stored) {
+                 if (!stored.ok()) return progress->done(stored.status());
+                 CHARYBDIS_ASSERT(progress->rows == 0);
+                 const bool added = AddBatch(*progress, *std::move(stored));
+                 CHARYBDIS_ASSERT(added);  // no rows among them
+                 Step(progress);
+               });
 }
 
 std::vector<std::pair<std::string, std::vector<KeyValue>>> GroupByPartition(std::vector<KeyValue> entries) {
