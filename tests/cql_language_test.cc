@@ -39,7 +39,7 @@ Schema MakeSchema(const std::vector<std::string>& statements) {
 }
 
 std::string Native(const Type& type, Term::Kind kind, const std::string& text) {
-  absl::StatusOr<std::optional<std::string>> value = LiteralValue(type, Term{kind, text, -1});
+  absl::StatusOr<std::optional<std::string>> value = LiteralValue(type, Term{kind, text, -1, {}});
   EXPECT_TRUE(value.ok()) << text << ": " << value.status();
   return value.ok() && *value ? **value : "";
 }
@@ -60,7 +60,7 @@ TEST(CqlParser, ReadsTheStatementsDriversSend) {
 
   ParsedStatement update = ParseOk("UPDATE t SET v = 'it''s' WHERE k = 1 AND c >= -2 IF v != 3 AND w <= 4.5e1");
   const Update& u = std::get<Update>(update.statement);
-  EXPECT_EQ(u.set[0].second.text, "it's");
+  EXPECT_EQ(u.set[0].value.text, "it's");
   EXPECT_EQ(u.where[1].op, Operator::kGe);
   EXPECT_EQ(u.where[1].terms[0].text, "-2");
   EXPECT_EQ(u.if_.conditions[1].op, Operator::kLe);
@@ -154,7 +154,7 @@ TEST(CqlTypes, AVarintHasOneStoredFormWhateverItsEncoding) {
 // this one (docs/mutations.md).
 TEST(CqlTypes, LiteralsEncodeAsTheProtocolSays) {
   auto value = [](const char* type, Term::Kind kind, const char* text) {
-    absl::StatusOr<std::optional<std::string>> encoded = LiteralValue(*ParseType(type), Term{kind, text, -1});
+    absl::StatusOr<std::optional<std::string>> encoded = LiteralValue(*ParseType(type), Term{kind, text, -1, {}});
     EXPECT_TRUE(encoded.ok()) << type << " " << text;
     return encoded.ok() && encoded->has_value() ? **encoded : std::string("<none>");
   };
@@ -172,23 +172,29 @@ TEST(CqlTypes, LiteralsEncodeAsTheProtocolSays) {
   EXPECT_EQ(value("date", Term::Kind::kString, "1970-01-03"), std::string("\x80\0\0\x02", 4));
   EXPECT_EQ(value("date", Term::Kind::kString, "1969-12-31"), std::string("\x7f\xff\xff\xff", 4));
   EXPECT_EQ(value("timestamp", Term::Kind::kString, "1970-01-01 00:00:01+0000"), std::string("\0\0\0\0\0\0\x03\xe8", 8));
-  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kNull, "", -1})->has_value());
+  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kNull, "", -1, {}})->has_value());
 }
 
 TEST(CqlTypes, RejectsConstantsOfTheWrongKind) {
-  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kString, "1", -1}).ok());
-  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kInteger, "2147483648", -1}).ok());
+  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kString, "1", -1, {}}).ok());
+  EXPECT_FALSE(LiteralValue(*ParseType("int"), Term{Term::Kind::kInteger, "2147483648", -1, {}}).ok());
   // Each width's bounds, both ends: the lowest value fits, one below not.
   for (const auto& [type, lowest, below] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"tinyint", "-128", "-129"}, {"smallint", "-32768", "-32769"}, {"int", "-2147483648", "-2147483649"}}) {
-    EXPECT_TRUE(LiteralValue(*ParseType(type), Term{Term::Kind::kInteger, lowest, -1}).ok()) << type;
-    EXPECT_FALSE(LiteralValue(*ParseType(type), Term{Term::Kind::kInteger, below, -1}).ok()) << type;
+    EXPECT_TRUE(LiteralValue(*ParseType(type), Term{Term::Kind::kInteger, lowest, -1, {}}).ok()) << type;
+    EXPECT_FALSE(LiteralValue(*ParseType(type), Term{Term::Kind::kInteger, below, -1, {}}).ok()) << type;
   }
-  EXPECT_FALSE(LiteralValue(*ParseType("blob"), Term{Term::Kind::kString, "x", -1}).ok());
-  EXPECT_FALSE(LiteralValue(*ParseType("timeuuid"), Term{Term::Kind::kUuid, "00000000-0000-4000-8000-000000000000", -1}).ok());
+  EXPECT_FALSE(LiteralValue(*ParseType("blob"), Term{Term::Kind::kString, "x", -1, {}}).ok());
+  EXPECT_FALSE(LiteralValue(*ParseType("timeuuid"), Term{Term::Kind::kUuid, "00000000-0000-4000-8000-000000000000", -1, {}}).ok());
   EXPECT_FALSE(ValidateNative(*ParseType("int"), "abc").ok());
   EXPECT_FALSE(ValidateNative(*ParseType("text"), "\xff").ok());
-  EXPECT_EQ(TypeName(*ParseType("frozen<map<varchar, text>>")), "map<text, text>");
+  EXPECT_EQ(TypeName(*ParseType("frozen<map<varchar, text>>")), "frozen<map<text, text>>");
+  EXPECT_EQ(TypeName(*ParseType("map<text, frozen<list<int>>>")), "map<text, frozen<list<int>>>");
+  EXPECT_FALSE(ParseType("frozen<int>").has_value());
+  EXPECT_FALSE(ParseType("list<set<int>>").has_value());  // nested only frozen
+  EXPECT_FALSE(ParseType("set<decimal>").has_value());  // elements name cells: ordered types only
+  EXPECT_FALSE(ValidateNative(*ParseType("map<int, int>"), NativeCollection({NativeInt(1)})).ok());  // a key without its value
+  EXPECT_TRUE(ValidateNative(*ParseType("map<int, int>"), NativeMap({{NativeInt(1), NativeInt(2)}})).ok());
 }
 
 TEST(CqlSchema, ClusteringKeysSortInCqlOrderAscAndDesc) {

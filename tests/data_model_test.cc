@@ -81,6 +81,39 @@ TEST(PartitionTest, RowTombstoneShadowsOlderCellsOnly) {
   EXPECT_EQ(partition.rows["r"].NewestTimestamp(), 7);
 }
 
+// A collection's elements are cells of their own; its tombstone (a
+// tombstone of the column's own cell) shadows those at or before it, in
+// this collection only.
+TEST(PartitionTest, ACollectionTombstoneShadowsItsOlderElementsOnly) {
+  Partition partition;
+  Row& row = partition.rows["r"];
+  row.cells["s"] = Dead(5);
+  row.cells[ElementCellName("s", "old")] = Live(5, "");
+  row.cells[ElementCellName("s", "")] = Live(4, "");  // an empty element: a path of no bytes
+  row.cells[ElementCellName("s", "new")] = Live(6, "");
+  row.cells[ElementCellName("t", "other")] = Live(1, "");
+  row.cells["u"] = Dead(9);
+  row.cells[ElementCellName("u", "\x00\xff")] = Live(8, "");
+  partition.Compact();
+  std::vector<std::string> left;
+  for (const auto& [name, cell] : partition.rows["r"].cells) left.push_back(name);
+  EXPECT_EQ(left, (std::vector<std::string>{"s", ElementCellName("s", "new"), ElementCellName("t", "other"), "u"}));
+  EXPECT_EQ(PathOfCell(ElementCellName("u", std::string("\x00\xff", 2))), std::string("\x00\xff", 2));
+  EXPECT_EQ(ColumnOfCell(ElementCellName("s", "new")), "s");
+  EXPECT_FALSE(IsElementCell("s"));
+  // Element names sort by path bytes, right after their column.
+  EXPECT_LT(ElementCellName("s", "\x01"), ElementCellName("s", "\x80"));
+  EXPECT_LT(ElementCellName("s", "\xff"), "s0");
+}
+
+TEST(CellTest, ListElementPathsOrderByPositionThenOrigin) {
+  EXPECT_LT(ListElementPath(-7, 9, 9), ListElementPath(-6, 1, 1));  // a later prepend comes first
+  EXPECT_LT(ListElementPath(-6, 1, 1), ListElementPath(5, 1, 1));
+  EXPECT_LT(ListElementPath(5, 1, 1), ListElementPath(5, 1, 2));
+  EXPECT_LT(ListElementPath(5, 1, 2), ListElementPath(5, 2, 1));
+  EXPECT_NE(ListElementPath(5, 1, 1), ListElementPath(5, 2, 1));
+}
+
 TEST(PartitionTest, MissingIsWhatBringsAReplicaUpToDate) {
   Partition stale = OneCell("r", "x", Live(1, "old"));
   Partition fresh = OneCell("r", "x", Live(2, "new"));
@@ -354,6 +387,26 @@ std::vector<KeyValue> Without(const std::vector<KeyValue>& stored, const std::ve
 // older value, and a cell that expired at 15: purged before 14, the row
 // tombstone, the cell tombstone and the expired cell go with what they
 // shadow; the cell of 20 stays, and nothing older comes back.
+// Elements at or before their collection's tombstone are obsolete, so a
+// purge of the tombstone never leaves one behind.
+TEST(StorageCodecTest, ElementsACollectionTombstoneShadowsGoWithIt) {
+  WriteBatch batch;
+  Partition partition;
+  partition.rows["r"].cells[ElementCellName("s", "a")] = Live(5, "");
+  partition.rows["r"].cells[ElementCellName("s", "b")] = Live(20, "");
+  partition.rows["r"].cells["s"] = Dead(10);
+  storage_codec::AddMutation("t", "p", partition, batch);
+  const std::vector<KeyValue> stored = Stored(batch);
+  const storage_codec::Decoded decoded = storage_codec::DecodeScan(stored);
+  EXPECT_EQ(decoded.obsolete_keys.size(), 1u);  // element a
+  EXPECT_EQ(decoded.partition.rows.at("r").cells.count(ElementCellName("s", "a")), 0u);
+  const std::vector<std::string> purged = storage_codec::PurgedKeys(decoded, 16).keys;
+  EXPECT_EQ(purged.size(), 2u);  // the tombstone, and element a with it
+  Partition expected;
+  expected.rows["r"].cells[ElementCellName("s", "b")] = Live(20, "");
+  EXPECT_EQ(storage_codec::DecodeScan(Without(stored, purged)).partition, expected);
+}
+
 TEST(StorageCodecTest, APurgeTakesEachDeletionWithWhatItShadows) {
   WriteBatch batch;
   Partition partition;

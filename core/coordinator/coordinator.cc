@@ -53,6 +53,27 @@ namespace {
 
 constexpr Nanos kRememberRequests = 60 * kSecond;
 
+// What a write names that its table does not have ("" if nothing): each
+// cell's column (a collection's element belongs to its column) must be
+// one of `columns`; a list's appends and a collection set whole name the
+// column itself.
+std::string UnknownColumn(const WriteOp& op, const std::set<std::string>& columns) {
+  const auto unknown = [](const std::string& name) { return absl::StrCat("unknown column \"", name, "\""); };
+  for (const ColumnValue& put : op.put()) {
+    if (!columns.count(std::string(ColumnOfCell(put.column())))) return unknown(put.column());
+    if (put.place() != ColumnValue::NAMED && IsElementCell(put.column())) {
+      return absl::StrCat("a list element added at an end names its list, not \"", put.column(), "\"");
+    }
+  }
+  for (const std::string& column : op.delete_column()) {
+    if (!columns.count(std::string(ColumnOfCell(column)))) return unknown(column);
+  }
+  for (const std::string& column : op.clear_collection()) {
+    if (!columns.count(column)) return unknown(column);
+  }
+  return "";
+}
+
 // The largest limit a read that reads on past dead rows grows to
 // (ReadRound), unless it asked for more.
 constexpr uint32_t kMaxReadLimit = 1 << 16;
@@ -240,7 +261,7 @@ Timestamp Coordinator::NewTimestamp() {
   return last_timestamp_;
 }
 
-Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const {
+Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) {
   CHARYBDIS_ASSERT(timestamp > 0);  // negative ones are refused, zero ones drawn
   Partition mutation;
   if (op.delete_range()) {
@@ -250,8 +271,12 @@ Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const 
   Row& row = mutation.rows[op.clustering_key()];
   if (op.delete_row()) row.tombstone = timestamp;
   const Timestamp now_us = context_.env.clock->Now() / kMicrosecond;
+  // Before the puts: a collection set whole puts elements of it.
+  for (const std::string& column : op.clear_collection()) {
+    row.cells[column] = Cell{timestamp - 1, true, "", 0, 0};
+  }
   for (const ColumnValue& put : op.put()) {
-    row.cells[put.column()] = LiveCell(put.value(), timestamp, op.ttl_seconds(), now_us);
+    row.cells[CellNameOf(put, timestamp)] = LiveCell(put.value(), timestamp, op.ttl_seconds(), now_us);
   }
   for (const std::string& column : op.delete_column()) {
     row.cells[column] = Cell{timestamp, true, "", 0, 0};
@@ -260,12 +285,21 @@ Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) const 
   return mutation;
 }
 
+std::string Coordinator::CellNameOf(const ColumnValue& put, Timestamp timestamp) {
+  if (put.place() == ColumnValue::NAMED) return put.column();
+  // Unique: this shard's node and shard, and an id it never gives twice.
+  const uint64_t origin = (uint64_t{context_.env.self.node} << 16) | context_.env.self.shard;
+  const Timestamp position = put.place() == ColumnValue::APPEND ? timestamp : -timestamp;
+  return ElementCellName(put.column(), ListElementPath(position, origin, context_.NextRequestId()));
+}
+
 std::string Coordinator::WriteProblem(const WriteOp& op) const {
   CHARYBDIS_ASSERT(ColumnsOf(op.table()) != nullptr);
   const std::set<std::string>& columns = *ColumnsOf(op.table());
   std::string problem;
   if (absl::Status valid = ValidForWrite(op.consistency()); !valid.ok()) problem = std::string(valid.message());
-  if (op.put_size() == 0 && op.delete_column_size() == 0 && !op.delete_row() && !op.delete_range()) {
+  if (op.put_size() == 0 && op.delete_column_size() == 0 && op.clear_collection_size() == 0 && !op.delete_row() &&
+      !op.delete_range()) {
     problem = "the write puts and deletes nothing";
   }
   if (op.delete_range() && (op.put_size() > 0 || op.delete_column_size() > 0 || op.delete_row())) {
@@ -274,12 +308,10 @@ std::string Coordinator::WriteProblem(const WriteOp& op) const {
   if (op.delete_range() && ClusteringRange{op.range_start(), op.range_end()}.empty()) {
     problem = "a range deletion's range is empty (its end is not after its start)";
   }
-  for (const ColumnValue& put : op.put()) {
-    if (!columns.count(put.column())) problem = absl::StrCat("unknown column \"", put.column(), "\"");
+  if (op.delete_range() && op.clear_collection_size() > 0) {
+    problem = "a range deletion deletes its range and nothing else";
   }
-  for (const std::string& column : op.delete_column()) {
-    if (!columns.count(column)) problem = absl::StrCat("unknown column \"", column, "\"");
-  }
+  if (std::string unknown = UnknownColumn(op, columns); !unknown.empty()) problem = std::move(unknown);
   if (op.timestamp() < 0) problem = "timestamps may not be negative";
   return problem;
 }
@@ -684,16 +716,12 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
     if (statement.if_exists() && statement.if_not_exists()) return "IF EXISTS and IF NOT EXISTS together";
     // As in Cassandra: a condition is on one row, which a range is not.
     if (write.delete_range()) return "a conditional write cannot delete a range of rows";
-    if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row()) {
+    if (write.put_size() == 0 && write.delete_column_size() == 0 && write.clear_collection_size() == 0 &&
+        !write.delete_row()) {
       return "a statement puts and deletes nothing";
     }
     if (write.timestamp() != 0) return "a conditional write takes its timestamp from its ballot";
-    for (const ColumnValue& put : write.put()) {
-      if (!columns.count(put.column())) return absl::StrCat("unknown column \"", put.column(), "\"");
-    }
-    for (const std::string& column : write.delete_column()) {
-      if (!columns.count(column)) return absl::StrCat("unknown column \"", column, "\"");
-    }
+    if (std::string unknown = UnknownColumn(write, columns); !unknown.empty()) return unknown;
     for (const Condition& condition : statement.condition()) {
       if (!columns.count(condition.column())) {
         return absl::StrCat("unknown column \"", condition.column(), "\" in a condition");

@@ -127,7 +127,10 @@ class Coordinator {
   const std::set<std::string>* ColumnsOf(const std::string& table) const;
   Timestamp NewTimestamp();
   // The mutation a write op describes, stamped with `timestamp`.
-  Partition MutationOf(const WriteOp& op, Timestamp timestamp) const;
+  Partition MutationOf(const WriteOp& op, Timestamp timestamp);
+  // The cell a put writes: the one it names, or a list element this shard
+  // names now (ColumnValue.place).
+  std::string CellNameOf(const ColumnValue& put, Timestamp timestamp);
   // Live replicas that count for the level, in the order to read them.
   std::vector<NodeId> ReadTargets(const std::vector<NodeId>& replicas,
                                   const Requirement& requirement);

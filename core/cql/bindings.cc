@@ -50,9 +50,35 @@ absl::StatusOr<Bound> Bindings::Evaluate(const Term& term, const Type& type) con
     const Value& value = values_[term.marker];
     return Bound{value.unset, value.bytes};
   }
+  if (term.is_collection()) return Collection(term, type);
   absl::StatusOr<std::optional<std::string>> literal = LiteralValue(type, term);
   if (!literal.ok()) return literal.status();
   return Bound{false, std::move(*literal)};
+}
+
+absl::StatusOr<Bound> Bindings::Collection(const Term& term, const Type& type) const {
+  CHARYBDIS_ASSERT(term.is_collection());
+  const bool braces = term.kind != Term::Kind::kList;
+  const bool fits = type.kind == Kind::kList ? !braces
+                    : type.kind == Kind::kSet ? term.kind == Term::Kind::kSet || (term.kind == Term::Kind::kMap && term.elements.empty())
+                                              : type.kind == Kind::kMap && term.kind == Term::Kind::kMap;
+  if (!fits) {
+    return absl::InvalidArgumentError(absl::StrCat("Invalid ", braces ? (term.kind == Term::Kind::kSet ? "set" : "map") : "list",
+                                                   " literal for a value of type ", TypeName(type)));
+  }
+  std::vector<std::string> values;
+  for (size_t i = 0; i < term.elements.size(); i++) {
+    const Type& of = type.params[type.kind == Kind::kMap && i % 2 == 1 ? 1 : 0];
+    absl::StatusOr<Bound> element = Evaluate(term.elements[i], of);
+    if (!element.ok()) return element.status();
+    if (element->unset || !element->value) return absl::InvalidArgumentError("null is not supported inside collections");
+    values.push_back(std::move(*element->value));
+  }
+  if (type.kind != Kind::kMap) return Bound{false, NativeCollection(values)};
+  CHARYBDIS_ASSERT(values.size() % 2 == 0);  // the parser pairs them
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (size_t i = 0; i < values.size(); i += 2) entries.emplace_back(std::move(values[i]), std::move(values[i + 1]));
+  return Bound{false, NativeMap(entries)};
 }
 
 absl::StatusOr<std::string> Bindings::Required(const Term& term, const Type& type, std::string_view what) const {

@@ -31,6 +31,9 @@ class Bindings {
   absl::StatusOr<std::string> Required(const Term& term, const Type& type, std::string_view what) const;
 
  private:
+  // A collection literal's native value, its elements evaluated in turn.
+  absl::StatusOr<Bound> Collection(const Term& term, const Type& type) const;
+
   std::vector<Value> values_;
 };
 

@@ -68,7 +68,9 @@ class WriteBuilder {
     return absl::OkStatus();
   }
 
-  // column = value: a put, or a deletion for null; unset leaves it.
+  // column = value: a put, or a deletion for null; unset leaves it. A
+  // non-frozen collection is set whole: its tombstone just before the
+  // write, and a cell per element (core/data/cell.h).
   absl::Status Set(const std::string& name, const Term& term, WriteOp& write) {
     CHARYBDIS_ASSERT(table_.Find(name) != nullptr);  // Prepare refused unknown columns
     const Column& column = *table_.Find(name);
@@ -80,9 +82,87 @@ class WriteBuilder {
       write.add_delete_column(column.storage);
       return absl::OkStatus();
     }
+    if (column.type.multi_cell()) {
+      write.add_clear_collection(column.storage);
+      return AddElements(column, *bound->value, ColumnValue::APPEND, write);
+    }
     ColumnValue* put = write.add_put();
     put->set_column(column.storage);
     put->set_value(ToComparable(column.type, *bound->value));
+    return absl::OkStatus();
+  }
+
+  // An UPDATE's assignment (Prepare checked its column and operation).
+  absl::Status Assign(const Assignment& assignment, WriteOp& write) {
+    if (assignment.op == Assignment::Op::kSet) return Set(assignment.column, assignment.value, write);
+    const Column& column = *table_.Find(assignment.column);
+    CHARYBDIS_ASSERT(column.type.multi_cell());
+    if (assignment.op == Assignment::Op::kSetElement) return SetEntry(column, assignment, write);
+    const bool remove = assignment.op == Assignment::Op::kRemove;
+    // A map loses entries by a set of keys.
+    const Type type = column.type.kind == Kind::kMap && remove ? Type{Kind::kSet, {column.type.params[0]}} : column.type;
+    absl::StatusOr<Bound> bound = bindings_.Evaluate(assignment.value, type);
+    if (!bound.ok()) return bound.status();
+    if (bound->unset) return absl::OkStatus();
+    if (!bound->value) return absl::InvalidArgumentError(absl::StrCat("Invalid null value for ", column.name, " in an addition or removal"));
+    if (!remove) {
+      return AddElements(column, *bound->value,
+                         assignment.op == Assignment::Op::kPrepend ? ColumnValue::PREPEND : ColumnValue::APPEND, write);
+    }
+    std::optional<std::vector<std::string>> keys = SplitCollection(*bound->value);
+    CHARYBDIS_ASSERT(keys.has_value());  // bound values are checked, literals made well
+    for (const std::string& key : *keys) {
+      write.add_delete_column(ElementCellName(column.storage, ToComparable(column.type.params[0], key)));
+    }
+    return absl::OkStatus();
+  }
+
+  // m[k] = v: one entry, or its deletion for null.
+  absl::Status SetEntry(const Column& column, const Assignment& assignment, WriteOp& write) {
+    CHARYBDIS_ASSERT(column.type.kind == Kind::kMap);  // Prepare refused the others
+    absl::StatusOr<std::string> key = bindings_.Required(assignment.element, column.type.params[0], absl::StrCat("key of ", column.name));
+    if (!key.ok()) return key.status();
+    absl::StatusOr<Bound> value = bindings_.Evaluate(assignment.value, column.type.params[1]);
+    if (!value.ok()) return value.status();
+    if (value->unset) return absl::OkStatus();
+    const std::string cell = ElementCellName(column.storage, ToComparable(column.type.params[0], *key));
+    if (!value->value) {
+      write.add_delete_column(cell);
+      return absl::OkStatus();
+    }
+    ColumnValue* put = write.add_put();
+    put->set_column(cell);
+    put->set_value(ToComparable(column.type.params[1], *value->value));
+    return absl::OkStatus();
+  }
+
+  // A cell per element of a collection's native value: a set's element and
+  // a map's key name their cells; a list's are named by the coordinator,
+  // after the list's elements or before them (`place`).
+  absl::Status AddElements(const Column& column, const std::string& native, ColumnValue::Place place, WriteOp& write) {
+    const Type& type = column.type;
+    if (type.kind == Kind::kMap) {
+      std::optional<std::vector<std::pair<std::string, std::string>>> entries = SplitMap(native);
+      CHARYBDIS_ASSERT(entries.has_value());  // bound values are checked, literals made well
+      for (const auto& [key, value] : *entries) {
+        ColumnValue* put = write.add_put();
+        put->set_column(ElementCellName(column.storage, ToComparable(type.params[0], key)));
+        put->set_value(ToComparable(type.params[1], value));
+      }
+      return absl::OkStatus();
+    }
+    std::optional<std::vector<std::string>> elements = SplitCollection(native);
+    CHARYBDIS_ASSERT(elements.has_value());
+    for (const std::string& element : *elements) {
+      ColumnValue* put = write.add_put();
+      if (type.kind == Kind::kSet) {
+        put->set_column(ElementCellName(column.storage, ToComparable(type.params[0], element)));
+        continue;
+      }
+      put->set_column(column.storage);
+      put->set_place(place);
+      put->set_value(ToComparable(type.params[0], element));
+    }
     return absl::OkStatus();
   }
 
@@ -126,8 +206,8 @@ class WriteBuilder {
     WriteOp& write = *out.mutable_write();
     if (absl::Status key = Key(WhereTerms(update.where), write); !key.ok()) return key;
     if (absl::Status using_ = Using(update.using_, write); !using_.ok()) return using_;
-    for (const auto& [name, term] : update.set) {
-      if (absl::Status set = Set(name, term, write); !set.ok()) return set;
+    for (const Assignment& assignment : update.set) {
+      if (absl::Status assigned = Assign(assignment, write); !assigned.ok()) return assigned;
     }
     return Conditions(update.if_, out);
   }
@@ -138,9 +218,17 @@ class WriteBuilder {
     if (IsRangeDelete(table_, del)) return BuildRange(del, write);
     if (absl::Status key = Key(WhereTerms(del.where), write); !key.ok()) return key;
     if (absl::Status using_ = Using(del.using_, write); !using_.ok()) return using_;
-    for (const std::string& name : del.columns) {
-      CHARYBDIS_ASSERT(table_.Find(name) != nullptr);  // Prepare refused unknown columns
-      write.add_delete_column(table_.Find(name)->storage);
+    for (const Deletion& deletion : del.columns) {
+      const Column* column = table_.Find(deletion.column);
+      CHARYBDIS_ASSERT(column != nullptr);  // Prepare refused unknown columns
+      if (!deletion.element) {
+        write.add_delete_column(column->storage);  // a collection's tombstone, for one
+        continue;
+      }
+      CHARYBDIS_ASSERT(column->type.kind == Kind::kMap);  // Prepare refused the others
+      absl::StatusOr<std::string> key = bindings_.Required(*deletion.element, column->type.params[0], absl::StrCat("key of ", column->name));
+      if (!key.ok()) return key.status();
+      write.add_delete_column(ElementCellName(column->storage, ToComparable(column->type.params[0], *key)));
     }
     write.set_delete_row(del.columns.empty());
     return Conditions(del.if_, out);
@@ -261,7 +349,8 @@ Plan WritePlan(const std::shared_ptr<const Prepared>& table_of, std::vector<CasS
   for (CasStatement& statement : statements) {
     const WriteOp& write = statement.write();
     // An UPDATE whose values were all left unset changes nothing.
-    if (write.put_size() == 0 && write.delete_column_size() == 0 && !write.delete_row() && !write.delete_range()) {
+    if (write.put_size() == 0 && write.delete_column_size() == 0 && write.clear_collection_size() == 0 &&
+        !write.delete_row() && !write.delete_range()) {
       continue;
     }
     if (batching == Batching::kNone) {

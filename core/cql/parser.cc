@@ -134,7 +134,29 @@ class Parser {
     return Use{};
   }
 
+  // [a, b], {a, b}, {k: v, ...} or {}.
+  Term ParseCollectionLiteral() {
+    Term term;
+    const bool list = Accept("[");
+    if (!list) Expect("{");
+    term.kind = list ? Term::Kind::kList : Term::Kind::kSet;
+    const std::string_view close = list ? "]" : "}";
+    if (!list && IsSymbol("}")) term.kind = Term::Kind::kMap;  // {}: as its column is
+    while (error_.ok() && !IsSymbol(close)) {
+      term.elements.push_back(ParseTerm());
+      const bool first = term.elements.size() == 1;
+      if (!list && first && Accept(":")) term.kind = Term::Kind::kMap;
+      if (term.kind == Term::Kind::kMap && !first) Expect(":");
+      if (term.kind == Term::Kind::kMap) term.elements.push_back(ParseTerm());
+      if (!Accept(",")) break;
+    }
+    Expect(close);
+    CHARYBDIS_ASSERT(!error_.ok() || term.kind != Term::Kind::kMap || term.elements.size() % 2 == 0);
+    return term;
+  }
+
   Term ParseTerm() {
+    if (IsSymbol("[") || IsSymbol("{")) return ParseCollectionLiteral();
     Term term;
     const Token& token = Peek();
     if (IsSymbol("?") || IsSymbol(":")) {
@@ -330,16 +352,41 @@ class Parser {
     return insert;
   }
 
+  // c = v | c = c + v | c = c - v | c = v + c | c[k] = v
+  Assignment ParseAssignment() {
+    Assignment assignment;
+    assignment.column = Identifier();
+    if (Accept("[")) {
+      assignment.op = Assignment::Op::kSetElement;
+      assignment.element = ParseTerm();
+      Expect("]");
+      Expect("=");
+      assignment.value = ParseTerm();
+      return assignment;
+    }
+    Expect("=");
+    if (Peek().kind == Token::Kind::kIdentifier && Peek().text == assignment.column &&
+        (Peek(1).text == "+" || Peek(1).text == "-")) {
+      at_++;
+      assignment.op = Accept("+") ? Assignment::Op::kAdd : (Expect("-"), Assignment::Op::kRemove);
+      assignment.value = ParseTerm();
+      return assignment;
+    }
+    assignment.value = ParseTerm();
+    if (Accept("+")) {
+      assignment.op = Assignment::Op::kPrepend;
+      if (Identifier() != assignment.column) Fail(absl::StrCat("Only expressions of the form X = <value> + X are supported."));
+    }
+    return assignment;
+  }
+
   Update ParseUpdate() {
     Update update;
     update.table = QualifiedName();
     update.using_ = ParseUsing();
     Expect("set");
-    do {
-      std::string column = Identifier();
-      Expect("=");
-      update.set.emplace_back(std::move(column), ParseTerm());
-    } while (error_.ok() && Accept(","));
+    do update.set.push_back(ParseAssignment());
+    while (error_.ok() && Accept(","));
     CHARYBDIS_ASSERT(!update.set.empty());
     update.where = ParseWhere();
     update.if_ = ParseIf(false);
@@ -348,8 +395,14 @@ class Parser {
 
   Delete ParseDelete() {
     Delete del;
-    if (!IsWord("from")) {
-      del.columns = IdentifierList();
+    while (error_.ok() && !IsWord("from")) {
+      Deletion deletion{Identifier(), std::nullopt};
+      if (Accept("[")) {
+        deletion.element = ParseTerm();
+        Expect("]");
+      }
+      del.columns.push_back(std::move(deletion));
+      if (!Accept(",")) break;
     }
     Expect("from");
     del.table = QualifiedName();

@@ -23,6 +23,10 @@ absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, 
 // The SELECT's LIMIT, if any.
 absl::StatusOr<std::optional<int32_t>> LimitOf(const Select& select, const Bindings& bindings);
 
+// A non-frozen collection's native value from a stored row's element
+// cells, or null when it has none.
+std::optional<std::string> CollectionOf(const Column& column, const charybdis::ResultRow& stored);
+
 // The result row of `columns` for one stored row of `table`.
 ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& columns,
                       const std::vector<std::string>& partition_key, const charybdis::ResultRow& stored);

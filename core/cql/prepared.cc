@@ -59,6 +59,16 @@ class Checker {
   // A `:name` marker is known by its own name (drivers bind by it), a `?`
   // by what it gives.
   void Bind(const Term& term, const std::string& name, const Type& type, const Table& table) {
+    if (term.is_collection()) {
+      // Markers inside a literal take its elements' types (Cassandra's names).
+      if (!type.is_collection()) return;  // the literal's mismatch is found when it is evaluated
+      const bool map = type.kind == Kind::kMap;
+      for (size_t i = 0; i < term.elements.size(); i++) {
+        const bool value = map && i % 2 == 1;
+        Bind(term.elements[i], absl::StrCat(value ? "value(" : "key(", name, ")"), type.params[value ? 1 : 0], table);
+      }
+      return;
+    }
     if (term.kind != Term::Kind::kBindMarker) return;
     // The parser numbers the markers 0, 1, ... in the statement's order.
     CHARYBDIS_ASSERT(term.marker >= 0);
@@ -105,6 +115,7 @@ class Checker {
       const Column* column = ColumnOf(table, condition.column);
       if (column == nullptr) return;
       if (column->kind != Column::Kind::kRegular) Fail(absl::StrCat("PRIMARY KEY column '", column->name, "' cannot have IF conditions"));
+      if (column->type.multi_cell()) Fail(absl::StrCat("conditions on the non-frozen collection ", column->name, " are not supported yet"));
       if (condition.op != Operator::kEq && condition.op != Operator::kNe && !IsOrdered(column->type)) {
         Fail(absl::StrCat("a ", TypeName(column->type), " column can only be compared with = and !="));
       }
@@ -160,19 +171,50 @@ class Checker {
     If(*table, insert.if_);
   }
 
+  // One assignment of an UPDATE: what its operation needs of its column.
+  void Assign(const Table& table, const Assignment& assignment) {
+    const Column* column = ColumnOf(table, assignment.column);
+    if (column == nullptr) return;
+    const std::string& name = column->name;
+    if (column->kind != Column::Kind::kRegular) return Fail(absl::StrCat("PRIMARY KEY part ", name, " found in SET part"));
+    const Type& type = column->type;
+    switch (assignment.op) {
+      case Assignment::Op::kSet: return Bind(assignment.value, name, type, table);
+      case Assignment::Op::kAdd:
+      case Assignment::Op::kRemove:
+        if (!type.multi_cell()) {
+          return Fail(absl::StrCat("Invalid operation (", name, " = ", name, assignment.op == Assignment::Op::kAdd ? " + " : " - ",
+                                   "?) for non collection column ", name));
+        }
+        if (assignment.op == Assignment::Op::kRemove && type.kind == Kind::kList) {
+          return Fail("removing elements of a list by value is not supported yet (it needs a read before the write)");
+        }
+        // A map loses entries by a set of their keys.
+        return Bind(assignment.value, name,
+                    type.kind == Kind::kMap && assignment.op == Assignment::Op::kRemove ? Type{Kind::kSet, {type.params[0]}} : type,
+                    table);
+      case Assignment::Op::kPrepend:
+        if (type.kind != Kind::kList || !type.multi_cell()) return Fail(absl::StrCat("Invalid operation (", name, " = ? + ", name, ") for non list column ", name));
+        return Bind(assignment.value, name, type, table);
+      case Assignment::Op::kSetElement:
+        if (!type.multi_cell()) return Fail(absl::StrCat("Invalid operation (", name, "[?] = ?) for non collection column ", name));
+        if (type.kind == Kind::kSet) return Fail(absl::StrCat("Invalid operation (", name, "[?] = ?) for set column ", name));
+        if (type.kind == Kind::kList) return Fail("setting a list element by its index is not supported yet (it needs a read before the write)");
+        Bind(assignment.element, absl::StrCat("key(", name, ")"), type.params[0], table);
+        return Bind(assignment.value, absl::StrCat("value(", name, ")"), type.params[1], table);
+    }
+  }
+
   void Check(const Update& update) {
     const Table* table = Resolve(update.table);
     if (table == nullptr) return;
-    std::vector<std::string> set;
-    for (const auto& [name, term] : update.set) set.push_back(name);
-    Distinct(set);
-    Using(*table, update.using_);
-    for (const auto& [name, term] : update.set) {
-      const Column* column = ColumnOf(*table, name);
-      if (column == nullptr) return;
-      if (column->kind != Column::Kind::kRegular) Fail(absl::StrCat("PRIMARY KEY part ", name, " found in SET part"));
-      Bind(term, column->name, column->type, *table);
+    std::vector<std::string> whole;  // a map may get several entries
+    for (const Assignment& assignment : update.set) {
+      if (assignment.op != Assignment::Op::kSetElement) whole.push_back(assignment.column);
     }
+    Distinct(whole);
+    Using(*table, update.using_);
+    for (const Assignment& assignment : update.set) Assign(*table, assignment);
     Where(*table, update.where);
     WholePrimaryKey(*table, update.where);
     If(*table, update.if_);
@@ -181,9 +223,18 @@ class Checker {
   void Check(const Delete& del) {
     const Table* table = Resolve(del.table);
     if (table == nullptr) return;
-    for (const std::string& name : del.columns) {
-      const Column* column = ColumnOf(*table, name);
-      if (column != nullptr && column->kind != Column::Kind::kRegular) Fail(absl::StrCat("Invalid identifier ", name, " for deletion (should not be a PRIMARY KEY part)"));
+    for (const Deletion& deletion : del.columns) {
+      const Column* column = ColumnOf(*table, deletion.column);
+      if (column == nullptr) continue;
+      if (column->kind != Column::Kind::kRegular) Fail(absl::StrCat("Invalid identifier ", deletion.column, " for deletion (should not be a PRIMARY KEY part)"));
+      if (!deletion.element) continue;
+      if (!column->type.multi_cell() || column->type.kind == Kind::kSet) {
+        Fail(absl::StrCat("Invalid element access syntax for ", column->type.kind == Kind::kSet ? "set" : "non collection", " column ", column->name));
+      } else if (column->type.kind == Kind::kList) {
+        Fail("deleting a list element by its index is not supported yet (it needs a read before the write)");
+      } else {
+        Bind(*deletion.element, absl::StrCat("key(", column->name, ")"), column->type.params[0], *table);
+      }
     }
     Using(*table, del.using_);
     Where(*table, del.where);
@@ -214,6 +265,10 @@ class Checker {
     }
     if (column->kind != Column::Kind::kRegular) {
       Fail(absl::StrCat("Cannot use selection function ", ttl ? "ttl" : "writeTime", " on PRIMARY KEY part ", column->name));
+      return;
+    }
+    if (column->type.multi_cell()) {
+      Fail(absl::StrCat("Cannot use selection function ", ttl ? "ttl" : "writeTime", " on non-frozen collection ", column->name));
       return;
     }
     prepared_.result_columns.push_back({table.keyspace, table.name,

@@ -98,7 +98,7 @@ absl::Status Schema::ApplySystem(const CreateKeyspace& create) {
 }
 
 static absl::Status CheckPrimaryKey(const CreateTable& create, const std::map<std::string, Type>& types,
-                                    bool allow_collections) {
+                                    bool allow_unordered_keys) {
   if (create.partition_key.empty()) return absl::InvalidArgumentError("a table needs a PRIMARY KEY");
   std::set<std::string> key;
   for (const auto& list : {create.partition_key, create.clustering}) {
@@ -106,7 +106,7 @@ static absl::Status CheckPrimaryKey(const CreateTable& create, const std::map<st
       auto type = types.find(name);
       if (type == types.end()) return absl::InvalidArgumentError(absl::StrCat("unknown key column ", name));
       if (!key.insert(name).second) return absl::InvalidArgumentError(absl::StrCat("column ", name, " is twice in the key"));
-      if (!IsOrdered(type->second) && !allow_collections) return absl::InvalidArgumentError(absl::StrCat("a ", TypeName(type->second), " column cannot be in the key"));
+      if (!IsOrdered(type->second) && !allow_unordered_keys) return absl::InvalidArgumentError(absl::StrCat("a ", TypeName(type->second), " column cannot be in the key"));
     }
   }
   for (const auto& [column, descending] : create.descending) {
@@ -119,9 +119,9 @@ static absl::Status CheckPrimaryKey(const CreateTable& create, const std::map<st
 
 namespace {
 
-absl::StatusOr<Type> ColumnType(const ColumnDefinition& column, bool allow_collections) {
+absl::StatusOr<Type> ColumnType(const ColumnDefinition& column) {
   std::optional<Type> type = ParseType(column.type);
-  if (!type || (type->is_collection() && !allow_collections)) {
+  if (!type) {
     return absl::InvalidArgumentError(absl::StrCat("unknown or unsupported type ", column.type));
   }
   if (column.name.empty()) return absl::InvalidArgumentError("a column needs a name");
@@ -173,7 +173,7 @@ static absl::StatusOr<TombstoneGc> TombstoneGcOf(const TableGcOptions& options, 
   return gc;
 }
 
-absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool allow_collections) {
+absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool allow_unordered_keys) {
   const auto key = std::pair{create.table.keyspace, create.table.table};
   if (!keyspaces_.count(key.first)) return absl::InvalidArgumentError(absl::StrCat("keyspace ", key.first, " does not exist"));
   if (tables_.count(key)) {
@@ -182,11 +182,11 @@ absl::Status Schema::Apply(const CreateTable& create, uint64_t sequence, bool al
   }
   std::map<std::string, Type> types;
   for (const ColumnDefinition& column : create.columns) {
-    absl::StatusOr<Type> type = ColumnType(column, allow_collections);
+    absl::StatusOr<Type> type = ColumnType(column);
     if (!type.ok()) return type.status();
     if (!types.emplace(column.name, *type).second) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " is defined twice"));
   }
-  if (absl::Status checked = CheckPrimaryKey(create, types, allow_collections); !checked.ok()) return checked;
+  if (absl::Status checked = CheckPrimaryKey(create, types, allow_unordered_keys); !checked.ok()) return checked;
   absl::StatusOr<TombstoneGc> gc = TombstoneGcOf(create.gc, TombstoneGc());
   if (!gc.ok()) return gc.status();
   Table table;
@@ -243,7 +243,7 @@ absl::Status Schema::Apply(const AlterTable& alter, uint64_t sequence) {
   if (!gc.ok()) return gc.status();
   table.gc = *gc;
   for (const ColumnDefinition& column : alter.add) {
-    absl::StatusOr<Type> type = ColumnType(column, /*allow_collections=*/false);
+    absl::StatusOr<Type> type = ColumnType(column);
     if (!type.ok()) return type.status();
     if (table.Find(column.name)) return absl::InvalidArgumentError(absl::StrCat("column ", column.name, " already exists"));
     // A name dropped before is stored afresh: its old cells stay unread.

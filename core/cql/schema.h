@@ -82,9 +82,9 @@ class Schema {
   // data moved (docs/topology.md, "Changing a keyspace's replication").
   absl::Status Apply(const AlterKeyspace& alter);
   // `sequence`: the schema log entry that creates the table (0: the
-  // bootstrap). Collections are for the system tables only: we store
-  // scalars.
-  absl::Status Apply(const CreateTable& create, uint64_t sequence = 0, bool allow_collections = false);
+  // bootstrap). Keys of unordered types (collections) are for the system
+  // tables only, which are served, never stored.
+  absl::Status Apply(const CreateTable& create, uint64_t sequence = 0, bool allow_unordered_keys = false);
   absl::Status Apply(const DropKeyspace& drop);
   absl::Status Apply(const DropTable& drop);
   // `sequence`: the schema log entry that alters, naming the storage of

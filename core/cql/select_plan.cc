@@ -276,6 +276,26 @@ std::optional<std::string> WhenOf(const Table& table, const ResultColumn& result
 
 }  // namespace
 
+std::optional<std::string> CollectionOf(const Column& column, const charybdis::ResultRow& stored) {
+  // The live elements, in their cells' order: a set's and a map's by
+  // element or key, a list's by position (core/data/cell.h).
+  std::vector<std::string> elements;
+  std::vector<std::pair<std::string, std::string>> entries;
+  const Type& type = column.type;
+  for (const ResultCell& cell : stored.cells()) {
+    if (!IsElementCell(cell.column()) || ColumnOfCell(cell.column()) != column.storage) continue;
+    if (type.kind == Kind::kMap) {
+      entries.emplace_back(FromComparable(type.params[0], PathOfCell(cell.column())), FromComparable(type.params[1], cell.value()));
+    } else {
+      elements.push_back(type.kind == Kind::kSet ? FromComparable(type.params[0], PathOfCell(cell.column()))
+                                                 : FromComparable(type.params[0], cell.value()));
+    }
+  }
+  // An empty collection is null, as in Cassandra.
+  if (elements.empty() && entries.empty()) return std::nullopt;
+  return type.kind == Kind::kMap ? NativeMap(entries) : NativeCollection(elements);
+}
+
 ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& columns,
                       const std::vector<std::string>& partition_key, const charybdis::ResultRow& stored) {
   const std::vector<std::string> clustering = DecodeClustering(table, stored.clustering_key());
@@ -292,6 +312,8 @@ ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& colum
       row.emplace_back(partition_key[column->position]);
     } else if (column->kind == Column::Kind::kClustering) {
       row.emplace_back(clustering[column->position]);
+    } else if (column->type.multi_cell()) {
+      row.push_back(CollectionOf(*column, stored));
     } else {
       std::optional<std::string> value;
       for (const ResultCell& cell : stored.cells()) {

@@ -11,13 +11,18 @@
 
 namespace charybdis::cql {
 
-// A constant or a bind marker (`?`, or `:name`), in the order of the
-// statement's text.
+// A constant, a bind marker (`?`, or `:name`), in the order of the
+// statement's text, or a collection literal of terms: `[a, b]` (kList),
+// `{a, b}` (kSet), `{k: v, ...}` (kMap) or `{}` (kMap: a set or a map, as
+// its column is).
 struct Term {
-  enum class Kind { kString, kInteger, kFloat, kBoolean, kUuid, kHex, kNull, kBindMarker };
+  enum class Kind { kString, kInteger, kFloat, kBoolean, kUuid, kHex, kNull, kBindMarker, kList, kSet, kMap };
   Kind kind = Kind::kNull;
   std::string text;  // the literal as written (strings unquoted)
   int marker = -1;   // kBindMarker: its index among the statement's markers
+  std::vector<Term> elements;  // collections; a map's are key, value, key, value...
+
+  bool is_collection() const { return kind == Kind::kList || kind == Kind::kSet || kind == Kind::kMap; }
 };
 
 enum class Operator { kEq, kNe, kLt, kLe, kGt, kGe, kIn };
@@ -80,17 +85,34 @@ struct Insert {
   IfClause if_;
 };
 
+// One assignment of an UPDATE's SET: `c = v`, `c = c + v` (a collection's
+// new elements), `c = v + c` (a list's, in front), `c = c - v` (elements
+// removed; a map's by a set of keys), or `c[k] = v` (a map's entry).
+struct Assignment {
+  enum class Op { kSet, kAdd, kPrepend, kRemove, kSetElement };
+  std::string column;
+  Op op = Op::kSet;
+  Term value;
+  Term element;  // kSetElement: the key
+};
+
 struct Update {
   TableName table;
   Using using_;
-  std::vector<std::pair<std::string, Term>> set;
+  std::vector<Assignment> set;
   std::vector<Relation> where;
   IfClause if_;
 };
 
+// A column a DELETE deletes, or one entry of a map column: `m[k]`.
+struct Deletion {
+  std::string column;
+  std::optional<Term> element;
+};
+
 struct Delete {
   TableName table;
-  std::vector<std::string> columns;  // empty: the row
+  std::vector<Deletion> columns;  // empty: the row
   Using using_;
   std::vector<Relation> where;
   IfClause if_;

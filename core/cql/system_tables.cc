@@ -190,7 +190,7 @@ Schema BuildSystemSchema() {
     if (auto* keyspace = std::get_if<CreateKeyspace>(&parsed->statement)) {
       applied = schema.ApplySystem(*keyspace);
     } else {
-      applied = schema.Apply(std::get<CreateTable>(parsed->statement), /*sequence=*/0, /*allow_collections=*/true);
+      applied = schema.Apply(std::get<CreateTable>(parsed->statement), /*sequence=*/0, /*allow_unordered_keys=*/true);
     }
     CHARYBDIS_ASSERT(applied.ok());
   }

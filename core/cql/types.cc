@@ -1,5 +1,6 @@
 #include "core/cql/types.h"
 
+#include <limits>
 #include <map>
 
 #include "absl/strings/ascii.h"
@@ -103,6 +104,35 @@ bool Consume(std::string_view& text, std::string_view prefix) {
   return true;
 }
 
+// A collection's native value in one form per value: a set's elements and
+// a map's keys in their order, each once (a map's last value of a key
+// wins, as the literal {k: 1, k: 2} does in Cassandra), nested ones too.
+std::string CanonicalCollection(const Type& type, std::string_view native) {
+  const Type& first = type.params[0];
+  if (type.kind == Kind::kMap) {
+    std::optional<std::vector<std::pair<std::string, std::string>>> entries = SplitMap(native);
+    CHARYBDIS_ASSERT(entries.has_value());  // REQUIRES: valid
+    std::map<std::string, std::pair<std::string, std::string>> by_key;
+    for (const auto& [key, value] : *entries) {
+      by_key[ToComparable(first, key)] = {key, type.params[1].is_collection() ? ToComparable(type.params[1], value) : value};
+    }
+    std::vector<std::pair<std::string, std::string>> sorted;
+    for (auto& [comparable, entry] : by_key) sorted.push_back(std::move(entry));
+    return NativeMap(sorted);
+  }
+  std::optional<std::vector<std::string>> elements = SplitCollection(native);
+  CHARYBDIS_ASSERT(elements.has_value());  // REQUIRES: valid
+  if (first.is_collection()) {
+    for (std::string& element : *elements) element = ToComparable(first, element);
+  }
+  if (type.kind == Kind::kList) return NativeCollection(*elements);
+  std::map<std::string, std::string> by_order;
+  for (std::string& element : *elements) by_order.emplace(ToComparable(first, element), std::move(element));
+  std::vector<std::string> sorted;
+  for (auto& [comparable, element] : by_order) sorted.push_back(std::move(element));
+  return NativeCollection(sorted);
+}
+
 }  // namespace
 
 std::optional<Type> ParseType(std::string_view name) {
@@ -112,21 +142,36 @@ std::optional<Type> ParseType(std::string_view name) {
   }
   std::string_view view = text;
   const bool parameterized = !view.empty() && view.back() == '>';
-  if (parameterized && Consume(view, "frozen<")) return ParseType(view.substr(0, view.size() - 1));
+  if (parameterized && Consume(view, "frozen<")) {
+    std::optional<Type> inner = ParseType(view.substr(0, view.size() - 1));
+    if (!inner || !inner->is_collection()) return std::nullopt;  // only collections freeze
+    inner->frozen = true;
+    return inner;
+  }
   for (const auto& [prefix, kind] : {std::pair{"list<", Kind::kList}, {"set<", Kind::kSet}, {"map<", Kind::kMap}}) {
     if (!parameterized || !Consume(view, prefix)) continue;
     view.remove_suffix(1);
-    // Element types here are scalars, so the first comma splits a map.
-    const size_t comma = kind == Kind::kMap ? view.find(',') : std::string_view::npos;
+    // A map's key and value split at the comma outside every <>.
+    size_t comma = std::string_view::npos;
+    for (size_t i = 0, depth = 0; i < view.size() && kind == Kind::kMap; i++) {
+      depth += view[i] == '<' ? 1 : 0;
+      depth -= view[i] == '>' && depth > 0 ? 1 : 0;
+      if (view[i] == ',' && depth == 0) {
+        comma = i;
+        break;
+      }
+    }
     if (kind == Kind::kMap && comma == std::string_view::npos) return std::nullopt;
     Type type{kind, {}};
     for (std::string_view part : kind == Kind::kMap ? std::vector{view.substr(0, comma), view.substr(comma + 1)}
                                                     : std::vector{view}) {
       std::optional<Type> element = ParseType(part);
-      if (!element || element->is_collection()) return std::nullopt;
+      // Inside a collection only frozen ones (Cassandra's rule).
+      if (!element || element->multi_cell()) return std::nullopt;
       type.params.push_back(*element);
     }
     CHARYBDIS_ASSERT(type.params.size() == (kind == Kind::kMap ? 2u : 1u));
+    if (kind != Kind::kList && !IsOrdered(type.params[0])) return std::nullopt;
     return type;
   }
   auto it = ScalarNames().find(view);
@@ -135,6 +180,11 @@ std::optional<Type> ParseType(std::string_view name) {
 }
 
 std::string TypeName(const Type& type) {
+  if (type.frozen) {
+    Type inner = type;
+    inner.frozen = false;
+    return absl::StrCat("frozen<", TypeName(inner), ">");
+  }
   switch (type.kind) {
     case Kind::kList: return absl::StrCat("list<", TypeName(type.params[0]), ">");
     case Kind::kSet: return absl::StrCat("set<", TypeName(type.params[0]), ">");
@@ -171,12 +221,36 @@ std::optional<std::vector<std::string>> SplitCollection(std::string_view native)
   return elements;
 }
 
+std::optional<std::vector<std::pair<std::string, std::string>>> SplitMap(std::string_view native) {
+  // A map is a list of twice as many values: key, value, key, value...
+  if (native.size() < 4) return std::nullopt;
+  const int32_t count = static_cast<int32_t>(ReadBigEndian(native, 4));
+  if (count < 0 || count > std::numeric_limits<int32_t>::max() / 2) return std::nullopt;
+  std::string doubled = NativeInt(count * 2);
+  doubled.append(native.substr(4));
+  std::optional<std::vector<std::string>> values = SplitCollection(doubled);
+  if (!values) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (size_t i = 0; i < values->size(); i += 2) entries.emplace_back((*values)[i], (*values)[i + 1]);
+  CHARYBDIS_ASSERT(entries.size() == static_cast<size_t>(count));
+  return entries;
+}
+
 absl::Status ValidateNative(const Type& type, std::string_view native) {
   if (type.kind == Kind::kList || type.kind == Kind::kSet) {
     std::optional<std::vector<std::string>> elements = SplitCollection(native);
     if (!elements) return absl::InvalidArgumentError(absl::StrCat("a malformed ", TypeName(type), " value"));
     for (const std::string& element : *elements) {
       if (absl::Status valid = ValidateNative(type.params[0], element); !valid.ok()) return valid;
+    }
+    return absl::OkStatus();
+  }
+  if (type.kind == Kind::kMap) {
+    std::optional<std::vector<std::pair<std::string, std::string>>> entries = SplitMap(native);
+    if (!entries) return absl::InvalidArgumentError(absl::StrCat("a malformed ", TypeName(type), " value"));
+    for (const auto& [key, value] : *entries) {
+      if (absl::Status valid = ValidateNative(type.params[0], key); !valid.ok()) return valid;
+      if (absl::Status valid = ValidateNative(type.params[1], value); !valid.ok()) return valid;
     }
     return absl::OkStatus();
   }
@@ -216,6 +290,7 @@ absl::Status ValidateNative(const Type& type, std::string_view native) {
 bool IsOrdered(const Type& type) { return type.kind != Kind::kDecimal && !type.is_collection(); }
 
 std::string ToComparable(const Type& type, std::string_view native) {
+  if (type.is_collection()) return CanonicalCollection(type, native);
   std::string out(native);
   if (IsSigned(type.kind)) {
     out[0] = static_cast<char>(out[0] ^ 0x80);

@@ -43,13 +43,21 @@ struct Type {
   Kind kind = Kind::kBlob;
   // Collections: the element type (list, set), or key then value (map).
   std::vector<Type> params;
+  // A frozen collection is one value, stored and written whole; a
+  // non-frozen one is stored one cell per element (core/data/cell.h).
+  bool frozen = false;
 
-  bool operator==(const Type& other) const { return kind == other.kind && params == other.params; }
+  bool operator==(const Type& other) const {
+    return kind == other.kind && params == other.params && frozen == other.frozen;
+  }
   bool is_collection() const { return kind == Kind::kList || kind == Kind::kMap || kind == Kind::kSet; }
+  // A collection stored one cell per element.
+  bool multi_cell() const { return is_collection() && !frozen; }
 };
 
-// "int", "varchar", "map<text, text>", "frozen<set<text>>" (frozen is
-// accepted and ignored: collections are only served, never stored).
+// "int", "varchar", "map<text, int>", "frozen<set<text>>". The elements of
+// a collection are scalars or frozen collections; a set's elements and a
+// map's keys are of an ordered type (IsOrdered), as they name cells.
 std::optional<Type> ParseType(std::string_view name);
 // The name system_schema.columns shows ("text" for varchar).
 std::string TypeName(const Type& type);
@@ -61,12 +69,16 @@ absl::Status ValidateNative(const Type& type, std::string_view native);
 // (docs/cql.md), so it can be neither a clustering column nor compared.
 bool IsOrdered(const Type& type);
 
-// The stored form of a scalar value, and back. REQUIRES: a valid value.
+// The stored form of a value, and back. REQUIRES: a valid value. A
+// collection's is its native form made canonical (a set's elements and a
+// map's keys in order, once each), so that equal values store alike.
 std::string ToComparable(const Type& type, std::string_view native);
 std::string FromComparable(const Type& type, std::string_view comparable);
 
 // The elements of a list's or set's native value (nullopt if malformed).
 std::optional<std::vector<std::string>> SplitCollection(std::string_view native);
+// The entries of a map's native value (nullopt if malformed).
+std::optional<std::vector<std::pair<std::string, std::string>>> SplitMap(std::string_view native);
 
 // Native values of the types the system tables serve.
 std::string NativeInt(int32_t value);

@@ -1,5 +1,8 @@
 #include "core/data/cell.h"
 
+#include "core/data/big_endian.h"
+#include "core/env/assert.h"
+
 namespace charybdis {
 
 namespace {
@@ -30,6 +33,37 @@ int CompareForMerge(const Cell& a, const Cell& b) {
   if (int c = Order(a.expiry, b.expiry)) return c;
   if (int c = CompareBytes(a.value, b.value)) return c;
   return Order(b.ttl_seconds, a.ttl_seconds);
+}
+
+std::string ElementCellName(std::string_view column, std::string_view path) {
+  CHARYBDIS_ASSERT(!IsElementCell(column));
+  std::string name(column);
+  name.push_back(kPathSeparator);
+  constexpr char kDigits[] = "0123456789abcdef";
+  for (char byte : path) {
+    name.push_back(kDigits[static_cast<unsigned char>(byte) >> 4]);
+    name.push_back(kDigits[static_cast<unsigned char>(byte) & 0xf]);
+  }
+  return name;
+}
+
+std::string ListElementPath(Timestamp position, uint64_t origin, uint64_t sequence) {
+  std::string path;
+  AppendBigEndian(path, static_cast<uint64_t>(position) ^ (uint64_t{1} << 63), 8);
+  AppendBigEndian(path, origin, 8);
+  AppendBigEndian(path, sequence, 8);
+  CHARYBDIS_ASSERT(path.size() == 24);
+  return path;
+}
+
+std::string PathOfCell(std::string_view cell_name) {
+  CHARYBDIS_ASSERT(IsElementCell(cell_name));
+  const std::string_view hex = cell_name.substr(cell_name.find(kPathSeparator) + 1);
+  CHARYBDIS_ASSERT(hex.size() % 2 == 0);
+  const auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string path;
+  for (size_t i = 0; i < hex.size(); i += 2) path.push_back(static_cast<char>(digit(hex[i]) << 4 | digit(hex[i + 1])));
+  return path;
 }
 
 }  // namespace charybdis

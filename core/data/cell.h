@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace charybdis {
 
@@ -22,6 +23,36 @@ struct Cell {
   // Live at `now` (an expired cell reads as deleted).
   bool LiveAt(Timestamp now) const { return !tombstone && (expiry == 0 || now < expiry); }
 };
+
+// A non-frozen collection's elements are cells of their own, each named by
+// its column, a 0 byte (which no column name holds) and the element's path
+// (a set's element, a map's key, a list's position) in hex, so that adding
+// an element is a blind write and two clients adding elements both win.
+// Hex keeps the name valid UTF-8 for the protos' string fields and orders
+// as the path's bytes. A tombstone of the column itself is the
+// collection's tombstone: it shadows every element written at or before it
+// (Cassandra's complex deletion). Element names sort right after their
+// column's own name.
+inline constexpr char kPathSeparator = '\0';
+
+std::string ElementCellName(std::string_view column, std::string_view path);
+inline bool IsElementCell(std::string_view cell_name) {
+  return cell_name.find(kPathSeparator) != std::string_view::npos;
+}
+// The column a cell belongs to: its name, or an element's column.
+inline std::string_view ColumnOfCell(std::string_view cell_name) {
+  return cell_name.substr(0, cell_name.find(kPathSeparator));
+}
+// An element's path. REQUIRES: IsElementCell(cell_name), one this names.
+std::string PathOfCell(std::string_view cell_name);
+
+// The path of a list element, unique however many coordinators add to the
+// list at once (ScyllaDB #7611 gave two appends one name): its position
+// (the write's timestamp for an append, its negation for a prepend, so a
+// later prepend comes first), then who named it (`origin`: a coordinator's
+// node and shard, or a Paxos ballot's unique part) and a number it used
+// once (`sequence`).
+std::string ListElementPath(Timestamp position, uint64_t origin, uint64_t sequence);
 
 // A live cell written at `timestamp`; with a TTL it expires that many
 // seconds after `now` (both in microseconds).

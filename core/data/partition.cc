@@ -16,6 +16,29 @@ std::optional<Timestamp> Row::NewestTimestamp() const {
   return newest;
 }
 
+const Cell* Row::CollectionTombstoneOf(std::string_view cell_name) const {
+  CHARYBDIS_ASSERT(IsElementCell(cell_name));
+  auto it = cells.find(std::string(ColumnOfCell(cell_name)));
+  if (it == cells.end() || !it->second.tombstone) return nullptr;
+  return &it->second;
+}
+
+void Row::DropShadowedElements() {
+  // A column's own cell sorts right before its elements (cell.h).
+  const std::pair<const std::string, Cell>* collection_tombstone = nullptr;
+  for (auto it = cells.begin(); it != cells.end();) {
+    if (!IsElementCell(it->first)) {
+      collection_tombstone = it->second.tombstone ? &*it : nullptr;
+      ++it;
+      continue;
+    }
+    const bool of_it = collection_tombstone != nullptr && ColumnOfCell(it->first) == collection_tombstone->first;
+    CHARYBDIS_ASSERT(of_it == (CollectionTombstoneOf(it->first) != nullptr));
+    const bool shadowed = of_it && it->second.timestamp <= collection_tombstone->second.timestamp;
+    it = shadowed ? cells.erase(it) : std::next(it);
+  }
+}
+
 std::optional<Timestamp> Partition::RangeDeletionOf(const std::string& clustering_key) const {
   std::optional<Timestamp> newest;
   // Ranges that start above the key cannot cover it; the rest are few.
@@ -66,6 +89,7 @@ void Partition::Compact() {
     if (deleted) {
       std::erase_if(row->second.cells, [&](const auto& entry) { return entry.second.timestamp <= *deleted; });
     }
+    row->second.DropShadowedElements();
     const bool empty = !row->second.tombstone && row->second.cells.empty();
     row = empty ? rows.erase(row) : std::next(row);
   }

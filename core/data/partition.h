@@ -17,6 +17,11 @@ struct Row {
   // The newest timestamp anywhere in the row (cells or tombstone), or
   // nullopt for an empty row.
   std::optional<Timestamp> NewestTimestamp() const;
+  // Drops the elements their collection's tombstone shadows (cell.h).
+  void DropShadowedElements();
+  // The newest tombstone of the collection an element cell belongs to,
+  // if the row holds one. REQUIRES: IsElementCell(cell_name).
+  const Cell* CollectionTombstoneOf(std::string_view cell_name) const;
 };
 
 // A deletion of the rows whose clustering keys lie in [start, end) (an
@@ -55,8 +60,8 @@ struct Partition {
   std::optional<Timestamp> NewestTimestamp() const;
   // Last-write-wins merge of `other` into this partition.
   void Merge(const Partition& other);
-  // Drops what a row or range tombstone shadows (written at or before it),
-  // and rows left with nothing.
+  // Drops what a row, range or collection tombstone shadows (written at
+  // or before it), and rows left with nothing.
   void Compact();
   // What `other` has that this partition lacks or holds an older version
   // of: the mutation that brings a replica holding this up to `other`.

@@ -299,8 +299,9 @@ class ScanDecoder {
     for (const auto& [range, stored] : range_keys_) decoded_.range_tombstone_keys[range] = *stored;
   }
 
-  // Cells at or before a tombstone of their row or its range, and row
-  // tombstones at or before one of their range, can never be seen again.
+  // Cells at or before a tombstone of their row, its range or their
+  // collection, and row tombstones at or before one of their range, can
+  // never be seen again.
   void ListShadowedVersions() {
     for (const auto& [key, tombstone_key] : tombstone_keys_) {
       const std::optional<Timestamp> deleted = decoded_.partition.RangeDeletionOf(key);
@@ -314,6 +315,11 @@ class ScanDecoder {
       const Row& row = decoded_.partition.rows[key.first];
       std::optional<Timestamp> deleted = decoded_.partition.RangeDeletionOf(key.first);
       if (row.tombstone) deleted = std::max(deleted.value_or(*row.tombstone), *row.tombstone);
+      if (IsElementCell(key.second)) {
+        // An element at or before its collection's tombstone, too.
+        const Cell* collection = row.CollectionTombstoneOf(key.second);
+        if (collection != nullptr) deleted = std::max(deleted.value_or(collection->timestamp), collection->timestamp);
+      }
       if (deleted && row.cells.at(key.second).timestamp <= *deleted) decoded_.obsolete_keys.push_back(*cell_key);
     }
   }

@@ -320,7 +320,7 @@ void Proposer::Evaluate(const Partition& current, const Proposal* latest_commit)
     return;
   }
   BatchEvaluation evaluation =
-      EvaluateBatch(request_.batch, current, ballot_.micros(), now, request_.serial_level);
+      EvaluateBatch(request_.batch, current, ballot_, now, request_.serial_level);
   answers_ = std::move(evaluation.answers);
   if (!evaluation.any_applied) {
     // The quorum holds the latest commit now (repaired if it did not).

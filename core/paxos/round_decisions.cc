@@ -33,11 +33,19 @@ bool Compares(Condition::Op op, int order) {
   }
 }
 
+// Removes a cell, and a collection's elements with its own cell.
+void EraseColumn(Row& row, const std::string& column) {
+  row.cells.erase(column);
+  if (IsElementCell(column)) return;
+  std::erase_if(row.cells, [&](const auto& cell) { return IsElementCell(cell.first) && ColumnOfCell(cell.first) == column; });
+}
+
 // Applies one conditional write's statements, in order, to `working` (what a
 // client would now read) and to `mutation` (what the round will write): a
 // later statement overrides an earlier one on the same cell or row.
-void ApplyStatements(const CasOp& op, Timestamp micros, Timestamp now, Partition& working,
+void ApplyStatements(const CasOp& op, const Ballot& ballot, Timestamp now, uint64_t& list_elements, Partition& working,
                      Partition& mutation) {
+  const Timestamp micros = ballot.micros();
   for (const CasStatement& statement : op.statement()) {
     const WriteOp& write = statement.write();
     const std::string& key = write.clustering_key();
@@ -45,13 +53,25 @@ void ApplyStatements(const CasOp& op, Timestamp micros, Timestamp now, Partition
       working.rows.erase(key);
       mutation.rows[key] = Row{micros - 1, {}};
     }
+    // A collection's tombstone: the one set whole one microsecond before
+    // its new elements, as a plain write does (Coordinator::MutationOf).
+    for (const std::string& column : write.clear_collection()) {
+      EraseColumn(working.rows[key], column);
+      mutation.rows[key].cells[column] = Cell{micros - 1, true, "", 0, 0};
+    }
     for (const ColumnValue& put : write.put()) {
       Cell cell = LiveCell(put.value(), micros, write.ttl_seconds(), now);
-      working.rows[key].cells[put.column()] = cell;
-      mutation.rows[key].cells[put.column()] = std::move(cell);
+      // The ballot is this round's alone: its list elements are too.
+      const std::string name =
+          put.place() == ColumnValue::NAMED
+              ? put.column()
+              : ElementCellName(put.column(), ListElementPath(put.place() == ColumnValue::APPEND ? micros : -micros,
+                                                              ballot.unique(), ++list_elements));
+      working.rows[key].cells[name] = cell;
+      mutation.rows[key].cells[name] = std::move(cell);
     }
     for (const std::string& column : write.delete_column()) {
-      working.rows[key].cells.erase(column);
+      EraseColumn(working.rows[key], column);
       mutation.rows[key].cells[column] = Cell{micros, true, "", 0, 0};
     }
   }
@@ -94,6 +114,11 @@ bool Holds(const CasStatement& statement, const Row* row, Timestamp now, const R
     if (row != nullptr) {
       auto it = row->cells.find(condition.column());
       if (it != row->cells.end() && it->second.LiveAt(now)) cell = &it->second;
+      // A collection's element, unless the collection's tombstone shadows it.
+      if (cell != nullptr && IsElementCell(condition.column())) {
+        const Cell* collection = row->CollectionTombstoneOf(condition.column());
+        if (collection != nullptr && cell->timestamp <= collection->timestamp) cell = nullptr;
+      }
     }
     if (cell == nullptr) {
       if (condition.op() != Condition::NE) return false;
@@ -104,8 +129,10 @@ bool Holds(const CasStatement& statement, const Row* row, Timestamp now, const R
   return true;
 }
 
-BatchEvaluation EvaluateBatch(const std::vector<CasOp>& batch, const Partition& current,
-                              Timestamp ballot_micros, Timestamp now, ConsistencyLevel serial_level) {
+BatchEvaluation EvaluateBatch(const std::vector<CasOp>& batch, const Partition& current, const Ballot& ballot,
+                              Timestamp now, ConsistencyLevel serial_level) {
+  const Timestamp ballot_micros = ballot.micros();
+  uint64_t list_elements = 0;
   CHARYBDIS_ASSERT(!batch.empty());
   CHARYBDIS_ASSERT(ballot_micros > 0);
   BatchEvaluation evaluation;
@@ -128,7 +155,7 @@ BatchEvaluation EvaluateBatch(const std::vector<CasOp>& batch, const Partition& 
     if (holds) {
       evaluation.any_applied = true;
       response.set_write_timestamp(ballot_micros);
-      ApplyStatements(op, ballot_micros, now, working, evaluation.mutation);
+      ApplyStatements(op, ballot, now, list_elements, working, evaluation.mutation);
     } else {
       AddVisibleRows(working, now, &rows, columns, response);
     }
@@ -224,7 +251,14 @@ Proposal Restamped(const PartitionData& mutation, const std::string& table, cons
   Partition restamped = Partition::FromProto(mutation);
   for (auto& [key, row] : restamped.rows) {
     if (row.tombstone) row.tombstone = ballot.micros() - 1;
-    for (auto& [column, cell] : row.cells) cell.timestamp = ballot.micros();
+    for (auto cell = row.cells.begin(); cell != row.cells.end(); ++cell) {
+      // A collection set whole: its tombstone stays just below the
+      // elements it puts (the next cells: cell.h), as ApplyStatements made it.
+      const auto next = std::next(cell);
+      const bool below_elements = cell->second.tombstone && next != row.cells.end() && IsElementCell(next->first) &&
+                                  ColumnOfCell(next->first) == cell->first && next->second.timestamp > cell->second.timestamp;
+      cell->second.timestamp = ballot.micros() - (below_elements ? 1 : 0);
+    }
   }
   CHARYBDIS_ASSERT(restamped.rows.size() == static_cast<size_t>(mutation.rows_size()));
   Proposal proposal;

@@ -44,8 +44,10 @@ struct BatchEvaluation {
   Partition mutation;                   // what the applied ones write
   bool any_applied = false;
 };
-BatchEvaluation EvaluateBatch(const std::vector<CasOp>& batch, const Partition& current,
-                              Timestamp ballot_micros, Timestamp now, ConsistencyLevel serial_level);
+// The mutation is stamped with the ballot's time; list elements it adds
+// are named by the ballot (ListElementPath).
+BatchEvaluation EvaluateBatch(const std::vector<CasOp>& batch, const Partition& current, const Ballot& ballot,
+                              Timestamp now, ConsistencyLevel serial_level);
 
 // A serial read's answer: the rows of `read` in `current`.
 ClientResponse SerialReadAnswer(const ReadOp& read, const Partition& current, Timestamp now,

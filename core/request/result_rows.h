@@ -18,7 +18,11 @@ class ReadColumns {
   ReadColumns() = default;
   explicit ReadColumns(const google::protobuf::RepeatedPtrField<std::string>& columns);
 
-  bool Includes(const std::string& column) const { return columns_.empty() || columns_.count(column) > 0; }
+  // Whether a cell is read: its column's (a collection's element belongs
+  // to its column, core/data/cell.h).
+  bool Includes(const std::string& cell_name) const {
+    return columns_.empty() || columns_.count(std::string(ColumnOfCell(cell_name))) > 0;
+  }
   // Whether `row` has a live cell at `now` among the columns.
   bool Exists(const Row& row, Timestamp now) const;
 

@@ -377,6 +377,41 @@ def check_range_deletes(cluster, session):
     refused(session, "DELETE FROM events WHERE stream = 'x' IF EXISTS", InvalidRequest)
 
 
+def check_collections(cluster, session):
+    # Sets, maps and lists, frozen and not, through the driver's own types:
+    # literals, bound values, element operations, and the schema it reads.
+    session.execute("CREATE TABLE profiles (id int PRIMARY KEY, tags set<text>, attrs map<text, int>,"
+                    " scores list<int>, labels frozen<set<int>>, runs map<text, frozen<list<double>>>)")
+    table = cluster.metadata.keyspaces["app"].tables["profiles"]
+    assert table.columns["labels"].cql_type == "frozen<set<int>>", table.columns["labels"].cql_type
+    assert table.columns["runs"].cql_type == "map<text, frozen<list<double>>>", table.columns["runs"].cql_type
+    session.execute("INSERT INTO profiles (id, tags, attrs, scores, labels) VALUES (1, {'b', 'a'}, {'x': 1}, [3, 1], {2, 1})")
+    insert = session.prepare("INSERT INTO profiles (id, tags, attrs, scores, runs) VALUES (?, ?, ?, ?, ?)")
+    session.execute(insert, (2, {"p", "q"}, {"k": 7}, [9, 8], {"r": [1.5, 0.5]}))
+    update = session.prepare("UPDATE profiles SET tags = tags + ?, attrs[?] = ?, scores = scores + ? WHERE id = ?")
+    session.execute(update, ({"c"}, "y", 2, [5], 1))
+    session.execute("UPDATE profiles SET scores = [0] + scores, tags = tags - {'a'}, attrs = attrs - {'x'} WHERE id = 1")
+    row = session.execute("SELECT tags, attrs, scores, labels FROM profiles WHERE id = 1").one()
+    assert sorted(row.tags) == ["b", "c"] and dict(row.attrs) == {"y": 2}, row
+    assert list(row.scores) == [0, 3, 1, 5] and sorted(row.labels) == [1, 2], row
+    row = session.execute("SELECT tags, attrs, scores, runs FROM profiles WHERE id = 2").one()
+    assert sorted(row.tags) == ["p", "q"] and dict(row.attrs) == {"k": 7} and list(row.scores) == [9, 8], row
+    assert {k: list(v) for k, v in row.runs.items()} == {"r": [1.5, 0.5]}, row
+    # Additions from many concurrent requests all stay.
+    add = session.prepare("UPDATE profiles SET tags = tags + ?, scores = scores + ? WHERE id = 3")
+    execute_concurrent_with_args(session, add, [({f"t{i}"}, [i]) for i in range(100)], concurrency=50)
+    row = session.execute("SELECT tags, scores FROM profiles WHERE id = 3").one()
+    assert len(row.tags) == 100 and sorted(row.scores) == list(range(100)), row
+    session.execute("DELETE attrs['y'] FROM profiles WHERE id = 1")
+    session.execute("UPDATE profiles SET tags = {} WHERE id = 1")
+    row = session.execute("SELECT tags, attrs FROM profiles WHERE id = 1").one()
+    assert row.tags is None and row.attrs is None, row  # empty is null
+    applied = session.execute("UPDATE profiles SET labels = {5} WHERE id = 1 IF labels = {1, 2}").one()
+    assert applied[0], applied
+    refused(session, "UPDATE profiles SET tags['a'] = 'b' WHERE id = 1", InvalidRequest)
+    refused(session, "SELECT WRITETIME(tags) FROM profiles WHERE id = 1", InvalidRequest)
+
+
 def check_compression(local):
     # Frame compression as the driver asks for it in STARTUP: LZ4 (its
     # first choice, so every other check's connections use it too when
@@ -971,7 +1006,7 @@ def check_shard_aware_port(cluster, session, local):
 
 
 CHECKS = [check_protocol_fallback, check_schema, check_schema_changes, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
-          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_range_deletes, check_errors]
+          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_range_deletes, check_collections, check_errors]
 
 
 def main():
@@ -997,7 +1032,7 @@ def main():
         node_modules = os.path.abspath(args.nodejs) if args.nodejs else None
         if node_modules:
             checks.append(("check_nodejs", lambda: check_nodejs(local, node_modules, list(local.cql.values()),
-                                                                 ["--range-deletes"])))
+                                                                 ["--range-deletes", "--collections"])))
         checks.append(("check_shard_aware_port", lambda: check_shard_aware_port(cluster, session, local)))
         checks.append(("check_node_down", lambda: check_node_down(cluster, session, local, gocql_check)))
         checks.append(("check_auth", lambda: check_auth(local.ctl, local.directory + "-auth", gocql_check,

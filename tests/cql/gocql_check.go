@@ -313,6 +313,31 @@ func checkRangeDeletes(s *gocql.Session) error {
 	return nil
 }
 
+// Sets, maps and lists as gocql's own types: bound whole, added to, read back.
+func checkCollections(s *gocql.Session) error {
+	if err := s.Query("CREATE TABLE IF NOT EXISTS gocheck.profiles (id int PRIMARY KEY, tags set<text>, attrs map<text, int>, scores list<int>)").Exec(); err != nil {
+		return err
+	}
+	if err := s.Query("INSERT INTO gocheck.profiles (id, tags, attrs, scores) VALUES (?, ?, ?, ?)",
+		1, []string{"b", "a"}, map[string]int{"x": 1}, []int{3, 1}).Exec(); err != nil {
+		return err
+	}
+	if err := s.Query("UPDATE gocheck.profiles SET tags = tags + ?, attrs[?] = ?, scores = ? + scores WHERE id = ?",
+		[]string{"c"}, "y", 2, []int{0}, 1).Exec(); err != nil {
+		return err
+	}
+	var tags []string
+	var attrs map[string]int
+	var scores []int
+	if err := s.Query("SELECT tags, attrs, scores FROM gocheck.profiles WHERE id = 1").Scan(&tags, &attrs, &scores); err != nil {
+		return err
+	}
+	if fmt.Sprint(tags) != "[a b c]" || fmt.Sprint(attrs) != "map[x:1 y:2]" || fmt.Sprint(scores) != "[0 3 1]" {
+		return fmt.Errorf("read back tags %v, attrs %v, scores %v", tags, attrs, scores)
+	}
+	return nil
+}
+
 func checkErrors(s *gocql.Session) error {
 	for _, want := range []struct {
 		statement string
@@ -383,7 +408,7 @@ func main() {
 	checks := []namedCheck{
 		{"schema", checkSchema}, {"levels", checkLevels}, {"insert_if_not_exists_once", checkInsertIfNotExistsOnce},
 		{"failed_update_returns_row", checkFailedUpdateReturnsRow}, {"conditional_batch", checkConditionalBatch},
-		{"paging_and_order", checkPagingAndOrder}, {"range_deletes", checkRangeDeletes}, {"errors", checkErrors},
+		{"paging_and_order", checkPagingAndOrder}, {"range_deletes", checkRangeDeletes}, {"collections", checkCollections}, {"errors", checkErrors},
 		{"compression", checkCompression},
 	}
 	if *oneNodeDown {

@@ -51,6 +51,21 @@ async function checkRangeDeletes(client) {
   if (none.length !== 0) throw new Error(`after a partition delete: ${none}`);
 }
 
+// Sets, maps and lists as the driver's own types (arrays and objects):
+// bound whole, added to, read back in order.
+async function checkCollections(client) {
+  const options = { prepare: true, consistency: cassandra.types.consistencies.quorum };
+  await client.execute('CREATE TABLE IF NOT EXISTS nodeprofiles (id int PRIMARY KEY, tags set<text>, ' +
+    'attrs map<text, int>, scores list<int>)');
+  await client.execute('INSERT INTO nodeprofiles (id, tags, attrs, scores) VALUES (?, ?, ?, ?)',
+    [1, ['b', 'a'], { x: 1 }, [3, 1]], options);
+  await client.execute('UPDATE nodeprofiles SET tags = tags + ?, attrs[?] = ?, scores = ? + scores WHERE id = ?',
+    [['c'], 'y', 2, [0], 1], options);
+  const row = (await client.execute('SELECT tags, attrs, scores FROM nodeprofiles WHERE id = 1', [], options)).first();
+  const got = JSON.stringify([row.tags, row.attrs, row.scores]);
+  if (got !== JSON.stringify([['a', 'b', 'c'], { x: 1, y: 2 }, [0, 3, 1]])) throw new Error(`collections read back ${got}`);
+}
+
 async function main() {
   const [host, port] = argument('--address').split(':');
   const expected = argument('--expect').split(',');
@@ -84,8 +99,11 @@ async function main() {
     // Where the schema of tests/cql/schema.cql is (its events table).
     const ranges = process.argv.includes('--range-deletes');
     if (ranges) await checkRangeDeletes(client);
+    const collections = process.argv.includes('--collections');
+    if (collections) await checkCollections(client);
     console.log(`nodejs: cassandra-driver ${require('cassandra-driver/package.json').version} found ` +
-      `${expected.length} nodes and wrote and read at ALL through each${ranges ? '; range deletes hold' : ''}`);
+      `${expected.length} nodes and wrote and read at ALL through each${ranges ? '; range deletes hold' : ''}` +
+      `${collections ? '; collections hold' : ''}`);
   } finally {
     await client.shutdown();
   }
