@@ -28,13 +28,25 @@ int64_t BigEndianSigned(const std::string& bytes) {
   return shift >= 64 ? 0 : static_cast<int64_t>(value << shift) >> shift;
 }
 
+constexpr uint16_t kSet = 0x0022;
+
+// A column's [option]: its type, and a set's element type (0 for others).
+struct ColumnType {
+  uint16_t kind = 0;
+  uint16_t element = 0;
+};
+
 // A value of a column of type `type`; false if the type is not one of ours.
-bool DecodeValue(uint16_t type, const std::string& bytes, model::Value& value) {
-  switch (type) {
+bool DecodeValue(ColumnType type, const std::string& bytes, model::Value& value) {
+  if (type.kind == kSet) {
+    value = bytes;
+    return type.element == kInt && IntSetElements(value).has_value();
+  }
+  switch (type.kind) {
     case kInt:
     case kBigint:
     case kBoolean:
-      if (bytes.size() != (type == kInt ? 4u : type == kBigint ? 8u : 1u)) return false;
+      if (bytes.size() != (type.kind == kInt ? 4u : type.kind == kBigint ? 8u : 1u)) return false;
       value = BigEndianSigned(bytes);
       return true;
     case kVarchar:
@@ -55,19 +67,21 @@ void DecodeRows(cql::Reader& in, CqlAnswer& answer) {
     in.String();
     in.String();
   }
-  std::vector<uint16_t> types;
+  std::vector<ColumnType> types;
   for (int32_t i = 0; i < count && in.ok(); i++) {
     if (!global_table) {
       in.String();
       in.String();
     }
     answer.columns.push_back(in.String());
-    types.push_back(in.UnsignedShort());
+    ColumnType& type = types.emplace_back();
+    type.kind = in.UnsignedShort();
+    if (type.kind == kSet) type.element = in.UnsignedShort();
   }
   const int32_t rows = in.Int();
   for (int32_t r = 0; r < rows && in.ok(); r++) {
     std::vector<std::optional<model::Value>> row;
-    for (uint16_t type : types) {
+    for (ColumnType type : types) {
       const cql::Value bytes = in.Bytes();
       if (!bytes.bytes) {
         row.push_back(std::nullopt);
@@ -75,7 +89,7 @@ void DecodeRows(cql::Reader& in, CqlAnswer& answer) {
       }
       model::Value value;
       if (!DecodeValue(type, *bytes.bytes, value)) {
-        answer.malformed = absl::StrCat("a value of type ", type, ", which the workload does not use");
+        answer.malformed = absl::StrCat("a value of type ", type.kind, ", which the workload does not use");
         return;
       }
       row.push_back(std::move(value));
@@ -85,6 +99,21 @@ void DecodeRows(cql::Reader& in, CqlAnswer& answer) {
 }
 
 }  // namespace
+
+std::optional<std::vector<model::Value>> IntSetElements(const model::Value& value) {
+  const std::string* native = std::get_if<std::string>(&value);
+  if (native == nullptr || native->size() < 4) return std::nullopt;
+  const int64_t count = BigEndianSigned(native->substr(0, 4));
+  // Each element: its length (4), then 4 bytes.
+  if (count < 0 || native->size() != 4 + 8 * static_cast<size_t>(count)) return std::nullopt;
+  std::vector<model::Value> elements;
+  for (int64_t i = 0; i < count; i++) {
+    const std::string element = native->substr(4 + 8 * i, 8);
+    if (BigEndianSigned(element.substr(0, 4)) != 4) return std::nullopt;
+    elements.push_back(BigEndianSigned(element.substr(4)));
+  }
+  return elements;
+}
 
 std::string StartupBody(cql::Compression compression) {
   std::map<std::string, std::string> options = {{"CQL_VERSION", "3.0.0"}};

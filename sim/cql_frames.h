@@ -44,7 +44,7 @@ struct CqlAnswer {
   int32_t error_code = 0;  // kError
   std::string error_message;
   // kRows: the column names, and each row's values (nullopt: null) by
-  // column, decoded by the column's type.
+  // column, decoded by the column's type (a set<int>: IntSetElements).
   std::vector<std::string> columns;
   std::vector<std::vector<std::optional<model::Value>>> rows;
   std::optional<std::string> paging_state;
@@ -52,6 +52,10 @@ struct CqlAnswer {
   // Why a frame could not be decoded (then kind is kOther).
   std::string malformed;
 };
+
+// A set<int>'s value in an answer is its native bytes, as text; its
+// elements (nullopt: not a set<int>'s value).
+std::optional<std::vector<model::Value>> IntSetElements(const model::Value& value);
 
 // A whole answer frame (header and body).
 CqlAnswer DecodeAnswer(const std::string& frame);

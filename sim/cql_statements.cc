@@ -136,12 +136,13 @@ std::vector<std::string> GeneratedSchema::Ddl(const std::string& replication) co
     order.push_back(absl::StrCat(clustering[i].name, descending[i] ? " DESC" : " ASC"));
   }
   for (const Column& column : regular) columns.push_back(absl::StrCat(column.name, " ", TypeName(column.type)));
+  for (const Column& column : sets) columns.push_back(absl::StrCat(column.name, " set<", TypeName(column.type), ">"));
   return {absl::StrCat("CREATE KEYSPACE ", keyspace, " WITH replication = ", replication),
           absl::StrCat("CREATE TABLE ", QualifiedTable(), " (", absl::StrJoin(columns, ", "), ", PRIMARY KEY (",
                        absl::StrJoin(key, ", "), ")) WITH CLUSTERING ORDER BY (", absl::StrJoin(order, ", "), ")")};
 }
 
-GeneratedSchema RandomSchema(const std::string& keyspace, Random& random) {
+GeneratedSchema RandomSchema(const std::string& keyspace, Random& random, bool with_set) {
   GeneratedSchema schema;
   schema.keyspace = keyspace;
   schema.table = "t";
@@ -154,6 +155,7 @@ GeneratedSchema RandomSchema(const std::string& keyspace, Random& random) {
   }
   schema.regular = {{"v1", Type::kInt}, {"v2", Type::kText}};
   if (random.Chance(0.5)) schema.regular.push_back({"v3", Type::kBigint});
+  if (with_set) schema.sets.push_back({"s", Type::kInt});
   return schema;
 }
 
@@ -297,6 +299,9 @@ std::string StatementGenerator::SomeColumns(Random& random) const {
     // Half with when it was written: the checker wants the version read
     // to carry that timestamp.
     if (random.Chance(0.5)) names.push_back(absl::StrCat("WRITETIME(", column.name, ")"));
+  }
+  for (const GeneratedSchema::Column& column : schema_.sets) {
+    if (random.Chance(0.5)) names.push_back(column.name);  // no WRITETIME of a non-frozen set
   }
   // The clustering columns somewhere among them: answers name their columns.
   for (const GeneratedSchema::Column& column : schema_.clustering) {
@@ -562,6 +567,9 @@ std::pair<std::string, model::Write> StatementGenerator::PlainWrite(Random& rand
   const std::string using_time = absl::StrCat(" USING TIMESTAMP ", timestamp_us);
   // Deletes take no TTL.
   const std::string using_ttl = absl::StrCat(using_time, ttl_seconds > 0 ? absl::StrCat(" AND TTL ", ttl_seconds) : "");
+  if (!schema_.sets.empty() && random.Chance(spec_.set_write_fraction())) {
+    return PlainSetWrite(random, partition, key, using_time, using_ttl, ttl_seconds);
+  }
   const uint64_t form = random.Below(5);
   if (form == 3 && random.Chance(0.4)) return PlainRangeDelete(random, partition, key, using_time);
   if (form == 3) {
@@ -593,6 +601,65 @@ std::pair<std::string, model::Write> StatementGenerator::PlainWrite(Random& rand
   }
   return {absl::StrCat("UPDATE ", table, using_ttl, " SET ", absl::StrJoin(sets, ", "), WhereRow(partition, key)),
           std::move(write)};
+}
+
+std::pair<std::string, model::Write> StatementGenerator::PlainSetWrite(Random& random, int64_t partition,
+                                                                       const model::Key& row,
+                                                                       const std::string& using_time,
+                                                                       const std::string& using_ttl,
+                                                                       int64_t ttl_seconds) const {
+  const std::string& set = schema_.sets[random.Below(schema_.sets.size())].name;
+  model::Write write;
+  write.clustering = row;
+  // A few elements of few values: clients add and remove the same ones.
+  std::vector<std::string> literals;
+  std::vector<model::Value> elements;
+  const uint64_t count = random.Below(4);
+  for (uint64_t i = 0; i < count; i++) {
+    elements.push_back(static_cast<int64_t>(random.Below(6)));
+    literals.push_back(CqlLiteral(elements.back()));
+  }
+  const std::string literal = absl::StrCat("{", absl::StrJoin(literals, ", "), "}");
+  model::SetWrite& change = write.sets[set];
+  const std::string update = absl::StrCat("UPDATE ", schema_.QualifiedTable(), using_ttl, " SET ", set, " = ");
+  switch (random.Below(6)) {
+    case 0:
+    case 1:  // additions, the most common change
+      write.kind = model::Write::Kind::kUpdate;
+      write.ttl_seconds = ttl_seconds;
+      change.added = elements;
+      return {absl::StrCat(update, set, " + ", literal, WhereRow(partition, row)), std::move(write)};
+    case 2:  // removals: tombstones take no TTL
+      write.kind = model::Write::Kind::kUpdate;
+      change.removed = elements;
+      return {absl::StrCat("UPDATE ", schema_.QualifiedTable(), using_time, " SET ", set, " = ", set, " - ", literal,
+                           WhereRow(partition, row)),
+              std::move(write)};
+    case 3:  // the set whole ({} deletes it, a microsecond before the write)
+      write.kind = model::Write::Kind::kUpdate;
+      write.ttl_seconds = ttl_seconds;
+      change.whole = model::SetWrite::Whole::kReplace;
+      change.added = elements;
+      return {absl::StrCat(update, literal, WhereRow(partition, row)), std::move(write)};
+    case 4: {  // an INSERT of the set: the row marker too
+      write.kind = model::Write::Kind::kInsert;
+      write.ttl_seconds = ttl_seconds;
+      change.whole = model::SetWrite::Whole::kReplace;
+      change.added = elements;
+      std::string text = InsertText(partition, write, using_ttl);
+      text.replace(text.find(") VALUES ("), 0, absl::StrCat(", ", set));
+      text.replace(text.rfind(")"), 0, absl::StrCat(", ", literal));
+      return {std::move(text), std::move(write)};
+    }
+    default:  // deleted, at the write's time
+      write.kind = model::Write::Kind::kDeleteColumns;
+      change.whole = model::SetWrite::Whole::kDelete;
+      return {random.Chance(0.5) ? absl::StrCat("DELETE ", set, " FROM ", schema_.QualifiedTable(), using_time,
+                                                WhereRow(partition, row))
+                                 : absl::StrCat("UPDATE ", schema_.QualifiedTable(), using_time, " SET ", set,
+                                                " = null", WhereRow(partition, row)),
+              std::move(write)};
+  }
 }
 
 }  // namespace charybdis::sim

@@ -31,6 +31,8 @@ struct GeneratedSchema {
   std::vector<Column> clustering;  // one or two, int, bigint or text
   std::vector<bool> descending;    // by clustering column
   std::vector<Column> regular;
+  // Non-frozen set<int> columns (ints only), written by plain writes.
+  std::vector<Column> sets;
 
   std::string QualifiedTable() const { return keyspace + "." + table; }
   // The partition key's columns, "pk" or "pk, pk2".
@@ -53,7 +55,8 @@ struct GeneratedSchema {
   std::vector<std::string> Ddl(const std::string& replication) const;
 };
 
-GeneratedSchema RandomSchema(const std::string& keyspace, Random& random);
+// `with_set`: with a set<int> column `s` too (CqlWorkload.set_write_fraction).
+GeneratedSchema RandomSchema(const std::string& keyspace, Random& random, bool with_set = false);
 
 // One operation: its CQL, and the model operation the answer completes
 // (kind, partition, statements or slice).
@@ -144,6 +147,11 @@ class StatementGenerator {
   // first clustering column.
   std::pair<std::string, model::Write> PlainRangeDelete(Random& random, int64_t partition, const model::Key& row,
                                                         const std::string& using_time) const;
+  // A write of set column `s` of `row`: elements added or removed, the set
+  // written whole or deleted.
+  std::pair<std::string, model::Write> PlainSetWrite(Random& random, int64_t partition, const model::Key& row,
+                                                     const std::string& using_time, const std::string& using_ttl,
+                                                     int64_t ttl_seconds) const;
   // One conditional statement on `row`: its CQL (no trailing semicolon)
   // and its model form.
   std::pair<std::string, model::LwtStatement> Conditional(Random& random, int64_t partition, uint32_t row) const;

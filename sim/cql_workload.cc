@@ -132,7 +132,7 @@ CqlWorkload::CqlWorkload(Simulator& simulator, Cluster& cluster, std::string nam
       generator_(
           [&] {
             Random schema_random = random.Fork(1);
-            return RandomSchema(KeyspaceName(name_), schema_random);
+            return RandomSchema(KeyspaceName(name_), schema_random, spec.set_write_fraction() > 0);
           }(),
           spec),
       // The row of a partition past the conditional and plain ones.
@@ -764,6 +764,14 @@ bool CqlWorkload::ObservedRowOf(const CqlAnswer& answer, size_t row, model::Obse
         if (!std::holds_alternative<int64_t>(*value)) return false;
         observed.written_at_us[regular.name] = std::get<int64_t>(*value);
       }
+    }
+    for (const GeneratedSchema::Column& set : schema.sets) {
+      if (answer.columns[c] != set.name) continue;
+      std::vector<model::Value>& elements = observed.sets[set.name];  // null: none
+      if (!value) continue;
+      std::optional<std::vector<model::Value>> decoded = IntSetElements(*value);
+      if (!decoded) return false;
+      elements = std::move(*decoded);
     }
   }
   return std::find(found.begin(), found.end(), false) == found.end();

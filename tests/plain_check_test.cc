@@ -3,7 +3,8 @@
 // missed, an older timestamp winning, a deleted or expired row returned, a
 // value nobody wrote, a row a range deletion covers, rows out of order or twice, a row dropped before a
 // LIMIT, a row returned with nothing live, selected or not, a WRITETIME
-// that is not the version's, a COUNT(*)
+// that is not the version's, a set missing an element it must hold or
+// holding one no write left, a COUNT(*)
 // below the rows that must exist or above those that can.
 
 #include "sim/model/plain_check.h"
@@ -281,6 +282,60 @@ TEST(PlainCheckTest, AWritetimeIsTheTimestampOfTheVersionRead) {
   ObservedRow null_with_time = Row(1, std::nullopt);
   null_with_time.written_at_us["v"] = 100;
   EXPECT_FALSE(Admitted({first, DeleteRow(20, 30, 1, 150), Insert(32, 35, 1, 9, 160), Read(40, 50, {null_with_time})}));
+}
+
+}  // namespace
+}  // namespace charybdis::sim::model
+
+namespace charybdis::sim::model {
+namespace {
+
+// A write of set column s of row 1: elements added or removed, or the set
+// whole (its tombstone a microsecond before the write) or deleted.
+PlainOp SetWriteOf(int64_t call_us, int64_t return_us, int64_t timestamp_us, SetWrite change,
+                   uint32_t replicas = kQuorum) {
+  PlainOp op = Op(PlainOp::Kind::kWrite, call_us, return_us, replicas);
+  op.write.kind = change.whole == SetWrite::Whole::kDelete ? Write::Kind::kDeleteColumns : Write::Kind::kUpdate;
+  op.write.clustering = K(1);
+  op.write.sets["s"] = std::move(change);
+  op.timestamp_us = timestamp_us;
+  return op;
+}
+
+ObservedRow SetRow(std::vector<int64_t> elements) {
+  ObservedRow row{K(1), {}, {}, {}};
+  for (int64_t element : elements) row.sets["s"].push_back(Value{element});
+  return row;
+}
+
+std::vector<Value> Values(std::vector<int64_t> numbers) { return std::vector<Value>(numbers.begin(), numbers.end()); }
+
+// Concurrent additions both stay; a set written whole drops what came
+// before it and keeps what it adds; a deletion wins a tie with an addition.
+TEST(PlainCheckTest, ASetHoldsEveryElementItMustAndNoneItCannot) {
+  const PlainOp add_1 = SetWriteOf(0, 10, 100, {SetWrite::Whole::kNone, Values({1}), {}});
+  const PlainOp add_2 = SetWriteOf(0, 10, 100, {SetWrite::Whole::kNone, Values({2}), {}});
+  EXPECT_TRUE(Admitted({add_1, add_2, Read(20, 30, {SetRow({1, 2})})}));
+  EXPECT_FALSE(Admitted({add_1, add_2, Read(20, 30, {SetRow({1})})}));
+  EXPECT_FALSE(Admitted({add_1, add_2, Read(20, 30, {SetRow({1, 2, 3})})}));
+
+  const PlainOp replace = SetWriteOf(40, 50, 200, {SetWrite::Whole::kReplace, Values({3}), {}});
+  EXPECT_TRUE(Admitted({add_1, add_2, replace, Read(60, 70, {SetRow({3})})}));
+  EXPECT_FALSE(Admitted({add_1, add_2, replace, Read(60, 70, {SetRow({1, 3})})}));
+  // An addition at the replacement's own time outlives its tombstone.
+  const PlainOp add_at_200 = SetWriteOf(40, 50, 200, {SetWrite::Whole::kNone, Values({4}), {}});
+  EXPECT_TRUE(Admitted({add_1, replace, add_at_200, Read(60, 70, {SetRow({3, 4})})}));
+  EXPECT_FALSE(Admitted({add_1, replace, add_at_200, Read(60, 70, {SetRow({3})})}));
+
+  const PlainOp remove_3 = SetWriteOf(80, 90, 300, {SetWrite::Whole::kNone, {}, Values({3})});
+  EXPECT_TRUE(Admitted({replace, remove_3, Read(100, 110, {})}));  // a row only its elements kept
+  const PlainOp delete_at_200 = SetWriteOf(80, 90, 200, {SetWrite::Whole::kDelete, {}, {}});
+  EXPECT_TRUE(Admitted({replace, add_at_200, delete_at_200, Read(100, 110, {})}));
+  EXPECT_FALSE(Admitted({replace, add_at_200, delete_at_200, Read(100, 110, {SetRow({4})})}));
+  // A set read beside other columns: an element in flight may or may not show.
+  const PlainOp in_flight = SetWriteOf(95, 200, 400, {SetWrite::Whole::kNone, Values({5}), {}});
+  EXPECT_TRUE(Admitted({replace, in_flight, Read(100, 110, {SetRow({3, 5})})}));
+  EXPECT_TRUE(Admitted({replace, in_flight, Read(100, 110, {SetRow({3})})}));
 }
 
 }  // namespace

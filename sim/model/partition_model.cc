@@ -61,6 +61,7 @@ void PartitionModel::Apply(const Write& write, int64_t timestamp_us, Moment now)
     return;
   }
   CHARYBDIS_ASSERT(write.clustering.size() == order_.columns());
+  CHARYBDIS_ASSERT(write.sets.empty());  // conditional writes set no set column
   Row& row = rows_[write.clustering];
   switch (write.kind) {
     case Write::Kind::kInsert:

@@ -88,6 +88,18 @@ struct Slice {
   auto operator<=>(const Slice&) const = default;
 };
 
+// What one write does to a set column (a non-frozen set: each element a
+// cell of its own, docs/cql.md "Collections"): the set's tombstone, then
+// its elements added and removed. Set whole (`s = {...}`, an INSERT), the
+// tombstone is one microsecond before the write, so the elements it adds
+// outlive it; deleted (`DELETE s`, `s = null`), at the write's time.
+struct SetWrite {
+  enum class Whole { kNone, kReplace, kDelete };
+  Whole whole = Whole::kNone;
+  std::vector<Value> added;
+  std::vector<Value> removed;
+};
+
 // One statement's effect on one row, or on a slice of rows.
 struct Write {
   enum class Kind { kInsert, kUpdate, kDeleteRow, kDeleteColumns, kDeleteRange };
@@ -98,6 +110,9 @@ struct Write {
   std::map<std::string, std::optional<Value>> columns;
   int64_t ttl_seconds = 0;  // 0: none
   Slice range;              // kDeleteRange: its bounds (no IN, no limit)
+  // kInsert, kUpdate, kDeleteColumns: set columns, by name (plain writes
+  // only: the LWT model has none).
+  std::map<std::string, SetWrite> sets;
 };
 
 // A row as a read may see it: whether it exists, and each column that may
@@ -118,6 +133,8 @@ struct ObservedRow {
   std::map<std::string, std::optional<Value>> columns;
   // WRITETIME of columns read with it (absent: not asked, or null).
   std::map<std::string, int64_t> written_at_us;
+  // The set columns read with it, each with its elements (none: null).
+  std::map<std::string, std::vector<Value>> sets;
 };
 
 // A condition of a conditional statement on one row.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "core/env/assert.h"
@@ -20,23 +21,76 @@ struct CellVersions {
   std::vector<Version> may;
 };
 
-struct RowVersions {
-  std::optional<int64_t> must_deleted_at_us;  // the newest row tombstone it must see
-  std::optional<int64_t> may_deleted_at_us;   // the newest it may see
-  std::map<std::string, CellVersions> cells;
-};
-
 void Newest(std::optional<int64_t>& kept, int64_t timestamp_us) {
   kept = std::max(kept.value_or(timestamp_us), timestamp_us);
 }
 
+// The newest tombstone a read must see, and the newest it may see.
+struct Deletions {
+  std::optional<int64_t> must_at_us;
+  std::optional<int64_t> may_at_us;
+
+  void Add(bool must, int64_t timestamp_us) {
+    if (must) Newest(must_at_us, timestamp_us);
+    Newest(may_at_us, timestamp_us);
+  }
+};
+
+// A set's element is a cell of its own here too, named by its column and
+// the element; the set's tombstones shadow its elements as a row's
+// tombstones shadow its cells.
+std::string ElementCell(const std::string& column, const Value& element) {
+  return absl::StrCat(column, "[", ValueText(element), "]");
+}
+// The set column an element's cell belongs to; "" for a column's own cell.
+std::string SetOfCell(const std::string& cell) {
+  const size_t bracket = cell.find('[');
+  return bracket == std::string::npos ? "" : cell.substr(0, bracket);
+}
+
+struct RowVersions {
+  Deletions row;                          // row and range tombstones
+  std::map<std::string, Deletions> sets;  // each set column's own tombstones
+  std::map<std::string, CellVersions> cells;
+
+  // What shadows the cell: the row's tombstones, and an element's set's.
+  std::optional<int64_t> MustDeletedAt(const std::string& cell) const { return DeletedAt(cell, &Deletions::must_at_us); }
+  std::optional<int64_t> MayDeletedAt(const std::string& cell) const { return DeletedAt(cell, &Deletions::may_at_us); }
+
+ private:
+  std::optional<int64_t> DeletedAt(const std::string& cell, std::optional<int64_t> Deletions::*which) const {
+    std::optional<int64_t> deleted = row.*which;
+    auto set = sets.find(SetOfCell(cell));
+    if (set != sets.end() && set->second.*which) Newest(deleted, *(set->second.*which));
+    return deleted;
+  }
+};
+
+void AddVersion(CellVersions& cell, bool must, Version version) {
+  if (must && (!cell.must_top || Wins(version, *cell.must_top))) cell.must_top = version;
+  cell.may.push_back(std::move(version));
+}
+
+// A write's set changes: the set's tombstone, then its elements.
+void AddSetWrites(const PlainOp& plain, bool must, RowVersions& row) {
+  for (const auto& [column, change] : plain.write.sets) {
+    if (change.whole != SetWrite::Whole::kNone) {
+      row.sets[column].Add(must, plain.timestamp_us - (change.whole == SetWrite::Whole::kReplace ? 1 : 0));
+    }
+    for (const Value& element : change.added) {
+      AddVersion(row.cells[ElementCell(column, element)], must,
+                 Stamped(Value{std::string()}, plain.timestamp_us, plain.write.ttl_seconds, plain.clock));
+    }
+    for (const Value& element : change.removed) {
+      AddVersion(row.cells[ElementCell(column, element)], must, Version{plain.timestamp_us, std::nullopt, std::nullopt});
+    }
+  }
+}
+
 void AddWrite(const PlainOp& plain, bool must, RowVersions& row) {
   const Write& write = plain.write;
-  auto add = [&](const std::string& column, Version version) {
-    CellVersions& cell = row.cells[column];
-    if (must && (!cell.must_top || Wins(version, *cell.must_top))) cell.must_top = version;
-    cell.may.push_back(std::move(version));
-  };
+  AddSetWrites(plain, must, row);
+  auto add = [&](const std::string& column, Version version) { AddVersion(row.cells[column], must, std::move(version)); };
   switch (write.kind) {
     case Write::Kind::kInsert:
       add(kMarker, Stamped(Value{std::string()}, plain.timestamp_us, write.ttl_seconds, plain.clock));
@@ -48,64 +102,95 @@ void AddWrite(const PlainOp& plain, bool must, RowVersions& row) {
       return;
     case Write::Kind::kDeleteRow:
     case Write::Kind::kDeleteRange:  // as a row tombstone on each row of its range
-      if (must) Newest(row.must_deleted_at_us, plain.timestamp_us);
-      Newest(row.may_deleted_at_us, plain.timestamp_us);
+      row.row.Add(must, plain.timestamp_us);
       return;
     case Write::Kind::kDeleteColumns:
-      CHARYBDIS_ASSERT(!write.columns.empty());
+      CHARYBDIS_ASSERT(!write.columns.empty() || !write.sets.empty());
       for (const auto& [column, ignored] : write.columns) add(column, Version{plain.timestamp_us, std::nullopt, std::nullopt});
       return;
   }
 }
 
+
 // Some set of the writes leaves `value` in the cell: one it may see, that
 // wins over all it must see, and is live at `now`; written at
 // `written_at_us` when given (the read asked WRITETIME).
-bool CanHold(const RowVersions& row, const CellVersions& cell, const Value& value, Moment now,
+bool CanHold(const RowVersions& row, const std::string& name, const CellVersions& cell, const Value& value, Moment now,
              std::optional<int64_t> written_at_us = std::nullopt) {
   for (const Version& version : cell.may) {
     if (version.value != value) continue;
     if (written_at_us && version.timestamp_us != *written_at_us) continue;
     if (cell.must_top && Wins(*cell.must_top, version)) continue;
-    if (VersionLiveness(version, row.must_deleted_at_us, now) != Liveness::kDead) return true;
+    if (VersionLiveness(version, row.MustDeletedAt(name), now) != Liveness::kDead) return true;
   }
   return false;
 }
 
 // Some set of the writes leaves the cell dead: those it must see, with
-// perhaps a row tombstone or a newer dead or expiring version added.
-bool CanBeDead(const RowVersions& row, const CellVersions& cell, Moment now) {
+// perhaps a row or set tombstone or a newer dead or expiring version added.
+bool CanBeDead(const RowVersions& row, const std::string& name, const CellVersions& cell, Moment now) {
   if (!cell.must_top) return true;
-  if (VersionLiveness(*cell.must_top, row.may_deleted_at_us, now) != Liveness::kLive) return true;
+  const std::optional<int64_t> deleted_at_us = row.MayDeletedAt(name);
+  if (VersionLiveness(*cell.must_top, deleted_at_us, now) != Liveness::kLive) return true;
   for (const Version& version : cell.may) {
     if (!Wins(version, *cell.must_top)) continue;
-    if (VersionLiveness(version, row.may_deleted_at_us, now) != Liveness::kLive) return true;
+    if (VersionLiveness(version, deleted_at_us, now) != Liveness::kLive) return true;
   }
   return false;
 }
 
 // What the writes a read must see leave in the cell, for messages.
-std::string MustText(const RowVersions& row, const CellVersions* cell) {
+std::string MustText(const RowVersions& row, const std::string& name, const CellVersions* cell) {
   std::string text = "nothing";
   if (cell != nullptr && cell->must_top) {
     const Version& top = *cell->must_top;
     text = absl::StrCat(top.value ? ValueText(*top.value) : "a tombstone", " at ", top.timestamp_us);
     if (top.expires) absl::StrAppend(&text, " expiring in [", top.expires->earliest_us, ", ", top.expires->latest_us, "] us");
   }
-  if (row.must_deleted_at_us) absl::StrAppend(&text, ", under a row tombstone at ", *row.must_deleted_at_us);
+  if (std::optional<int64_t> deleted = row.MustDeletedAt(name)) absl::StrAppend(&text, ", under a tombstone at ", *deleted);
   return text;
+}
+
+// Whether the read returned the cell (a column, or a set's element: it
+// returned the set).
+bool Returned(const ObservedRow& observed, const std::string& name) {
+  const std::string set = SetOfCell(name);
+  return set.empty() ? name != kMarker && observed.columns.count(name) > 0 : observed.sets.count(set) > 0;
 }
 
 // Some set of the writes leaves the row live by a cell the read did not
 // return: its marker, or a column it did not select.
 bool CanLiveUnread(const RowVersions& row, const ObservedRow& observed, Moment now) {
-  for (const auto& [column, cell] : row.cells) {
-    if (column != kMarker && observed.columns.count(column) > 0) continue;
+  for (const auto& [name, cell] : row.cells) {
+    if (Returned(observed, name)) continue;
     for (const Version& version : cell.may) {
-      if (version.value && CanHold(row, cell, *version.value, now)) return true;
+      if (version.value && CanHold(row, name, cell, *version.value, now)) return true;
     }
   }
   return false;
+}
+
+// Each set the read returned holds an element only if some set of the
+// writes leaves it there, and every element the writes it must see leave.
+std::optional<std::string> SetsAdmitted(const RowVersions& row, const ObservedRow& observed, Moment now) {
+  for (const auto& [column, elements] : observed.sets) {
+    std::set<std::string> read;
+    for (const Value& element : elements) {
+      const std::string name = ElementCell(column, element);
+      read.insert(name);
+      auto found = row.cells.find(name);
+      if (found == row.cells.end() || !CanHold(row, name, found->second, Value{std::string()}, now)) {
+        return absl::StrCat("row ", KeyText(observed.clustering), " set ", column, " holds ", ValueText(element),
+                            "; the writes it must see leave ", MustText(row, name, found == row.cells.end() ? nullptr : &found->second));
+      }
+    }
+    for (const auto& [name, cell] : row.cells) {
+      if (SetOfCell(name) != column || read.count(name) > 0 || CanBeDead(row, name, cell, now)) continue;
+      return absl::StrCat("row ", KeyText(observed.clustering), " set ", column, " lacks ", name.substr(column.size()),
+                          "; the writes it must see leave ", MustText(row, name, &cell));
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> RowAdmitted(const RowVersions& row, const ObservedRow& observed, Moment now) {
@@ -116,16 +201,18 @@ std::optional<std::string> RowAdmitted(const RowVersions& row, const ObservedRow
     auto written = observed.written_at_us.find(column);
     const std::optional<int64_t> written_at_us =
         written == observed.written_at_us.end() ? std::nullopt : std::optional<int64_t>(written->second);
-    const bool admitted = value ? cell != nullptr && CanHold(row, *cell, *value, now, written_at_us)
-                                : !written_at_us && (cell == nullptr || CanBeDead(row, *cell, now));
+    const bool admitted = value ? cell != nullptr && CanHold(row, column, *cell, *value, now, written_at_us)
+                                : !written_at_us && (cell == nullptr || CanBeDead(row, column, *cell, now));
     if (!admitted) {
       return absl::StrCat("row ", KeyText(observed.clustering), " column ", column, " read ",
                           value ? ValueText(*value) : "null",
                           written_at_us ? absl::StrCat(" written at ", *written_at_us) : "",
-                          "; the writes it must see leave ", MustText(row, cell));
+                          "; the writes it must see leave ", MustText(row, column, cell));
     }
     live = live || value.has_value();
   }
+  if (auto wrong = SetsAdmitted(row, observed, now)) return wrong;
+  for (const auto& [column, elements] : observed.sets) live = live || !elements.empty();
   if (!live && !CanLiveUnread(row, observed, now)) {
     return absl::StrCat("row ", KeyText(observed.clustering), " was returned with no live cell and no live row marker");
   }
@@ -133,8 +220,8 @@ std::optional<std::string> RowAdmitted(const RowVersions& row, const ObservedRow
 }
 
 bool CanBeAbsent(const RowVersions& row, Moment now) {
-  for (const auto& [column, cell] : row.cells) {
-    if (!CanBeDead(row, cell, now)) return false;
+  for (const auto& [name, cell] : row.cells) {
+    if (!CanBeDead(row, name, cell, now)) return false;
   }
   return true;
 }
