@@ -225,6 +225,34 @@ TEST_F(CqlCollectionsTest, BoundCollectionsAndConditionalWrites) {
   EXPECT_EQ(One("scores", 3), NativeCollection(Ints({1, 2, 3})));
 }
 
+TEST_F(CqlCollectionsTest, ConditionsCompareAWholeCollectionOrAMapEntry) {
+  const auto applied = [&](const std::string& text) {
+    const RowsOf rows = Rows(Query(text));
+    return !rows.empty() && rows[0][0] == cql::NativeBoolean(true);
+  };
+  Run("INSERT INTO app.profiles (id, tags, attrs, scores) VALUES (1, {'b', 'a'}, {'x': 1, 'y': 2}, [3, 1, 3])");
+  // A whole set, map or list, as a client writes it (in any order for a set).
+  EXPECT_TRUE(applied("UPDATE app.profiles SET attrs['z'] = 0 WHERE id = 1 IF tags = {'a', 'b'}"));
+  EXPECT_FALSE(applied("UPDATE app.profiles SET attrs['z'] = 0 WHERE id = 1 IF tags = {'a'}"));
+  EXPECT_TRUE(applied("UPDATE app.profiles SET attrs['z'] = 0 WHERE id = 1 IF tags != {'a'} AND scores = [3, 1, 3]"));
+  EXPECT_FALSE(applied("UPDATE app.profiles SET attrs['z'] = 0 WHERE id = 1 IF scores = [1, 3, 3]"));
+  EXPECT_TRUE(applied("UPDATE app.profiles SET attrs['w'] = 9 WHERE id = 1 IF attrs = {'x': 1, 'y': 2, 'z': 0}"));
+  // One entry of a map, with any comparison its values allow.
+  EXPECT_TRUE(applied("UPDATE app.profiles SET tags = tags + {'c'} WHERE id = 1 IF attrs['w'] = 9 AND attrs['x'] < 2"));
+  EXPECT_FALSE(applied("UPDATE app.profiles SET tags = tags + {'d'} WHERE id = 1 IF attrs['x'] > 1"));
+  EXPECT_FALSE(applied("UPDATE app.profiles SET tags = tags + {'d'} WHERE id = 1 IF attrs['none'] = 1"));
+  EXPECT_TRUE(applied("UPDATE app.profiles SET tags = tags + {'e'} WHERE id = 1 IF attrs['none'] != 1"));
+  EXPECT_EQ(One("tags"), NativeCollection({"a", "b", "c", "e"}));
+  // Elements a set written whole dropped are gone for conditions too.
+  Run("UPDATE app.profiles SET tags = {'n'} WHERE id = 1");
+  EXPECT_TRUE(applied("UPDATE app.profiles SET scores = [] WHERE id = 1 IF tags = {'n'}"));
+  EXPECT_TRUE(applied("UPDATE app.profiles SET attrs = {} WHERE id = 1 IF scores = []"));
+  EXPECT_EQ(ErrorOf(Query("UPDATE app.profiles SET attrs = {} WHERE id = 1 IF tags > {'a'}")),
+            "8704: a set<text> column can only be compared with = and !=");
+  EXPECT_EQ(ErrorOf(Query("UPDATE app.profiles SET attrs = {} WHERE id = 1 IF scores[0] = 1")),
+            "8704: conditions on an element of scores are supported on non-frozen maps only (a list's index needs a read)");
+}
+
 TEST_F(CqlCollectionsTest, WhatIsNotACollectionOperationIsRefused) {
   EXPECT_EQ(ErrorOf(Query("UPDATE app.profiles SET tags['a'] = 'b' WHERE id = 1")),
             "8704: Invalid operation (tags[?] = ?) for set column tags");

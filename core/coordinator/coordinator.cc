@@ -723,10 +723,15 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
     if (write.timestamp() != 0) return "a conditional write takes its timestamp from its ballot";
     if (std::string unknown = UnknownColumn(write, columns); !unknown.empty()) return unknown;
     for (const Condition& condition : statement.condition()) {
-      if (!columns.count(condition.column())) {
+      if (!columns.count(std::string(ColumnOfCell(condition.column())))) {
         return absl::StrCat("unknown column \"", condition.column(), "\" in a condition");
       }
       if (!Condition::Op_IsValid(condition.op())) return "unknown condition operator";
+      if (!Condition::Compared_IsValid(condition.compared())) return "unknown condition comparison";
+      if (condition.compared() != Condition::CELL &&
+          (IsElementCell(condition.column()) || (condition.op() != Condition::EQ && condition.op() != Condition::NE))) {
+        return "a condition on a collection's elements names its column and compares with = or != only";
+      }
     }
   }
   const ConsistencyLevel serial = op.serial_consistency();

@@ -166,17 +166,60 @@ class WriteBuilder {
     return absl::OkStatus();
   }
 
+  // What a condition compares: the column's cell, a map entry's, or a
+  // non-frozen collection's live elements (Condition.compared).
+  absl::Status Compared(const Column& column, const Condition& condition, charybdis::Condition& out) {
+    const std::string what = absl::StrCat("condition on ", column.name);
+    if (condition.element) {
+      const Type& key_type = column.type.params[0];
+      const Type& value_type = column.type.params[1];
+      absl::StatusOr<std::string> key = bindings_.Required(*condition.element, key_type, what);
+      if (!key.ok()) return key.status();
+      absl::StatusOr<std::string> value = bindings_.Required(condition.value, value_type, what);
+      if (!value.ok()) return value.status();
+      out.set_column(ElementCellName(column.storage, ToComparable(key_type, *key)));
+      out.set_value(ToComparable(value_type, *value));
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::string> value = bindings_.Required(condition.value, column.type, what);
+    if (!value.ok()) return value.status();
+    out.set_column(column.storage);
+    if (!column.type.multi_cell()) {
+      out.set_value(ToComparable(column.type, *value));
+      return absl::OkStatus();
+    }
+    // As the stored elements are: a set's by element, a map's by key
+    // with its value, a list's values in order (core/data/cell.h).
+    const Type& type = column.type;
+    std::vector<std::pair<std::string, std::string>> elements;
+    const std::string canonical = ToComparable(type, *value);
+    if (type.kind == Kind::kMap) {
+      const std::optional<std::vector<std::pair<std::string, std::string>>> entries = SplitMap(canonical);
+      CHARYBDIS_ASSERT(entries.has_value());  // bound values are checked, literals made well
+      for (const auto& [key, entry] : *entries) {
+        elements.emplace_back(ToComparable(type.params[0], key), ToComparable(type.params[1], entry));
+      }
+    } else {
+      const std::optional<std::vector<std::string>> values = SplitCollection(canonical);
+      CHARYBDIS_ASSERT(values.has_value());
+      for (const std::string& element : *values) {
+        elements.emplace_back(type.kind == Kind::kSet ? ToComparable(type.params[0], element) : "",
+                              type.kind == Kind::kSet ? "" : ToComparable(type.params[0], element));
+      }
+    }
+    out.set_compared(type.kind == Kind::kList ? charybdis::Condition::ELEMENT_VALUES : charybdis::Condition::ELEMENTS);
+    out.set_value(ElementsForm(elements, type.kind != Kind::kList));
+    return absl::OkStatus();
+  }
+
   absl::Status Conditions(const IfClause& clause, CasStatement& statement) {
     statement.set_if_exists(clause.exists);
     statement.set_if_not_exists(clause.not_exists);
     for (const Condition& condition : clause.conditions) {
       CHARYBDIS_ASSERT(table_.Find(condition.column) != nullptr);
       const Column& column = *table_.Find(condition.column);
-      absl::StatusOr<std::string> value = bindings_.Required(condition.value, column.type, absl::StrCat("condition on ", column.name));
-      if (!value.ok()) return value.status();
       charybdis::Condition* out = statement.add_condition();
-      out->set_column(column.storage);
-      out->set_value(ToComparable(column.type, *value));
+      if (absl::Status compared = Compared(column, condition, *out); !compared.ok()) return compared;
       out->set_op(condition.op == Operator::kEq   ? charybdis::Condition::EQ
                   : condition.op == Operator::kNe ? charybdis::Condition::NE
                   : condition.op == Operator::kLt ? charybdis::Condition::LT

@@ -319,6 +319,10 @@ class Parser {
       do {
         Condition condition;
         condition.column = Identifier();
+        if (Accept("[")) {
+          condition.element = ParseTerm();
+          Expect("]");
+        }
         condition.op = ParseOperator().value_or(Operator::kEq);
         if (condition.op == Operator::kIn) Fail("IF ... IN is not supported");
         condition.value = ParseTerm();

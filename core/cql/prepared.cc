@@ -115,7 +115,20 @@ class Checker {
       const Column* column = ColumnOf(table, condition.column);
       if (column == nullptr) return;
       if (column->kind != Column::Kind::kRegular) Fail(absl::StrCat("PRIMARY KEY column '", column->name, "' cannot have IF conditions"));
-      if (column->type.multi_cell()) Fail(absl::StrCat("conditions on the non-frozen collection ", column->name, " are not supported yet"));
+      if (condition.element) {
+        // IF m[k] op v: the entry's value, compared as a column of its type.
+        if (!column->type.multi_cell() || column->type.kind != Kind::kMap) {
+          return Fail(absl::StrCat("conditions on an element of ", column->name,
+                                   " are supported on non-frozen maps only (a list's index needs a read)"));
+        }
+        Bind(*condition.element, absl::StrCat("key(", column->name, ")"), column->type.params[0], table);
+        const Type& value = column->type.params[1];
+        if (condition.op != Operator::kEq && condition.op != Operator::kNe && !IsOrdered(value)) {
+          Fail(absl::StrCat("a ", TypeName(value), " value can only be compared with = and !="));
+        }
+        Bind(condition.value, absl::StrCat("value(", column->name, ")"), value, table);
+        continue;
+      }
       if (condition.op != Operator::kEq && condition.op != Operator::kNe && !IsOrdered(column->type)) {
         Fail(absl::StrCat("a ", TypeName(column->type), " column can only be compared with = and !="));
       }

@@ -51,6 +51,7 @@ struct Condition {
   std::string column;
   Operator op = Operator::kEq;
   Term value;
+  std::optional<Term> element;  // IF m[k] op value: a map's entry
 };
 
 // A modification's IF: nothing, IF EXISTS, IF NOT EXISTS, or conditions.

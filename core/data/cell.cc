@@ -47,6 +47,19 @@ std::string ElementCellName(std::string_view column, std::string_view path) {
   return name;
 }
 
+std::string ElementsForm(const std::vector<std::pair<std::string, std::string>>& elements, bool with_paths) {
+  std::string form;
+  for (const auto& [path, value] : elements) {
+    if (with_paths) {
+      AppendBigEndian(form, path.size(), 4);
+      form.append(path);
+    }
+    AppendBigEndian(form, value.size(), 4);
+    form.append(value);
+  }
+  return form;
+}
+
 std::string ListElementPath(Timestamp position, uint64_t origin, uint64_t sequence) {
   std::string path;
   AppendBigEndian(path, static_cast<uint64_t>(position) ^ (uint64_t{1} << 63), 8);

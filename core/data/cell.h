@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace charybdis {
 
@@ -45,6 +47,11 @@ inline std::string_view ColumnOfCell(std::string_view cell_name) {
 }
 // An element's path. REQUIRES: IsElementCell(cell_name), one this names.
 std::string PathOfCell(std::string_view cell_name);
+
+// A collection's elements as one string, for conditions that compare a
+// whole collection (Condition.compared): each element's path (when
+// `with_paths`) and value, length-prefixed, in the order given.
+std::string ElementsForm(const std::vector<std::pair<std::string, std::string>>& elements, bool with_paths);
 
 // The path of a list element, unique however many coordinators add to the
 // list at once (ScyllaDB #7611 gave two appends one name): its position

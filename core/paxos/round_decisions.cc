@@ -105,11 +105,33 @@ Partition CurrentPartition(const std::map<NodeId, PaxosPromise>& promises, const
   return current;
 }
 
+// A collection's live elements at `now` (those its tombstone does not
+// shadow), as a condition compares them.
+std::string ElementsOf(const Row& row, const std::string& column, bool with_paths, Timestamp now) {
+  const Cell* tombstone = nullptr;
+  if (auto own = row.cells.find(column); own != row.cells.end() && own->second.tombstone) tombstone = &own->second;
+  std::vector<std::pair<std::string, std::string>> elements;
+  for (auto it = row.cells.upper_bound(column); it != row.cells.end() && IsElementCell(it->first) &&
+                                                 ColumnOfCell(it->first) == column;
+       ++it) {
+    if (!it->second.LiveAt(now) || (tombstone != nullptr && it->second.timestamp <= tombstone->timestamp)) continue;
+    elements.emplace_back(PathOfCell(it->first), it->second.value);
+  }
+  return ElementsForm(elements, with_paths);
+}
+
 bool Holds(const CasStatement& statement, const Row* row, Timestamp now, const ReadColumns& columns) {
   const bool exists = row != nullptr && columns.Exists(*row, now);
   if (statement.if_not_exists()) return !exists;
   if (statement.if_exists() && !exists) return false;
   for (const Condition& condition : statement.condition()) {
+    if (condition.compared() != Condition::CELL) {
+      CHARYBDIS_ASSERT(condition.op() == Condition::EQ || condition.op() == Condition::NE);  // checked when asked
+      const std::string elements =
+          row == nullptr ? "" : ElementsOf(*row, condition.column(), condition.compared() == Condition::ELEMENTS, now);
+      if ((elements == condition.value()) != (condition.op() == Condition::EQ)) return false;
+      continue;
+    }
     const Cell* cell = nullptr;
     if (row != nullptr) {
       auto it = row->cells.find(condition.column());

@@ -408,6 +408,10 @@ def check_collections(cluster, session):
     assert row.tags is None and row.attrs is None, row  # empty is null
     applied = session.execute("UPDATE profiles SET labels = {5} WHERE id = 1 IF labels = {1, 2}").one()
     assert applied[0], applied
+    conditional = session.prepare("UPDATE profiles SET scores = scores + [1] WHERE id = 2 IF tags = ? AND attrs[?] = ?")
+    assert session.execute(conditional, ({"q", "p"}, "k", 7)).one()[0]
+    assert not session.execute(conditional, ({"p"}, "k", 7)).one()[0]
+    assert list(session.execute("SELECT scores FROM profiles WHERE id = 2").one().scores) == [9, 8, 1]
     refused(session, "UPDATE profiles SET tags['a'] = 'b' WHERE id = 1", InvalidRequest)
     refused(session, "SELECT WRITETIME(tags) FROM profiles WHERE id = 1", InvalidRequest)
 
