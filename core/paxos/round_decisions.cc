@@ -105,17 +105,17 @@ Partition CurrentPartition(const std::map<NodeId, PaxosPromise>& promises, const
   return current;
 }
 
-// A collection's live elements at `now` (those its tombstone does not
-// shadow), as a condition compares them.
+// A collection's live elements at `now`, as a condition compares them.
+// REQUIRES: a compacted row (CurrentPartition, and ApplyStatements keeps
+// it so): no element its collection's tombstone shadows.
 std::string ElementsOf(const Row& row, const std::string& column, bool with_paths, Timestamp now) {
-  const Cell* tombstone = nullptr;
-  if (auto own = row.cells.find(column); own != row.cells.end() && own->second.tombstone) tombstone = &own->second;
   std::vector<std::pair<std::string, std::string>> elements;
   for (auto it = row.cells.upper_bound(column); it != row.cells.end() && IsElementCell(it->first) &&
                                                  ColumnOfCell(it->first) == column;
        ++it) {
-    if (!it->second.LiveAt(now) || (tombstone != nullptr && it->second.timestamp <= tombstone->timestamp)) continue;
-    elements.emplace_back(PathOfCell(it->first), it->second.value);
+    const Cell* tombstone = row.CollectionTombstoneOf(it->first);
+    CHARYBDIS_ASSERT(tombstone == nullptr || it->second.timestamp > tombstone->timestamp);
+    if (it->second.LiveAt(now)) elements.emplace_back(PathOfCell(it->first), it->second.value);
   }
   return ElementsForm(elements, with_paths);
 }
@@ -136,11 +136,10 @@ bool Holds(const CasStatement& statement, const Row* row, Timestamp now, const R
     if (row != nullptr) {
       auto it = row->cells.find(condition.column());
       if (it != row->cells.end() && it->second.LiveAt(now)) cell = &it->second;
-      // A collection's element, unless the collection's tombstone shadows it.
-      if (cell != nullptr && IsElementCell(condition.column())) {
-        const Cell* collection = row->CollectionTombstoneOf(condition.column());
-        if (collection != nullptr && cell->timestamp <= collection->timestamp) cell = nullptr;
-      }
+      // The row is compacted: no element its collection's tombstone shadows.
+      CHARYBDIS_ASSERT(cell == nullptr || !IsElementCell(condition.column()) ||
+                       row->CollectionTombstoneOf(condition.column()) == nullptr ||
+                       cell->timestamp > row->CollectionTombstoneOf(condition.column())->timestamp);
     }
     if (cell == nullptr) {
       if (condition.op() != Condition::NE) return false;
