@@ -721,5 +721,36 @@ TEST_F(CqlSimTest, WritetimeAndTtlSayWhenACellWasWrittenAndHowLongItHasLeft) {
             "8704: Cannot use selection function ttl on PRIMARY KEY part seq");
 }
 
+TEST_F(CqlSimTest, AggregatesSumUpTheRowsOfNamedPartitions) {
+  using RowsOf = std::vector<std::vector<std::string>>;
+  for (int seq : {4, -2, 7}) {
+    ASSERT_EQ(ErrorCodeOf(Query(absl::StrCat("INSERT INTO app.events (stream, seq, note) VALUES ('agg', ", seq, ", 'n", seq, "')"))), 0);
+  }
+  ASSERT_EQ(ErrorCodeOf(Query("INSERT INTO app.events (stream, seq) VALUES ('agg', 1)")), 0);  // a null note
+  EXPECT_EQ(Rows(Query("SELECT min(seq), max(seq), sum(seq), avg(seq), count(note), count(seq) FROM app.events WHERE stream = 'agg'")),
+            (RowsOf{{cql::NativeInt(-2), cql::NativeInt(7), cql::NativeInt(10), cql::NativeInt(2), cql::NativeBigint(3),
+                     cql::NativeBigint(4)}}));
+  // Within the slice and LIMIT (seq DESC: rows 7 and 4); the other columns
+  // as the first row holds them.
+  EXPECT_EQ(Rows(Query("SELECT stream, max(note) AS top, sum(seq) FROM app.events WHERE stream = 'agg' AND seq > 0 LIMIT 2")),
+            (RowsOf{{"agg", "n7", cql::NativeInt(11)}}));
+  // Over no row: one row all the same.
+  EXPECT_EQ(Rows(Query("SELECT min(seq), sum(seq), count(seq) FROM app.events WHERE stream = 'none'")),
+            (RowsOf{{"", cql::NativeInt(0), cql::NativeBigint(0)}}));
+  // Paging asked for: the aggregate still reads every row.
+  int pages = 0;
+  EXPECT_EQ(AllPages("SELECT count(seq), max(seq) FROM app.events WHERE stream = 'agg'", 1, &pages),
+            (RowsOf{{cql::NativeBigint(4), cql::NativeInt(7)}}));
+  EXPECT_EQ(pages, 1);
+  // token() of the partition, as the ring places it.
+  EXPECT_EQ(Rows(Query("SELECT token(stream), seq FROM app.events WHERE stream = 'agg' AND seq = 7")),
+            (RowsOf{{cql::NativeBigint(TokenOf("agg")), cql::NativeInt(7)}}));
+  EXPECT_EQ(ErrorOf(Query("SELECT sum(note) FROM app.events WHERE stream = 'agg'")),
+            "8704: Invalid call to function sum, none of its type signatures match (argument note is of type text)");
+  EXPECT_EQ(ErrorOf(Query("SELECT max(seq) FROM app.events")),
+            "8704: aggregates are supported over the rows of named partitions (a WHERE on the partition key), not over a scan yet");
+  EXPECT_EQ(ErrorOf(Query("SELECT token(seq) FROM app.events")), "8704: token() takes the partition key's columns, in order");
+}
+
 }  // namespace
 }  // namespace charybdis::sim

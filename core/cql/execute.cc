@@ -41,8 +41,9 @@ Plan PlanSystemSelect(const Prepared& prepared, const Select& select, const Bind
     ResultRow projected;
     for (const ResultColumn& column : prepared.result_columns) {
       if (select.count) break;
-      CHARYBDIS_ASSERT(table.IndexOf(column.name) >= 0);
-      projected.push_back(row[table.IndexOf(column.name)]);
+      const std::string& name = column.source.empty() ? column.name : column.source;  // an alias names its source
+      CHARYBDIS_ASSERT(table.IndexOf(name) >= 0);
+      projected.push_back(row[table.IndexOf(name)]);
     }
     result.rows.push_back(std::move(projected));
   }

@@ -249,17 +249,29 @@ class Parser {
     return where;
   }
 
-  // column, WRITETIME(column) or TTL(column).
+  // column, or function(column, ...), then perhaps AS alias.
   Selector ParseSelector() {
+    static const std::pair<const char*, Selector::Function> kFunctions[] = {
+        {"writetime", Selector::Function::kWritetime}, {"ttl", Selector::Function::kTtl},
+        {"token", Selector::Function::kToken},         {"count", Selector::Function::kCount},
+        {"min", Selector::Function::kMin},             {"max", Selector::Function::kMax},
+        {"sum", Selector::Function::kSum},             {"avg", Selector::Function::kAvg}};
     Selector selector;
-    if ((IsWord("writetime") || IsWord("ttl")) && Peek(1).text == "(") {
-      selector.function = IsWord("ttl") ? Selector::Function::kTtl : Selector::Function::kWritetime;
+    for (const auto& [name, function] : kFunctions) {
+      if (!IsWord(name) || Peek(1).text != "(") continue;
+      selector.function = function;
       at_ += 2;
-      selector.column = Identifier();
+      selector.arguments = IdentifierList();
       Expect(")");
-      return selector;
+      selector.column = selector.arguments.empty() ? "" : selector.arguments[0];
+      if (function != Selector::Function::kToken && selector.arguments.size() != 1) {
+        Fail(absl::StrCat("Invalid number of arguments in call to function ", name, ": 1 required but ",
+                          selector.arguments.size(), " provided"));
+      }
+      break;
     }
-    selector.column = Identifier();
+    if (selector.function == Selector::Function::kNone) selector.column = Identifier();
+    if (Accept("as")) selector.alias = Identifier();
     return selector;
   }
 
@@ -268,9 +280,8 @@ class Parser {
     if (Accept("json")) Fail("SELECT JSON is not supported");
     if (Accept("*")) {
       // every column
-    } else if ((IsWord("count")) && Peek(1).text == "(") {
-      at_ += 2;
-      if (!Accept("*") && !(Peek().kind == Token::Kind::kInteger && Peek().text == "1" && (at_++, true))) Expected("*");
+    } else if (IsWord("count") && Peek(1).text == "(" && (Peek(2).text == "*" || Peek(2).text == "1")) {
+      at_ += 3;
       Expect(")");
       select.count = true;
     } else {

@@ -3,6 +3,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/cql/aggregates.h"
 #include "core/cql/parser.h"
 #include "core/cql/system_tables.h"
 #include "core/env/assert.h"
@@ -265,12 +267,14 @@ class Checker {
   // was written (WRITETIME, microseconds) or how long it has left to live
   // (TTL, seconds; null without one), as Cassandra names and types them.
   void SelectColumn(const Table& table, const Selector& selector) {
+    if (selector.function == Selector::Function::kToken) return SelectToken(table, selector);
     const Column* column = ColumnOf(table, selector.column);
     if (column == nullptr) return;
     if (selector.function == Selector::Function::kNone) {
       prepared_.result_columns.push_back({table.keyspace, table.name, column->name, column->type});
       return;
     }
+    if (selector.function >= Selector::Function::kCount) return SelectAggregate(table, *column, selector);
     const bool ttl = selector.function == Selector::Function::kTtl;
     if (prepared_.system_table) {
       Fail("WRITETIME and TTL are not supported on system tables");
@@ -290,6 +294,37 @@ class Checker {
                                         ttl ? ResultColumn::Holds::kTtl : ResultColumn::Holds::kWritetime, column->name});
   }
 
+  // token(pk, ...): the partition's token, as Cassandra names it.
+  void SelectToken(const Table& table, const Selector& selector) {
+    std::vector<std::string> key;
+    for (int i = 0; i < table.partition_key_count; i++) key.push_back(table.columns[i].name);
+    if (selector.arguments != key) return Fail("token() takes the partition key's columns, in order");
+    if (prepared_.system_table) return Fail("token() is not supported on system tables");
+    prepared_.result_columns.push_back({table.keyspace, table.name, absl::StrCat("system.token(", absl::StrJoin(key, ", "), ")"),
+                                        Type{Kind::kBigint, {}}, ResultColumn::Holds::kToken, ""});
+  }
+
+  // count(c), min, max, sum, avg of a column over the rows read.
+  void SelectAggregate(const Table& table, const Column& column, const Selector& selector) {
+    static const std::pair<Selector::Function, std::pair<ResultColumn::Holds, const char*>> kAggregates[] = {
+        {Selector::Function::kCount, {ResultColumn::Holds::kCount, "count"}},
+        {Selector::Function::kMin, {ResultColumn::Holds::kMin, "min"}},
+        {Selector::Function::kMax, {ResultColumn::Holds::kMax, "max"}},
+        {Selector::Function::kSum, {ResultColumn::Holds::kSum, "sum"}},
+        {Selector::Function::kAvg, {ResultColumn::Holds::kAvg, "avg"}}};
+    for (const auto& [function, holds_name] : kAggregates) {
+      if (function != selector.function) continue;
+      const auto& [holds, name] = holds_name;
+      if (prepared_.system_table) return Fail("aggregates are not supported on system tables");
+      if (column.type.multi_cell()) return Fail(absl::StrCat("aggregates of the non-frozen collection ", column.name, " are not supported"));
+      if (absl::Status fits = CheckAggregate(holds, column.name, column.type); !fits.ok()) return Fail(std::string(fits.message()));
+      prepared_.result_columns.push_back({table.keyspace, table.name, absl::StrCat("system.", name, "(", column.name, ")"),
+                                          AggregateType(holds, column.type), holds, column.name});
+      return;
+    }
+    CHARYBDIS_ASSERT(false && "an aggregate selector");
+  }
+
   void Check(const Select& select) {
     const Table* table = Resolve(select.table);
     if (table == nullptr) return;
@@ -307,7 +342,18 @@ class Checker {
     } else if (select.columns.empty()) {
       for (const Column& column : table->columns) prepared_.result_columns.push_back({table->keyspace, table->name, column.name, column.type});
     } else {
-      for (const Selector& selector : select.columns) SelectColumn(*table, selector);
+      for (const Selector& selector : select.columns) {
+        SelectColumn(*table, selector);
+        if (selector.alias.empty() || prepared_.result_columns.empty()) continue;
+        ResultColumn& named = prepared_.result_columns.back();
+        if (named.source.empty()) named.source = named.name;  // what the alias stands for
+        named.name = selector.alias;
+      }
+    }
+    const bool aggregates = std::any_of(prepared_.result_columns.begin(), prepared_.result_columns.end(),
+                                        [](const ResultColumn& column) { return column.aggregate(); });
+    if (aggregates && (prepared_.system_table || IsScan(*table, select))) {
+      Fail("aggregates are supported over the rows of named partitions (a WHERE on the partition key), not over a scan yet");
     }
     if (!prepared_.system_table) CheckSelectKey(*table, select);
   }

@@ -18,10 +18,13 @@ struct ResultColumn {
   std::string name;
   Type type;
   // What a SELECT's column holds of the table column `name` names, or
-  // of `source` for WRITETIME(source) and TTL(source).
-  enum class Holds { kValue, kWritetime, kTtl };
+  // of `source` for WRITETIME(source), TTL(source) and the aggregates
+  // (core/cql/aggregates.h); or the partition's token.
+  enum class Holds { kValue, kWritetime, kTtl, kToken, kCount, kMin, kMax, kSum, kAvg };
   Holds holds = Holds::kValue;
   std::string source;
+
+  bool aggregate() const { return holds >= Holds::kCount; }
 };
 
 using ResultRow = std::vector<std::optional<std::string>>;  // native values

@@ -7,9 +7,11 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/cql/aggregates.h"
 #include "core/cql/clustering_slices.h"
 #include "core/cql/plan_parts.h"
 #include "core/data/big_endian.h"
+#include "core/data/token.h"
 #include "core/env/assert.h"
 #include "core/request/consistency.h"
 
@@ -121,12 +123,40 @@ Slice Resume(Slice slice, const std::string& last, bool reversed) {
 // (one answer too), serial reads (one Paxos round, read whole) and reads
 // in reverse order (storage reads forward: a limit would stop at the
 // wrong end; docs/data_path.md).
-uint32_t ReadLimit(const SelectSpec& spec, const Select& select, const QueryOptions& options, const PagingState& from) {
-  if (options.page_size <= 0 || select.count || IsSerial(options.consistency) || spec.reversed) return 0;
+uint32_t ReadLimit(const SelectSpec& spec, bool aggregating, const QueryOptions& options, const PagingState& from) {
+  if (options.page_size <= 0 || aggregating || IsSerial(options.consistency) || spec.reversed) return 0;
   int64_t limit = int64_t{options.page_size} + 1;
   if (spec.limit) limit = std::min<int64_t>(limit, std::max(1, *spec.limit - from.returned));
   CHARYBDIS_ASSERT(limit >= 1);
   return static_cast<uint32_t>(std::min<int64_t>(limit, UINT32_MAX));
+}
+
+// Whether the SELECT answers one row that sums up the rows it read:
+// COUNT(*), or an aggregate among its columns.
+bool Aggregating(const Prepared& prepared) {
+  return std::get<Select>(prepared.parsed.statement).count ||
+         std::any_of(prepared.result_columns.begin(), prepared.result_columns.end(),
+                     [](const ResultColumn& column) { return column.aggregate(); });
+}
+
+// The one row of a SELECT with aggregates: each aggregate over the rows'
+// values of its column (AssembleRow gives them), each other column as
+// the first row holds it, as in Cassandra.
+ResultRow AggregateRow(const Table& table, const std::vector<ResultColumn>& columns, const std::vector<ResultRow>& rows) {
+  ResultRow row;
+  for (size_t i = 0; i < columns.size(); i++) {
+    if (!columns[i].aggregate()) {
+      row.push_back(rows.empty() ? std::nullopt : rows[0][i]);
+      continue;
+    }
+    std::vector<std::optional<std::string>> values;
+    for (const ResultRow& each : rows) values.push_back(each[i]);
+    const Column* source = table.Find(columns[i].source);
+    CHARYBDIS_ASSERT(source != nullptr);  // Prepare checked it
+    row.push_back(Aggregate(columns[i].holds, source->type, values));
+  }
+  CHARYBDIS_ASSERT(row.size() == columns.size());
+  return row;
 }
 
 struct Collected {
@@ -167,6 +197,11 @@ Response Finish(const Prepared& prepared, const SelectSpec& spec, const PagingSt
   result.columns = prepared.result_columns;
   if (select.count) {
     result.rows.push_back({NativeBigint(static_cast<int64_t>(count))});
+    return RowsResult(result, skip_metadata);
+  }
+  if (Aggregating(prepared)) {
+    collected.rows.resize(count);
+    result.rows.push_back(AggregateRow(table, prepared.result_columns, collected.rows));
     return RowsResult(result, skip_metadata);
   }
   const bool paged = page_size > 0 && count > static_cast<size_t>(page_size);
@@ -218,8 +253,10 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   if (IsSerial(options.consistency) && spec.entries() > 1) {
     return InvalidPlan("SERIAL and LOCAL_SERIAL reads take one partition and no IN on clustering columns");
   }
+  // An aggregate is one answer of every row: it reads whole, unpaged.
+  const bool aggregating = Aggregating(*prepared);
   PagingState from;
-  if (options.paging_state && !select.count) {
+  if (options.paging_state && !aggregating) {
     std::optional<PagingState> state = DecodePaging(*options.paging_state);
     if (!state || state->partition >= static_cast<int32_t>(spec.entries())) {
       return ErrorPlan({ErrorCode::kProtocol, "Invalid value for the paging state", ""});
@@ -228,12 +265,12 @@ Plan PlanSelect(const std::shared_ptr<const Prepared>& prepared, const Bindings&
   }
   // The partition of the paging state is read again from its last row,
   // unless its one row was that row.
-  const bool resuming = options.paging_state.has_value() && !select.count;
+  const bool resuming = options.paging_state.has_value() && !aggregating;
   const bool resumed_single = resuming && spec.entries() > 0 && spec.SliceOf(from.partition).single;
   if (resumed_single) CHARYBDIS_PROBE(options.probes, "cql.page_resumes_after_single_row");
   const int32_t first = from.partition + (resumed_single ? 1 : 0);
   CHARYBDIS_ASSERT(first >= 0);
-  const uint32_t read_limit = ReadLimit(spec, select, options, from);
+  const uint32_t read_limit = ReadLimit(spec, aggregating, options, from);
   Plan plan;
   for (size_t i = first; i < spec.entries(); i++) {
     const bool resumed = resuming && static_cast<int32_t>(i) == from.partition;
@@ -301,11 +338,17 @@ ResultRow AssembleRow(const Table& table, const std::vector<ResultColumn>& colum
   const std::vector<std::string> clustering = DecodeClustering(table, stored.clustering_key());
   ResultRow row;
   for (const ResultColumn& result : columns) {
-    if (result.holds != ResultColumn::Holds::kValue) {
+    if (result.holds == ResultColumn::Holds::kToken) {
+      row.push_back(NativeBigint(TokenOf(EncodePartitionKey(table, partition_key))));
+      continue;
+    }
+    if (result.holds == ResultColumn::Holds::kWritetime || result.holds == ResultColumn::Holds::kTtl) {
       row.push_back(WhenOf(table, result, stored));
       continue;
     }
-    const Column* column = table.Find(result.name);
+    // An aggregate's row holds its column's value (Finish folds them); an
+    // aliased column names its source.
+    const Column* column = table.Find(result.source.empty() ? result.name : result.source);
     if (column == nullptr) {
       row.emplace_back();
     } else if (column->kind == Column::Kind::kPartitionKey) {

@@ -62,11 +62,15 @@ struct IfClause {
   bool any() const { return exists || not_exists || !conditions.empty(); }
 };
 
-// A selected column, or WRITETIME(c) or TTL(c) of one.
+// A selected column; WRITETIME(c) or TTL(c) of one; token(pk, ...); or
+// an aggregate of a column over the rows read: count(c), min, max, sum,
+// avg. `alias`: its name in the result (AS alias).
 struct Selector {
-  enum class Function { kNone, kWritetime, kTtl };
+  enum class Function { kNone, kWritetime, kTtl, kToken, kCount, kMin, kMax, kSum, kAvg };
   Function function = Function::kNone;
   std::string column;
+  std::vector<std::string> arguments;  // kToken: the partition key's columns
+  std::string alias;
 };
 
 struct Select {
