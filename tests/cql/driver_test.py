@@ -416,6 +416,22 @@ def check_collections(cluster, session):
     refused(session, "SELECT WRITETIME(tags) FROM profiles WHERE id = 1", InvalidRequest)
 
 
+def check_aggregates(cluster, session):
+    # Aggregates of a partition's rows and token() through the driver,
+    # named as Cassandra names them (or by AS).
+    stream = f"agg-{uuid.uuid4()}"
+    insert = session.prepare("INSERT INTO events (stream, seq) VALUES (?, ?)")
+    for seq in (5, -3, 12, 7):
+        session.execute(insert, (stream, seq))
+    row = session.execute("SELECT min(seq), max(seq) AS top, sum(seq), avg(seq), count(seq), token(stream) "
+                          "FROM events WHERE stream = %s", (stream,)).one()
+    assert row.system_min_seq == -3 and row.top == 12 and row.system_sum_seq == 21 and row.system_avg_seq == 5, row
+    assert row.system_count_seq == 4, row
+    token = session.execute("SELECT token(stream) FROM events WHERE stream = %s LIMIT 1", (stream,)).one()[0]
+    assert token == row[5], (token, row)
+    refused(session, "SELECT max(seq) FROM events", InvalidRequest)
+
+
 def check_compression(local):
     # Frame compression as the driver asks for it in STARTUP: LZ4 (its
     # first choice, so every other check's connections use it too when
@@ -1010,7 +1026,7 @@ def check_shard_aware_port(cluster, session, local):
 
 
 CHECKS = [check_protocol_fallback, check_schema, check_schema_changes, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
-          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_range_deletes, check_collections, check_errors]
+          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_range_deletes, check_collections, check_aggregates, check_errors]
 
 
 def main():
