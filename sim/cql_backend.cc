@@ -6,7 +6,16 @@ namespace charybdis::sim {
 
 SimCqlBackend::SimCqlBackend(::charybdis::sim::Cluster& cluster, NodeId client, NodeId node, Probes* probes,
                              uint64_t first_request_id, cql::AuthService* auth)
-    : cluster_(cluster), client_(client), node_(node), probes_(probes), auth_(auth), last_request_(first_request_id) {
+    : cluster_(cluster),
+      client_(client),
+      node_(node),
+      probes_(probes),
+      auth_(auth),
+      last_request_(first_request_id),
+      // Each of a client's backends draws apart (uuid() must not repeat).
+      random_(uint64_t{client} << 40 ^ uint64_t{node} << 32 ^ first_request_id) {
+  functions_.now_us = [this] { return cluster_.node(node_).clock().Local(cluster_.simulator().now()) / kMicrosecond; };
+  functions_.random = [this] { return random_.Next(); };
   CHARYBDIS_ASSERT(node >= 1);
   CHARYBDIS_ASSERT(node <= cluster.size());
   CHARYBDIS_ASSERT(probes != nullptr);

@@ -7,6 +7,7 @@
 #include "core/cql/auth_service.h"
 #include "core/cql/connection.h"
 #include "core/env/probe.h"
+#include "core/env/random.h"
 #include "sim/cluster.h"
 
 namespace charybdis::sim {
@@ -40,6 +41,8 @@ class SimCqlBackend final : public cql::Backend {
   // Runs `task` as an event of the client's, at the same simulated time.
   void Post(std::function<void()> task) override;
   Nanos Now() override;
+  // The node's simulated clock, and a stream seeded by the client and node.
+  const cql::FunctionSources& functions() override { return functions_; }
   cql::AuthService* auth() override { return auth_; }
   Buggify& buggify() override;
 
@@ -55,6 +58,8 @@ class SimCqlBackend final : public cql::Backend {
   uint64_t last_request_ = 0;
   std::map<uint64_t, std::function<void(ClientResponse)>> waiting_;
   cql::ClusterView view_;
+  Random random_;
+  cql::FunctionSources functions_;
 };
 
 }  // namespace charybdis::sim

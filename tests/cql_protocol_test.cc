@@ -28,6 +28,7 @@ class RecordingBackend : public Backend {
   std::shared_ptr<const Schema> CurrentSchema() override { return schema; }
   void Post(std::function<void()> task) override { posted.push_back(std::move(task)); }
   Nanos Now() override { return now; }
+  const FunctionSources& functions() override { return functions_sources; }
   AuthService* auth() override { return auth_service; }
 
   // Runs what was posted, and what that posts, until nothing is left.
@@ -41,6 +42,7 @@ class RecordingBackend : public Backend {
 
   std::vector<std::function<void()>> posted;
   Nanos now = 0;
+  FunctionSources functions_sources{[] { return int64_t{1'000'000}; }, [] { return uint64_t{42}; }};
   AuthService* auth_service = nullptr;
 
   ClusterView cluster;

@@ -7,7 +7,9 @@
 
 #include "core/cql/connection.h"
 #include "core/cql/consistency_code.h"
+#include "core/cql/functions.h"
 #include "absl/strings/str_cat.h"
+#include "core/data/big_endian.h"
 #include "core/data/storage_codec.h"
 #include "core/data/token.h"
 #include "sim/cluster.h"
@@ -750,6 +752,40 @@ TEST_F(CqlSimTest, AggregatesSumUpTheRowsOfNamedPartitions) {
   EXPECT_EQ(ErrorOf(Query("SELECT max(seq) FROM app.events")),
             "8704: aggregates are supported over the rows of named partitions (a WHERE on the partition key), not over a scan yet");
   EXPECT_EQ(ErrorOf(Query("SELECT token(seq) FROM app.events")), "8704: token() takes the partition key's columns, in order");
+}
+
+// now(), uuid() and the current*() functions read the coordinating node's
+// clock and random bits (in a simulation, its simulated clock and a seeded
+// stream).
+TEST_F(CqlSimTest, FunctionsInTermsReadTheNodesClock) {
+  ASSERT_EQ(SchemaChangeOf(Query("CREATE TABLE app.stamps (id int PRIMARY KEY, t timeuuid, u uuid, at timestamp, d date, ms bigint)")),
+            "CREATED TABLE app stamps");
+  RunFor(1000 * kMillisecond);
+  const int64_t before_us = cluster_.node(1).clock().Local(simulator_.now()) / kMicrosecond;
+  ASSERT_EQ(ErrorOf(Query("INSERT INTO app.stamps (id, t, u, at, d, ms) VALUES "
+                          "(1, now(), uuid(), currentTimestamp(), currentDate(), toUnixTimestamp(now()))")),
+            "result kind 1");
+  ASSERT_EQ(ErrorOf(Query("INSERT INTO app.stamps (id, t, u) VALUES (2, now(), uuid())")), "result kind 1");
+  const auto rows = Rows(Query("SELECT t, u, at, d, ms FROM app.stamps WHERE id IN (1, 2)"));
+  ASSERT_EQ(rows.size(), 2u);
+  const std::string& t = rows[0][0];
+  ASSERT_EQ(t.size(), 16u);
+  EXPECT_EQ(static_cast<uint8_t>(t[6]) >> 4, 1);  // version 1
+  EXPECT_EQ(static_cast<uint8_t>(rows[0][1][6]) >> 4, 4);  // uuid(): version 4
+  const int64_t t_us = cql::MicrosOfTimeUuid(t);
+  EXPECT_GE(t_us, before_us);
+  EXPECT_LT(t_us, before_us + 1'000'000);
+  const auto millis = [](const std::string& native) { return static_cast<int64_t>(ReadBigEndian(native, 8)); };
+  EXPECT_LE(std::abs(millis(rows[0][2]) - t_us / 1000), 1);  // currentTimestamp()
+  EXPECT_LE(std::abs(millis(rows[0][4]) - t_us / 1000), 1);  // toUnixTimestamp(now())
+  EXPECT_EQ(rows[0][3], cql::NativeInt(static_cast<int32_t>((t_us / 86'400'000'000) - (int64_t{1} << 31))));
+  EXPECT_NE(rows[1][0], t);  // each now() its own
+  EXPECT_NE(rows[1][1], rows[0][1]);
+  EXPECT_EQ(ErrorOf(Query("INSERT INTO app.stamps (id, ms) VALUES (3, now())")),
+            "8704: Type error: cannot assign result of function system.now (type timeuuid) to a value of type bigint");
+  EXPECT_EQ(ErrorOf(Query("INSERT INTO app.stamps (id, u) VALUES (3, nope())")), "8704: Unknown function nope called");
+  EXPECT_EQ(ErrorOf(Query("INSERT INTO app.stamps (id, u) VALUES (3, uuid(1))")),
+            "8704: Invalid number of arguments in call to function uuid: 0 required but 1 provided");
 }
 
 }  // namespace

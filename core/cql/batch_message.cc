@@ -74,6 +74,7 @@ bool Connection::BatchMessage(int16_t stream, std::string_view body) {
   Reader in(body);
   BatchBody batch = ReadBatch(in, *backend_.CurrentSchema(), keyspace_, prepared_);
   if (!batch.well_formed) return ProtocolError(stream, "malformed BATCH body");
+  batch.options.functions = &backend_.functions();
   if (batch.error) {
     Reply(stream, ErrorResponse(*batch.error));
     return true;

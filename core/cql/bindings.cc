@@ -7,9 +7,10 @@
 namespace charybdis::cql {
 
 absl::StatusOr<Bindings> Bindings::Make(const Prepared& prepared, std::vector<Value> values,
-                                        const std::vector<std::string>& names) {
+                                        const std::vector<std::string>& names, const FunctionSources* functions) {
   const size_t markers = prepared.markers.size();
   Bindings bindings;
+  bindings.functions_ = functions;
   if (!names.empty()) {
     // Named values go to the markers of that name, in any order.
     bindings.values_.assign(markers, Value{true, std::nullopt});
@@ -51,6 +52,12 @@ absl::StatusOr<Bound> Bindings::Evaluate(const Term& term, const Type& type) con
     return Bound{value.unset, value.bytes};
   }
   if (term.is_collection()) return Collection(term, type);
+  if (term.kind == Term::Kind::kFunction) {
+    if (functions_ == nullptr) return absl::InvalidArgumentError(absl::StrCat(term.text, "() is not supported here"));
+    absl::StatusOr<std::string> called = CallFunction(term, type, *functions_);
+    if (!called.ok()) return called.status();
+    return Bound{false, std::move(*called)};
+  }
   absl::StatusOr<std::optional<std::string>> literal = LiteralValue(type, term);
   if (!literal.ok()) return literal.status();
   return Bound{false, std::move(*literal)};

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/cql/functions.h"
 #include "core/cql/prepared.h"
 #include "core/cql/wire.h"
 
@@ -21,8 +22,9 @@ struct Bound {
 class Bindings {
  public:
   // Fails when a value is missing, extra, or not of its marker's type.
+  // `functions`: what function terms read (null: they are refused).
   static absl::StatusOr<Bindings> Make(const Prepared& prepared, std::vector<Value> values,
-                                       const std::vector<std::string>& names);
+                                       const std::vector<std::string>& names, const FunctionSources* functions);
 
   absl::StatusOr<Bound> Evaluate(const Term& term, const Type& type) const;
   // Whether the term is a marker the client left unset.
@@ -35,6 +37,7 @@ class Bindings {
   absl::StatusOr<Bound> Collection(const Term& term, const Type& type) const;
 
   std::vector<Value> values_;
+  const FunctionSources* functions_ = nullptr;
 };
 
 }  // namespace charybdis::cql

@@ -290,6 +290,7 @@ bool Connection::Query(int16_t stream, std::string_view body) {
   QueryOptions options;
   if (!ReadQueryOptions(in, options)) return ProtocolError(stream, "malformed QUERY body");
   options.probes = backend_.probes();
+  options.functions = &backend_.functions();
   const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
   PrepareResult prepared = Prepare(*schema, keyspace_, query);
   if (!prepared.prepared) {
@@ -326,6 +327,7 @@ bool Connection::Execute(int16_t stream, std::string_view body) {
   QueryOptions options;
   if (!ReadQueryOptions(in, options)) return ProtocolError(stream, "malformed EXECUTE body");
   options.probes = backend_.probes();
+  options.functions = &backend_.functions();
   const std::shared_ptr<const Schema> schema = backend_.CurrentSchema();
   std::shared_ptr<const Prepared> prepared = prepared_.Find(id, *schema);
   if (prepared == nullptr) {

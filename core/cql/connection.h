@@ -64,6 +64,9 @@ class Backend {
   }
   // A monotonic clock (the login throttle's).
   virtual Nanos Now() = 0;
+  // What now(), uuid() and currentTimestamp() read: the node's clock and
+  // random bits (a simulation's seeded).
+  virtual const FunctionSources& functions() = 0;
   // The node's authentication (core/cql/auth_service.h); null: none.
   virtual AuthService* auth() { return nullptr; }
   // Rare paths a simulation may take (core/env/buggify.h); never by default.

@@ -55,7 +55,7 @@ Plan PlanExecution(const std::shared_ptr<const Prepared>& shared, const QueryOpt
                    const ClusterView& cluster) {
   CHARYBDIS_ASSERT(shared != nullptr);
   const Prepared& prepared = *shared;
-  absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, options.values, options.value_names);
+  absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, options.values, options.value_names, options.functions);
   if (!bindings.ok()) return InvalidPlan(std::string(bindings.status().message()));
   if (options.serial_consistency != CL_SERIAL && options.serial_consistency != CL_LOCAL_SERIAL) {
     return InvalidPlan("the serial consistency must be SERIAL or LOCAL_SERIAL");
@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<CasStatement>> BuildWrites(const Prepared& prepared, 
       !std::holds_alternative<Delete>(prepared.parsed.statement)) {
     return absl::InvalidArgumentError("a BATCH holds only INSERT, UPDATE and DELETE statements");
   }
-  absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, values, names);
+  absl::StatusOr<Bindings> bindings = Bindings::Make(prepared, values, names, options.functions);
   if (!bindings.ok()) return bindings.status();
   return BuildWrites(prepared, *bindings, options);
 }

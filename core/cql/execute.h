@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cql/functions.h"
 #include "core/cql/prepared.h"
 #include "core/cql/result.h"
 #include "core/cql/system_tables.h"
@@ -32,6 +33,9 @@ struct QueryOptions {
   // Not from the wire: where the plan marks its rare paths (paging at a
   // boundary), the connection's backend's.
   Probes* probes = NoProbes::Instance();
+  // Not from the wire: what now() and its kin read (the backend's); null,
+  // they are refused.
+  const FunctionSources* functions = nullptr;
 };
 
 struct Plan {

@@ -155,6 +155,22 @@ class Parser {
     return term;
   }
 
+  // name(argument, ...): constants and calls, no bind markers (their
+  // types would be the function's to give).
+  Term ParseFunctionCall() {
+    Term term;
+    term.kind = Term::Kind::kFunction;
+    term.text = Identifier();
+    Expect("(");
+    while (error_.ok() && !IsSymbol(")")) {
+      if (IsSymbol("?") || IsSymbol(":")) Fail(absl::StrCat("bind markers as arguments of ", term.text, "() are not supported"));
+      term.elements.push_back(ParseTerm());
+      if (!Accept(",")) break;
+    }
+    Expect(")");
+    return term;
+  }
+
   Term ParseTerm() {
     if (IsSymbol("[") || IsSymbol("{")) return ParseCollectionLiteral();
     Term term;
@@ -175,6 +191,7 @@ class Parser {
       case Token::Kind::kUuid: term.kind = Term::Kind::kUuid; break;
       case Token::Kind::kHex: term.kind = Term::Kind::kHex; break;
       case Token::Kind::kIdentifier:
+        if (Peek(1).text == "(") return ParseFunctionCall();
         if (token.text == "true" || token.text == "false") {
           term.kind = Term::Kind::kBoolean;
         } else if (token.text == "null") {

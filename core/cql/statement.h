@@ -12,15 +12,17 @@
 namespace charybdis::cql {
 
 // A constant, a bind marker (`?`, or `:name`), in the order of the
-// statement's text, or a collection literal of terms: `[a, b]` (kList),
+// statement's text, a function call (now()), or a collection literal of terms: `[a, b]` (kList),
 // `{a, b}` (kSet), `{k: v, ...}` (kMap) or `{}` (kMap: a set or a map, as
 // its column is).
 struct Term {
-  enum class Kind { kString, kInteger, kFloat, kBoolean, kUuid, kHex, kNull, kBindMarker, kList, kSet, kMap };
+  enum class Kind { kString, kInteger, kFloat, kBoolean, kUuid, kHex, kNull, kBindMarker, kList, kSet, kMap, kFunction };
   Kind kind = Kind::kNull;
-  std::string text;  // the literal as written (strings unquoted)
+  std::string text;  // the literal as written (strings unquoted); a function's name
   int marker = -1;   // kBindMarker: its index among the statement's markers
-  std::vector<Term> elements;  // collections; a map's are key, value, key, value...
+  // Collections: the elements (a map's are key, value, key, value...); a
+  // function (core/cql/functions.h): its arguments.
+  std::vector<Term> elements;
 
   bool is_collection() const { return kind == Kind::kList || kind == Kind::kSet || kind == Kind::kMap; }
 };

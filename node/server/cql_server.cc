@@ -6,10 +6,12 @@
 #include <sys/epoll.h>
 #include <fcntl.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -67,6 +69,23 @@ struct CqlServer::PostQueue {
 
 namespace {
 
+// What now() and uuid() read on a real node: the system clock and the
+// kernel's random bits.
+const cql::FunctionSources& RealFunctionSources() {
+  static const cql::FunctionSources* sources = new cql::FunctionSources{
+      [] {
+        return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+      },
+      [] {
+        uint64_t bits = 0;
+        const ssize_t got = getrandom(&bits, sizeof(bits), 0);
+        CHARYBDIS_ASSERT(got == static_cast<ssize_t>(sizeof(bits)));  // 8 bytes never block or come short
+        return bits;
+      }};
+  return *sources;
+}
+
 // The node's requests, each sent to the shard that owns its partition, so
 // that it skips the hop between shards.
 class NodeBackend final : public cql::Backend {
@@ -86,6 +105,7 @@ class NodeBackend final : public cql::Backend {
         .count();
   }
   cql::AuthService* auth() override { return auth_; }
+  const cql::FunctionSources& functions() override { return RealFunctionSources(); }
 
   void Execute(ClientRequest request, std::function<void(ClientResponse)> done) override {
     ExecuteRequest execute;

@@ -15,6 +15,7 @@ if any check failed.
 
 import argparse
 import concurrent.futures
+import datetime
 import os
 import random
 import shutil
@@ -430,6 +431,17 @@ def check_aggregates(cluster, session):
     token = session.execute("SELECT token(stream) FROM events WHERE stream = %s LIMIT 1", (stream,)).one()[0]
     assert token == row[5], (token, row)
     refused(session, "SELECT max(seq) FROM events", InvalidRequest)
+
+
+def check_functions(cluster, session):
+    # now(), uuid() and currentTimestamp() from the node's clock.
+    session.execute("CREATE TABLE stamps (id int PRIMARY KEY, t timeuuid, u uuid, at timestamp)")
+    session.execute("INSERT INTO stamps (id, t, u, at) VALUES (1, now(), uuid(), currentTimestamp())")
+    row = session.execute("SELECT t, u, at FROM stamps WHERE id = 1").one()
+    assert row.t.version == 1 and row.u.version == 4, row
+    seconds = (row.t.time - 0x01B21DD213814000) / 1e7
+    at = (row.at - datetime.datetime(1970, 1, 1)).total_seconds()  # the driver gives UTC, naive
+    assert abs(seconds - time.time()) < 60 and abs(at - seconds) < 1, (row, seconds)
 
 
 def check_compression(local):
@@ -1026,7 +1038,8 @@ def check_shard_aware_port(cluster, session, local):
 
 
 CHECKS = [check_protocol_fallback, check_schema, check_schema_changes, check_levels, check_insert_if_not_exists_once, check_failed_update_returns_row,
-          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_range_deletes, check_collections, check_aggregates, check_errors]
+          check_conditional_batch, check_logged_batch, check_paging, check_full_scan, check_ttl, check_order_by, check_range_deletes, check_collections, check_aggregates, check_functions,
+          check_errors]
 
 
 def main():
