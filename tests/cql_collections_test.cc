@@ -11,8 +11,7 @@
 #include "core/cql/types.h"
 #include "sim/cluster.h"
 #include "sim/cql_frames.h"
-#include "tests/scenario_text.h"
-#include "tests/sim_cql_client.h"
+#include "tests/cql_sim_fixture.h"
 
 namespace charybdis::sim {
 namespace {
@@ -20,67 +19,20 @@ namespace {
 using cql::NativeCollection;
 using cql::NativeInt;
 using cql::NativeMap;
-using testing::BaseScenario;
-using testing::MustParse;
-using RowsOf = std::vector<std::vector<std::string>>;
 
 constexpr char kSchema[] = R"pb(schema {
   cql: "CREATE KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}"
   cql: "CREATE TABLE app.profiles (id int PRIMARY KEY, tags set<text>, attrs map<text, int>, scores list<int>, labels frozen<set<text>>, runs map<text, frozen<list<int>>>)"
 })pb";
 
-// Skips one [option] of a Rows result's metadata, collections included.
-void SkipType(cql::Reader& in) {
-  const uint16_t kind = in.UnsignedShort();
-  if (kind == static_cast<uint16_t>(cql::Kind::kList) || kind == static_cast<uint16_t>(cql::Kind::kSet)) SkipType(in);
-  if (kind == static_cast<uint16_t>(cql::Kind::kMap)) {
-    SkipType(in);
-    SkipType(in);
-  }
-}
-
-class CqlCollectionsTest : public ::testing::Test {
+class CqlCollectionsTest : public CqlSimFixture {
  protected:
-  CqlCollectionsTest()
-      : scenario_(MustParse(BaseScenario(kSchema))),
-        buggify_(false, Random(1)),
-        cluster_(simulator_, scenario_, Random(5), buggify_),
-        client_(simulator_, cluster_, 1) {
-    cluster_.StartAll();
-    simulator_.RunUntil(500 * kMillisecond);
-    client_.Startup();
-  }
+  CqlCollectionsTest() : CqlSimFixture(kSchema) {}
 
-  std::string Query(const std::string& text) { return client_.Query(text, CL_QUORUM); }
   // Runs a statement that must succeed.
-  void Run(const std::string& text) { EXPECT_EQ(ErrorOf(Query(text)), "") << text; }
-
-  // The rows of a Rows result, each value as bytes ("" for null).
-  static RowsOf Rows(const std::string& body) {
-    cql::Reader in(body);
-    EXPECT_EQ(in.Int(), 2) << "not a Rows result: " << ErrorOf(body);
-    const int32_t flags = in.Int();
-    const int32_t columns = in.Int();
-    EXPECT_EQ(flags, 0x0001);  // one table, no paging state
-    in.String();
-    in.String();
-    for (int32_t i = 0; i < columns; i++) {
-      in.String();
-      SkipType(in);
-    }
-    RowsOf rows(in.Int());
-    for (auto& row : rows) {
-      for (int32_t i = 0; i < columns; i++) row.push_back(in.Bytes().bytes.value_or(""));
-    }
-    EXPECT_TRUE(in.ok() && in.AtEnd());
-    return rows;
-  }
-
-  // An ERROR's code and message, or "" for another answer.
-  static std::string ErrorOf(const std::string& body) {
-    cql::Reader in(body);
-    const int32_t code = in.Int();
-    return code > 0x10 ? absl::StrCat(code, ": ", in.String()) : "";
+  void Run(const std::string& text) {
+    const std::string answer = Query(text);
+    EXPECT_EQ(ErrorCodeOf(answer), 0) << text << ": " << ErrorOf(answer);
   }
 
   std::string One(const std::string& column, int id = 1) {
@@ -88,14 +40,6 @@ class CqlCollectionsTest : public ::testing::Test {
     EXPECT_EQ(rows.size(), 1u) << column;
     return rows.empty() ? "<no row>" : rows[0][0];
   }
-
-  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
-
-  Simulator simulator_;
-  LoadedScenario scenario_;
-  SimBuggify buggify_;
-  Cluster cluster_;
-  SimCqlClient client_;
 };
 
 std::vector<std::string> Ints(std::initializer_list<int32_t> values) {
@@ -152,7 +96,7 @@ TEST_F(CqlCollectionsTest, ListsKeepTheirOrderAndEveryAppend) {
   Run("UPDATE app.profiles USING TIMESTAMP 5000 SET scores = [7] WHERE id = 2");
   const std::string append = "UPDATE app.profiles USING TIMESTAMP 6000 SET scores = scores + [8] WHERE id = 2";
   client_.Submit(cql::Opcode::kQuery, QueryBody(append, CL_QUORUM));
-  EXPECT_EQ(ErrorOf(other.Query(append, CL_QUORUM)), "");
+  EXPECT_EQ(ErrorCodeOf(other.Query(append, CL_QUORUM)), 0);
   RunFor(500 * kMillisecond);
   EXPECT_EQ(One("scores", 2), NativeCollection(Ints({7, 8, 8})));
 
@@ -212,7 +156,7 @@ TEST_F(CqlCollectionsTest, BoundCollectionsAndConditionalWrites) {
   body.Bytes(NativeCollection({"x", "y"}));
   body.Bytes(std::string("k"));
   body.Bytes(NativeInt(7));
-  EXPECT_EQ(ErrorOf(client_.Send(cql::Opcode::kExecute, body.Take())), "");
+  EXPECT_EQ(ErrorCodeOf(client_.Send(cql::Opcode::kExecute, body.Take())), 0);
   EXPECT_EQ(One("tags"), NativeCollection({"x", "y"}));
   EXPECT_EQ(One("attrs"), NativeMap({{"k", NativeInt(7)}}));
 
@@ -266,9 +210,9 @@ TEST_F(CqlCollectionsTest, WhatIsNotACollectionOperationIsRefused) {
             "8704: Invalid list literal for a value of type set<text>");
   EXPECT_EQ(ErrorOf(Query("INSERT INTO app.profiles (id, tags) VALUES (1, {'a', null})")),
             "8704: null is not supported inside collections");
-  EXPECT_NE(ErrorOf(Query("CREATE TABLE app.bad (id int PRIMARY KEY, s set<list<int>>)")), "");
-  EXPECT_NE(ErrorOf(Query("CREATE TABLE app.bad (id int PRIMARY KEY, s frozen<int>)")), "");
-  EXPECT_NE(ErrorOf(Query("CREATE TABLE app.bad (id set<int> PRIMARY KEY, v int)")), "");
+  EXPECT_NE(ErrorCodeOf(Query("CREATE TABLE app.bad (id int PRIMARY KEY, s set<list<int>>)")), 0);
+  EXPECT_NE(ErrorCodeOf(Query("CREATE TABLE app.bad (id int PRIMARY KEY, s frozen<int>)")), 0);
+  EXPECT_NE(ErrorCodeOf(Query("CREATE TABLE app.bad (id set<int> PRIMARY KEY, v int)")), 0);
 }
 
 }  // namespace

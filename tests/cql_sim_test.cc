@@ -18,13 +18,12 @@
 #include "sim/crash_point.h"
 #include "tests/fake_env.h"
 #include "tests/scenario_text.h"
+#include "tests/cql_sim_fixture.h"
 #include "tests/sim_cql_client.h"
 
 namespace charybdis::sim {
 namespace {
 
-using testing::BaseScenario;
-using testing::MustParse;
 
 constexpr char kSchema[] = R"pb(schema {
   cql: "CREATE KEYSPACE app WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}"
@@ -38,19 +37,10 @@ constexpr char kLoggedBatch[] =
     "INSERT INTO app.accounts (id, balance) VALUES ('y', 2); "
     "INSERT INTO app.accounts (id, balance) VALUES ('z', 3) APPLY BATCH";
 
-class CqlSimTest : public ::testing::Test {
+class CqlSimTest : public CqlSimFixture {
  protected:
-  CqlSimTest()
-      : scenario_(MustParse(BaseScenario(kSchema))),
-        buggify_(false, Random(1)),
-        cluster_(simulator_, scenario_, Random(5), buggify_),
-        client_(simulator_, cluster_, 1) {
-    cluster_.StartAll();
-    simulator_.RunUntil(500 * kMillisecond);
-    client_.Startup();
-  }
+  CqlSimTest() : CqlSimFixture(kSchema) {}
 
-  std::string Query(const std::string& text, ConsistencyLevel level = CL_QUORUM) { return client_.Query(text, level); }
   // PREPAREs `text`: the id of the statement, "" if the answer is not Prepared.
   std::string Prepare(const std::string& text) {
     cql::Writer prepare;
@@ -84,32 +74,6 @@ class CqlSimTest : public ::testing::Test {
     return rows;
   }
 
-  // The rows of a Rows result (each value as bytes, empty for null), and
-  // its paging state when more pages follow.
-  static std::vector<std::vector<std::string>> Rows(const std::string& body,
-                                                    std::optional<std::string>* paging_state = nullptr) {
-    cql::Reader in(body);
-    EXPECT_EQ(in.Int(), 2) << "not a Rows result: " << ErrorOf(body);
-    const int32_t flags = in.Int();
-    const int32_t columns = in.Int();
-    std::optional<std::string> state;
-    if (flags & 0x0002) state = in.Bytes().bytes;
-    if (paging_state != nullptr) *paging_state = state;
-    EXPECT_EQ(flags & 0x0001, 0x0001);  // one table
-    in.String();
-    in.String();
-    for (int32_t i = 0; i < columns; i++) {
-      in.String();
-      in.UnsignedShort();  // scalar types only here
-    }
-    std::vector<std::vector<std::string>> rows(in.Int());
-    for (auto& row : rows) {
-      for (int32_t i = 0; i < columns; i++) row.push_back(in.Bytes().bytes.value_or(""));
-    }
-    EXPECT_TRUE(in.ok() && in.AtEnd());
-    return rows;
-  }
-
   // A SCHEMA_CHANGE result's change, target and names, space-separated.
   static std::string SchemaChangeOf(const std::string& body) {
     cql::Reader in(body);
@@ -119,20 +83,6 @@ class CqlSimTest : public ::testing::Test {
     EXPECT_TRUE(in.ok() && in.AtEnd());
     return change;
   }
-
-  // An ERROR's code, or 0 for another answer.
-  static int32_t ErrorCodeOf(const std::string& body) {
-    cql::Reader in(body);
-    const int32_t code = in.Int();
-    return code > 0x10 ? code : 0;
-  }
-  static std::string ErrorOf(const std::string& body) {
-    cql::Reader in(body);
-    const int32_t code = in.Int();
-    return code > 0x10 ? absl::StrCat(code, ": ", in.String()) : absl::StrCat("result kind ", code);
-  }
-
-  void RunFor(Nanos time) { simulator_.RunUntil(simulator_.now() + time); }
 
   // How many of kLoggedBatch's three rows a QUORUM read through `client` finds.
   static size_t BatchRowsFound(SimCqlClient& client) {
@@ -151,12 +101,6 @@ class CqlSimTest : public ::testing::Test {
     }
     return versions;
   }
-
-  Simulator simulator_;
-  LoadedScenario scenario_;
-  SimBuggify buggify_;
-  Cluster cluster_;
-  SimCqlClient client_;
 };
 
 TEST_F(CqlSimTest, StatementsRunOnTheSimulatedCluster) {

@@ -46,24 +46,9 @@ double FloatingOf(const std::string& native) {
   return value;
 }
 
-std::string NativeOf(Kind kind, int64_t integer) {
+std::string NativeInteger(Kind kind, int64_t integer) {
   std::string out;
   AppendBigEndian(out, static_cast<uint64_t>(integer), WidthOf(kind));
-  return out;
-}
-
-std::string NativeOf(Kind kind, double floating) {
-  std::string out;
-  if (kind == Kind::kFloat) {
-    const float narrow = static_cast<float>(floating);
-    uint32_t bits = 0;
-    std::memcpy(&bits, &narrow, 4);
-    AppendBigEndian(out, bits, 4);
-  } else {
-    uint64_t bits = 0;
-    std::memcpy(&bits, &floating, 8);
-    AppendBigEndian(out, bits, 8);
-  }
   return out;
 }
 
@@ -119,12 +104,12 @@ std::optional<std::string> Aggregate(ResultColumn::Holds function, const Type& t
   if (IsFloating(type.kind)) {
     double sum = 0;
     for (const std::string* value : present) sum += FloatingOf(*value);
-    return NativeOf(type.kind, average && !present.empty() ? sum / static_cast<double>(present.size()) : sum);
+    return NativeFloating(type.kind == Kind::kFloat, average && !present.empty() ? sum / static_cast<double>(present.size()) : sum);
   }
   uint64_t sum = 0;  // wraps as Cassandra's long arithmetic does
   for (const std::string* value : present) sum += static_cast<uint64_t>(IntegerOf(*value));
   const int64_t total = static_cast<int64_t>(sum);
-  return NativeOf(type.kind, average && !present.empty() ? total / static_cast<int64_t>(present.size()) : total);
+  return NativeInteger(type.kind, average && !present.empty() ? total / static_cast<int64_t>(present.size()) : total);
 }
 
 }  // namespace charybdis::cql

@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 
-#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -53,19 +52,7 @@ absl::StatusOr<std::string> FloatingValue(const Type& type, const Term& term) {
   } else if (!absl::SimpleAtod(term.text, &value)) {
     return Mismatch(type, term);
   }
-  std::string out;
-  if (type.kind == Kind::kFloat) {
-    const float narrow = static_cast<float>(value);
-    uint32_t bits = 0;
-    std::memcpy(&bits, &narrow, 4);
-    AppendBigEndian(out, bits, 4);
-  } else {
-    uint64_t bits = 0;
-    std::memcpy(&bits, &value, 8);
-    AppendBigEndian(out, bits, 8);
-  }
-  CHARYBDIS_ASSERT(out.size() == (type.kind == Kind::kFloat ? 4u : 8u));
-  return out;
+  return NativeFloating(type.kind == Kind::kFloat, value);
 }
 
 // Decimals from a constant: the digits as the unscaled varint (within 64

@@ -1,5 +1,6 @@
 #include "core/cql/types.h"
 
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -336,6 +337,22 @@ std::string NativeBigint(int64_t value) {
 }
 
 std::string NativeBoolean(bool value) { return std::string(1, value ? 1 : 0); }
+
+std::string NativeFloating(bool single, double value) {
+  std::string out;
+  if (single) {
+    const float narrow = static_cast<float>(value);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &narrow, 4);
+    AppendBigEndian(out, bits, 4);
+  } else {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &value, 8);
+    AppendBigEndian(out, bits, 8);
+  }
+  CHARYBDIS_ASSERT(out.size() == (single ? 4u : 8u));
+  return out;
+}
 
 std::string NativeCollection(const std::vector<std::string>& elements) {
   std::string out = NativeInt(static_cast<int32_t>(elements.size()));

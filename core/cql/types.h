@@ -84,6 +84,8 @@ std::optional<std::vector<std::pair<std::string, std::string>>> SplitMap(std::st
 std::string NativeInt(int32_t value);
 std::string NativeBigint(int64_t value);
 std::string NativeBoolean(bool value);
+// A float's value (`single`) or a double's.
+std::string NativeFloating(bool single, double value);
 // A list or set of native elements, or a map of native keys to values.
 std::string NativeCollection(const std::vector<std::string>& elements);
 std::string NativeMap(const std::vector<std::pair<std::string, std::string>>& entries);
