@@ -58,18 +58,23 @@ constexpr Nanos kRememberRequests = 60 * kSecond;
 // one of `columns`; a list's appends and a collection set whole name the
 // column itself.
 std::string UnknownColumn(const WriteOp& op, const std::set<std::string>& columns) {
-  const auto unknown = [](const std::string& name) { return absl::StrCat("unknown column \"", name, "\""); };
+  const auto problem_of = [&](const std::string& name) -> std::string {
+    if (IsWellFormedCellName(name) && columns.count(std::string(ColumnOfCell(name))) > 0) return "";
+    return absl::StrCat("unknown column \"", name, "\"");
+  };
   for (const ColumnValue& put : op.put()) {
-    if (!columns.count(std::string(ColumnOfCell(put.column())))) return unknown(put.column());
+    if (std::string problem = problem_of(put.column()); !problem.empty()) return problem;
+    if (!ColumnValue::Place_IsValid(put.place())) return "unknown list element place";
     if (put.place() != ColumnValue::NAMED && IsElementCell(put.column())) {
       return absl::StrCat("a list element added at an end names its list, not \"", put.column(), "\"");
     }
   }
   for (const std::string& column : op.delete_column()) {
-    if (!columns.count(std::string(ColumnOfCell(column)))) return unknown(column);
+    if (std::string problem = problem_of(column); !problem.empty()) return problem;
   }
   for (const std::string& column : op.clear_collection()) {
-    if (!columns.count(column)) return unknown(column);
+    if (IsElementCell(column)) return absl::StrCat("a collection set whole names its column, not \"", column, "\"");
+    if (std::string problem = problem_of(column); !problem.empty()) return problem;
   }
   return "";
 }
@@ -275,8 +280,13 @@ Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) {
   for (const std::string& column : op.clear_collection()) {
     row.cells[column] = Cell{timestamp - 1, true, "", 0, 0};
   }
+  // A list's new elements take one position, read once from this shard's
+  // clock; their ids keep their order.
+  const bool places_list_elements = std::any_of(op.put().begin(), op.put().end(),
+                                                [](const ColumnValue& put) { return put.place() != ColumnValue::NAMED; });
+  const Timestamp list_position_us = places_list_elements ? NewTimestamp() : 0;
   for (const ColumnValue& put : op.put()) {
-    row.cells[CellNameOf(put, timestamp)] = LiveCell(put.value(), timestamp, op.ttl_seconds(), now_us);
+    row.cells[CellNameOf(put, list_position_us)] = LiveCell(put.value(), timestamp, op.ttl_seconds(), now_us);
   }
   for (const std::string& column : op.delete_column()) {
     row.cells[column] = Cell{timestamp, true, "", 0, 0};
@@ -285,11 +295,14 @@ Partition Coordinator::MutationOf(const WriteOp& op, Timestamp timestamp) {
   return mutation;
 }
 
-std::string Coordinator::CellNameOf(const ColumnValue& put, Timestamp timestamp) {
+std::string Coordinator::CellNameOf(const ColumnValue& put, Timestamp list_position_us) {
   if (put.place() == ColumnValue::NAMED) return put.column();
-  // Unique: this shard's node and shard, and an id it never gives twice.
+  // Placed by this shard's clock, not the write's timestamp (a client's,
+  // perhaps old), as Cassandra places them by its coordinator's time; and
+  // unique: this shard's node and shard, and an id it never gives twice.
+  CHARYBDIS_ASSERT(list_position_us > 0);
   const uint64_t origin = (uint64_t{context_.env.self.node} << 16) | context_.env.self.shard;
-  const Timestamp position = put.place() == ColumnValue::APPEND ? timestamp : -timestamp;
+  const Timestamp position = put.place() == ColumnValue::APPEND ? list_position_us : -list_position_us;
   return ElementCellName(put.column(), ListElementPath(position, origin, context_.NextRequestId()));
 }
 
@@ -723,7 +736,7 @@ std::string Coordinator::CasProblem(const CasOp& op) const {
     if (write.timestamp() != 0) return "a conditional write takes its timestamp from its ballot";
     if (std::string unknown = UnknownColumn(write, columns); !unknown.empty()) return unknown;
     for (const Condition& condition : statement.condition()) {
-      if (!columns.count(std::string(ColumnOfCell(condition.column())))) {
+      if (!IsWellFormedCellName(condition.column()) || !columns.count(std::string(ColumnOfCell(condition.column())))) {
         return absl::StrCat("unknown column \"", condition.column(), "\" in a condition");
       }
       if (!Condition::Op_IsValid(condition.op())) return "unknown condition operator";

@@ -129,8 +129,8 @@ class Coordinator {
   // The mutation a write op describes, stamped with `timestamp`.
   Partition MutationOf(const WriteOp& op, Timestamp timestamp);
   // The cell a put writes: the one it names, or a list element this shard
-  // names now (ColumnValue.place).
-  std::string CellNameOf(const ColumnValue& put, Timestamp timestamp);
+  // names now (ColumnValue.place), at `list_position_us` of its clock.
+  std::string CellNameOf(const ColumnValue& put, Timestamp list_position_us);
   // Live replicas that count for the level, in the order to read them.
   std::vector<NodeId> ReadTargets(const std::vector<NodeId>& replicas,
                                   const Requirement& requirement);

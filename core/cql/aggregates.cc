@@ -106,10 +106,12 @@ std::optional<std::string> Aggregate(ResultColumn::Holds function, const Type& t
     for (const std::string* value : present) sum += FloatingOf(*value);
     return NativeFloating(type.kind == Kind::kFloat, average && !present.empty() ? sum / static_cast<double>(present.size()) : sum);
   }
-  uint64_t sum = 0;  // wraps as Cassandra's long arithmetic does
-  for (const std::string* value : present) sum += static_cast<uint64_t>(IntegerOf(*value));
-  const int64_t total = static_cast<int64_t>(sum);
-  return NativeInteger(type.kind, average && !present.empty() ? total / static_cast<int64_t>(present.size()) : total);
+  // A sum wraps as Cassandra's long arithmetic does; an average does not
+  // (Cassandra's takes a BigInteger): 128 bits hold any sum of 64-bit values.
+  __int128 sum = 0;
+  for (const std::string* value : present) sum += IntegerOf(*value);
+  if (!average || present.empty()) return NativeInteger(type.kind, static_cast<int64_t>(static_cast<uint64_t>(sum)));
+  return NativeInteger(type.kind, static_cast<int64_t>(sum / static_cast<__int128>(present.size())));
 }
 
 }  // namespace charybdis::cql

@@ -59,7 +59,9 @@ int64_t MicrosOfTimeUuid(const std::string& uuid) {
   const uint64_t mid = ReadBigEndian(uuid.substr(4), 2);
   const uint64_t high = ReadBigEndian(uuid.substr(6), 2) & 0x0FFF;
   const uint64_t time = (high << 48) | (mid << 32) | low;
-  return static_cast<int64_t>((time - kGregorianToUnix) / 10);
+  // Signed: a timeuuid may be from before 1970; floored, as Cassandra's.
+  const int64_t since_epoch = static_cast<int64_t>(time) - static_cast<int64_t>(kGregorianToUnix);
+  return since_epoch >= 0 ? since_epoch / 10 : -((-since_epoch + 9) / 10);
 }
 
 absl::StatusOr<std::string> CallFunction(const Term& term, const Type& type, const FunctionSources& sources) {

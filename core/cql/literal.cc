@@ -155,6 +155,10 @@ absl::StatusOr<std::optional<std::string>> LiteralValue(const Type& type, const 
       if (type.kind == Kind::kDecimal) return DecimalValue(type, term);
       if (type.kind != Kind::kFloat && type.kind != Kind::kDouble) return Mismatch(type, term);
       return FloatingValue(type, term);
+    case Term::Kind::kList:
+    case Term::Kind::kSet:
+    case Term::Kind::kMap:
+    case Term::Kind::kFunction: return Mismatch(type, term);  // Bindings evaluates them
     case Term::Kind::kBindMarker: break;
   }
   return absl::InternalError("a bind marker has no literal value");

@@ -1,5 +1,7 @@
 #include "core/cql/parser.h"
 
+#include <functional>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/cql/lexer.h"
@@ -134,6 +136,21 @@ class Parser {
     return Use{};
   }
 
+  // A collection literal or a function call: each nests terms, and a
+  // statement's nesting is bounded, so that no text (up to the frame limit) runs
+  // the parser, the checks or the evaluation out of stack.
+  Term Nested(const std::function<Term()>& parse) {
+    static constexpr int kMaxDepth = 16;
+    if (depth_ >= kMaxDepth) {
+      Fail(absl::StrCat("terms nest more than ", kMaxDepth, " levels deep"));
+      return Term{};
+    }
+    depth_++;
+    Term term = parse();
+    depth_--;
+    return term;
+  }
+
   // [a, b], {a, b}, {k: v, ...} or {}.
   Term ParseCollectionLiteral() {
     Term term;
@@ -163,7 +180,9 @@ class Parser {
     term.text = Identifier();
     Expect("(");
     while (error_.ok() && !IsSymbol(")")) {
-      if (IsSymbol("?") || IsSymbol(":")) Fail(absl::StrCat("bind markers as arguments of ", term.text, "() are not supported"));
+      if (IsSymbol("?") || IsSymbol(":") || IsSymbol("[") || IsSymbol("{")) {
+        Fail(absl::StrCat("the arguments of ", term.text, "() are constants and function calls"));
+      }
       term.elements.push_back(ParseTerm());
       if (!Accept(",")) break;
     }
@@ -172,7 +191,7 @@ class Parser {
   }
 
   Term ParseTerm() {
-    if (IsSymbol("[") || IsSymbol("{")) return ParseCollectionLiteral();
+    if (IsSymbol("[") || IsSymbol("{")) return Nested([this] { return ParseCollectionLiteral(); });
     Term term;
     const Token& token = Peek();
     if (IsSymbol("?") || IsSymbol(":")) {
@@ -191,7 +210,7 @@ class Parser {
       case Token::Kind::kUuid: term.kind = Term::Kind::kUuid; break;
       case Token::Kind::kHex: term.kind = Term::Kind::kHex; break;
       case Token::Kind::kIdentifier:
-        if (Peek(1).text == "(") return ParseFunctionCall();
+        if (Peek(1).text == "(") return Nested([this] { return ParseFunctionCall(); });
         if (token.text == "true" || token.text == "false") {
           term.kind = Term::Kind::kBoolean;
         } else if (token.text == "null") {
@@ -775,6 +794,7 @@ class Parser {
 
   std::vector<Token> tokens_;
   size_t at_ = 0;
+  int depth_ = 0;  // of the term being parsed (Nested)
   std::vector<std::string> markers_;
   absl::Status error_;
 };

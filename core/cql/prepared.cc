@@ -316,7 +316,10 @@ class Checker {
       if (function != selector.function) continue;
       const auto& [holds, name] = holds_name;
       if (prepared_.system_table) return Fail("aggregates are not supported on system tables");
-      if (column.type.multi_cell()) return Fail(absl::StrCat("aggregates of the non-frozen collection ", column.name, " are not supported"));
+      if (column.type.multi_cell() && holds != ResultColumn::Holds::kCount) {
+        return Fail(absl::StrCat("Invalid call to function ", name, ", none of its type signatures match (argument ",
+                                 column.name, " is of type ", TypeName(column.type), ")"));
+      }
       if (absl::Status fits = CheckAggregate(holds, column.name, column.type); !fits.ok()) return Fail(std::string(fits.message()));
       prepared_.result_columns.push_back({table.keyspace, table.name, absl::StrCat("system.", name, "(", column.name, ")"),
                                           AggregateType(holds, column.type), holds, column.name});

@@ -125,6 +125,8 @@ absl::StatusOr<Type> ColumnType(const ColumnDefinition& column) {
     return absl::InvalidArgumentError(absl::StrCat("unknown or unsupported type ", column.type));
   }
   if (column.name.empty()) return absl::InvalidArgumentError("a column needs a name");
+  // A 0 byte ends a column's name in its elements' cells (core/data/cell.h).
+  if (column.name.find('\0') != std::string::npos) return absl::InvalidArgumentError("a column's name cannot hold a 0 byte");
   return *type;
 }
 

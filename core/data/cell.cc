@@ -69,10 +69,19 @@ std::string ListElementPath(Timestamp position, uint64_t origin, uint64_t sequen
   return path;
 }
 
-std::string PathOfCell(std::string_view cell_name) {
-  CHARYBDIS_ASSERT(IsElementCell(cell_name));
+bool IsWellFormedCellName(std::string_view cell_name) {
+  if (!IsElementCell(cell_name)) return true;
   const std::string_view hex = cell_name.substr(cell_name.find(kPathSeparator) + 1);
-  CHARYBDIS_ASSERT(hex.size() % 2 == 0);
+  if (hex.size() % 2 != 0) return false;
+  for (char digit : hex) {
+    if (!((digit >= '0' && digit <= '9') || (digit >= 'a' && digit <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string PathOfCell(std::string_view cell_name) {
+  CHARYBDIS_ASSERT(IsElementCell(cell_name) && IsWellFormedCellName(cell_name));
+  const std::string_view hex = cell_name.substr(cell_name.find(kPathSeparator) + 1);
   const auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
   std::string path;
   for (size_t i = 0; i < hex.size(); i += 2) path.push_back(static_cast<char>(digit(hex[i]) << 4 | digit(hex[i + 1])));

@@ -45,8 +45,13 @@ inline bool IsElementCell(std::string_view cell_name) {
 inline std::string_view ColumnOfCell(std::string_view cell_name) {
   return cell_name.substr(0, cell_name.find(kPathSeparator));
 }
-// An element's path. REQUIRES: IsElementCell(cell_name), one this names.
+// An element's path. REQUIRES: IsWellFormedCellName(cell_name) and
+// IsElementCell(cell_name).
 std::string PathOfCell(std::string_view cell_name);
+// Whether a cell's name is a column's, or an element's as ElementCellName
+// makes them (one 0 byte, then the path in lowercase hex): what a client
+// names is checked before it is stored.
+bool IsWellFormedCellName(std::string_view cell_name);
 
 // A collection's elements as one string, for conditions that compare a
 // whole collection (Condition.compared): each element's path (when

@@ -55,8 +55,11 @@ void ApplyStatements(const CasOp& op, const Ballot& ballot, Timestamp now, uint6
     }
     // A collection's tombstone: the one set whole one microsecond before
     // its new elements, as a plain write does (Coordinator::MutationOf).
+    // Elements an earlier operation of the round added go from the
+    // mutation too: the round's writes all carry its one timestamp.
     for (const std::string& column : write.clear_collection()) {
       EraseColumn(working.rows[key], column);
+      EraseColumn(mutation.rows[key], column);
       mutation.rows[key].cells[column] = Cell{micros - 1, true, "", 0, 0};
     }
     for (const ColumnValue& put : write.put()) {
@@ -70,10 +73,19 @@ void ApplyStatements(const CasOp& op, const Ballot& ballot, Timestamp now, uint6
       working.rows[key].cells[name] = cell;
       mutation.rows[key].cells[name] = std::move(cell);
     }
+    // As a row's deletion, one microsecond before the round's puts: a
+    // collection deleted, then added to by a later operation of the round,
+    // keeps that addition (Restamped keeps a tombstone alone at the
+    // ballot's time).
     for (const std::string& column : write.delete_column()) {
       EraseColumn(working.rows[key], column);
-      mutation.rows[key].cells[column] = Cell{micros, true, "", 0, 0};
+      EraseColumn(mutation.rows[key], column);
+      mutation.rows[key].cells[column] = Cell{micros - 1, true, "", 0, 0};
     }
+    // What the partition already holds may shadow what the round added: a
+    // newer collection tombstone (a plain write stamped ahead of the
+    // ballot's clock). The next operation's conditions see what a reader would.
+    if (auto row = working.rows.find(key); row != working.rows.end()) row->second.DropShadowedElements();
   }
 }
 
