@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/escaping.h"

@@ -11,10 +11,10 @@
 
 namespace charybdis::cql {
 
-// A constant, a bind marker (`?`, or `:name`), in the order of the
-// statement's text, a function call (now()), or a collection literal of terms: `[a, b]` (kList),
-// `{a, b}` (kSet), `{k: v, ...}` (kMap) or `{}` (kMap: a set or a map, as
-// its column is).
+// A term: a constant; a bind marker (`?`, or `:name`; markers are numbered
+// in the order of the statement's text); a function call (`now()`); or a
+// collection literal of terms: `[a, b]` (kList), `{a, b}` (kSet),
+// `{k: v, ...}` (kMap) or `{}` (kMap: a set or a map, as its column is).
 struct Term {
   enum class Kind { kString, kInteger, kFloat, kBoolean, kUuid, kHex, kNull, kBindMarker, kList, kSet, kMap, kFunction };
   Kind kind = Kind::kNull;

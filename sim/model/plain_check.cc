@@ -111,7 +111,6 @@ void AddWrite(const PlainOp& plain, bool must, RowVersions& row) {
   }
 }
 
-
 // Some set of the writes leaves `value` in the cell: one it may see, that
 // wins over all it must see, and is live at `now`; written at
 // `written_at_us` when given (the read asked WRITETIME).
