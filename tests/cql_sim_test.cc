@@ -683,6 +683,11 @@ TEST_F(CqlSimTest, AggregatesSumUpTheRowsOfNamedPartitions) {
   // Over no row: one row all the same.
   EXPECT_EQ(Rows(Query("SELECT min(seq), sum(seq), count(seq) FROM app.events WHERE stream = 'none'")),
             (RowsOf{{"", cql::NativeInt(0), cql::NativeBigint(0)}}));
+  // count(*) beside other selectors, or named by AS.
+  EXPECT_EQ(Rows(Query("SELECT count(*), max(seq) FROM app.events WHERE stream = 'agg'")),
+            (RowsOf{{cql::NativeBigint(4), cql::NativeInt(7)}}));
+  EXPECT_EQ(Rows(Query("SELECT COUNT(1) AS n FROM app.events WHERE stream = 'agg' AND seq > 0")),
+            (RowsOf{{cql::NativeBigint(3)}}));
   // Paging asked for: the aggregate still reads every row.
   int pages = 0;
   EXPECT_EQ(AllPages("SELECT count(seq), max(seq) FROM app.events WHERE stream = 'agg'", 1, &pages),

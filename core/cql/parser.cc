@@ -297,6 +297,10 @@ class Parser {
       if (!IsWord(name) || Peek(1).text != "(") continue;
       selector.function = function;
       at_ += 2;
+      if (function == Selector::Function::kCount && (Accept("*") || (Peek().text == "1" && (at_++, true)))) {
+        Expect(")");  // count(*): the rows (an empty column)
+        break;
+      }
       selector.arguments = IdentifierList();
       Expect(")");
       selector.column = selector.arguments.empty() ? "" : selector.arguments[0];
@@ -316,7 +320,9 @@ class Parser {
     if (Accept("json")) Fail("SELECT JSON is not supported");
     if (Accept("*")) {
       // every column
-    } else if (IsWord("count") && Peek(1).text == "(" && (Peek(2).text == "*" || Peek(2).text == "1")) {
+    } else if (IsWord("count") && Peek(1).text == "(" && (Peek(2).text == "*" || Peek(2).text == "1") &&
+               Peek(3).text == ")" && IsWord("from", 4)) {
+      // COUNT(*) alone, which scans count too; beside others, an aggregate.
       at_ += 3;
       Expect(")");
       select.count = true;

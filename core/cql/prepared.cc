@@ -268,6 +268,12 @@ class Checker {
   // (TTL, seconds; null without one), as Cassandra names and types them.
   void SelectColumn(const Table& table, const Selector& selector) {
     if (selector.function == Selector::Function::kToken) return SelectToken(table, selector);
+    if (selector.function == Selector::Function::kCount && selector.column.empty()) {
+      // count(*) beside other selectors: the rows (AggregateRow).
+      prepared_.result_columns.push_back({table.keyspace, table.name, "count", Type{Kind::kBigint, {}},
+                                          ResultColumn::Holds::kCount, ""});
+      return;
+    }
     const Column* column = ColumnOf(table, selector.column);
     if (column == nullptr) return;
     if (selector.function == Selector::Function::kNone) {
@@ -349,7 +355,8 @@ class Checker {
         SelectColumn(*table, selector);
         if (selector.alias.empty() || prepared_.result_columns.empty()) continue;
         ResultColumn& named = prepared_.result_columns.back();
-        if (named.source.empty()) named.source = named.name;  // what the alias stands for
+        // What the alias stands for: a column's name (the others name theirs).
+        if (named.holds == ResultColumn::Holds::kValue) named.source = named.name;
         named.name = selector.alias;
       }
     }

@@ -149,6 +149,10 @@ ResultRow AggregateRow(const Table& table, const std::vector<ResultColumn>& colu
       row.push_back(rows.empty() ? std::nullopt : rows[0][i]);
       continue;
     }
+    if (columns[i].source.empty()) {  // count(*)
+      row.push_back(NativeBigint(static_cast<int64_t>(rows.size())));
+      continue;
+    }
     std::vector<std::optional<std::string>> values;
     for (const ResultRow& each : rows) values.push_back(each[i]);
     const Column* source = table.Find(columns[i].source);
