@@ -315,14 +315,12 @@ std::string Coordinator::WriteProblem(const WriteOp& op) const {
       !op.delete_range()) {
     problem = "the write puts and deletes nothing";
   }
-  if (op.delete_range() && (op.put_size() > 0 || op.delete_column_size() > 0 || op.delete_row())) {
+  if (op.delete_range() &&
+      (op.put_size() > 0 || op.delete_column_size() > 0 || op.clear_collection_size() > 0 || op.delete_row())) {
     problem = "a range deletion deletes its range and nothing else";
   }
   if (op.delete_range() && ClusteringRange{op.range_start(), op.range_end()}.empty()) {
     problem = "a range deletion's range is empty (its end is not after its start)";
-  }
-  if (op.delete_range() && op.clear_collection_size() > 0) {
-    problem = "a range deletion deletes its range and nothing else";
   }
   if (std::string unknown = UnknownColumn(op, columns); !unknown.empty()) problem = std::move(unknown);
   if (op.timestamp() < 0) problem = "timestamps may not be negative";

@@ -60,8 +60,9 @@ std::string ElementsForm(const std::vector<std::pair<std::string, std::string>>&
 
 // The path of a list element, unique however many coordinators add to the
 // list at once (ScyllaDB #7611 gave two appends one name): its position
-// (the write's timestamp for an append, its negation for a prepend, so a
-// later prepend comes first), then who named it (`origin`: a coordinator's
+// (the time of the coordinator's clock, or of the Paxos ballot, for an
+// append; its negation for a prepend, so a later prepend comes first),
+// then who named it (`origin`: a coordinator's
 // node and shard, or a Paxos ballot's unique part) and a number it used
 // once (`sequence`).
 std::string ListElementPath(Timestamp position, uint64_t origin, uint64_t sequence);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 
@@ -21,13 +22,13 @@ class ReadColumns {
   // Whether a cell is read: its column's (a collection's element belongs
   // to its column, core/data/cell.h).
   bool Includes(const std::string& cell_name) const {
-    return columns_.empty() || columns_.count(std::string(ColumnOfCell(cell_name))) > 0;
+    return columns_.empty() || columns_.count(ColumnOfCell(cell_name)) > 0;
   }
   // Whether `row` has a live cell at `now` among the columns.
   bool Exists(const Row& row, Timestamp now) const;
 
  private:
-  std::set<std::string> columns_;
+  std::set<std::string, std::less<>> columns_;  // found by a cell name's view, every cell of every read
 };
 
 // Fills an answer with what a client sees of `partition` at `now`: its
